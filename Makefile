@@ -1,0 +1,41 @@
+# evallab — the README's commands. Each target creates .venv and installs the pinned environment when missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CONSTRAINTS := constraints.txt
+JOBS ?= 2
+
+.PHONY: report test bench lint clean venv constraints
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24" -c $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+report: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/evallab report --config reports.yaml --out reports --jobs $(JOBS)
+
+test: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m pytest tests
+
+bench: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks
+
+lint: $(STAMP)
+	$(BIN)/ruff check evallab tests benchmarks
+
+clean:
+	rm -rf $(VENV) reports/*.html reports/*.ipynb reports/*.json
+
+# Re-pin constraints.txt from the ranges in pyproject.toml (in a throw-away venv), then review the diff.
+constraints:
+	rm -rf .venv-pin && $(PYTHON) -m venv .venv-pin && .venv-pin/bin/pip install --quiet --upgrade pip
+	.venv-pin/bin/pip install --quiet -e ".[dev]"
+	(echo "# Pinned environment used by make and CI (pip install -c constraints.txt). Regenerate with: make constraints"; \
+	 .venv-pin/bin/pip freeze --exclude-editable | grep -v '^evallab') > constraints.txt
+	rm -rf .venv-pin

@@ -1,0 +1,341 @@
+"""Agreement of judges with gold labels, with each other and with themselves.
+
+All functions take the tidy verdict table (:mod:`evallab.verdicts`). Unparsed replies (NA verdicts) are excluded
+and counted separately by default (``unparsed="exclude"``); ``unparsed="published"`` reproduces the LLMBar
+paper's conventions (Zeng et al., ICLR 2024, Tables 2–4): Acc. counts an unparsed reply as wrong and Agr. counts a
+pair whose two replies were both unparsed as agreeing.
+
+Methods and their sources
+-------------------------
+- accuracy vs gold per order and averaged over orders (LLMBar "Acc."); Wilson intervals per order, a bootstrap
+  over items for the average (:mod:`evallab.stats`).
+- Cohen's kappa vs gold: ``sklearn.metrics.cohen_kappa_score`` (Cohen 1960); its interval is the asymptotic one
+  of ``statsmodels.stats.inter_rater.cohens_kappa``.
+- judge × judge agreement: raw agreement (Wilson) and Cohen's kappa on the replies both judges parsed.
+- Fleiss' kappa across judges: ``statsmodels.stats.inter_rater.fleiss_kappa`` (Fleiss 1971) on units every judge
+  parsed; Krippendorff's alpha (nominal): ``krippendorff.alpha`` (Krippendorff 2011) on all units, missing
+  allowed; both with a percentile bootstrap over items.
+- self-agreement across samples: unanimity, pairwise flip rate, Fleiss' kappa with samples as raters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
+from evallab import stats
+from evallab.errors import EvallabError
+
+UNPARSED_MODES = ("exclude", "published")
+DEFAULT_BY = ("subset", "judge", "strategy")
+
+
+def _check_mode(unparsed: str) -> None:
+    if unparsed not in UNPARSED_MODES:
+        raise EvallabError(f"unparsed={unparsed!r}; expected one of {UNPARSED_MODES}")
+
+
+def _pairs(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """One row per (group, item, sample) with verdict_ab, verdict_ba and gold (pairwise tables)."""
+    keys = list(dict.fromkeys(list(by) + ["item_id", "sample"]))
+    ab = df.loc[df["order"] == "ab", keys + ["verdict", "gold"]].drop_duplicates(keys)
+    ba = df.loc[df["order"] == "ba", keys + ["verdict", "gold"]].drop_duplicates(keys)
+    out = ab.merge(ba, on=keys, how="outer", suffixes=("_ab", "_ba"))
+    out["gold"] = out["gold_ab"].fillna(out["gold_ba"])
+    return out.drop(columns=["gold_ab", "gold_ba"])
+
+
+def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unparsed: str = "exclude",
+                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """LLMBar's per-group statistics: accuracy per order, averaged (Acc.), both-correct and positional agreement (Agr.).
+
+    Parameters
+    ----------
+    df : tidy verdict table with pairwise replies in orders ``ab`` and ``ba``.
+    by : grouping columns.
+    unparsed : ``"exclude"`` (default) or ``"published"`` (LLMBar's conventions; see module docstring).
+    confidence, n_resamples, seed : interval settings (Wilson per order; bootstrap over items for Acc.;
+        ``n_resamples=0`` skips the bootstrap).
+
+    Returns
+    -------
+    DataFrame, one row per group, with
+        ``n`` (pairs), ``unparsed_ab``, ``unparsed_ba``, ``correct_order_12``, ``correct_order_21``,
+        ``acc_order_12``, ``acc_order_21`` in [0, 1] (+ ``_low``/``_high``), ``correct_average_pct`` (Acc., percent)
+        with ``acc_low_pct``/``acc_high_pct``, ``correct_both``, ``positional_agreement_equal`` (Agr., a count),
+        ``agr_rate`` in [0, 1], and ``n_both_parsed``. Under ``"published"`` every denominator is ``n``; under
+        ``"exclude"`` per-order denominators are the parsed replies and both/Agr. are over pairs with both parsed.
+    """
+    _check_mode(unparsed)
+    p = _pairs(df, by)
+    a, b, g = p["verdict_ab"], p["verdict_ba"], p["gold"]
+    p = p.assign(
+        _ok_a=a.notna(), _ok_b=b.notna(),
+        _c_a=(a == g).fillna(False).astype(int), _c_b=(b == g).fillna(False).astype(int),
+    )
+    p["_both_ok"] = p["_ok_a"] & p["_ok_b"]
+    p["_both"] = ((a == g) & (b == g)).fillna(False)
+    if unparsed == "published":
+        p["_agr"] = (a == b).fillna(False) | (a.isna() & b.isna())
+    else:
+        p["_agr"] = (a == b).fillna(False) & p["_both_ok"]
+    rows = []
+    for key, d in p.groupby(list(by), dropna=False, observed=True, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        n = len(d)
+        pa, pb = int(d["_ok_a"].sum()), int(d["_ok_b"].sum())
+        ca, cb = int(d["_c_a"].sum()), int(d["_c_b"].sum())
+        nb = int(d["_both_ok"].sum())
+        da, db = (n, n) if unparsed == "published" else (pa, pb)
+        den_both = n if unparsed == "published" else nb
+        num_i = (d["_c_a"] + d["_c_b"]).to_numpy()
+        den_i = (np.full(n, 2) if unparsed == "published"
+                 else (d["_ok_a"].astype(int) + d["_ok_b"].astype(int)).to_numpy())
+        lo, hi = stats.bootstrap_ratio(num_i, den_i, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        r = dict(zip(by, key, strict=True))
+        r.update(
+            n=n, unparsed_ab=n - pa, unparsed_ba=n - pb, n_both_parsed=nb,
+            correct_order_12=ca, correct_order_21=cb,
+            acc_order_12=ca / da if da else np.nan, acc_order_21=cb / db if db else np.nan,
+        )
+        r["acc_order_12_low"], r["acc_order_12_high"] = stats.wilson(ca, da, confidence)
+        r["acc_order_21_low"], r["acc_order_21_high"] = stats.wilson(cb, db, confidence)
+        r["correct_average_pct"] = 100 * (ca + cb) / (da + db) if da + db else np.nan
+        r["acc_low_pct"], r["acc_high_pct"] = 100 * lo, 100 * hi
+        r["correct_both"] = int(d["_both"].sum())
+        r["positional_agreement_equal"] = int(d["_agr"].sum())
+        r["agr_rate"] = r["positional_agreement_equal"] / den_both if den_both else np.nan
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
+             n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Accuracy vs gold over parsed replies (all orders and samples pooled), with a bootstrap over items.
+
+    Works for pairwise and pointwise tables. Rows without gold are ignored.
+
+    Returns
+    -------
+    DataFrame: ``by`` + ``replies``, ``unparsed``, ``parsed``, ``correct``, ``accuracy`` in [0, 1], ``low``,
+    ``high`` (percentile bootstrap over items of correct/parsed).
+    """
+    d = df[df["gold"].notna()].assign(_ok=lambda x: x["verdict"].notna(),
+                                      _c=lambda x: (x["verdict"] == x["gold"]).fillna(False))
+    rows = []
+    for key, g in d.groupby(list(by), dropna=False, observed=True, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        per = g.groupby("item_id", observed=True).agg(c=("_c", "sum"), p=("_ok", "sum"))
+        parsed, correct = int(per["p"].sum()), int(per["c"].sum())
+        lo, hi = stats.bootstrap_ratio(per["c"].to_numpy(), per["p"].to_numpy(), n_resamples=n_resamples,
+                                       confidence=confidence, seed=seed)
+        r = dict(zip(by, key, strict=True))
+        r.update(replies=len(g), unparsed=len(g) - parsed, parsed=parsed, correct=correct,
+                 accuracy=correct / parsed if parsed else np.nan, low=lo, high=hi)
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def _kappa_with_ci(y1: pd.Series, y2: pd.Series, confidence: float) -> tuple[float, float, float]:
+    """Cohen's kappa (scikit-learn) and kappa ± z·ASE with the asymptotic standard error of statsmodels."""
+    y1 = y1.astype(str).to_numpy()
+    y2 = y2.astype(str).to_numpy()
+    if len(y1) == 0:
+        return np.nan, np.nan, np.nan
+    labels = sorted(set(y1) | set(y2))
+    if len(labels) < 2:  # one category only: kappa is undefined
+        return np.nan, np.nan, np.nan
+    k = float(cohen_kappa_score(y1, y2, labels=labels))
+    table = pd.crosstab(pd.Categorical(y1, labels), pd.Categorical(y2, labels), dropna=False).to_numpy()
+    res = cohens_kappa(table, return_results=True)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    se = float(res["std_kappa"])
+    return k, k - z * se, k + z * se
+
+
+def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy", "order"), *,
+                        confidence: float = 0.95) -> pd.DataFrame:
+    """Cohen's kappa of verdicts against gold on parsed replies, per group.
+
+    Returns ``by`` + ``n`` (parsed replies with gold), ``unparsed``, ``kappa`` in [-1, 1], ``kappa_low``,
+    ``kappa_high`` (asymptotic interval, statsmodels). NaN when only one category occurs.
+    """
+    rows = []
+    for key, g in df[df["gold"].notna()].groupby(list(by), dropna=False, observed=True, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = g[g["verdict"].notna()]
+        k, lo, hi = _kappa_with_ci(ok["gold"], ok["verdict"], confidence)
+        r = dict(zip(by, key, strict=True))
+        r.update(n=len(ok), unparsed=len(g) - len(ok), kappa=k, kappa_low=lo, kappa_high=hi)
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+UNIT = ("item_id", "strategy", "anchor_set", "order", "sample")
+
+
+def _wide(df: pd.DataFrame, raters: str = "judge", unit: Sequence[str] = UNIT) -> pd.DataFrame:
+    """Units (rows) × raters (columns) of verdicts, NA where a rater has no parsed reply."""
+    unit = [c for c in unit if c != raters]
+    d = df.drop_duplicates(unit + [raters])
+    w = d.set_index(unit + [raters])["verdict"].unstack(raters)
+    w.columns.name = None
+    return w
+
+
+def judge_agreement_matrix(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
+                           confidence: float = 0.95) -> pd.DataFrame:
+    """Agreement of every pair of judges on the same units (item, strategy, anchor set, order, sample).
+
+    Returns
+    -------
+    DataFrame, long: ``judge_a``, ``judge_b``, ``n`` (units both parsed), ``agreement`` in [0, 1] with Wilson
+    ``agreement_low``/``agreement_high``, ``kappa`` (Cohen, scikit-learn) with ``kappa_low``/``kappa_high``
+    (statsmodels). Both orders of each pair and the diagonal (agreement 1) are included, so
+    ``df.pivot(index="judge_a", columns="judge_b", values="kappa")`` gives the square matrix.
+    """
+    w = _wide(df)
+    judges = list(judges) if judges else sorted(w.columns)
+    rows = []
+    for a, b in combinations(judges, 2):
+        both = w[[a, b]].dropna()
+        n = len(both)
+        eq = int((both[a] == both[b]).sum())
+        lo, hi = stats.wilson(eq, n, confidence)
+        k, klo, khi = _kappa_with_ci(both[a], both[b], confidence)
+        for x, y in ((a, b), (b, a)):
+            rows.append(dict(judge_a=x, judge_b=y, n=n, agreement=eq / n if n else np.nan, agreement_low=lo,
+                             agreement_high=hi, kappa=k, kappa_low=klo, kappa_high=khi))
+    for j in judges:
+        n = int(w[j].notna().sum())
+        rows.append(dict(judge_a=j, judge_b=j, n=n, agreement=1.0, agreement_low=1.0, agreement_high=1.0,
+                         kappa=1.0, kappa_low=1.0, kappa_high=1.0))
+    return pd.DataFrame(rows).sort_values(["judge_a", "judge_b"]).reset_index(drop=True)
+
+
+def _codes(w: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    cats = sorted({v for v in w.to_numpy().ravel() if isinstance(v, str)})
+    lut = {c: i for i, c in enumerate(cats)}
+    arr = np.array([[lut.get(v, np.nan) if isinstance(v, str) else np.nan for v in row] for row in w.to_numpy()],
+                   dtype=float)
+    return arr, cats
+
+
+def _cluster_index(units: pd.Index) -> list[np.ndarray]:
+    items = pd.Index(units.get_level_values("item_id"))
+    codes, _ = pd.factorize(items)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return np.split(order, bounds)
+
+
+def fleiss_kappa_judges(df: pd.DataFrame, judges: Sequence[str] | None = None, *, raters: str = "judge",
+                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
+    """Fleiss' kappa across raters (judges, or samples with ``raters="sample"``) on units all raters parsed.
+
+    Returns ``{"kappa", "low", "high", "units", "units_dropped", "raters"}``; the interval is a percentile
+    bootstrap over items (all units of an item are resampled together). Kappa in [-1, 1]; NaN with < 2 raters.
+    """
+    w = _wide(df, raters=raters)
+    if judges:
+        w = w[list(judges)]
+    full = w.dropna()
+    out = {"units": len(full), "units_dropped": len(w) - len(full), "raters": int(w.shape[1])}
+    if w.shape[1] < 2 or len(full) == 0:
+        return out | {"kappa": np.nan, "low": np.nan, "high": np.nan}
+    codes, _ = _codes(full)
+    table, _ = aggregate_raters(codes.astype(int))
+    k = float(fleiss_kappa(table, method="fleiss"))
+    clusters = _cluster_index(full.index)
+
+    def stat(idx):
+        rows = np.concatenate([clusters[i] for i in idx])
+        t, _ = aggregate_raters(codes[rows].astype(int))
+        return fleiss_kappa(t, method="fleiss")
+
+    lo, hi = stats.bootstrap_items(stat, len(clusters), n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return out | {"kappa": k, "low": lo, "high": hi}
+
+
+def krippendorff_alpha_judges(df: pd.DataFrame, judges: Sequence[str] | None = None, *, raters: str = "judge",
+                              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
+    """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them).
+
+    Returns ``{"alpha", "low", "high", "units", "raters"}``; alpha in [-1, 1]; the interval is a percentile
+    bootstrap over items.
+    """
+    w = _wide(df, raters=raters)
+    if judges:
+        w = w[list(judges)]
+    w = w[w.notna().sum(axis=1) >= 2]
+    out = {"units": len(w), "raters": int(w.shape[1])}
+    codes, cats = _codes(w)
+    if len(w) == 0 or len(cats) < 2:
+        return out | {"alpha": np.nan, "low": np.nan, "high": np.nan}
+    data = codes.T  # raters × units
+    a = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    clusters = _cluster_index(w.index)
+
+    def stat(idx):
+        cols = np.concatenate([clusters[i] for i in idx])
+        sub = data[:, cols]
+        if len(np.unique(sub[~np.isnan(sub)])) < 2:
+            return np.nan
+        return krippendorff.alpha(reliability_data=sub, level_of_measurement="nominal")
+
+    lo, hi = stats.bootstrap_items(stat, len(clusters), n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return out | {"alpha": a, "low": lo, "high": hi}
+
+
+def self_agreement(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95) -> pd.DataFrame:
+    """Agreement of a judge with itself across repeated samples of the same request.
+
+    A unit is (item, judge, strategy, anchor set, order) with ≥ 2 parsed samples.
+
+    Returns
+    -------
+    DataFrame: ``by`` + ``units``, ``unanimous``, ``unanimity`` in [0, 1] (Wilson ``unanimity_low``/``_high``),
+    ``flip_rate`` in [0, 1] (share of sample pairs within a unit whose verdicts differ), ``unparsed`` (replies),
+    ``fleiss_kappa`` (samples as raters, on units with the modal number of parsed samples; NaN if < 2 categories).
+    """
+    unit = ["item_id", "judge", "strategy", "anchor_set", "order"]
+    rows = []
+    for key, g in df.groupby(list(by), dropna=False, observed=True, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = g[g["verdict"].notna()]
+        per = ok.groupby(unit, observed=True)["verdict"]
+        n_s = per.size()
+        n_d = per.nunique()
+        keep = n_s[n_s >= 2].index
+        n_s, n_d = n_s.loc[keep], n_d.loc[keep]
+        unanimous = int((n_d == 1).sum())
+        # flip rate: pairs of samples that disagree / all pairs
+        counts = ok.groupby(unit + ["verdict"], observed=True).size()
+        same_pairs = (counts * (counts - 1) / 2).groupby(level=unit, observed=True).sum().reindex(keep)
+        all_pairs = n_s * (n_s - 1) / 2
+        flip = float(1 - same_pairs.sum() / all_pairs.sum()) if len(keep) else np.nan
+        fk = np.nan
+        if len(keep):
+            modal = int(n_s.mode().iloc[0])
+            units = n_s[n_s == modal].index
+            sub = ok.set_index(unit).loc[units].reset_index()
+            sub = sub.assign(_r=sub.groupby(unit, observed=True).cumcount())
+            wide = sub.pivot_table(index=unit, columns="_r", values="verdict", aggfunc="first", observed=True)
+            codes, cats = _codes(wide)
+            if len(cats) >= 2:
+                t, _ = aggregate_raters(codes.astype(int))
+                fk = float(fleiss_kappa(t, method="fleiss"))
+        lo, hi = stats.wilson(unanimous, len(keep), confidence)
+        r = dict(zip(by, key, strict=True))
+        r.update(units=len(keep), unanimous=unanimous, unanimity=unanimous / len(keep) if len(keep) else np.nan,
+                 unanimity_low=lo, unanimity_high=hi, flip_rate=flip, unparsed=int(g["verdict"].isna().sum()),
+                 fleiss_kappa=fk)
+        rows.append(r)
+    return pd.DataFrame(rows)

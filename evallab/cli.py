@@ -1,0 +1,73 @@
+"""The ``evallab`` command.
+
+Subcommands are registered by the modules that own them (see ``_register``), so each concept keeps its CLI next
+to its code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from evallab.errors import EvallabError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="evallab: calibrate LLM judges (agreement, position bias, inflation, drift, gates).")
+
+
+@app.command()
+def report(
+    config: Path = typer.Option(Path("reports.yaml"), help="The batch: reports.yaml"),
+    out: Path = typer.Option(Path("reports"), help="Output folder for .ipynb/.html/.metrics.json/index.html"),
+    jobs: int = typer.Option(2, min=1, help="Notebooks run at once (one kernel each)"),
+    only: list[str] = typer.Option([], help="Run only these report names (repeatable)"),
+) -> None:
+    """Run the papermill batch of calibration reports and write OUT/index.html."""
+    from evallab.report import load_config, run_batch
+
+    specs = load_config(config)
+    if only:
+        unknown = sorted(set(only) - {s.name for s in specs})
+        if unknown:
+            raise EvallabError(f"{config}: unknown report name(s) {unknown}; known: {[s.name for s in specs]}")
+        specs = [s for s in specs if s.name in only]
+    results = run_batch(specs, out, jobs=jobs)
+    failed = [r for r in results if r.status != "ok"]
+    for r in results:
+        where = f" (cell {r.cell})" if r.cell is not None else ""
+        line = f"{r.status:6s} {r.name} {r.seconds:6.1f}s" + (f"  {where} {r.error}" if r.error else "")
+        typer.echo(line, err=r.status != "ok")
+    typer.echo(f"wrote {Path(out) / 'index.html'}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _register() -> None:
+    """Attach the subcommands that live beside their modules (one line each)."""
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point: turns evallab's own errors into a one-line message and exit status 2 (no traceback)."""
+    try:
+        app(standalone_mode=False)
+    except EvallabError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

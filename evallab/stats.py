@@ -1,0 +1,107 @@
+"""Intervals and tests: thin wrappers over statsmodels and scipy.
+
+- :func:`wilson` — Wilson score interval for a proportion (statsmodels ``proportion_confint``; Wilson 1927).
+- :func:`bootstrap_ratio` — percentile bootstrap over items of sum(x)/sum(y) (``scipy.stats.bootstrap``,
+  paired, vectorised): accuracy over a varying number of parsed replies per item.
+- :func:`bootstrap_items` — percentile bootstrap over items of any statistic of resampled item indices.
+- :func:`mcnemar` — McNemar's test on the discordant counts of a paired 2×2 table (statsmodels; exact binomial
+  when b + c < 25, chi-square with continuity correction otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats as sps
+from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+NAN = float("nan")
+
+
+def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes of ``n``; ``(nan, nan)`` when ``n == 0``. Bounds in [0, 1]."""
+    if n <= 0:
+        return NAN, NAN
+    lo, hi = proportion_confint(int(k), int(n), alpha=1 - confidence, method="wilson")
+    return float(lo), float(hi)
+
+
+def _ci(res) -> tuple[float, float]:
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_ratio(num: np.ndarray, den: np.ndarray, *, n_resamples: int = 1000, confidence: float = 0.95,
+                    seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``sum(num) / sum(den)``, resampling items (rows) with replacement.
+
+    Parameters
+    ----------
+    num, den : arrays of shape (n_items,)
+        Per-item numerator (e.g. correct replies, 0..2) and denominator (e.g. parsed replies, 0..2).
+
+    Returns
+    -------
+    (low, high) : floats; ``(nan, nan)`` with fewer than 2 items or a zero denominator.
+    """
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    if len(num) < 2 or den.sum() == 0 or n_resamples <= 0:
+        return NAN, NAN
+    if np.all(num * den.sum() == den * num.sum()):  # every item has the same ratio: the interval is a point
+        r = num.sum() / den.sum()
+        return float(r), float(r)
+
+    def stat(x, y, axis=-1):
+        s = y.sum(axis=axis)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(s > 0, x.sum(axis=axis) / np.where(s > 0, s, 1), np.nan)
+
+    res = sps.bootstrap((num, den), stat, paired=True, vectorized=True, n_resamples=n_resamples,
+                        confidence_level=confidence, method="percentile", random_state=np.random.default_rng(seed))
+    return _ci(res)
+
+
+def bootstrap_items(statistic: Callable[[np.ndarray], float], n_items: int, *, n_resamples: int = 1000,
+                    confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(idx)`` over resampled item indices.
+
+    ``statistic`` receives an int array of shape (n_items,) — item indices drawn with replacement — and returns a
+    float (NaN allowed: such resamples are ignored by taking percentiles of the finite values).
+    Uses ``scipy.stats.bootstrap`` (percentile method) on the index vector.
+    """
+    if n_items < 2 or n_resamples <= 0:
+        return NAN, NAN
+    idx = np.arange(n_items)
+
+    def stat(i):
+        return statistic(np.asarray(i, dtype=int))
+
+    with np.errstate(all="ignore"):
+        res = sps.bootstrap((idx,), stat, vectorized=False, n_resamples=n_resamples, confidence_level=confidence,
+                            method="percentile", random_state=np.random.default_rng(seed))
+    lo, hi = _ci(res)
+    if np.isnan(lo) or np.isnan(hi):  # some resamples undefined: percentiles of the defined ones
+        dist = np.asarray(res.bootstrap_distribution, dtype=float)
+        dist = dist[np.isfinite(dist)]
+        if len(dist) == 0:
+            return NAN, NAN
+        a = (1 - confidence) / 2
+        lo, hi = np.quantile(dist, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def mcnemar(b: int, c: int) -> dict:
+    """McNemar's test of ``b`` vs ``c``, the discordant cells of a paired 2×2 table.
+
+    Returns ``{"b", "c", "statistic", "pvalue", "exact"}``; the exact binomial test when ``b + c < 25``
+    (statsmodels ``mcnemar(exact=True)``), else chi-square with continuity correction. ``pvalue`` is 1.0 when
+    ``b + c == 0``.
+    """
+    b, c = int(b), int(c)
+    if b + c == 0:
+        return {"b": b, "c": c, "statistic": 0.0, "pvalue": 1.0, "exact": True}
+    exact = b + c < 25
+    r = _sm_mcnemar([[0, b], [c, 0]], exact=exact, correction=True)
+    return {"b": b, "c": c, "statistic": float(r.statistic), "pvalue": float(r.pvalue), "exact": exact}

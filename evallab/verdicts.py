@@ -1,0 +1,223 @@
+"""The tidy verdict table: one row per judge reply.
+
+This is the contract between loaders, live judge runs and estimators (``DESIGN.md``, "The contract").
+Every estimator in evallab takes this table; every loader and every live run produces it.
+
+Columns
+-------
+============== ========= ==================================================================================
+column         dtype     meaning
+============== ========= ==================================================================================
+item_id        string    the judged unit, unique within ``dataset``
+dataset        string    e.g. ``llmbar``
+subset         string    e.g. ``LLMBar/Natural``
+judge          string    the judge's label (model + prompt identity), e.g. ``GPT-4``
+model          string    pinned model version actually used, where known (NA otherwise)
+strategy       string    prompt template / strategy id, e.g. ``Vanilla``
+anchor_set     string    anchor variant id (``none``, ``balanced``, ``pass-only`` ...)
+order          string    pairwise: ``ab`` (output 1 shown first) or ``ba``; pointwise: ``""``
+sample         Int64     repeat index, 0-based
+verdict        string    pairwise ``1``/``2``/``tie`` (ORIGINAL output index, whatever the order shown);
+                         pointwise ``pass``/``warn``/``fail``; NA = reply could not be parsed
+gold           string    gold label in the same vocabulary, or NA
+score          Float64   numeric score where the judge gives one
+error          string    why ``verdict`` is NA (NA when parsed)
+latency_s      Float64   seconds, where known
+input_tokens   Int64     where known
+output_tokens  Int64     where known
+cost_usd       Float64   US dollars, where known
+============== ========= ==================================================================================
+
+The key is (dataset, item_id, judge, strategy, anchor_set, order, sample): one reply per key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from evallab.errors import VerdictTableError
+
+PAIRWISE_VERDICTS = ("1", "2", "tie")
+POINTWISE_VERDICTS = ("pass", "warn", "fail")
+VERDICTS = PAIRWISE_VERDICTS + POINTWISE_VERDICTS
+ORDERS = ("ab", "ba", "")
+
+#: column -> pandas dtype of the tidy table
+SCHEMA: dict[str, str] = {
+    "item_id": "string",
+    "dataset": "string",
+    "subset": "string",
+    "judge": "string",
+    "model": "string",
+    "strategy": "string",
+    "anchor_set": "string",
+    "order": "string",
+    "sample": "Int64",
+    "verdict": "string",
+    "gold": "string",
+    "score": "Float64",
+    "error": "string",
+    "latency_s": "Float64",
+    "input_tokens": "Int64",
+    "output_tokens": "Int64",
+    "cost_usd": "Float64",
+}
+COLUMNS = tuple(SCHEMA)
+#: columns a table must carry; the others are added as NA when absent
+REQUIRED = ("item_id", "judge", "verdict")
+#: defaults for optional key columns when absent
+DEFAULTS = {"dataset": "", "subset": "", "strategy": "", "anchor_set": "none", "order": "", "sample": 0}
+KEY = ("dataset", "item_id", "judge", "strategy", "anchor_set", "order", "sample")
+
+
+def empty() -> pd.DataFrame:
+    """An empty verdict table with the schema's columns and dtypes."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SCHEMA.items()})
+
+
+def _norm_verdict(s: pd.Series) -> pd.Series:
+    s = s.astype("string").str.strip().str.lower()
+    s = s.mask(s.isin(["", "na", "nan", "none", "null"]))
+    # integer-like floats written by spreadsheets: "1.0" -> "1"
+    return s.replace({"1.0": "1", "2.0": "2"})
+
+
+def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
+    """Return ``df`` with the schema's columns (missing optional ones filled) and dtypes, validated.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Any table with at least the :data:`REQUIRED` columns.
+    path : str, optional
+        File the table came from, named in errors.
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`COLUMNS` first (in order), then any extra columns unchanged.
+
+    Raises
+    ------
+    VerdictTableError
+        See :func:`validate`.
+    """
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise VerdictTableError(
+            f"missing required column(s) {missing}; a verdict table needs {list(REQUIRED)} "
+            f"(optional: {[c for c in COLUMNS if c not in REQUIRED]})",
+            path=path,
+            column=missing[0],
+        )
+    out = df.copy()
+    for c in COLUMNS:
+        if c not in out.columns:
+            out[c] = DEFAULTS.get(c, pd.NA)
+    for c in ("verdict", "gold"):
+        out[c] = _norm_verdict(out[c])
+    out["order"] = out["order"].astype("string").fillna("").str.strip().str.lower()
+    for c, t in SCHEMA.items():
+        if c in ("verdict", "gold", "order"):
+            continue
+        try:
+            if t in ("Int64", "Float64"):
+                out[c] = pd.to_numeric(out[c], errors="raise").astype(t)
+            else:
+                out[c] = out[c].astype(t)
+        except (ValueError, TypeError) as exc:
+            bad = _first_bad_numeric(out[c]) if t in ("Int64", "Float64") else None
+            raise VerdictTableError(
+                f"expected {t} values ({exc})" + (f"; first bad value {bad[1]!r}" if bad else ""),
+                path=path,
+                row=None if bad is None else bad[0],
+                column=c,
+            ) from None
+    for c in ("dataset", "subset", "strategy", "anchor_set"):
+        out[c] = out[c].fillna(DEFAULTS[c])
+    out["sample"] = out["sample"].fillna(0)
+    extra = [c for c in out.columns if c not in SCHEMA]
+    out = out[list(COLUMNS) + extra]
+    validate(out, path=path)
+    return out.reset_index(drop=True)
+
+
+def _first_bad_numeric(s: pd.Series) -> tuple[int, object] | None:
+    conv = pd.to_numeric(s, errors="coerce")
+    bad = conv.isna() & s.notna() & (s.astype("string").str.strip() != "")
+    if bad.any():
+        pos = int(bad.to_numpy().nonzero()[0][0])
+        return pos + 1, s.iloc[pos]
+    return None
+
+
+def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
+    """Check that ``df`` follows the tidy verdict schema; return it unchanged.
+
+    Rows are reported 1-based in the order of ``df`` (for a CSV file, data row *r* is on line *r + 1*).
+
+    Raises
+    ------
+    VerdictTableError
+        On a missing column; a verdict or gold outside :data:`VERDICTS`; an order outside ``ab``/``ba``/``""``;
+        a negative sample; a duplicated key (:data:`KEY`); a table with no rows.
+    """
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise VerdictTableError(f"missing column(s) {missing}; expected the tidy columns {list(COLUMNS)}",
+                                path=path, column=missing[0])
+    if len(df) == 0:
+        raise VerdictTableError("the table has no rows; expected at least one judge reply", path=path)
+    for c in ("item_id", "judge"):
+        na = df[c].isna() | (df[c].astype("string").str.strip() == "")
+        if na.any():
+            raise VerdictTableError(f"empty {c}; every reply needs one", path=path, row=_row(na), column=c)
+    for c in ("verdict", "gold"):
+        v = df[c]
+        bad = v.notna() & ~v.isin(VERDICTS)
+        if bad.any():
+            raise VerdictTableError(
+                f"unknown {c} {v[bad].iloc[0]!r}; expected one of {list(VERDICTS)} or empty (NA)",
+                path=path, row=_row(bad), column=c)
+    bad = ~df["order"].isin(ORDERS)
+    if bad.any():
+        raise VerdictTableError(f"unknown order {df['order'][bad].iloc[0]!r}; expected 'ab', 'ba' or ''",
+                                path=path, row=_row(bad), column="order")
+    bad = df["sample"].notna() & (df["sample"] < 0)
+    if bad.any():
+        raise VerdictTableError("negative sample index; expected 0, 1, ...", path=path, row=_row(bad),
+                                column="sample")
+    dup = df.duplicated(list(KEY), keep="first")
+    if dup.any():
+        first = df[dup].iloc[0]
+        key = {k: (None if pd.isna(first[k]) else first[k]) for k in KEY}
+        raise VerdictTableError(
+            f"duplicated key {key}: more than one reply for the same (dataset, item_id, judge, strategy, "
+            f"anchor_set, order, sample); expected one row per reply",
+            path=path, row=_row(dup), column="item_id")
+    return df
+
+
+def _row(mask: pd.Series) -> int:
+    return int(mask.to_numpy().nonzero()[0][0]) + 1
+
+
+def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate verdict tables and re-validate (a key repeated across tables is an error)."""
+    tables = [coerce(t) for t in tables]
+    return coerce(pd.concat(tables, ignore_index=True)) if tables else empty()
+
+
+def parse_rate(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Replies and unparsed replies per group.
+
+    Returns a DataFrame with columns ``by + [replies, unparsed, unparsed_rate]``; ``unparsed_rate`` in [0, 1].
+    Unparsed replies are counted here and excluded (not scored as wrong) by every estimator's default.
+    """
+    by = list(by or ["judge"])
+    g = df.assign(_na=df["verdict"].isna()).groupby(by, dropna=False)["_na"]
+    out = g.agg(replies="size", unparsed="sum").reset_index()
+    out["unparsed_rate"] = out["unparsed"] / out["replies"]
+    return out
