@@ -86,34 +86,36 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
         p["_agr"] = (a == b).fillna(False) | (a.isna() & b.isna())
     else:
         p["_agr"] = (a == b).fillna(False) & p["_both_ok"]
-    rows = []
-    for key, d in p.groupby(list(by), dropna=False, observed=True, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        n = len(d)
-        pa, pb = int(d["_ok_a"].sum()), int(d["_ok_b"].sum())
-        ca, cb = int(d["_c_a"].sum()), int(d["_c_b"].sum())
-        nb = int(d["_both_ok"].sum())
-        da, db = (n, n) if unparsed == "published" else (pa, pb)
-        den_both = n if unparsed == "published" else nb
-        num_i = (d["_c_a"] + d["_c_b"]).to_numpy()
-        den_i = (np.full(n, 2) if unparsed == "published"
-                 else (d["_ok_a"].astype(int) + d["_ok_b"].astype(int)).to_numpy())
-        lo, hi = stats.bootstrap_ratio(num_i, den_i, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        r = dict(zip(by, key, strict=True))
-        r.update(
-            n=n, unparsed_ab=n - pa, unparsed_ba=n - pb, n_both_parsed=nb,
-            correct_order_12=ca, correct_order_21=cb,
-            acc_order_12=ca / da if da else np.nan, acc_order_21=cb / db if db else np.nan,
-        )
-        r["acc_order_12_low"], r["acc_order_12_high"] = stats.wilson(ca, da, confidence)
-        r["acc_order_21_low"], r["acc_order_21_high"] = stats.wilson(cb, db, confidence)
-        r["correct_average_pct"] = 100 * (ca + cb) / (da + db) if da + db else np.nan
-        r["acc_low_pct"], r["acc_high_pct"] = 100 * lo, 100 * hi
-        r["correct_both"] = int(d["_both"].sum())
-        r["positional_agreement_equal"] = int(d["_agr"].sum())
-        r["agr_rate"] = r["positional_agreement_equal"] / den_both if den_both else np.nan
-        rows.append(r)
-    return pd.DataFrame(rows)
+    p["_den_i"] = 2 if unparsed == "published" else p["_ok_a"].astype(int) + p["_ok_b"].astype(int)
+    p["_num_i"] = p["_c_a"] + p["_c_b"]
+    g = p.groupby(list(by), dropna=False, observed=True, sort=True)
+    out = g.agg(n=("_ok_a", "size"), pa=("_ok_a", "sum"), pb=("_ok_b", "sum"), ca=("_c_a", "sum"),
+                cb=("_c_b", "sum"), nb=("_both_ok", "sum"), both=("_both", "sum"), agr=("_agr", "sum"))
+    out = out.astype(int)
+    n = out["n"]
+    da, db = (n, n) if unparsed == "published" else (out["pa"], out["pb"])
+    den_both = n if unparsed == "published" else out["nb"]
+    res = pd.DataFrame({
+        "n": n, "unparsed_ab": n - out["pa"], "unparsed_ba": n - out["pb"], "n_both_parsed": out["nb"],
+        "correct_order_12": out["ca"], "correct_order_21": out["cb"],
+        "acc_order_12": out["ca"] / da.where(da > 0), "acc_order_21": out["cb"] / db.where(db > 0),
+    })
+    for col, k, d in (("acc_order_12", out["ca"], da), ("acc_order_21", out["cb"], db)):
+        lo, hi = zip(*(stats.wilson(a, b, confidence) for a, b in zip(k, d, strict=True)), strict=True) \
+            if len(k) else ((), ())
+        res[f"{col}_low"], res[f"{col}_high"] = list(lo), list(hi)
+    res["correct_average_pct"] = 100 * (out["ca"] + out["cb"]) / (da + db).where(da + db > 0)
+    if n_resamples > 0:
+        cis = [stats.bootstrap_ratio(d["_num_i"].to_numpy(), d["_den_i"].to_numpy(), n_resamples=n_resamples,
+                                     confidence=confidence, seed=seed) for _, d in g]
+        res["acc_low_pct"] = [100 * c[0] for c in cis]
+        res["acc_high_pct"] = [100 * c[1] for c in cis]
+    else:
+        res["acc_low_pct"] = res["acc_high_pct"] = np.nan
+    res["correct_both"] = out["both"]
+    res["positional_agreement_equal"] = out["agr"]
+    res["agr_rate"] = out["agr"] / den_both.where(den_both > 0)
+    return res.reset_index()
 
 
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,

@@ -13,8 +13,13 @@ import typer
 
 from evallab.errors import EvallabError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="evallab: calibrate LLM judges (agreement, position bias, inflation, drift, gates).")
+
+
+@app.callback()
+def _main() -> None:
+    """evallab: calibrate LLM judges. Run `evallab COMMAND --help` for a command's options."""
 
 
 @app.command()
@@ -54,19 +59,10 @@ _register()
 def main() -> None:
     """Entry point: turns evallab's own errors into a one-line message and exit status 2 (no traceback)."""
     try:
-        app(standalone_mode=False)
+        app(standalone_mode=True)
     except EvallabError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
 
 
 if __name__ == "__main__":

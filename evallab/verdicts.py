@@ -221,3 +221,26 @@ def parse_rate(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     out = g.agg(replies="size", unparsed="sum").reset_index()
     out["unparsed_rate"] = out["unparsed"] / out["replies"]
     return out
+
+
+def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: Iterable[str] | None = None,
+           strategies: Iterable[str] | None = None, path: str | None = None) -> pd.DataFrame:
+    """Rows of the given subsets (exact, or a ``/``-prefix such as ``LLMBar/Adversarial``), judges and strategies.
+
+    Empty or None selects all. Raises :class:`VerdictTableError` when a filter selects nothing, naming the values
+    available.
+    """
+    out = df
+    for col, wanted in (("subset", subsets), ("judge", judges), ("strategy", strategies)):
+        wanted = [w for w in (wanted or []) if w]
+        if not wanted:
+            continue
+        vals = out[col].astype("string").fillna("")
+        m = pd.Series(False, index=out.index)
+        for w in wanted:
+            m |= (vals == w) | vals.str.startswith(w.rstrip("/") + "/")
+        if not m.any():
+            raise VerdictTableError(f"{col} filter {wanted} selects no rows; available: {sorted(vals.unique())}",
+                                    path=path, column=col)
+        out = out[m]
+    return out.reset_index(drop=True)

@@ -104,6 +104,7 @@ def load_llmbar(
     models = _models(folder / "judges.csv")
     ids = item_id(raw["subset"], raw["idx"])
     score = (raw["score_1"] - raw["score_2"]).astype("Float64")
+    model = pd.Series(pd.MultiIndex.from_arrays([raw["judge"], raw["strategy"]]).map(models), dtype="string")
     parts = []
     for order, col in (("ab", "winner_order_12"), ("ba", "winner_order_21")):
         verdict = raw[col]
@@ -112,7 +113,7 @@ def load_llmbar(
             "dataset": "llmbar",
             "subset": raw["subset"],
             "judge": raw["judge"],
-            "model": [models.get((j, s), pd.NA) for j, s in zip(raw["judge"], raw["strategy"], strict=True)],
+            "model": model,
             "strategy": raw["strategy"],
             "anchor_set": "none",
             "order": order,
@@ -135,12 +136,13 @@ def load_llmbar(
     return LLMBar(items, verdicts)
 
 
-def _models(path: Path) -> dict[tuple[str, str], str]:
+def _models(path: Path) -> pd.Series:
+    """(judge, strategy) → engine/model of the strategy's last step, from judges.csv (empty when absent)."""
     if not path.exists():
-        return {}
+        return pd.Series(dtype="string", index=pd.MultiIndex.from_tuples([], names=["judge", "strategy"]))
     j = pd.read_csv(path, dtype=str)
     j = j.sort_values("step").groupby(["judge", "strategy"]).tail(1)
-    return {(r.judge, r.strategy): r.engine_or_model for r in j.itertuples()}
+    return j.set_index(["judge", "strategy"])["engine_or_model"]
 
 
 def _instances(path: Path) -> pd.DataFrame:
@@ -157,6 +159,32 @@ def _instances(path: Path) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df["subset"] = df["subset"].astype("string")
     return df
+
+
+def published_check(verdicts: pd.DataFrame, path: str | Path | None = None) -> pd.DataFrame:
+    """Recompute LLMBar's published statistics from ``verdicts`` and set them beside ``statistics.csv``.
+
+    Uses :func:`evallab.agreement.pairwise_statistics` with ``unparsed="published"``.
+
+    Returns
+    -------
+    DataFrame, one row per published (subset, judge, strategy) present in ``verdicts``: for each of n,
+    correct_order_12, correct_order_21, correct_average_pct, correct_both, positional_agreement_equal the
+    published value and ours (``<col>_ours``), and ``match`` (all equal; Acc. within 1e-9).
+    """
+    from evallab.agreement import pairwise_statistics
+
+    cols = ["n", "correct_order_12", "correct_order_21", "correct_average_pct", "correct_both",
+            "positional_agreement_equal"]
+    key = ["subset", "judge", "strategy"]
+    ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)[key + cols]
+    pub = load_llmbar_statistics(path)[key + cols]
+    m = pub.merge(ours, on=key, how="inner", suffixes=("", "_ours"))
+    ok = np.ones(len(m), dtype=bool)
+    for c in cols:
+        ok &= np.isclose(m[c].astype(float), m[f"{c}_ours"].astype(float), rtol=0, atol=1e-9)
+    m["match"] = ok
+    return m
 
 
 def load_llmbar_statistics(path: str | Path | None = None) -> pd.DataFrame:
