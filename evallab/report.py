@@ -52,7 +52,7 @@ class ReportResult:
     seconds: float
     html: str | None = None
     notebook: str | None = None
-    cell: int | None = None
+    cell: int | None = None  # failing code cell, 1-based, counted in the source notebook
     error: str | None = None
     metrics: dict = field(default_factory=dict)
     title: str = ""
@@ -172,6 +172,20 @@ def export_html(ipynb: Path, html_path: Path) -> None:
     html_path.write_text(body, encoding="utf-8")
 
 
+def _code_cell_number(ipynb: Path, cell_index: int) -> int:
+    """1-based number of the failing code cell in the SOURCE notebook (papermill's injected cell not counted)."""
+    try:
+        cells = [c for c in json.loads(ipynb.read_text(encoding="utf-8"))["cells"]
+                 if "papermill-error-cell-tag" not in c.get("metadata", {}).get("tags", [])]
+    except (OSError, ValueError, KeyError):
+        return cell_index
+    n = 0
+    for c in cells[: cell_index + 1]:
+        if c.get("cell_type") == "code" and "injected-parameters" not in c.get("metadata", {}).get("tags", []):
+            n += 1
+    return n
+
+
 def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", timeout: int = 1800,
             extra_parameters: Mapping | None = None) -> ReportResult:
     """Execute one report notebook with papermill and export it; never raises for a notebook error."""
@@ -191,8 +205,9 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
                             cwd=str(spec.notebook.parent), progress_bar=False, log_output=False,
                             execution_timeout=timeout)
     except PapermillExecutionError as exc:
-        res.status, res.cell = "failed", int(exc.cell_index)
-        res.error = f"{exc.ename}: {exc.evalue}"
+        res.status, res.cell = "failed", _code_cell_number(ipynb, int(exc.cell_index))
+        first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")
+        res.error = f"{exc.ename}: {exc.evalue} [in: {first[:80]}]"
     except Exception as exc:  # kernel death, bad parameters, unreadable notebook: report, do not stop the batch
         res.status, res.error = "failed", f"{type(exc).__name__}: {exc}"
     if ipynb.exists():

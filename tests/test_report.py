@@ -1,0 +1,67 @@
+"""The papermill batch: config errors, a failing notebook reported with its cell while others finish, index.html."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evallab.errors import DataError
+from evallab.report import load_config, run_batch, save_metrics
+
+HERE = Path(__file__).parent / "data" / "report"
+
+
+def write_cfg(tmp_path, body: str) -> Path:
+    p = tmp_path / "reports.yaml"
+    p.write_text(body)
+    return p
+
+
+def test_config_errors_name_the_entry(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        load_config(tmp_path / "none.yaml")
+    with pytest.raises(DataError, match="'reports' list"):
+        load_config(write_cfg(tmp_path, "x: 1\n"))
+    with pytest.raises(DataError, match="entry 1 has no 'notebook'"):
+        load_config(write_cfg(tmp_path, "reports:\n  - name: a\n"))
+    with pytest.raises(DataError, match="does not exist"):
+        load_config(write_cfg(tmp_path, "reports:\n  - name: a\n    notebook: nope.ipynb\n"))
+    ok = HERE / "ok.ipynb"
+    with pytest.raises(DataError, match="duplicated report name"):
+        load_config(write_cfg(tmp_path, f"reports:\n  - {{name: a, notebook: {ok}}}\n  - {{name: a, notebook: {ok}}}\n"))
+
+
+def test_save_metrics_converts_numpy_and_nan(tmp_path):
+    p = save_metrics("r", {"a": np.int64(3), "b": np.float64("nan"), "c": [np.float32(0.5)], "d": {"e": 1}},
+                     title="T", reports_dir_=tmp_path)
+    doc = json.loads(p.read_text())
+    assert doc["metrics"] == {"a": 3, "b": None, "c": [0.5], "d": {"e": 1}}
+    assert doc["headline"] == ["a", "b"] and doc["title"] == "T"
+
+
+def test_batch_reports_failure_with_cell_and_finishes_the_others(tmp_path):
+    cfg = write_cfg(tmp_path, f"reports:\n  - {{name: good, notebook: {HERE / 'ok.ipynb'}, parameters: {{value: 21}}}}\n"
+                              f"  - {{name: bad, notebook: {HERE / 'fails.ipynb'}}}\n")
+    out = tmp_path / "out"
+    res = {r.name: r for r in run_batch(load_config(cfg), out, jobs=2, progress=False)}
+    assert res["good"].status == "ok" and res["good"].metrics == {"value": 21, "twice": 42}
+    assert res["bad"].status == "failed" and res["bad"].cell == 3
+    assert "deliberate failure in cell 3" in res["bad"].error
+    index = (out / "index.html").read_text()
+    assert "good.html" in index and "bad.html" in index and "deliberate failure" in index and ">42<" in index
+    html = (out / "good.html").read_text()
+    assert "save_metrics(" not in html  # input cells are not exported
+
+
+def test_cli_exit_status_nonzero_when_a_notebook_fails(tmp_path):
+    cfg = write_cfg(tmp_path, f"reports:\n  - {{name: bad, notebook: {HERE / 'fails.ipynb'}}}\n")
+    r = subprocess.run([sys.executable, "-m", "evallab.cli", "report", "--config", str(cfg), "--out",
+                        str(tmp_path / "o"), "--jobs", "1"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "failed" in r.stderr and "cell 3" in r.stderr
+    assert (tmp_path / "o" / "index.html").exists()
