@@ -40,7 +40,7 @@ def interval_plot(df: pd.DataFrame, *, x: str, y: str, low: str, high: str, hue:
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel or x)
     if hue:
-        ax.legend(title=hue, fontsize="small")
+        ax.legend(title=hue, fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     return fig
 

@@ -199,7 +199,10 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     params = {**spec.parameters, **(extra_parameters or {}), "report_name": spec.name, "reports_dir": str(out)}
     t0 = time.perf_counter()
     res = ReportResult(spec.name, "ok", 0.0, notebook=str(ipynb), title=spec.title or _title(spec.notebook))
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    # kernels draw with matplotlib's inline backend (Agg-based, headless) so figures land in the report, whatever
+    # MPLBACKEND the caller set for itself (e.g. Agg in tests)
+    saved = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     try:
         pm.execute_notebook(str(spec.notebook), str(ipynb), parameters=params, kernel_name=kernel,
                             cwd=str(spec.notebook.parent), progress_bar=False, log_output=False,
@@ -210,6 +213,11 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
         res.error = f"{exc.ename}: {exc.evalue} [in: {first[:80]}]"
     except Exception as exc:  # kernel death, bad parameters, unreadable notebook: report, do not stop the batch
         res.status, res.error = "failed", f"{type(exc).__name__}: {exc}"
+    finally:
+        if saved is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = saved
     if ipynb.exists():
         try:
             export_html(ipynb, html_path)
