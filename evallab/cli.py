@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -24,10 +25,11 @@ def _main() -> None:
 
 @app.command()
 def report(
-    config: Path = typer.Option(Path("reports.yaml"), help="The batch: reports.yaml"),
-    out: Path = typer.Option(Path("reports"), help="Output folder for .ipynb/.html/.metrics.json/index.html"),
-    jobs: int = typer.Option(2, min=1, help="Notebooks run at once (one kernel each)"),
-    only: list[str] = typer.Option([], help="Run only these report names (repeatable)"),
+    config: Annotated[Path, typer.Option(help="The batch: reports.yaml")] = Path("reports.yaml"),
+    out: Annotated[Path, typer.Option(help="Output folder for .ipynb/.html/.metrics.json/index.html")] = Path(
+        "reports"),
+    jobs: Annotated[int, typer.Option(min=1, help="Notebooks run at once (one kernel each)")] = 2,
+    only: Annotated[list[str] | None, typer.Option(help="Run only these report names (repeatable)")] = None,
 ) -> None:
     """Run the papermill batch of calibration reports and write OUT/index.html."""
     from evallab.report import load_config, run_batch
@@ -50,7 +52,11 @@ def report(
 
 
 def _register() -> None:
-    """Attach the subcommands that live beside their modules (one line each)."""
+    """Attach the subcommands that live beside their modules (each module's ``register(app)``)."""
+    from evallab import drift_cli, judges_cli, rubrics_cli, scenarios_cli, triggers_cli
+
+    for mod in (judges_cli, scenarios_cli, triggers_cli, rubrics_cli, drift_cli):
+        mod.register(app)
 
 
 _register()

@@ -11,7 +11,9 @@ The older single-verdict form (an entry with ``verdict``/``reason`` and no ``sam
 ``go__go-code-review.json`` at prompt version 2026-09-24.1) is read as one sample and flagged ``legacy``.
 
 The request digest is ``sha256(prompt_version + "\\0" + system + "\\0" + user)`` in hex (spec 000, keryx rule).
-Recordings written by evallab carry the same fields plus optional ``evallab`` metadata; API keys never appear.
+Recordings written by evallab carry the same fields plus an ``evallab`` object (base URL, prompt kind, run
+metadata); its presence allows kinds beyond keryx's canned-answer kinds (e.g. ``item@anchor_set#order``) and the
+tidy verdict vocabulary (pairwise ``1``/``2``/``tie``). API keys never appear.
 """
 
 from __future__ import annotations
@@ -98,7 +100,12 @@ def _need(obj: dict, key: str, typ: type | tuple, path: str, where: str) -> obje
     return v
 
 
-def _sample(obj: object, path: str, where: str) -> Sample:
+#: verdicts allowed in a recording written by evallab (it carries an ``evallab`` object): the tidy vocabulary, so
+#: pairwise runs (``1``/``2``/``tie``, the ORIGINAL output index) can be recorded too; kinds are free there
+EXTENDED_VERDICTS = ("pass", "warn", "fail", "1", "2", "tie")
+
+
+def _sample(obj: object, path: str, where: str, allowed: tuple[str, ...] = ("pass", "fail")) -> Sample:
     if not isinstance(obj, dict):
         raise RecordingError(f"{where}: a sample is {type(obj).__name__}; expected an object", path=path)
     verdict = obj.get("verdict")
@@ -107,7 +114,7 @@ def _sample(obj: object, path: str, where: str) -> Sample:
                              column="verdict")
     v = verdict.strip().lower() if isinstance(verdict, str) else None
     err = obj.get("error")
-    if v not in (None, "pass", "fail"):
+    if v is not None and v not in allowed:
         err = err or f"unknown verdict {verdict!r}"
         v = None
     if v is None and not err:
@@ -125,6 +132,8 @@ def parse_recording(doc: object, path: str = "<memory>") -> Recording:
     model = doc.get("judgeModel", "")
     at = doc.get("recordedAt", "")
     raw_entries = _need(doc, "entries", list, path, "recording")
+    extended = isinstance(doc.get("evallab"), dict)  # written by evallab: free kinds, tidy verdicts
+    allowed = EXTENDED_VERDICTS if extended else ("pass", "fail")
     entries, seen = [], set()
     for i, e in enumerate(raw_entries, start=1):
         where = f"entry {i}"
@@ -133,7 +142,7 @@ def parse_recording(doc: object, path: str = "<memory>") -> Recording:
         sid = _need(e, "scenarioId", str, path, where)
         kind = _need(e, "kind", str, path, f"{where} ({sid})")
         where = f"entry {i} ({sid}/{kind})"
-        if kind not in KINDS:
+        if kind not in KINDS and not extended:
             raise RecordingError(f"{where}: unknown kind {kind!r}; expected one of {list(KINDS)}", path=path,
                                  row=i, column="kind")
         dg = _need(e, "requestDigest", str, path, where)
@@ -145,10 +154,10 @@ def parse_recording(doc: object, path: str = "<memory>") -> Recording:
         seen.add((sid, kind))
         if "samples" in e:
             raw = _need(e, "samples", list, path, where)
-            samples = [_sample(s, path, f"{where} sample {j}") for j, s in enumerate(raw, start=1)]
+            samples = [_sample(s, path, f"{where} sample {j}", allowed) for j, s in enumerate(raw, start=1)]
             legacy = False
         elif "verdict" in e:
-            samples, legacy = [_sample(e, path, where)], True
+            samples, legacy = [_sample(e, path, where, allowed)], True
         else:
             raise RecordingError(f"{where}: neither 'samples' nor 'verdict'", path=path, row=i, column="samples")
         entries.append(Entry(sid, kind, dg, samples, legacy))

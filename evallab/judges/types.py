@@ -73,6 +73,8 @@ class JudgeReply:
 
     ``verdict`` is in the tidy vocabulary (pairwise ``1``/``2``/``tie`` as the ORIGINAL output index; pointwise
     ``pass``/``warn``/``fail``) or ``None`` when unparsed — then ``error`` says why and ``raw`` keeps the text.
+    ``cached`` is True when answered from the on-disk cache (no HTTP call); ``failed`` is True when no reply
+    could be obtained (``error`` says why), which a resumed run retries.
     """
 
     raw: str = ""
@@ -84,6 +86,8 @@ class JudgeReply:
     system_fingerprint: str | None = None
     error: str | None = None
     cached: bool = False
+    #: no reply was obtained (HTTP/transport failure after the retries): the row is redone by a resumed run
+    failed: bool = False
 
 
 @runtime_checkable

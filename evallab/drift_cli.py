@@ -1,0 +1,127 @@
+"""CLI: ``evallab drift --baseline A --candidate B --tolerance 0.05`` and ``evallab drift-replay GOLD ...``.
+
+Registered by :func:`evallab.cli._register` through :func:`register`. Exit status: 0 when the gate passes, 1 when
+it fails (a group moved by more than the tolerance, or nothing could be tested), 2 on bad input (one-line message
+from :func:`evallab.cli.main`).
+"""
+
+# ruff: noqa: B008  (typer declares options as argument defaults)
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evallab.errors import EvallabError
+
+SHOW = ["group", "items", "replies", "agreement", "kappa", "baseline_accuracy", "candidate_accuracy",
+        "delta_accuracy", "delta_low", "delta_high", "mcnemar_p", "flagged"]
+
+
+def _parse_cols(values: list[str]) -> list[str]:
+    out = []
+    for v in values:
+        out.extend(c.strip() for c in v.split(",") if c.strip())
+    return out
+
+
+def _write(df, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".parquet":
+        df.to_parquet(path, index=False)
+    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+        df.to_json(path, orient="records", lines=True)
+    elif path.suffix.lower() == ".csv":
+        df.to_csv(path, index=False)
+    else:
+        raise EvallabError(f"{path}: unknown output type {path.suffix!r}; expected .csv, .jsonl or .parquet")
+
+
+def _print_report(rep, echo=typer.echo) -> None:
+    import pandas as pd
+
+    cols = [c for c in SHOW if c in rep.groups.columns]
+    if rep.gate.metric == "flip_rate":
+        cols = [c for c in cols if "accuracy" not in c and c not in ("delta_low", "delta_high", "mcnemar_p")]
+        cols.insert(cols.index("kappa") + 1, "flip_rate")
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60,
+                           "display.float_format", "{:.4f}".format):
+        echo(rep.groups[cols].to_string(index=False))
+    echo("")
+    echo(rep.summary())
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``drift`` and ``drift-replay`` to the ``evallab`` app."""
+
+    @app.command("drift")
+    def drift_cmd(
+        baseline: Path = typer.Option(..., help="Baseline judge's verdict table (.csv/.jsonl/.parquet, tidy schema)"),
+        candidate: Path = typer.Option(..., help="Candidate judge's verdict table on the same requests"),
+        tolerance: float = typer.Option(0.05, min=0.0, max=1.0,
+                                        help="Largest allowed move per group (proportion; 0.05 = 5 points)"),
+        by: list[str] = typer.Option([], help="Grouping column(s), repeatable or comma-separated "
+                                              "[default: subset,strategy]"),
+        match_on: list[str] = typer.Option([], help="Columns pairing replies [default: dataset,item_id,strategy,"
+                                                    "anchor_set,order,sample]; drop strategy for a prompt change"),
+        metric: str = typer.Option("auto", help="auto | accuracy (vs gold) | flip_rate (no gold needed)"),
+        n_resamples: int = typer.Option(1000, min=0, help="Bootstrap resamples for the accuracy-change interval"),
+        out: Path | None = typer.Option(None, help="Write the per-group table here (.csv/.jsonl/.parquet)"),
+        moved: Path | None = typer.Option(None, help="Write the replies whose verdict changed here"),
+    ) -> None:
+        """Compare a candidate judge with a baseline on the same requests; exit 1 when the drift gate fails."""
+        from evallab import drift
+        from evallab.datasets import load_verdicts
+
+        b, c = load_verdicts(baseline), load_verdicts(candidate)
+        by_cols = _parse_cols(by) or list(drift.DEFAULT_BY)
+        match = _parse_cols(match_on) or list(drift.MATCH_ON)
+        try:
+            rep = drift.compare(b, c, by=by_cols, match_on=match, tolerance=tolerance, metric=metric.replace("-", "_"),
+                                n_resamples=n_resamples)
+        except EvallabError as exc:
+            if getattr(exc, "path", None) in ("baseline", "candidate"):
+                exc.path = str(baseline if exc.path == "baseline" else candidate)
+            raise
+        _print_report(rep)
+        if out is not None:
+            _write(rep.groups, out)
+            typer.echo(f"wrote {out}")
+        if moved is not None:
+            _write(rep.moved(), moved)
+            typer.echo(f"wrote {moved}")
+        if not rep.passed:
+            raise typer.Exit(1)
+
+    @app.command("drift-replay")
+    def replay_cmd(
+        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.drift)"),
+        base_url: str = typer.Option("", help="OpenAI-compatible endpoint of the NEW judge, e.g. http://host/v1"),
+        model: str = typer.Option("", help="Model id of the new judge"),
+        api_key_env: str = typer.Option("", help="NAME of the environment variable holding the API key"),
+        replay_dir: Path | None = typer.Option(None, help="Answer from keryx-format recordings instead (offline)"),
+        label: str = typer.Option("", help="Judge label in the verdict table [default: the model]"),
+        baseline: Path | None = typer.Option(None, help="Recorded verdicts of the current judge on the same set "
+                                                        "[default: the gold labels themselves]"),
+        tolerance: float = typer.Option(0.05, min=0.0, max=1.0, help="Largest allowed move per group"),
+        by: list[str] = typer.Option([], help="Grouping column(s) [default: subset,rubric]"),
+        orders: str = typer.Option("ab,ba", help="Pairwise orders to ask"),
+        samples: int = typer.Option(1, min=1, help="Repeats per request"),
+        out: Path = typer.Option(Path("drift-replay.csv"), help="The new judge's verdicts (resumable)"),
+        record: Path | None = typer.Option(None, help="Also write a keryx-format recording of the run"),
+    ) -> None:
+        """MeowKit rule 6: replay a calibration set through a new judge; exit 1 when the drift gate fails."""
+        from evallab import drift
+        from evallab.datasets import load_verdicts
+        from evallab.judges import make_judge
+
+        gs = drift.load_gold_set(gold)
+        judge = make_judge(base_url, model, api_key_env, label=label or None, replay_dir=replay_dir)
+        base = load_verdicts(baseline) if baseline is not None else None
+        _, rep = drift.calibration_drift(
+            judge, gs, baseline=base, tolerance=tolerance, by=_parse_cols(by) or ["subset", "rubric"],
+            orders=[o for o in orders.split(",") if o], samples=samples, out=out, record=record, progress=True)
+        _print_report(rep)
+        typer.echo(f"wrote {out}")
+        if not rep.passed:
+            raise typer.Exit(1)

@@ -1,0 +1,160 @@
+"""On-disk cache of judge replies, keyed by the canonical request (DESIGN.md, "Judges").
+
+An sqlite database in WAL mode (``PRAGMA journal_mode=WAL``, a 30 s busy timeout): two processes can read and
+write it at once — sqlite serialises the writers, readers never block. Writes are batched (one transaction per
+64 replies or per second, and at the end of a run); a crash loses at most that batch of cached replies, never a
+row of the run's output (the runner's journal holds those). Values are JSON: the raw reply text,
+token counts, latency, and the model and system fingerprint the server reported — never a request header, so an
+API key cannot reach it. Verdicts are re-parsed and costs re-priced on every read, so a parser fix or a new price
+table applies to cached replies too.
+
+The key is the sha256 of canonical JSON of (base URL, model, messages, temperature, seed, max tokens, sample
+index): :func:`cache_key`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from evallab.errors import EvallabError
+from evallab.judges.types import JudgeRequest
+
+#: version of the cache value layout (part of the key, so an incompatible change starts a fresh key space)
+CACHE_FORMAT = 1
+
+
+def cache_key(base_url: str, model: str, request: JudgeRequest) -> str:
+    """sha256 hex of the canonical request: base URL (no trailing slash), model, messages, temperature, seed,
+    max tokens and the sample index (``request.metadata["sample"]``, default 0)."""
+    doc = {"v": CACHE_FORMAT, "base_url": base_url.rstrip("/"), "model": model,
+           "messages": [[m.role, m.content] for m in request.messages],
+           "temperature": request.temperature, "seed": request.seed, "max_tokens": request.max_tokens,
+           "sample": int(request.metadata.get("sample", 0) or 0)}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False,
+                                     separators=(",", ":")).encode()).hexdigest()
+
+
+class Cache:
+    """A reply cache file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The sqlite file (created with its folder when missing).
+    read : bool
+        Answer from the cache (``False`` = bypass reads).
+    write : bool
+        Store new replies. ``read=False, write=False`` bypasses the cache; ``read=False, write=True`` refreshes it
+        (every request goes live and overwrites its entry).
+
+    Raises
+    ------
+    EvallabError
+        The file cannot be opened as an sqlite database.
+    """
+
+    def __init__(self, path: str | Path, *, read: bool = True, write: bool = True) -> None:
+        self.path = Path(path)
+        self.read, self.write = read, write
+        self._local = threading.local()
+        self.hits = 0
+        self.misses = 0
+        self.batch_size, self.batch_seconds = 64, 1.0
+        self._pending: dict[str, str] = {}
+        self._last_flush = time.monotonic()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn()  # fail early on a bad file
+
+    @classmethod
+    def bypass(cls, path: str | Path) -> Cache:
+        """A cache that neither reads nor writes."""
+        return cls(path, read=False, write=False)
+
+    @classmethod
+    def refresh(cls, path: str | Path) -> Cache:
+        """A cache that ignores stored replies and overwrites them with fresh ones."""
+        return cls(path, read=False, write=True)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                             "created REAL NOT NULL)")
+            except sqlite3.DatabaseError as exc:
+                raise EvallabError(f"{self.path}: cannot open the judge cache ({exc}); expected an sqlite file "
+                                   "written by evallab — delete it to start a fresh cache") from None
+            self._local.conn = conn
+        return conn
+
+    def get(self, key: str) -> dict | None:
+        """The stored value of ``key`` (``None`` when absent or when reads are bypassed)."""
+        if not self.read:
+            return None
+        if key in self._pending:
+            self.hits += 1
+            return json.loads(self._pending[key])
+        row = self._conn().execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return json.loads(row[0])
+
+    def put(self, key: str, value: dict) -> None:
+        """Store ``value`` (JSON-serialisable) under ``key``; a no-op when writes are off.
+
+        Writes are batched: they reach the file (one transaction) every :attr:`batch_size` values or
+        :attr:`batch_seconds` seconds, and on :meth:`flush`/:meth:`close`. Until then :meth:`get` still sees them.
+        """
+        if not self.write:
+            return
+        self._pending[key] = json.dumps(value, ensure_ascii=False)
+        now = time.monotonic()
+        if len(self._pending) >= self.batch_size or now - self._last_flush >= self.batch_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending values in one transaction."""
+        if not self._pending:
+            self._last_flush = time.monotonic()
+            return
+        items, self._pending = self._pending, {}
+        now = time.time()
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
+                             [(k, v, now) for k, v in items.items()])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._last_flush = time.monotonic()
+
+    def __len__(self) -> int:
+        self.flush()
+        return self._conn().execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+
+    def __contains__(self, key: str) -> bool:
+        if key in self._pending:
+            return True
+        return self._conn().execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchone() is not None
+
+    def close(self) -> None:
+        self.flush()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.path)!r}, read={self.read}, write={self.write})"

@@ -1,0 +1,441 @@
+"""``OpenAICompatibleJudge``: any ``/v1/chat/completions`` endpoint over ``httpx.AsyncClient``.
+
+Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-compatible routes). Per request:
+
+- bounded concurrency (an ``asyncio.Semaphore`` of ``max_concurrency``, matching the connection pool);
+- retries with tenacity: exponential backoff with jitter on 429, 5xx, 408, connection errors, timeouts and a
+  malformed (non-JSON) 200 body, honouring ``Retry-After`` (seconds or an HTTP date); after ``max_retries``
+  retries the reply is returned with ``failed=True`` and the reason in ``error`` (a resumed run retries it);
+- NO retry on 400/401/403/404 (or any other 4xx): :class:`JudgeFatalError` stops the run at once with the
+  server's message — a wrong key must not cause a retry storm;
+- the on-disk :class:`~evallab.judges.cache.Cache` (a hit makes no HTTP call);
+- usage and cost (token counts from the response × the price table, :mod:`evallab.judges.pricing`);
+- the model and ``system_fingerprint`` the server reported, and the latency, on every reply.
+
+Transport: the httpx API over the aiohttp transport of ``httpx-aiohttp`` by default. Measured here
+(``benchmarks/bench_judges.py``, 2,000 requests, 50 ms server latency, concurrency 32): httpx's own transport
+reaches a fraction of the concurrency limit that aiohttp reaches; ``transport="httpx"`` selects it anyway.
+
+The API key is read from the environment variable NAMED by ``api_key_env`` when the HTTP client is created and
+lives only in that client's ``Authorization`` header: it is never stored on the judge, cached, logged, recorded
+or put in an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from evallab.errors import EvallabError
+from evallab.judges.cache import Cache, cache_key
+from evallab.judges.parsing import parse_reply
+from evallab.judges.pricing import cost_usd, price_table
+from evallab.judges.types import JudgeReply, JudgeRequest, Usage
+
+log = logging.getLogger("evallab.judges")
+
+#: statuses retried with backoff
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+@dataclass
+class _Attempt:
+    """The piece of tenacity's retry state that ``wait_exponential_jitter`` reads."""
+
+    attempt_number: int
+
+
+class JudgeFatalError(EvallabError):
+    """A reply that retrying cannot fix (400/401/403/404 ...): the run stops at once.
+
+    Attributes: ``status`` (HTTP status or ``None``), ``url``.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, url: str = "") -> None:
+        super().__init__(message)
+        self.status, self.url = status, url
+
+
+class TransientError(Exception):
+    """A failed attempt that is retried (429/5xx/timeout/connection/malformed body)."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status, self.retry_after = status, retry_after
+
+
+@dataclass
+class JudgeStats:
+    """Counters of one judge object (all runs): HTTP attempts, cache hits, retries, failures, usage of live calls.
+
+    ``waits`` lists ``(reason, seconds)`` of every backoff taken (Retry-After honoured when larger).
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    replies: int = 0
+    retries: int = 0
+    failed: int = 0
+    unparsed: int = 0
+    usage: Usage = field(default_factory=Usage)
+    waits: list[tuple[str, float]] = field(default_factory=list)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` header → seconds (``None`` when absent/unreadable); accepts seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_KEYLIKE = re.compile(r"\b(sk|key|api|token|bearer)[-_][A-Za-z0-9_\-*.]{6,}", re.I)
+
+
+def redact(text: str, key_env: str | None = None) -> str:
+    """``text`` with the API key (the value of ``$key_env``) and key-like tokens (``sk-...``) masked.
+
+    Servers echo parts of a rejected key in their error messages (e.g. "Incorrect API key provided:
+    sk-ab***yz"); every server message evallab shows or stores goes through here first.
+    """
+    key = os.environ.get(key_env) if key_env else None
+    if key and len(key) >= 4:
+        text = text.replace(key, "***")
+    return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
+
+
+def _server_message(resp: httpx.Response, key_env: str | None) -> str:
+    try:
+        doc = resp.json()
+        err = doc.get("error", doc) if isinstance(doc, dict) else doc
+        msg = err.get("message") if isinstance(err, dict) else err
+        msg = str(msg)
+    except (ValueError, AttributeError):
+        msg = resp.text
+    return redact(msg[:300], key_env)
+
+
+class _NoCookies(httpx.Cookies):
+    """A cookie store that keeps nothing (chat-completion APIs use no cookies; parsing them costs ~40 µs/reply)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        pass
+
+
+class _JudgeHTTPClient(httpx.AsyncClient):
+    """``httpx.AsyncClient`` without a cookie jar; otherwise unchanged."""
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NoCookies()
+
+    @cookies.setter
+    def cookies(self, value) -> None:
+        pass
+
+
+def _describe(exc: BaseException, timeout: float) -> str:
+    """A transport failure in words: a timeout or a connection error (the aiohttp transport maps a dropped
+    connection to ``httpx.ConnectTimeout``, so the original exception decides)."""
+    cause = exc.__cause__ or exc
+    name = type(cause).__name__
+    timed_out = isinstance(cause, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in name
+    if isinstance(cause, httpx.TimeoutException) and cause is exc:
+        timed_out = True
+    if timed_out:
+        return f"timeout after {timeout:g}s ({name})"
+    return f"connection error ({name}: {cause})"
+
+
+class OpenAICompatibleJudge:
+    """A live judge on an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    base_url : str
+        The API root including its version path, e.g. ``https://api.openai.com/v1``,
+        ``https://api.deepseek.com/v1``, ``http://localhost:8000/v1`` (vLLM), ``http://localhost:11434/v1``
+        (Ollama). Requests go to ``<base_url>/chat/completions``.
+    model : str
+        The model id sent in each request (pin a dated version for reproducible studies).
+    api_key_env : str, optional
+        NAME of the environment variable holding the key (sent as ``Authorization: Bearer``); ``None`` for servers
+        without auth. The value is read when the HTTP client is created.
+    label : str, optional
+        The ``judge`` column of the verdict table (default: ``model``).
+    timeout : float
+        Seconds for connect and for each read.
+    max_concurrency : int
+        Requests in flight at once (>= 1).
+    max_retries : int
+        Retries after the first attempt on retryable failures (>= 0).
+    prices : mapping or path, optional
+        Price overrides merged over :data:`~evallab.judges.pricing.DEFAULT_PRICES` (USD per 1M tokens).
+    cache : Cache or path, optional
+        Reply cache (a path opens :class:`Cache` there).
+    backoff_initial, backoff_max : float
+        Exponential backoff with jitter: first wait about ``backoff_initial`` s, doubling, capped at
+        ``backoff_max`` s; a ``Retry-After`` longer than that is honoured up to ``max_retry_after`` s.
+    transport : {"aiohttp", "httpx"}
+        HTTP transport under the httpx API (see module docstring).
+    extra_body : mapping, optional
+        Extra JSON fields sent with every request (e.g. ``{"response_format": {"type": "json_object"}}``).
+
+    Raises
+    ------
+    EvallabError
+        Bad parameters, or ``api_key_env`` naming a variable that is not set (raised on the first request).
+    """
+
+    def __init__(self, base_url: str, model: str, *, api_key_env: str | None = None, label: str | None = None,
+                 timeout: float = 60.0, max_concurrency: int = 16, max_retries: int = 5,
+                 prices: Mapping | str | None = None, cache: Cache | str | None = None,
+                 backoff_initial: float = 0.5, backoff_max: float = 30.0, max_retry_after: float = 120.0,
+                 transport: str = "aiohttp", extra_body: Mapping | None = None) -> None:
+        if not base_url or not str(base_url).startswith(("http://", "https://")):
+            raise EvallabError(f"judge base_url {base_url!r}; expected an http(s) URL such as "
+                               "'https://api.openai.com/v1'")
+        if not model:
+            raise EvallabError("judge model is empty; expected a model id such as 'gpt-4o-mini'")
+        if max_concurrency < 1 or max_retries < 0 or timeout <= 0:
+            raise EvallabError("expected max_concurrency >= 1, max_retries >= 0 and timeout > 0")
+        if transport not in ("aiohttp", "httpx"):
+            raise EvallabError(f"transport {transport!r}; expected 'aiohttp' or 'httpx'")
+        self.base_url = str(base_url).rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        self._url = httpx.URL(self.url)  # parsed once
+        self.model = model
+        self.label = label or model
+        self.api_key_env = api_key_env or None
+        self.timeout, self.max_concurrency, self.max_retries = float(timeout), int(max_concurrency), int(max_retries)
+        self.prices = price_table(prices)
+        self.cache = Cache(cache) if isinstance(cache, (str, os.PathLike)) else cache
+        self.backoff_initial, self.backoff_max, self.max_retry_after = backoff_initial, backoff_max, max_retry_after
+        self._expo = wait_exponential_jitter(multiplier=backoff_initial, max=backoff_max, jitter=backoff_initial)
+        self._fatal: JudgeFatalError | None = None  # once set, no further request is sent (until a new client)
+        self.transport = transport
+        self.extra_body = dict(extra_body or {})
+        self.stats = JudgeStats()
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sem: asyncio.Semaphore | None = None
+
+    def __repr__(self) -> str:
+        return (f"OpenAICompatibleJudge(base_url={self.base_url!r}, model={self.model!r}, "
+                f"api_key_env={self.api_key_env!r}, label={self.label!r})")
+
+    # -- HTTP client, one per event loop ------------------------------------------------------------------
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise JudgeFatalError(f"environment variable {self.api_key_env} is not set; it must hold the API "
+                                      f"key for {self.base_url}", url=self.url)
+            headers["Authorization"] = "Bearer " + key
+        return headers
+
+    def _ensure_client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            limits = httpx.Limits(max_connections=self.max_concurrency,
+                                  max_keepalive_connections=self.max_concurrency)
+            if self.transport == "aiohttp":
+                from httpx_aiohttp import AiohttpTransport
+
+                # plain-HTTP endpoints (local servers) need no TLS context: skip loading the CA bundle
+                tr = AiohttpTransport(limits=limits, trust_env=False, verify=self.url.startswith("https://"))
+                self._client = _JudgeHTTPClient(transport=tr, headers=self._headers(),
+                                                 timeout=httpx.Timeout(self.timeout))
+            else:
+                self._client = _JudgeHTTPClient(limits=limits, headers=self._headers(), trust_env=False,
+                                                 timeout=httpx.Timeout(self.timeout),
+                                                 verify=self.url.startswith("https://"))
+            self._loop = loop
+            self._sem = asyncio.Semaphore(self.max_concurrency)
+            self._fatal = None
+        return self._client, self._sem
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (a new one is created on the next request)."""
+        if self.cache is not None:
+            self.cache.flush()
+        if self._client is not None:
+            client, self._client = self._client, None
+            try:
+                await client.aclose()
+            except RuntimeError:  # the loop it belonged to is gone
+                pass
+
+    # -- the protocol -----------------------------------------------------------------------------------
+    def body(self, request: JudgeRequest) -> dict:
+        """The JSON body sent for ``request``."""
+        b = {"model": self.model, "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+             "temperature": request.temperature}
+        if request.seed is not None:
+            b["seed"] = request.seed
+        if request.max_tokens is not None:
+            b["max_tokens"] = request.max_tokens
+        b.update(self.extra_body)
+        return b
+
+    def cache_key(self, request: JudgeRequest) -> str:
+        return cache_key(self.base_url, self.model, request)
+
+    def _reply(self, request: JudgeRequest, value: dict, *, cached: bool) -> JudgeReply:
+        verdict, reason, error = parse_reply(value.get("raw"), request)
+        if value.get("error") and verdict is None:
+            error = value["error"]
+        inp, out = value.get("input_tokens"), value.get("output_tokens")
+        model = value.get("model") or self.model
+        return JudgeReply(raw=value.get("raw") or "", verdict=verdict, reason=reason,
+                          usage=Usage(inp, out, cost_usd(model, inp, out, self.prices)),
+                          latency_s=value.get("latency_s"), model=model,
+                          system_fingerprint=value.get("system_fingerprint"), error=error, cached=cached)
+
+    async def judge(self, request: JudgeRequest) -> JudgeReply:
+        """Answer ``request`` from the cache or the endpoint.
+
+        Raises
+        ------
+        JudgeFatalError
+            A non-retryable HTTP status (400/401/403/404 ...), a missing key variable, or an unusable URL.
+        """
+        key = None
+        if self.cache is not None:
+            key = self.cache_key(request)
+            value = self.cache.get(key)
+            if value is not None:
+                self.stats.cache_hits += 1
+                self.stats.replies += 1
+                return self._reply(request, value, cached=True)
+        if self._fatal is not None:
+            raise self._fatal
+        try:
+            client, sem = self._ensure_client()
+        except JudgeFatalError as exc:
+            self._fatal = exc
+            raise
+        async with sem:
+            if self._fatal is not None:  # another request hit a fatal status while this one waited: stop
+                raise self._fatal
+            try:
+                value = await self._call(client, request)
+            except JudgeFatalError as exc:
+                self._fatal = exc
+                raise
+        if value.get("failed"):
+            self.stats.failed += 1
+            return JudgeReply(error=value["error"], failed=True, model=self.model, latency_s=value.get("latency_s"))
+        reply = self._reply(request, value, cached=False)
+        self.stats.replies += 1
+        self.stats.unparsed += reply.verdict is None
+        self.stats.usage = self.stats.usage + reply.usage
+        if self.cache is not None and not value.get("error"):  # a reply with no choices/content is not kept
+            self.cache.put(key, value)
+        return reply
+
+    def _backoff(self, exc: BaseException, failed_attempts: int) -> float:
+        """Seconds to wait after ``failed_attempts`` failures: exponential with jitter
+        (``backoff_initial * 2**(n-1)`` + U(0, backoff_initial), capped at ``backoff_max``), or the server's
+        ``Retry-After`` when longer (capped at ``max_retry_after``)."""
+        base = self._expo(_Attempt(failed_attempts))
+        ra = getattr(exc, "retry_after", None)
+        w = min(max(base, ra), self.max_retry_after) if ra is not None else base
+        self.stats.retries += 1
+        self.stats.waits.append((str(exc), w))
+        log.info("judge %s: retry %d in %.2fs after %s", self.label, failed_attempts, w, exc)
+        return w
+
+    def _wait(self, state) -> float:
+        # tenacity's attempt 1 is our attempt 2 (the first ran before tenacity took over)
+        return self._backoff(state.outcome.exception(), state.attempt_number + 1)
+
+    async def _call(self, client: httpx.AsyncClient, request: JudgeRequest) -> dict:
+        payload = json.dumps(self.body(request), ensure_ascii=False).encode()
+        # the repeat index, for servers that vary replies per sample (the local simulated judge); sample 0 sends none
+        sample = int(request.metadata.get("sample", 0) or 0)
+        headers = {"X-Evallab-Sample": str(sample)} if sample else None
+        t0 = time.perf_counter()
+        try:  # first attempt outside tenacity: the common case pays nothing for the retry machinery
+            return await self._attempt(client, payload, headers, time.perf_counter())
+        except TransientError as exc:
+            first = exc
+        try:
+            if self.max_retries == 0:
+                raise first
+            # retries: tenacity, attempt numbers continuing after the failed first attempt
+            await asyncio.sleep(self._backoff(first, 1))
+            retrying = AsyncRetrying(stop=stop_after_attempt(self.max_retries), wait=self._wait,
+                                     retry=retry_if_exception_type(TransientError), reraise=True)
+            async for attempt in retrying:
+                with attempt:
+                    t0 = time.perf_counter()
+                    return await self._attempt(client, payload, headers, t0)
+        except TransientError as exc:
+            n = self.max_retries + 1
+            return {"failed": True, "error": f"{exc} (gave up after {n} attempt{'s' if n > 1 else ''})",
+                    "latency_s": time.perf_counter() - t0}
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _attempt(self, client: httpx.AsyncClient, payload: bytes, headers: dict, t0: float) -> dict:
+        self.stats.calls += 1
+        try:
+            resp = await client.post(self._url, content=payload, headers=headers)
+            body = await resp.aread()
+        except httpx.UnsupportedProtocol as exc:
+            raise JudgeFatalError(f"cannot reach {self.url}: {exc}", url=self.url) from None
+        except (httpx.TransportError, OSError) as exc:
+            raise TransientError(_describe(exc, self.timeout)) from None
+        latency = time.perf_counter() - t0
+        st = resp.status_code
+        if st != 200:
+            msg = _server_message(resp, self.api_key_env)
+            if st in RETRY_STATUSES or st >= 500:
+                raise TransientError(f"HTTP {st}: {msg}", status=st,
+                                     retry_after=parse_retry_after(resp.headers.get("retry-after")))
+            hint = {401: f" — check the API key in ${self.api_key_env}" if self.api_key_env else
+                    " — the server wants an API key: set api_key_env",
+                    403: " — the key is not allowed to use this model or endpoint",
+                    404: f" — check base_url ({self.base_url}) and model ({self.model!r})"}.get(st, "")
+            raise JudgeFatalError(f"HTTP {st} from {self.url}: {msg}{hint}; stopped without retrying",
+                                  status=st, url=self.url)
+        try:
+            doc = json.loads(body)
+            if not isinstance(doc, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            raise TransientError(f"malformed JSON body from the server "
+                                 f"({redact(repr(body[:80]), self.api_key_env)})", status=200) from None
+        usage = doc.get("usage") or {}
+        value = {"raw": "", "input_tokens": usage.get("prompt_tokens"), "output_tokens": usage.get("completion_tokens"),
+                 "latency_s": latency, "model": doc.get("model"), "system_fingerprint": doc.get("system_fingerprint")}
+        choices = doc.get("choices")
+        if not choices:
+            value["error"] = "the server returned no choices"
+            return value
+        msg = (choices[0] or {}).get("message") or {}
+        value["raw"] = msg.get("content") or ""
+        if not value["raw"]:
+            value["error"] = "empty reply (finish_reason " + str(choices[0].get("finish_reason")) + ")"
+        return value

@@ -1,0 +1,522 @@
+"""The job runner: send judge requests, append each reply as it arrives, resume, record, show progress.
+
+:func:`run_jobs` (sync; also works inside a running Jupyter event loop) and :func:`arun_jobs` (async) take a
+judge and a list of :class:`~evallab.judges.types.JudgeRequest` and return the tidy verdict table
+(:mod:`evallab.verdicts`), one row per reply.
+
+Output and resume. With ``out=`` each reply is appended to a JSON-lines journal the moment it arrives (flushed
+line by line: a crash or ``SIGKILL`` loses nothing already answered). ``out`` may be ``.jsonl`` (the journal is the
+file itself), ``.parquet`` or ``.csv`` (the journal ``<out>.journal.jsonl`` is folded into ``out`` when the run
+ends — also after an error — and then removed). A rerun reads ``out`` and its journal, skips every row already
+answered (key :data:`evallab.verdicts.KEY`), retries rows whose call failed, and keeps one row per key.
+
+Progress: a tqdm bar per run with live calls/s, cache hits, errors (unparsed + failed calls) and cost so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from evallab import verdicts as V
+from evallab.errors import EvallabError
+from evallab.judges.prompts import request_digest
+from evallab.judges.types import Judge, JudgeReply, JudgeRequest
+from evallab.recordings import KINDS, Entry, Recording, Sample, load_recording, write_recording
+
+#: metadata keys that become the tidy columns of the same name
+META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order", "sample", "gold")
+#: columns the runner adds beyond the tidy schema
+EXTRA_COLUMNS = ("reason", "request_digest", "cached", "failed", "system_fingerprint", "raw")
+
+
+@dataclass
+class RunStats:
+    """Counters of one run: replies written, live HTTP calls, cache hits, unparsed replies, failed calls, cost."""
+
+    total: int = 0
+    skipped: int = 0
+    replies: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    unparsed: int = 0
+    failed: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> int:
+        return self.unparsed + self.failed
+
+
+def _scalar(v):
+    if isinstance(v, float) and v != v:  # NaN (an empty CSV/parquet cell) → None
+        return None
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if hasattr(v, "item"):
+        return v.item()
+    return json.dumps(v, ensure_ascii=False, default=str)
+
+
+def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
+    """One tidy row (a dict) for ``reply`` to ``request``.
+
+    Tidy columns come from the request metadata (``strategy`` defaults to the prompt version, ``anchor_set`` to
+    ``"none"``, ``order`` to ``""``, ``sample`` to 0) and the reply; extra metadata keys are kept as columns;
+    ``raw`` keeps the reply text only when the verdict is NA.
+    """
+    m = request.metadata
+    row = {
+        "item_id": str(m.get("item_id", "")), "dataset": str(m.get("dataset", "") or ""),
+        "subset": str(m.get("subset", "") or ""), "judge": judge.label,
+        "model": reply.model or getattr(judge, "model", None) or None,
+        "strategy": str(m.get("strategy") or request.prompt_version or ""),
+        "anchor_set": str(m.get("anchor_set") or "none"), "order": str(m.get("order") or ""),
+        "sample": int(m.get("sample", 0) or 0), "verdict": reply.verdict, "gold": _scalar(m.get("gold")),
+        "score": None, "error": reply.error, "latency_s": reply.latency_s,
+        "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens,
+        "cost_usd": reply.usage.cost_usd,
+        "reason": reply.reason, "request_digest": request_digest(request), "cached": bool(reply.cached),
+        "failed": bool(reply.failed), "system_fingerprint": reply.system_fingerprint,
+        "raw": reply.raw if reply.verdict is None else None,
+    }
+    for k, v in m.items():
+        if k not in row:
+            row[k] = _scalar(v)
+    return row
+
+
+def row_key(row: dict) -> tuple:
+    """The verdict-table key of a row: (dataset, item_id, judge, strategy, anchor_set, order, sample)."""
+    return (str(row.get("dataset") or ""), str(row.get("item_id") or ""), str(row.get("judge") or ""),
+            str(row.get("strategy") or ""), str(row.get("anchor_set") or "none"), str(row.get("order") or ""),
+            int(row.get("sample") or 0))
+
+
+def request_key(judge: Judge, request: JudgeRequest) -> tuple:
+    m = request.metadata
+    return (str(m.get("dataset", "") or ""), str(m.get("item_id", "")), judge.label,
+            str(m.get("strategy") or request.prompt_version or ""), str(m.get("anchor_set") or "none"),
+            str(m.get("order") or ""), int(m.get("sample", 0) or 0))
+
+
+class _Output:
+    """Append-as-you-go output with a JSON-lines journal (see module docstring)."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        suffix = self.out.suffix.lower()
+        if suffix not in (".jsonl", ".parquet", ".csv"):
+            raise EvallabError(f"{self.out}: unknown output format {suffix!r}; expected .parquet, .jsonl or .csv")
+        self.fmt = suffix[1:]
+        self.journal = self.out if self.fmt == "jsonl" else self.out.with_name(self.out.name + ".journal.jsonl")
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.rows: dict[tuple, dict] = {}
+        self._load()
+        self._fh = None
+
+    def _load(self) -> None:
+        rows: list[dict] = []
+        if self.fmt != "jsonl" and self.out.exists():
+            try:
+                df = pd.read_parquet(self.out) if self.fmt == "parquet" else pd.read_csv(
+                    self.out, dtype=str, keep_default_na=False, na_values=[""])
+            except Exception as exc:  # noqa: BLE001 — any reader failure is a bad file
+                raise EvallabError(f"{self.out}: cannot read the existing output to resume ({exc}); move it away "
+                                   "to start afresh") from None
+            rows.extend({k: _scalar(v) for k, v in r.items()} for r in df.to_dict("records"))
+        if self.journal.exists():
+            data = self.journal.read_bytes()
+            cut = data.rfind(b"\n") + 1
+            if cut < len(data):  # a line cut short by a crash: drop it (its reply is asked again)
+                with open(self.journal, "r+b") as fh:
+                    fh.truncate(cut)
+                data = data[:cut]
+            for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    raise EvallabError(f"{self.journal}, line {i}: not valid JSON; expected one reply per line "
+                                       "(fix or delete the line to resume)") from None
+        for r in rows:
+            if r.get("order") is None:
+                r["order"] = ""
+            for c in ("cached", "failed"):  # CSV cells come back as text
+                if isinstance(r.get(c), str):
+                    r[c] = r[c] == "True"
+            k = row_key(r)
+            old = self.rows.get(k)
+            if old is None or old.get("failed") or not r.get("failed"):
+                self.rows[k] = r
+
+    def done(self, key: tuple) -> bool:
+        r = self.rows.get(key)
+        return r is not None and not r.get("failed")
+
+    def append(self, row: dict) -> None:
+        if self._fh is None:
+            self._fh = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115 — kept open for the run
+        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+        self.rows[row_key(row)] = row
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        if self.fmt == "jsonl" or not self.journal.exists():
+            return
+        df = _table(list(self.rows.values()))
+        tmp = self.out.with_name(self.out.name + ".tmp")
+        if self.fmt == "parquet":
+            try:
+                df.to_parquet(tmp, index=False)
+            except Exception:  # noqa: BLE001 — mixed-type extra metadata: store extras as text
+                extra = [c for c in df.columns if c not in V.SCHEMA]
+                df.astype({c: "string" for c in extra}).to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+        os.replace(tmp, self.out)
+        self.journal.unlink()
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    if not rows:
+        return V.empty()
+    df = pd.DataFrame(rows)
+    for c in ("cached", "failed"):
+        if c in df.columns:
+            df[c] = df[c].map(lambda v: v if v is None or isinstance(v, bool) else str(v) == "True").astype("boolean")
+    return V.coerce(df)
+
+
+def _fmt_cost(x: float) -> str:
+    return f"${x:.4f}" if x < 10 else f"${x:,.2f}"
+
+
+class _Progress:
+    def __init__(self, enabled: bool, total: int, initial: int, label: str, stats: RunStats) -> None:
+        self.bar = None
+        self.stats = stats
+        self.t0 = time.perf_counter()
+        self._last = 0.0
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=initial, desc=f"judge {label}", unit="reply", file=sys.stderr,
+                            dynamic_ncols=True, mininterval=0.2)
+
+    def update(self, force: bool = False) -> None:
+        if self.bar is None:
+            return
+        if not force:
+            self.bar.update(1)
+        now = time.perf_counter()
+        if force or now - self._last > 0.25:
+            s = self.stats
+            dt = max(now - self.t0, 1e-9)
+            self.bar.set_postfix_str(f"calls/s={s.calls / dt:.1f} hits={s.cache_hits} errors={s.errors} "
+                                     f"cost={_fmt_cost(s.cost_usd)}", refresh=False)
+            self._last = now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.update(force=True)
+            self.bar.close()
+
+
+async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
+                    progress: bool = True, record: str | Path | None = None,
+                    max_in_flight: int | None = None) -> pd.DataFrame:
+    """Async :func:`run_jobs` (same parameters); call it with ``await`` from a running event loop."""
+    requests = list(requests)
+    keys = [request_key(judge, r) for r in requests]
+    seen: dict[tuple, int] = {}
+    for i, k in enumerate(keys):
+        if not k[1]:
+            raise EvallabError(f"request {i + 1}: metadata has no 'item_id'; every request needs one")
+        if k in seen:
+            raise EvallabError(f"requests {seen[k] + 1} and {i + 1} have the same key {dict(zip(V.KEY, k, strict=True))}; "
+                               "vary 'sample' (repeats), 'order' or 'anchor_set'")
+        seen[k] = i
+    sink = _Output(out) if out is not None else None
+    results: dict[tuple, dict] = {}
+    todo = []
+    for r, k in zip(requests, keys, strict=True):
+        if sink is not None and sink.done(k):
+            results[k] = sink.rows[k]
+        else:
+            todo.append((r, k))
+    stats = RunStats(total=len(requests), skipped=len(requests) - len(todo))
+    bar = _Progress(progress, len(requests), stats.skipped, judge.label, stats)
+    jstats = getattr(judge, "stats", None)
+    calls0 = getattr(jstats, "calls", 0)
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+    # twice the judge's concurrency: a worker busy writing its row never leaves an HTTP slot idle
+    n_workers = max(1, min(len(todo), max_in_flight or 2 * getattr(judge, "max_concurrency", 16)))
+    t0 = time.perf_counter()
+
+    async def worker() -> None:
+        while True:
+            try:
+                req, key = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            reply = await judge.judge(req)
+            row = reply_row(judge, req, reply)
+            results[key] = row
+            if sink is not None:
+                sink.append(row)
+            stats.replies += 1
+            stats.cache_hits += bool(reply.cached)
+            stats.failed += bool(reply.failed)
+            stats.unparsed += reply.verdict is None and not reply.failed
+            if not reply.cached:
+                stats.cost_usd += reply.usage.cost_usd or 0.0
+                stats.input_tokens += reply.usage.input_tokens or 0
+                stats.output_tokens += reply.usage.output_tokens or 0
+            stats.calls = getattr(jstats, "calls", 0) - calls0
+            bar.update()
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+    try:
+        if tasks:
+            done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for t in pending:
+                t.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+            for t in done:
+                if t.exception() is not None:
+                    raise t.exception()
+    finally:
+        for t in tasks:
+            t.cancel()
+        stats.calls = getattr(jstats, "calls", 0) - calls0
+        stats.seconds = time.perf_counter() - t0
+        bar.close()
+        flush = getattr(getattr(judge, "cache", None), "flush", None)
+        if flush is not None:
+            flush()
+        if sink is not None:
+            sink.close()
+        if record is not None:
+            write_run_recording(judge, requests, keys, results, record)
+    ordered = [results[k] for k in keys if k in results]
+    df = _table(ordered)
+    df.attrs["run"] = stats.__dict__ | {"errors": stats.errors}
+    return df
+
+
+def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
+             progress: bool = True, record: str | Path | None = None,
+             max_in_flight: int | None = None) -> pd.DataFrame:
+    """Run judge requests and return the tidy verdict table (one row per reply, in request order).
+
+    Parameters
+    ----------
+    judge : Judge
+        e.g. :class:`~evallab.judges.OpenAICompatibleJudge` or :class:`~evallab.judges.ReplayJudge`.
+    requests : sequence of JudgeRequest
+        Each with ``metadata["item_id"]``; metadata ``dataset, subset, strategy, anchor_set, order, sample, gold``
+        become the tidy columns, other keys extra columns. Keys (:data:`evallab.verdicts.KEY`) must be unique.
+    out : path, optional
+        ``.parquet``, ``.jsonl`` or ``.csv``: every reply is appended as it arrives; rows already there are skipped
+        (resume), failed calls are retried.
+    progress : bool
+        Show a tqdm bar (calls/s, cache hits, errors, cost).
+    record : path, optional
+        Write (or update) a keryx-format recording of this run's replies there (:func:`write_run_recording`).
+    max_in_flight : int, optional
+        Worker count (default: twice the judge's ``max_concurrency``, or 32; the judge itself bounds the
+        requests in flight).
+
+    Returns
+    -------
+    DataFrame
+        The tidy verdict table plus ``reason, request_digest, cached, failed, system_fingerprint, raw`` and extra
+        metadata columns; ``df.attrs["run"]`` holds the :class:`RunStats` of this run (calls, cache hits, errors,
+        cost, seconds).
+
+    Raises
+    ------
+    EvallabError
+        Duplicate keys or a request without ``item_id``; :class:`~evallab.judges.client.JudgeFatalError` (e.g.
+        HTTP 401) or :class:`~evallab.judges.replay.ReplayMissError` stop the run at once — rows already answered
+        are kept in ``out``.
+    """
+    async def main() -> pd.DataFrame:
+        try:
+            return await arun_jobs(judge, requests, out=out, progress=progress, record=record,
+                                   max_in_flight=max_in_flight)
+        finally:
+            close = getattr(judge, "aclose", None)
+            if close is not None:
+                await close()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with ThreadPoolExecutor(1) as ex:  # inside Jupyter's running loop: run on a loop of our own
+        return ex.submit(asyncio.run, main()).result()
+
+
+def _entry_ids(meta: dict, order: str, anchor_set: str) -> tuple[str, str]:
+    sid = str(meta.get("scenario_id") or meta.get("item_id"))
+    kind = str(meta.get("kind") or meta.get("answer_kind") or "item")
+    if anchor_set not in ("", "none"):
+        kind += f"@{anchor_set}"
+    if order:
+        kind += f"#{order}"
+    return sid, kind
+
+
+def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Sequence[tuple],
+                        rows: dict[tuple, dict], path: str | Path) -> Path:
+    """Write the replies of a run as a keryx-format recording at ``path`` (merged into an existing one).
+
+    One entry per distinct request digest (``scenarioId`` = metadata ``scenario_id`` or ``item_id``; ``kind`` =
+    metadata ``kind`` or ``"item"``, suffixed ``@<anchor_set>`` and ``#<order>`` when set), samples in ``sample`` order with
+    ``verdict``, ``reason`` and ``error``. An ``evallab`` object records the prompt kind and base URL (never a key).
+    """
+    path = Path(path)
+    versions = sorted({r.prompt_version for r in requests})
+    if len(versions) > 1:
+        raise EvallabError(f"{path}: one recording holds one prompt version; this run mixes {versions}")
+    base = load_recording(path) if path.exists() else None
+    entries: dict[str, Entry] = {}
+    ids: dict[tuple[str, str], str] = {}
+    if base is not None and base.judge_prompt_version in versions:
+        for e in base.entries:
+            entries[e.request_digest] = e
+            ids[(e.scenario_id, e.kind)] = e.request_digest
+    grouped: dict[str, dict[int, Sample]] = {}
+    first: dict[str, JudgeRequest] = {}
+    for req, k in zip(requests, keys, strict=True):
+        row = rows.get(k)
+        if row is None:
+            continue
+        dg = row.get("request_digest") or request_digest(req)
+        s = Sample(row.get("verdict"), str(row.get("reason") or ""), row.get("error"))
+        if s.verdict is None and not s.error:
+            s.error = "no verdict"
+        grouped.setdefault(dg, {})[int(row.get("sample") or 0)] = s
+        first.setdefault(dg, req)
+    for dg, samples in grouped.items():
+        req = first[dg]
+        sid, kind = _entry_ids(req.metadata, str(req.metadata.get("order") or ""),
+                               str(req.metadata.get("anchor_set") or "none"))
+        if ids.get((sid, kind), dg) != dg:
+            kind = f"{kind}~{dg[:8]}"
+        old = entries.get(dg)
+        merged = {i: s for i, s in enumerate(old.samples)} if old is not None else {}
+        merged.update(samples)
+        entries[dg] = Entry(sid, kind, dg, [merged[i] for i in sorted(merged)])
+        ids[(sid, kind)] = dg
+    kinds = {r.kind for r in requests}
+    extra = {"evallab": {"promptKind": "/".join(sorted(kinds)),
+                         "baseUrl": getattr(judge, "base_url", None),
+                         "keryxKinds": all(e.kind in KINDS for e in entries.values())}}
+    rec = Recording(versions[0] if versions else "", judge.label, getattr(judge, "model", "") or "",
+                    _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    list(entries.values()), extra=extra)
+    return write_recording(rec, path)
+
+
+def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> pd.DataFrame:
+    """Totals per judge: replies, live calls, cache hits, unparsed, failed, tokens, cost (USD), mean latency (s).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A verdict table from :func:`run_jobs` (``cached``/``failed`` columns optional).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``by + [replies, live_calls, cache_hits, unparsed, failed, input_tokens, output_tokens, cost_usd,
+        mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made).
+    """
+    by = [c for c in by if c in df.columns]
+    d = df.assign(_cached=df["cached"].fillna(False).astype(bool) if "cached" in df else False,
+                  _failed=df["failed"].fillna(False).astype(bool) if "failed" in df else False)
+    d["_unparsed"] = d["verdict"].isna() & ~d["_failed"]
+    g = d.groupby(by, dropna=False) if by else d.groupby(lambda _: "all")
+    out = g.agg(replies=("item_id", "size"), cache_hits=("_cached", "sum"), unparsed=("_unparsed", "sum"),
+                failed=("_failed", "sum"), input_tokens=("input_tokens", "sum"),
+                output_tokens=("output_tokens", "sum"), cost_usd=("cost_usd", "sum"),
+                mean_latency_s=("latency_s", "mean")).reset_index()
+    out.insert(len(by) + 1, "live_calls", out["replies"] - out["cache_hits"])
+    return out
+
+
+def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, label: str | None = None,
+               cache_dir: str | Path | None = None, replay_dir: str | Path | None = None, **kw) -> Judge:
+    """Build a judge from notebook/CLI literals.
+
+    Parameters
+    ----------
+    base_url, model, api_key_env : str
+        A live OpenAI-compatible judge (:class:`~evallab.judges.OpenAICompatibleJudge`); ``api_key_env`` is the
+        NAME of the variable holding the key ("" = no key).
+    label : str, optional
+        The ``judge`` column.
+    cache_dir : path, optional
+        Folder of the reply cache ``judges.sqlite`` (default ``$EVALLAB_CACHE`` or ``<repo>/.evallab-cache``);
+        pass ``cache=None`` in ``kw`` to run without a cache.
+    replay_dir : path, optional
+        Answer offline from the keryx-format recordings in this folder/file (:class:`~evallab.judges.ReplayJudge`)
+        instead of a live endpoint.
+    **kw
+        Passed to :class:`~evallab.judges.OpenAICompatibleJudge` (timeout, max_concurrency, max_retries, prices,
+        cache ...).
+
+    Raises
+    ------
+    EvallabError
+        Neither ``base_url`` nor ``replay_dir`` given, or ``base_url`` without ``model``.
+    """
+    from evallab.judges.client import OpenAICompatibleJudge
+    from evallab.judges.replay import ReplayJudge
+
+    if replay_dir:
+        return ReplayJudge(replay_dir, label=label or None, model=model or None)
+    if not base_url:
+        raise EvallabError("no judge configured: set judge_base_url (and judge_model, judge_api_key_env) for a live "
+                           "OpenAI-compatible endpoint, or a replay folder of recordings")
+    if not model:
+        raise EvallabError(f"judge_base_url {base_url!r} given without judge_model; expected a model id")
+    if "cache" not in kw:
+        from evallab.judges.cache import Cache
+        from evallab.paths import REPO_ROOT
+
+        folder = Path(cache_dir or os.environ.get("EVALLAB_CACHE") or REPO_ROOT / ".evallab-cache")
+        kw["cache"] = Cache(folder / "judges.sqlite")
+    return OpenAICompatibleJudge(base_url, model, api_key_env=api_key_env or None, label=label or None, **kw)
+
+
+__all__ = ["RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "usage_summary",
+           "write_run_recording"]

@@ -1,0 +1,112 @@
+"""``evallab judge ITEMS --judge MODEL@BASE_URL --out verdicts.parquet``: run a live (or replayed) judge.
+
+The judge spec (``--judge``):
+
+- ``MODEL@BASE_URL`` — a live OpenAI-compatible endpoint, e.g. ``gpt-4o-mini@https://api.openai.com/v1``,
+  ``deepseek-chat@https://api.deepseek.com/v1``, ``qwen2.5:7b@http://localhost:11434/v1`` (Ollama); the key is
+  read from the environment variable NAMED by ``--api-key-env`` (never pass a key on the command line);
+- ``replay:PATH`` — answer offline from keryx-format recordings (a file or a folder of them).
+
+``--base-url`` and ``--model`` may be given instead of ``--judge MODEL@BASE_URL``.
+"""
+
+# ruff: noqa: B008  (typer declares options as argument defaults)
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evallab.errors import EvallabError
+
+
+def parse_judge_spec(spec: str) -> dict:
+    """``"MODEL@BASE_URL"`` → ``{"model", "base_url"}``; ``"replay:PATH"`` → ``{"replay_dir"}``.
+
+    The split is at the LAST ``@`` followed by ``http://`` or ``https://``, so model ids may hold ``@``/``:``.
+
+    Raises
+    ------
+    EvallabError
+        Any other shape.
+    """
+    spec = spec.strip()
+    if spec.startswith("replay:"):
+        path = spec[len("replay:"):]
+        if not path:
+            raise EvallabError("--judge replay: needs a path, e.g. replay:recordings/")
+        return {"replay_dir": path}
+    for scheme in ("@https://", "@http://"):
+        i = spec.rfind(scheme)
+        if i > 0:
+            return {"model": spec[:i], "base_url": spec[i + 1:]}
+    raise EvallabError(f"--judge {spec!r}; expected MODEL@BASE_URL (e.g. gpt-4o-mini@https://api.openai.com/v1) "
+                       "or replay:PATH")
+
+
+def judge(
+    items: Path = typer.Argument(..., help="Items table (.csv/.tsv/.jsonl/.parquet): pairwise item_id, instruction, "
+                                "output_1, output_2 — or pointwise item_id, rubric, pass_criteria, answer"),
+    out: Path = typer.Option(..., "--out", "-o", help="Verdict table to append to: .parquet, .jsonl or .csv "
+                             "(rerun to resume)"),
+    judge_spec: str = typer.Option("", "--judge", help="MODEL@BASE_URL or replay:PATH"),
+    base_url: str = typer.Option("", help="OpenAI-compatible API root, e.g. https://api.openai.com/v1"),
+    model: str = typer.Option("", help="Model id (pin a dated version)"),
+    api_key_env: str = typer.Option("", help="NAME of the environment variable holding the API key"),
+    label: str = typer.Option("", help="The judge column (default: the model id)"),
+    kind: str = typer.Option("auto", help="auto, pairwise or pointwise"),
+    orders: str = typer.Option("ab,ba", help="Pairwise orders to ask, comma-separated"),
+    samples: int = typer.Option(1, min=1, help="Repeats per request (self-agreement)"),
+    temperature: float = typer.Option(0.0, help="Sampling temperature"),
+    seed: int = typer.Option(None, help="Seed sent to the server (where supported)"),
+    max_tokens: int = typer.Option(None, help="Max tokens per reply"),
+    concurrency: int = typer.Option(16, min=1, help="Requests in flight at once"),
+    retries: int = typer.Option(5, min=0, help="Retries on 429/5xx/timeouts/connection errors"),
+    timeout: float = typer.Option(60.0, help="Seconds per connect/read"),
+    cache: Path = typer.Option(None, help="Reply cache file (default .evallab-cache/judges.sqlite)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the cache (no reads, no writes)"),
+    refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies and overwrite them"),
+    prices: Path = typer.Option(None, help="Price table YAML/JSON {model: [input, output] USD per 1M tokens}"),
+    record: Path = typer.Option(None, help="Also write a keryx-format recording of the replies here"),
+    limit: int = typer.Option(0, min=0, help="Only the first N items (0 = all)"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="tqdm progress bar"),
+) -> None:
+    """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
+    from evallab.datasets.generic import read_table
+    from evallab.judges import Cache, make_judge, run_jobs, usage_summary
+    from evallab.judges.items import requests_from_items
+    from evallab.paths import REPO_ROOT
+
+    spec = parse_judge_spec(judge_spec) if judge_spec else {}
+    spec.setdefault("base_url", base_url)
+    spec.setdefault("model", model)
+    kw = {}
+    if not spec.get("replay_dir"):
+        path = cache or Path(REPO_ROOT / ".evallab-cache" / "judges.sqlite")
+        kw = {"cache": None if no_cache else Cache(path, read=not refresh_cache), "timeout": timeout,
+              "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None}
+    j = make_judge(spec.get("base_url", ""), spec.get("model", ""), api_key_env, label=label or None,
+                   replay_dir=spec.get("replay_dir"), **kw)
+    table = read_table(items)
+    if limit:
+        table = table.head(limit)
+    order_list = [o.strip() for o in orders.split(",") if o.strip()]
+    reqs = requests_from_items(table, kind=kind, orders=order_list, samples=samples, temperature=temperature,
+                               seed=seed, max_tokens=max_tokens, path=items)
+    df = run_jobs(j, reqs, out=out, progress=progress, record=record)
+    run = df.attrs.get("run", {})
+    typer.echo(f"wrote {out}: {len(df)} rows ({run.get('skipped', 0)} already there, {run.get('calls', 0)} HTTP "
+               f"calls, {run.get('cache_hits', 0)} cache hits, {run.get('unparsed', 0)} unparsed, "
+               f"{run.get('failed', 0)} failed calls, cost ${run.get('cost_usd', 0.0):.4f})")
+    if record:
+        typer.echo(f"wrote {record}")
+    s = usage_summary(df)
+    typer.echo(s.to_string(index=False))
+    if run.get("failed"):
+        typer.echo("some calls failed after their retries; rerun the same command to retry them", err=True)
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``evallab judge`` to the evallab command."""
+    app.command(name="judge")(judge)

@@ -1,0 +1,432 @@
+"""A real local OpenAI-compatible judge server for tests, demos and benchmarks.
+
+:class:`LocalJudgeServer` serves ``POST /v1/chat/completions`` with aiohttp on 127.0.0.1 and a free port,
+in a background thread (default) or a separate process (``process=True``: the server then shares neither the
+event loop nor the GIL with the client, as a remote endpoint would — use it for throughput measurements). It
+answers with a :class:`SimulatedJudge` whose leniency, accuracy, position bias and anchor effects are
+parameters, deterministically per (seed, request content, sample index), so estimators can be checked for
+recovering a bias we injected; it can hold every reply for ``latency`` seconds; and it injects faults
+(:class:`Fault`): 429 with ``Retry-After``, 500/503, a dropped connection, a timeout (a reply slower than the
+client waits), a malformed JSON body, empty ``choices``, prose with no verdict, and 400/401/403/404.
+
+Control routes (for tests): ``GET /_evallab/stats`` (requests seen, completions served, faults injected),
+``POST /_evallab/reset``, ``POST /_evallab/faults`` (replace the fault list). Example::
+
+    with LocalJudgeServer(sim=SimulatedJudge(seed=1, pass_rate=0.4), latency=0.05) as srv:
+        judge = OpenAICompatibleJudge(srv.base_url, "sim-judge")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import httpx
+
+from evallab.judges.prompts import anchor_headings, answer_text, shown_outputs
+
+#: fault kinds :class:`Fault` understands
+FAULT_KINDS = ("429", "500", "503", "drop", "timeout", "malformed", "empty_choices", "prose",
+               "400", "401", "403", "404")
+
+
+@dataclass
+class Fault:
+    """A fault injected into the next ``times`` matching requests.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`FAULT_KINDS`: ``"429"`` (with ``Retry-After: retry_after``), ``"500"``/``"503"``,
+        ``"drop"`` (the connection is closed with no reply), ``"timeout"`` (the reply waits ``delay`` s),
+        ``"malformed"`` (a 200 with a cut-off JSON body), ``"empty_choices"`` (a 200 with ``choices: []``),
+        ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``.
+    times : int
+        How many requests it hits (then it is used up); ``-1`` = every matching request.
+    match : str, optional
+        Only requests whose last user message contains this text.
+    retry_after : float
+        Seconds sent in ``Retry-After`` (429 only).
+    delay : float
+        Seconds the ``timeout`` fault holds the reply.
+    """
+
+    kind: str
+    times: int = 1
+    match: str | None = None
+    retry_after: float = 1.0
+    delay: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"fault kind {self.kind!r}; expected one of {list(FAULT_KINDS)}")
+
+
+def _uniforms(*parts: object, n: int = 2) -> list[float]:
+    h = hashlib.sha256("\0".join(str(p) for p in parts).encode()).digest()
+    return [int.from_bytes(h[8 * i:8 * i + 8], "big") / 2.0**64 for i in range(n)]
+
+
+@dataclass
+class SimulatedJudge:
+    """A judge with known biases, deterministic per (seed, request content, sample).
+
+    Pointwise (a prompt built by :func:`evallab.judges.prompts.build_pointwise`):
+
+    - baseline P(pass): ``pass_rate``; with ``truth`` (a callable ``answer_text -> "pass"/"fail"/None``) the judge
+      agrees with the truth with probability ``accuracy`` (P(pass) = ``accuracy`` for a true pass,
+      ``1 - accuracy`` for a true fail; ``pass_rate`` where truth is ``None``);
+    - anchors: when every ``### Example <n>: PASS|FAIL`` heading under ``## Calibration examples`` is PASS,
+      P(pass) is multiplied by ``1 + pass_only_inflation`` (capped at 1) — so pass_rate(pass-only) /
+      pass_rate(no or balanced anchors) − 1 recovers ``pass_only_inflation`` while P(pass) stays below 1; when the
+      anchors are grouped FAIL-last (all PASS examples first, then at least one FAIL, the last one FAIL), P(pass)
+      is lowered by ``fail_last_priming`` (floored at 0).
+
+    Pairwise (a prompt built by :func:`~evallab.judges.prompts.build_pairwise`): with probability
+    ``position_bias`` the judge picks the first-shown output whatever the content; otherwise it picks the better
+    output with probability ``accuracy`` when ``truth`` tells them apart (``truth(output) == "pass"`` for exactly
+    one), else either with probability 1/2. So P(first shown) = position_bias + (1 − position_bias)/2 on
+    indistinguishable pairs.
+
+    ``reply_format``: ``"json"`` (``{"verdict", "reason"}``), ``"fenced"`` (the JSON in a ```json fence) or
+    ``"free"`` (``PASS``/``FAIL``, ``[[A]]``/``[[B]]`` then a sentence).
+    """
+
+    seed: int = 0
+    accuracy: float = 0.8
+    position_bias: float = 0.0
+    pass_rate: float = 0.5
+    pass_only_inflation: float = 0.0
+    fail_last_priming: float = 0.0
+    truth: Callable[[str], str | None] | None = None
+    reply_format: str = "json"
+
+    def p_pass(self, user: str) -> float:
+        """P(verdict = pass) for a pointwise user prompt (see the class docstring)."""
+        p = self.pass_rate
+        if self.truth is not None:
+            ans = answer_text(user)
+            t = self.truth(ans) if ans is not None else None
+            if t in ("pass", "fail"):
+                p = self.accuracy if t == "pass" else 1.0 - self.accuracy
+        heads = [h for h in anchor_headings(user) if h in ("PASS", "FAIL")]
+        if heads and all(h == "PASS" for h in heads):
+            p = min(1.0, p * (1.0 + self.pass_only_inflation))
+        elif heads and heads[-1] == "FAIL" and "PASS" in heads and heads == sorted(heads, key=lambda h: h == "FAIL"):
+            p = max(0.0, p - self.fail_last_priming)
+        return p
+
+    def decide(self, system: str, user: str, sample: int = 0) -> tuple[str, str]:
+        """(verdict, reason): pointwise ``"pass"``/``"fail"``; pairwise ``"a"``/``"b"`` (shown position)."""
+        u1, u2 = _uniforms(self.seed, system, user, sample)
+        if "## Output (a)" in user:
+            if u1 < self.position_bias:
+                return "a", "simulated: first-shown output preferred"
+            correct = None
+            if self.truth is not None:
+                outs = shown_outputs(user)
+                ta, tb = self.truth(outs.get("a", "")), self.truth(outs.get("b", ""))
+                if (ta == "pass") != (tb == "pass"):
+                    correct = "a" if ta == "pass" else "b"
+            if correct is None:
+                return ("a" if u2 < 0.5 else "b"), "simulated: no content preference"
+            other = "b" if correct == "a" else "a"
+            return (correct if u2 < self.accuracy else other), "simulated: content judgement"
+        p = self.p_pass(user)
+        return ("pass" if u1 < p else "fail"), f"simulated: P(pass)={p:.3f}"
+
+    def reply_text(self, system: str, user: str, sample: int = 0) -> str:
+        verdict, reason = self.decide(system, user, sample)
+        doc = json.dumps({"verdict": verdict, "reason": reason})
+        if self.reply_format == "fenced":
+            return f"Here is my grading.\n```json\n{doc}\n```"
+        if self.reply_format == "free":
+            head = {"a": "[[A]]", "b": "[[B]]"}.get(verdict, verdict.upper())
+            return f"{head}\n{reason}"
+        return doc
+
+
+@dataclass
+class _Config:
+    sim: SimulatedJudge
+    latency: float = 0.0
+    faults: list = field(default_factory=list)
+    api_key: str | None = None
+    served_model: str | None = None
+
+
+class _App:
+    """The aiohttp application and its counters (lives in the server's event loop)."""
+
+    def __init__(self, cfg: _Config) -> None:
+        self.cfg = cfg
+        self.faults = [Fault(**f) if isinstance(f, dict) else f for f in cfg.faults]
+        self.reset()
+
+    def reset(self) -> None:
+        self.stats = {"requests": 0, "completions": 0, "faults": {}, "unauthorized": 0}
+
+    def _take(self, user: str) -> Fault | None:
+        for f in self.faults:
+            if f.times != 0 and (f.match is None or f.match in user):
+                if f.times > 0:
+                    f.times -= 1
+                return f
+        return None
+
+    def build(self):
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.completions)
+        app.router.add_post("/chat/completions", self.completions)
+        app.router.add_get("/_evallab/stats", self.get_stats)
+        app.router.add_post("/_evallab/reset", self.post_reset)
+        app.router.add_post("/_evallab/faults", self.post_faults)
+        return app
+
+    async def get_stats(self, request):
+        from aiohttp import web
+
+        return web.json_response(self.stats)
+
+    async def post_reset(self, request):
+        from aiohttp import web
+
+        self.reset()
+        return web.json_response({"ok": True})
+
+    async def post_faults(self, request):
+        from aiohttp import web
+
+        self.faults = [Fault(**f) for f in await request.json()]
+        return web.json_response({"ok": True})
+
+    @staticmethod
+    def _error(status: int, message: str, headers: dict | None = None):
+        from aiohttp import web
+
+        return web.json_response({"error": {"message": message, "type": "evallab_sim", "code": status}},
+                                 status=status, headers=headers)
+
+    async def completions(self, request):
+        from aiohttp import web
+
+        self.stats["requests"] += 1
+        raw = await request.read()
+        if self.cfg.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.cfg.api_key}":
+            self.stats["unauthorized"] += 1
+            sent = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            # echo the rejected key, as some providers do (partly masked); clients must not store it
+            return self._error(401, f"Incorrect API key provided: {sent}. You can find your API key in your "
+                                    "account settings.")
+        try:
+            doc = json.loads(raw)
+            messages = doc["messages"]
+            system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+            user = "\n".join(m["content"] for m in messages if m["role"] != "system")
+        except (ValueError, KeyError, TypeError):
+            return self._error(400, "invalid request body: expected JSON with 'messages'")
+        sample = int(request.headers.get("X-Evallab-Sample") or doc.get("seed") or 0)
+        fault = self._take(user)
+        if fault is not None:
+            self.stats["faults"][fault.kind] = self.stats["faults"].get(fault.kind, 0) + 1
+            k = fault.kind
+            if k == "429":
+                return self._error(429, "Rate limit reached; retry later.",
+                                   {"Retry-After": f"{fault.retry_after:g}"})
+            if k in ("400", "401", "403", "404", "500", "503"):
+                return self._error(int(k), f"simulated HTTP {k}")
+            if k == "drop":
+                request.transport.abort()
+                raise asyncio.CancelledError  # nothing is sent
+            if k == "timeout":
+                await asyncio.sleep(fault.delay)
+        if self.cfg.latency:
+            await asyncio.sleep(self.cfg.latency)
+        model = self.cfg.served_model or doc.get("model") or "sim-judge"
+        text = self.cfg.sim.reply_text(system, user, sample)
+        if fault is not None and fault.kind == "prose":
+            text = "Both approaches have merits and the answer is reasonably written overall."
+        body = {"id": f"chatcmpl-sim-{self.stats['requests']}", "object": "chat.completion",
+                "created": int(time.time()), "model": model, "system_fingerprint": "fp_evallab_sim",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(text) // 4),
+                          "total_tokens": max(1, len(raw) // 4) + max(1, len(text) // 4)}}
+        if fault is not None and fault.kind == "empty_choices":
+            body["choices"] = []
+        self.stats["completions"] += 1
+        payload = json.dumps(body)
+        if fault is not None and fault.kind == "malformed":
+            payload = payload[: len(payload) // 2]
+        return web.Response(text=payload, content_type="application/json")
+
+
+async def _start(cfg: _Config, host: str, port: int):
+    from aiohttp import web
+
+    logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
+    app_obj = _App(cfg)
+    runner = web.AppRunner(app_obj.build(), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=1024, reuse_address=True)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]
+    return runner, bound
+
+
+def _serve_child() -> None:  # pragma: no cover — runs in the child process (python -m evallab.testing)
+    """Child side of ``process=True``: read the pickled config from stdin, print the port, serve until stdin
+    closes (the parent stopping or dying)."""
+    import pickle
+    import sys
+
+    cfg, host = pickle.loads(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))
+
+    async def main():
+        runner, port = await _start(cfg, host, 0)
+        print(port, flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_reader(sys.stdin.fileno(), stop.set)  # EOF (or anything) on stdin stops the server
+        await stop.wait()
+        await runner.cleanup()
+
+    asyncio.run(main())
+
+
+class LocalJudgeServer:
+    """An OpenAI-compatible server on 127.0.0.1 (free port), started and stopped as a context manager.
+
+    Parameters
+    ----------
+    sim : SimulatedJudge, optional
+        The simulated judge answering (default ``SimulatedJudge()``).
+    latency : float
+        Seconds every reply is held (server-side think time).
+    faults : sequence of Fault
+        Faults injected in order (see :class:`Fault`); replace them later with :meth:`set_faults`.
+    api_key : str, optional
+        When set, requests without ``Authorization: Bearer <api_key>`` get HTTP 401.
+    served_model : str, optional
+        The model id reported in replies (default: the requested model).
+    process : bool
+        Run in a separate process (``python -m evallab.testing``, config pickled over stdin; ``sim.truth`` must
+        then be a function of an importable module) instead of a background thread.
+
+    Attributes
+    ----------
+    base_url : str
+        ``http://127.0.0.1:<port>/v1`` once started.
+    """
+
+    def __init__(self, sim: SimulatedJudge | None = None, *, latency: float = 0.0, faults: Sequence[Fault] = (),
+                 api_key: str | None = None, served_model: str | None = None, process: bool = False,
+                 host: str = "127.0.0.1") -> None:
+        self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model)
+        self.process, self.host = process, host
+        self.port: int | None = None
+        self._thread = self._loop = self._runner = self._proc = None
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the server is not started; use `with LocalJudgeServer(...) as srv:`")
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> LocalJudgeServer:
+        if self.process:
+            import pickle
+            import subprocess
+            import sys
+
+            blob = pickle.dumps((self.cfg, self.host))
+            self._proc = subprocess.Popen([sys.executable, "-m", "evallab.testing"], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE)
+            self._proc.stdin.write(b"%d\n" % len(blob) + blob)
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+            if not line.strip().isdigit():
+                self._proc.kill()
+                raise RuntimeError("the local judge server process did not start (is sim.truth picklable, i.e. a "
+                                   "function of an importable module?)")
+            self.port = int(line)
+            return self
+        ready = threading.Event()
+        err: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                self._runner, self.port = loop.run_until_complete(_start(self.cfg, self.host, 0))
+            except BaseException as exc:  # noqa: BLE001
+                err.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="evallab-local-judge", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if err:
+            raise err[0]
+        return self
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            import subprocess
+
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(5)
+            self._proc.stdout.close()
+            self._proc = None
+        if self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._thread = None
+        self.port = None
+
+    def __enter__(self) -> LocalJudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _control(self, method: str, route: str, body=None) -> dict:
+        root = self.base_url.removesuffix("/v1")
+        with httpx.Client(trust_env=False, timeout=10) as c:
+            r = c.request(method, root + route, json=body)
+            r.raise_for_status()
+            return r.json()
+
+    def stats(self) -> dict:
+        """``{"requests": n, "completions": n, "faults": {kind: n}, "unauthorized": n}`` since start/reset."""
+        return self._control("GET", "/_evallab/stats")
+
+    def reset(self) -> None:
+        """Zero the counters."""
+        self._control("POST", "/_evallab/reset")
+
+    def set_faults(self, faults: Sequence[Fault]) -> None:
+        """Replace the fault list."""
+        self._control("POST", "/_evallab/faults", [asdict(f) for f in faults])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _serve_child()

@@ -1,0 +1,128 @@
+"""``evallab triggers score|tune|scout CATALOG ...`` — the lexical trigger scorer from the command line.
+
+CATALOG is a JSONL file (one SKILL.md frontmatter object per line) or a bundled short name: ``keryx``,
+``meowkit``, ``sickn33``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from evallab.errors import EvallabError
+
+triggers_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                           help="Lexical trigger scorer: rank skills for a prompt, tune thresholds, scout.")
+
+
+def _check_scorer(scorer: str) -> None:
+    from evallab.triggers import SCORERS
+
+    if scorer not in SCORERS:
+        raise EvallabError(f"--scorer must be one of {', '.join(SCORERS)}; got {scorer!r}")
+
+
+@triggers_app.command("score")
+def score_cmd(
+    catalog: str = typer.Argument(..., help="Catalog JSONL path or keryx|meowkit|sickn33"),
+    query: str = typer.Argument(..., help="A live prompt (scored as typed)"),
+    top: int = typer.Option(5, min=1, help="Rows to show"),
+    scorer: str = typer.Option("keryx", help="keryx | tfidf | bm25"),
+    field: str = typer.Option("full", help="full | description-only"),
+    strip: bool = typer.Option(True, "--strip/--no-strip", help="Strip exclusion clauses from entries"),
+    skill: str = typer.Option("", help="Also report whether QUERY selects this skill id"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
+) -> None:
+    """Rank the catalog's skills for QUERY (score, then id)."""
+    from evallab import triggers as T
+
+    _check_scorer(scorer)
+    cat = T.load_catalog(catalog)
+    r = T.rank(query, cat, scorer=scorer, field=field, strip_exclusions=strip, top=top)
+    sel = None
+    if skill:
+        c = T.check_selected(query, skill, cat, field=field, scorer=scorer, strip_exclusions=strip)
+        sel = {"skill_id": skill, "selected": c.selected, "score": c.score, "rank": c.rank,
+               "outranked_by": c.outranked_by}
+    if as_json:
+        typer.echo(json.dumps({"query": query, "matches": r.to_dict(orient="records"), "selection": sel}, indent=2))
+        return
+    typer.echo(r.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if sel:
+        typer.echo(f"{skill}: {'selected' if sel['selected'] else 'not selected'} (score {sel['score']:.3f}, "
+                   f"rank {sel['rank']}" + (f", outranked by {sel['outranked_by']}" if sel["outranked_by"] else "")
+                   + ")")
+
+
+@triggers_app.command("tune")
+def tune_cmd(
+    catalog: str = typer.Argument(..., help="Catalog JSONL path or keryx|meowkit|sickn33"),
+    scorer: str = typer.Option("keryx", help="keryx | tfidf | bm25"),
+    strip: bool = typer.Option(True, "--strip/--no-strip", help="Strip exclusion clauses from entries"),
+    target: str = typer.Option("select,support,use", help="Thresholds to tune, comma-separated: select,support,use"),
+    n_resamples: int = typer.Option(200, min=0, help="Bootstrap resamples over probes (0: none)"),
+    folds: int = typer.Option(5, min=2, help="GroupKFold folds over probes (grouped by skill)"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),
+) -> None:
+    """Leave-one-out trigger accuracy and the thresholds maximising accuracy / F1 / recall at zero FP."""
+    from evallab import triggers as T
+
+    _check_scorer(scorer)
+    cat = T.load_catalog(catalog)
+    probes = T.make_probes(cat)
+    if len(probes) == 0:
+        raise EvallabError(f"{cat.path}: no skill has triggers or a 'Use when' clause; nothing to tune on")
+    loo = T.leave_one_out(cat, probes, scorer=scorer, strip_exclusions=strip)
+    pairs = T.pair_scores(cat, probes, scorer=scorer, strip_exclusions=strip)
+    tables = []
+    for t in [x.strip() for x in target.split(",") if x.strip()]:
+        if t not in T.KERYX_THRESHOLDS:
+            raise EvallabError(f"--target must be one of {', '.join(T.KERYX_THRESHOLDS)}; got {t!r}")
+        tables.append(T.tune_thresholds(pairs, t, n_resamples=n_resamples, n_splits=folds).table)
+    import pandas as pd
+
+    tab = pd.concat(tables, ignore_index=True)
+    head = {"catalog": cat.path, "skills": len(cat), "probes": len(loo),
+            "leave_one_out_accuracy": float(loo.selected.mean()),
+            "trigger_probes": int((loo.kind == "trigger").sum()),
+            "trigger_leave_one_out_accuracy": float(loo.selected[loo.kind == "trigger"].mean())
+            if (loo.kind == "trigger").any() else None}
+    if as_json:
+        typer.echo(json.dumps({**head, "thresholds": tab.to_dict(orient="records")}, indent=2, default=float))
+        return
+    for k, v in head.items():
+        typer.echo(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}")
+    cols = ["target", "objective", "threshold", "threshold_low", "threshold_high", "value", "cv_threshold",
+            "cv_value", "keryx_threshold", "keryx_value"]
+    typer.echo(tab[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+
+@triggers_app.command("scout")
+def scout_cmd(
+    catalog: str = typer.Argument(..., help="Catalog JSONL path or keryx|meowkit|sickn33"),
+    description: str = typer.Argument(..., help="The draft skill's description (stripped like an entry)"),
+    use: float = typer.Option(0.55, help="Use-as-is threshold"),
+    fork: float = typer.Option(0.30, help="Fork threshold"),
+    top: int = typer.Option(5, min=1, help="Matches to show"),
+    scorer: str = typer.Option("keryx", help="keryx | tfidf | bm25"),
+    strip: bool = typer.Option(True, "--strip/--no-strip", help="Strip exclusion clauses (entries and query)"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """Before creating a skill: use an existing one, fork it, or create a new one?"""
+    from evallab import triggers as T
+
+    _check_scorer(scorer)
+    r = T.scout(description, T.load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,
+                strip_exclusions=strip)
+    if as_json:
+        typer.echo(json.dumps({"decision": r.decision, "use": use, "fork": fork,
+                               "matches": r.matches.to_dict(orient="records")}, indent=2))
+        return
+    typer.echo(f"decision: {r.decision} (use ≥ {use}, fork ≥ {fork})")
+    typer.echo(r.matches.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``triggers`` to the ``evallab`` command."""
+    app.add_typer(triggers_app, name="triggers")

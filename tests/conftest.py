@@ -1,0 +1,17 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def local_judge_server():
+    """A running :class:`evallab.testing.LocalJudgeServer` (thread mode, 127.0.0.1, free port) answering with a
+    :class:`~evallab.testing.SimulatedJudge` (seed 0, pass_rate 0.4, pass_only_inflation 0.5, position_bias 0.2);
+    stopped after the test. Use ``server.base_url`` as a notebook's ``judge_base_url``."""
+    from evallab.testing import LocalJudgeServer, SimulatedJudge
+
+    sim = SimulatedJudge(seed=0, pass_rate=0.4, pass_only_inflation=0.5, position_bias=0.2)
+    with LocalJudgeServer(sim=sim) as srv:
+        yield srv

@@ -1,0 +1,99 @@
+"""Notebook 05 (drift) under papermill with small parameters; its metrics checked against counts read from the
+LLMBar and AlpacaEval CSV files with the csv module (independent of evallab)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from evallab.paths import REPO_ROOT, data_dir
+from evallab.report import ReportSpec, run_one
+
+BASE, CAND = "ChatGPT-0301", "ChatGPT"
+STRATEGIES = ["Vanilla", "CoT"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("nb05")
+    spec = ReportSpec("05_drift", REPO_ROOT / "notebooks" / "05_drift.ipynb",
+                      {"strategies": STRATEGIES, "n_resamples": 50})
+    res = run_one(spec, out)
+    return res, json.loads((out / "05_drift.metrics.json").read_text())["metrics"] if res.status == "ok" else None
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    """(subset, idx, strategy) → {judge: row} for both judges, from verdicts.csv."""
+    out = {}
+    with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if r["judge"] in (BASE, CAND) and r["strategy"] in STRATEGIES:
+                out.setdefault((r["subset"], r["idx"], r["strategy"]), {})[r["judge"]] = r
+    return {k: v for k, v in out.items() if len(v) == 2}
+
+
+def test_notebook_runs_offline(run):
+    res, m = run
+    assert res.status == "ok", f"cell {res.cell}: {res.error}"
+    assert m is not None and res.html and Path(res.html).exists()
+
+
+def test_headline_llmbar_counts(run, pairs):
+    _, m = run
+    head = [v for (s, _, st), v in pairs.items() if st == "Vanilla" and s.startswith("LLMBar/")]
+    assert m["llmbar_headline_items"] == len(head) == 419
+    assert m["llmbar_headline_same_ab"] == sum(v[BASE]["winner_order_12"] == v[CAND]["winner_order_12"] for v in head)
+    assert m["llmbar_headline_same_ba"] == sum(v[BASE]["winner_order_21"] == v[CAND]["winner_order_21"] for v in head)
+    assert m["llmbar_headline_same_both_orders"] == sum(
+        (v[BASE]["winner_order_12"], v[BASE]["winner_order_21"]) == (v[CAND]["winner_order_12"],
+                                                                     v[CAND]["winner_order_21"]) for v in head)
+    for j, key in ((BASE, "llmbar_headline_baseline_accuracy"), (CAND, "llmbar_headline_candidate_accuracy")):
+        correct = sum((v[j]["winner_order_12"] == v[j]["label"]) + (v[j]["winner_order_21"] == v[j]["label"])
+                      for v in head)
+        assert m[key] == pytest.approx(correct / 838)
+
+
+def _acc(rows, judge):
+    """Accuracy of `judge` vs gold: correct / parsed replies (unparsed left out), over the paired items."""
+    parsed = correct = 0
+    for v in rows:
+        for col in ("winner_order_12", "winner_order_21"):
+            w = v[judge][col]
+            if w:
+                parsed += 1
+                correct += w == v[judge]["label"]
+    return correct / parsed
+
+
+def test_gate_flags_match_csv(run, pairs):
+    _, m = run
+    groups = {}
+    for (s, _, st), v in pairs.items():
+        groups.setdefault(("/".join(s.split("/")[:2]), st), []).append(v)
+    assert m["gate_groups"] == len(groups)
+    flagged = {f"subset={s}, strategy={st}" for (s, st), rows in groups.items()
+               if abs(_acc(rows, CAND) - _acc(rows, BASE)) > 0.05}
+    assert set(m["gate_flagged_groups"]) == flagged and m["gate_flagged"] == len(flagged) > 0
+    assert m["gate_passed"] is False
+
+
+def test_alpaca_metrics_match_csv(run):
+    _, m = run
+    pref = {}
+    with open(data_dir("alpaca_eval") / "multi_annotator_preferences.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            pref.setdefault((r["generator_2"], r["instruction_idx"]), {})[r["annotator"]] = r["preference"]
+    base, cot = "alpaca_eval_gpt4_turbo_fn", "alpaca_eval_cot_gpt4_turbo_fn"
+
+    def label(p):
+        return "1" if float(p) < 1.5 else "2" if float(p) > 1.5 else "tie"
+    both = [(label(v[base]), label(v[cot])) for v in pref.values() if v.get(base) and v.get(cot)]
+    flips = sum(a != b for a, b in both) / len(both)
+    assert m["alpaca_prompt_drift_flip_rate"][cot] == pytest.approx(flips)
+    row = next(r for r in m["alpaca_pair_agreement"] if {r["judge_a"], r["judge_b"]} == {base, cot})
+    assert row["both_parsed"] == len(both) and row["agreement"] == pytest.approx(1 - flips)
+    assert -1 <= m["alpaca_min_leaderboard_tau"] <= 1

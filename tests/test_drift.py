@@ -1,0 +1,417 @@
+"""evallab.drift: LLMBar 0301 → 0613 drift figures against hand counts, the tolerance gate on a synthetic 8% drift,
+AlpacaEval evaluator metrics on hand-made cases, Kendall's tau against scipy, calibration replay and re-verify
+through fake in-memory judges, and the ``evallab drift`` command's exit codes."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import kendalltau
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from evallab import drift
+from evallab import verdicts as V
+from evallab.agreement import _kappa_with_ci
+from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
+from evallab.errors import DataError, EvallabError
+from evallab.judges.parsing import parse_reply
+from evallab.judges.types import JudgeReply
+from evallab.paths import REPO_ROOT, data_dir
+
+HERE = Path(__file__).parent / "data" / "drift"
+BASE, CAND = "ChatGPT-0301", "ChatGPT"
+
+# Hand count (the csv module over data/llmbar/verdicts.csv, re-done in test_hand_count_matches_csv below):
+# LLMBar/Natural + LLMBar/Adversarial/*, strategy "Vanilla", gpt-3.5-turbo-0301 vs -0613, every reply parsed.
+HAND = dict(items=419, same_ab=348, same_ba=350, same_both_orders=291, base_correct=403, cand_correct=335,
+            replies=838, b=104, c=36, ab_1_to_2=40, ab_2_to_1=31)
+
+
+@pytest.fixture(scope="module")
+def vanilla():
+    bar = load_llmbar(subsets=["LLMBar/Natural", "LLMBar/Adversarial"], judges=[BASE, CAND], strategies=["Vanilla"])
+    return bar.verdicts
+
+
+@pytest.fixture(scope="module")
+def report(vanilla):
+    return drift.compare_judges(vanilla, BASE, CAND, by=["subset"], n_resamples=500)
+
+
+def test_hand_count_matches_csv():
+    rows = {}
+    with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if r["strategy"] == "Vanilla" and r["subset"].startswith("LLMBar/") and r["judge"] in (BASE, CAND):
+                rows.setdefault((r["subset"], r["idx"]), {})[r["judge"]] = r
+    pairs = list(rows.values())
+    assert len(pairs) == HAND["items"]
+    assert sum(p[BASE]["winner_order_12"] == p[CAND]["winner_order_12"] for p in pairs) == HAND["same_ab"]
+    assert sum(p[BASE]["winner_order_21"] == p[CAND]["winner_order_21"] for p in pairs) == HAND["same_ba"]
+    assert sum(p[BASE]["winner_order_12"] == p[CAND]["winner_order_12"]
+               and p[BASE]["winner_order_21"] == p[CAND]["winner_order_21"] for p in pairs) == HAND["same_both_orders"]
+    for j, key in ((BASE, "base_correct"), (CAND, "cand_correct")):
+        assert sum((p[j]["winner_order_12"] == p[j]["label"]) + (p[j]["winner_order_21"] == p[j]["label"])
+                   for p in pairs) == HAND[key]
+
+
+def test_llmbar_drift_figures_match_hand_count(report):
+    o = report.overall.iloc[0]
+    assert o["items"] == HAND["items"] and o["replies"] == HAND["replies"] == o["both_parsed"]
+    assert o["same_ab"] == HAND["same_ab"] and o["both_parsed_ab"] == HAND["items"]
+    assert o["same_ba"] == HAND["same_ba"]
+    assert o["items_unchanged"] == HAND["same_both_orders"]
+    assert o["same"] == HAND["same_ab"] + HAND["same_ba"]
+    assert o["agreement"] == pytest.approx((HAND["same_ab"] + HAND["same_ba"]) / HAND["replies"])
+    assert o["baseline_correct"] == HAND["base_correct"] and o["candidate_correct"] == HAND["cand_correct"]
+    assert o["delta_accuracy"] == pytest.approx((HAND["cand_correct"] - HAND["base_correct"]) / HAND["replies"])
+    assert o["delta_low"] <= o["delta_accuracy"] <= o["delta_high"] < 0
+    assert (o["mcnemar_b"], o["mcnemar_c"]) == (HAND["b"], HAND["c"])
+    ref = sm_mcnemar([[0, HAND["b"]], [HAND["c"], 0]], exact=False, correction=True)
+    assert o["mcnemar_p"] == pytest.approx(float(ref.pvalue))
+    flips = report.flips.groupby(["verdict_baseline", "verdict_candidate"])["count"].sum()
+    pairs = report.pairs[report.pairs["order"] == "ab"]
+    assert ((pairs["verdict_baseline"] == "1") & (pairs["verdict_candidate"] == "2")).sum() == HAND["ab_1_to_2"]
+    assert ((pairs["verdict_baseline"] == "2") & (pairs["verdict_candidate"] == "1")).sum() == HAND["ab_2_to_1"]
+    assert flips.sum() == HAND["replies"] and flips[("1", "1")] + flips[("2", "2")] == o["same"]
+    # the two subsets add up to the whole
+    assert report.groups["items"].sum() == HAND["items"]
+    assert len(report.moved()) == HAND["replies"] - o["same"]
+
+
+def test_kappa_matches_sklearn_and_agreement_module(report):
+    p = report.pairs[report.pairs["both_parsed"]]
+    o = report.overall.iloc[0]
+    assert o["kappa"] == pytest.approx(cohen_kappa_score(p["verdict_baseline"].astype(str),
+                                                         p["verdict_candidate"].astype(str)))
+    k, lo, hi = _kappa_with_ci(p["verdict_baseline"], p["verdict_candidate"], 0.95)
+    assert (o["kappa"], o["kappa_low"], o["kappa_high"]) == pytest.approx((k, lo, hi))
+
+
+def _drifted(df: pd.DataFrame, subset: str, n_items: int) -> pd.DataFrame:
+    """A copy of df where n_items fully-correct items of `subset` are answered wrongly in both orders."""
+    out = df.copy()
+    ok = out.assign(c=out["verdict"] == out["gold"]).groupby("item_id")["c"].all()
+    chosen = sorted(i for i in ok[ok].index if i.startswith(subset + "#"))[:n_items]
+    m = out["item_id"].isin(chosen)
+    out.loc[m, "verdict"] = out.loc[m, "gold"].map({"1": "2", "2": "1"})
+    out["judge"] = "synthetic"
+    return out
+
+
+def test_gate_flags_synthetic_8pct_drift_and_passes_identical_copy(vanilla):
+    base = drift.subset_level(vanilla[vanilla["judge"] == BASE], 2)
+    assert sorted(base["subset"].unique()) == ["LLMBar/Adversarial", "LLMBar/Natural"]
+    natural_items = base.loc[base["subset"] == "LLMBar/Natural", "item_id"].nunique()
+    assert natural_items == 100
+    drifted = _drifted(base, "LLMBar/Natural", 8)  # 8 of 100 items wrong in both orders: -8 points
+    assert (drifted["verdict"] != base["verdict"]).sum() == 16
+    rep = drift.compare(base, drifted, tolerance=0.05, n_resamples=200)
+    g = rep.groups.set_index("subset")
+    assert g.loc["LLMBar/Natural", "delta_accuracy"] == pytest.approx(-0.08)
+    assert g.loc["LLMBar/Adversarial", "delta_accuracy"] == 0
+    assert not rep.passed
+    assert rep.gate.names == ["subset=LLMBar/Natural, strategy=Vanilla"]
+    assert "FLAG subset=LLMBar/Natural, strategy=Vanilla: -0.0800" in rep.gate.summary()
+    copy = base.assign(judge="copy")
+    same = drift.compare(base, copy, tolerance=0.05, n_resamples=200)
+    assert same.passed and same.gate.flagged.empty and same.gate.groups == 2
+    assert (same.groups["agreement"] == 1).all() and (same.groups[["delta_low", "delta_high"]] == 0).all().all()
+
+
+def test_gate_boundary_exactly_tolerance_passes(vanilla):
+    base = drift.subset_level(vanilla[vanilla["judge"] == BASE], 2)
+    five = drift.compare(base, _drifted(base, "LLMBar/Natural", 5), n_resamples=0)
+    six = drift.compare(base, _drifted(base, "LLMBar/Natural", 6), n_resamples=0)
+    assert five.groups.set_index("subset").loc["LLMBar/Natural", "delta_accuracy"] == pytest.approx(-0.05)
+    assert five.passed  # "within 5%": a move of exactly 5 points passes
+    assert not six.passed and six.gate.names == ["subset=LLMBar/Natural, strategy=Vanilla"]
+    tight = drift.gate(five.groups, tolerance=0.04, by=["subset", "strategy"])
+    assert tight.names == ["subset=LLMBar/Natural, strategy=Vanilla"]
+
+
+def test_flip_rate_metric_without_gold(vanilla):
+    nogold = vanilla.assign(gold=pd.NA)
+    rep = drift.compare_judges(nogold, BASE, CAND, by=[], n_resamples=0)
+    assert rep.gate.metric == "flip_rate"
+    o = rep.overall.iloc[0]
+    assert o["flip_rate"] == pytest.approx(1 - (HAND["same_ab"] + HAND["same_ba"]) / HAND["replies"])
+    assert np.isnan(o["delta_accuracy"]) and not rep.passed
+    assert rep.gate.flagged["value"].iloc[0] == pytest.approx(o["flip_rate"])
+    with_gold = drift.gate(rep.groups, metric="accuracy", by=[])
+    assert not with_gold.passed and with_gold.groups == 0 and with_gold.untested == ["all"]
+
+
+def test_unparsed_counted_not_scored():
+    base = V.coerce(pd.DataFrame({"item_id": ["a", "b", "c", "d"], "judge": "old", "order": "ab",
+                                  "verdict": ["1", "1", "2", "1"], "gold": ["1", "1", "2", "2"]}))
+    cand = base.assign(judge="new", verdict=["1", pd.NA, "2", "2"])
+    rep = drift.compare(base, cand, by=[], n_resamples=0)
+    o = rep.overall.iloc[0]
+    assert (o["unparsed_candidate"], o["both_parsed"], o["same"], o["changed"]) == (1, 3, 2, 1)
+    assert o["baseline_accuracy"] == pytest.approx(3 / 4) and o["candidate_accuracy"] == pytest.approx(3 / 3)
+    assert rep.flip_table().loc["1", "unparsed"] == 1
+
+
+def test_pairing_errors(vanilla):
+    both = vanilla
+    with pytest.raises(DataError, match="more than one reply"):
+        drift.compare(both, vanilla[vanilla["judge"] == CAND])
+    a = vanilla[vanilla["judge"] == BASE]
+    b = vanilla[vanilla["judge"] == CAND].assign(strategy="Other")
+    with pytest.raises(DataError, match="no reply in common"):
+        drift.compare(a, b)
+    rep = drift.compare(a, b, by=["subset"], match_on=("dataset", "item_id", "anchor_set", "order", "sample"),
+                        n_resamples=0)
+    assert rep.overall.iloc[0]["same"] == HAND["same_ab"] + HAND["same_ba"]
+    flipped_gold = vanilla[vanilla["judge"] == CAND].assign(gold=lambda d: d["gold"].map({"1": "2", "2": "1"}))
+    with pytest.raises(DataError, match="gold differs"):
+        drift.compare(a, flipped_gold)
+    with pytest.raises(DataError, match="cannot pair or group by 'judge'"):
+        drift.compare(a, vanilla[vanilla["judge"] == CAND], by=["judge"])
+    with pytest.raises(DataError, match="judge 'GPT-5'"):
+        drift.compare_judges(vanilla, BASE, "GPT-5")
+    with pytest.raises(EvallabError, match="tolerance"):
+        drift.compare(a, vanilla[vanilla["judge"] == CAND], tolerance=5)
+
+
+# ------------------------------------------------------------------------------------ AlpacaEval-style metrics
+def test_p_prefer_longer_hand_made_case():
+    items = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"],
+                          "len_1": [100, 500, 200, 300, 90, 10], "len_2": [400, 100, 210, 50, 400, 500]})
+    # longer output: q1 2, q2 1, q3 within 30 chars (left out), q4 1, q5 2, q6 2 (tie verdict: left out)
+    df = V.coerce(pd.DataFrame({"item_id": items["item_id"], "judge": "J", "order": "",
+                                "verdict": ["2", "1", "2", "2", "1", "tie"]}))
+    m = drift.evaluator_metrics(df, items).iloc[0]
+    assert m["longer_pairs"] == 4  # q1, q2, q4, q5
+    assert m["p_prefer_longer"] == pytest.approx(2 / 4)  # q1 and q2 picked the longer output
+    assert m["p_prefer_output_1"] == pytest.approx((2 + 0.5) / 6)  # q2, q5 and half of q6
+    assert m["ties"] == 1 and m["shown_known"] == 0 and np.isnan(m["p_prefer_shown_first"])
+
+
+def test_p_prefer_shown_first_from_orders_and_shown_first_column():
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "a", "b", "b", "c"], "judge": "J",
+                                "order": ["ab", "ba", "ab", "ba", ""], "verdict": ["1", "2", "1", "1", "2"]}))
+    df["shown_first"] = [pd.NA, pd.NA, pd.NA, pd.NA, "2"]
+    m = drift.evaluator_metrics(df).iloc[0]
+    # first-shown picked: a/ab (1), a/ba (2), b/ab (1), c (shown first 2, picked 2); b/ba picked the second
+    assert (m["shown_known"], m["p_prefer_shown_first"]) == (5, pytest.approx(4 / 5))
+
+
+def test_win_rates_hand_case():
+    df = V.coerce(pd.DataFrame({"item_id": list("abcde"), "judge": "J", "verdict": ["2", "2", "1", "tie", pd.NA]}))
+    df["generator_2"] = "m"
+    w = drift.win_rates(df).iloc[0]
+    assert (w["parsed"], w["wins"], w["losses"], w["ties"]) == (4, 2, 1, 1)
+    assert w["win_rate"] == pytest.approx(2.5 / 4)
+    assert w["standard_error"] == pytest.approx(np.std([1, 1, 0, 0.5], ddof=1) / 2)
+
+
+def test_kendall_tau_matches_scipy():
+    rng = np.random.default_rng(3)
+    a = pd.Series(rng.normal(size=12), index=[f"m{i}" for i in range(12)])
+    b = pd.Series(a.to_numpy() + rng.normal(scale=0.7, size=12), index=a.index)[::-1]  # other index order
+    b.iloc[0] = b.iloc[1]  # a tie, to exercise tau-b
+    r = drift.rank_correlation(a, b.iloc[:-1])  # one model missing from b
+    common = a.index.intersection(b.iloc[:-1].index)
+    ref = kendalltau(a[common].to_numpy(), b[common].to_numpy())
+    assert r["n"] == 11 and r["tau"] == pytest.approx(ref.statistic) and r["pvalue"] == pytest.approx(ref.pvalue)
+
+
+def test_leaderboard_tau_matches_scipy_on_csv():
+    def board(name):
+        with open(data_dir("alpaca_eval") / "leaderboards" / "data_AlpacaEval" / f"{name}_leaderboard.csv",
+                  newline="") as fh:
+            return {r[""]: float(r["win_rate"]) for r in csv.DictReader(fh) if r["n_draws"] != r["n_total"]}
+    x, y = board("alpaca_eval_gpt4"), board("claude")
+    common = sorted(set(x) & set(y))
+    ref = kendalltau([x[m] for m in common], [y[m] for m in common])
+    t = drift.leaderboard_rank_agreement(load_alpaca_eval_leaderboards())
+    row = t[(t["leaderboard_a"] == "AlpacaEval/alpaca_eval_gpt4") & (t["leaderboard_b"] == "AlpacaEval/claude")]
+    assert row["n"].iloc[0] == len(common)
+    assert row["tau"].iloc[0] == pytest.approx(ref.statistic)
+    assert set(t["version"]) == {"AlpacaEval", "AlpacaEval_2"}  # never across versions (different baselines)
+
+
+def test_alpaca_annotator_agreement_matches_csv():
+    with open(data_dir("alpaca_eval") / "multi_annotator_preferences.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    pref = {}
+    for r in rows:
+        pref.setdefault((r["generator_2"], r["instruction_idx"]), {})[r["annotator"]] = r["preference"]
+
+    def label(p):
+        return None if p == "" else "1" if float(p) < 1.5 else "2" if float(p) > 1.5 else "tie"
+    a, b = "alpaca_eval_cot_gpt4_turbo_fn", "alpaca_eval_gpt4_turbo_fn"
+    both = [(label(v[a]), label(v[b])) for v in pref.values() if a in v and b in v]
+    both = [(x, y) for x, y in both if x and y]
+    ae = load_alpaca_eval()
+    t = drift.judge_pair_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
+    assert t.loc[(a, b), "both_parsed"] == len(both)
+    assert t.loc[(a, b), "same"] == sum(x == y for x, y in both)
+    rk = drift.win_rate_rank_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
+    assert rk.loc[(a, b), "n"] == 4  # Mixtral, cohere, gemini-pro, gpt-3.5-turbo-0301 judged by both
+
+
+# ----------------------------------------------------------------------------------- calibration set replay
+class FirstSlotJudge:
+    """A fake in-memory judge that always answers 'Output (a)' / 'pass' (and cannot parse raw-message items)."""
+
+    label = "first-slot"
+    model = "fake-first-slot"
+
+    def __init__(self):
+        self.requests = []
+
+    async def judge(self, request):
+        self.requests.append(request)
+        if request.prompt_version == "":  # the item's own messages: reply something unparseable
+            return JudgeReply(raw="I cannot decide.", verdict=None, error="unparsed: no verdict found")
+        text = '{"verdict": "a", "reason": "first"}' if request.kind == "pairwise" else '{"verdict": "pass"}'
+        verdict, reason, err = parse_reply(text, request)
+        return JudgeReply(raw=text, verdict=verdict, reason=reason, error=err, model=self.model)
+
+
+class OracleJudge:
+    label = "oracle"
+    model = "fake-oracle"
+
+    async def judge(self, request):
+        g = request.metadata.get("gold")
+        return JudgeReply(raw=str(g), verdict=g, model=self.model)
+
+
+def test_load_gold_set_and_errors():
+    gs = drift.load_gold_set(HERE / "gold_set.jsonl")
+    assert list(gs["item_id"]) == ["nat-1", "nat-2", "adv-1", "adv-2", "fn-pass", "fn-fail", "raw-1"]
+    assert list(gs["kind"]) == ["pairwise"] * 4 + ["pointwise"] * 2 + ["pairwise"]
+    with pytest.raises(DataError) as e:
+        drift.load_gold_set(HERE / "gold_set_missing_gold.jsonl")
+    assert e.value.row == 3 and e.value.column == "gold" and "gold_set_missing_gold.jsonl" in str(e.value)
+    with pytest.raises(DataError, match="not a pointwise verdict|unknown gold"):
+        drift.gold_set_frame([{"item_id": "x", "gold": "1", "kind": "pointwise", "answer": "a"}])
+    with pytest.raises(DataError, match="missing 'output_2'"):
+        drift.gold_set_frame([{"item_id": "x", "gold": "1", "instruction": "i", "output_1": "o"}])
+    with pytest.raises(DataError, match="duplicated item_id"):
+        drift.gold_set_frame([{"item_id": "x", "gold": "pass", "answer": "a", "rubric_text": "r",
+                               "pass_criteria": ["c"]}] * 2)
+
+
+def test_calibration_replay_through_fake_judge(tmp_path):
+    gs = drift.load_gold_set(HERE / "gold_set.jsonl")
+    judge = FirstSlotJudge()
+    cand, rep = drift.calibration_drift(judge, gs, n_resamples=100, out=tmp_path / "replay.csv")
+    # 4 pairwise items × 2 orders + 2 pointwise + 1 raw-message item (its own order only) = 11 requests
+    assert len(judge.requests) == 11 and len(cand) == 11 and (tmp_path / "replay.csv").exists()
+    shown = {(r.metadata["item_id"], r.metadata["order"]): r for r in judge.requests}
+    assert "Cats sleep a lot. Dogs bark." in shown[("adv-1", "ba")].user.split("Output (a)")[1].split("Output (b)")[0]
+    # always "Output (a)": right in order ab when gold is 1, in order ba when gold is 2 → 2 of 4 per subset
+    g = rep.groups.set_index("group")
+    nat, adv = g.loc["subset=LLMBar/Natural, rubric="], g.loc["subset=LLMBar/Adversarial, rubric="]
+    fn = g.loc["subset=, rubric=functionality"]
+    assert (nat["candidate_parsed"], nat["candidate_correct"], nat["unparsed_candidate"]) == (4, 2, 1)
+    assert (adv["candidate_parsed"], adv["candidate_correct"]) == (4, 2)
+    assert (fn["candidate_parsed"], fn["candidate_correct"]) == (2, 1)  # always 'pass': wrong on fn-fail
+    assert nat["baseline_accuracy"] == 1 and nat["delta_accuracy"] == pytest.approx(-0.5)
+    assert not rep.passed and len(rep.gate.names) == 3
+    assert cand.loc[cand["item_id"] == "raw-1", "error"].iloc[0].startswith("unparsed")
+    # a recorded baseline identical to the candidate: no drift
+    again = drift.compare(cand, cand.assign(judge="again"), by=["subset", "rubric"], n_resamples=0)
+    assert again.passed
+
+
+def test_oracle_judge_passes_calibration_gate():
+    gs = drift.load_gold_set(HERE / "gold_set.jsonl").query("item_id != 'raw-1'")
+    cand, rep = drift.calibration_drift(OracleJudge(), gs, n_resamples=0)
+    assert rep.passed and (rep.groups["delta_accuracy"] == 0).all()
+    assert set(cand["model"]) == {"fake-oracle"}
+
+
+def test_reverify_reports_disagreements_on_seeded_sample():
+    bar = load_llmbar(subsets=["LLMBar/Natural"], judges=[CAND], strategies=["Vanilla"], with_text=True)
+    rec = bar.verdicts
+    r1 = drift.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=7, n_resamples=0)
+    r2 = drift.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=7, n_resamples=0)
+    r3 = drift.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=8, n_resamples=0)
+    assert r1.items == r2.items and len(set(r1.items)) == 15 and r1.items != r3.items
+    sampled = rec[rec["item_id"].isin(r1.items)]
+    assert len(r1.sample) == len(sampled) == 30  # both orders of each sampled item
+    wrong = sampled[sampled["verdict"].notna() & (sampled["verdict"] != sampled["gold"])]
+    assert len(r1.disagreements) == len(wrong)  # the oracle disagrees exactly where the record was wrong
+    got = set(zip(r1.disagreements["item_id"], r1.disagreements["order"], strict=True))
+    assert got == set(zip(wrong["item_id"], wrong["order"], strict=True))
+    assert (r1.disagreements["verdict_new"] == r1.disagreements["gold"]).all()
+    with pytest.raises(DataError, match="expected one"):
+        drift.reverify(OracleJudge(), load_llmbar(subsets=["LLMBar/Natural"], judges=[BASE, CAND],
+                                                  strategies=["Vanilla"]).verdicts, bar.items)
+
+
+# ------------------------------------------------------------------------------------------------------- CLI
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "evallab.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+
+
+def test_cli_exit_codes(vanilla, tmp_path):
+    base = drift.subset_level(vanilla[vanilla["judge"] == BASE], 2)
+    base.to_csv(tmp_path / "base.csv", index=False)
+    _drifted(base, "LLMBar/Natural", 8).to_json(tmp_path / "drift.jsonl", orient="records", lines=True)
+    base.assign(judge="copy").to_csv(tmp_path / "copy.csv", index=False)
+    bad = _cli("drift", "--baseline", tmp_path / "base.csv", "--candidate", tmp_path / "drift.jsonl",
+               "--tolerance", "0.05", "--out", tmp_path / "groups.csv")
+    assert bad.returncode == 1, bad.stderr
+    assert "FLAG subset=LLMBar/Natural, strategy=Vanilla: -0.0800" in bad.stdout
+    assert pd.read_csv(tmp_path / "groups.csv")["flagged"].sum() == 1
+    ok = _cli("drift", "--baseline", tmp_path / "base.csv", "--candidate", tmp_path / "copy.csv")
+    assert ok.returncode == 0, ok.stderr + ok.stdout
+    assert "gate PASS" in ok.stdout
+    missing = _cli("drift", "--baseline", tmp_path / "base.csv", "--candidate", tmp_path / "nope.csv")
+    assert missing.returncode == 2 and "nope.csv" in missing.stderr and "Traceback" not in missing.stderr
+    dup = _cli("drift", "--baseline", tmp_path / "base.csv", "--candidate", tmp_path / "base.csv", "--by", "judge")
+    assert dup.returncode == 2 and "Traceback" not in dup.stderr and "judge" in dup.stderr
+
+
+def test_cli_drift_replay_against_local_server(tmp_path):
+    from evallab.testing import LocalJudgeServer, SimulatedJudge
+
+    lines = [ln for ln in (HERE / "gold_set.jsonl").read_text().splitlines() if '"raw-1"' not in ln]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(lines) + "\n")
+    env = {**os.environ, "EVALLAB_CACHE": str(tmp_path / "cache")}
+    # a judge that always picks the first-shown output and always passes: 2 of 4 right per pairwise subset,
+    # 1 of 2 on the functionality rubric — every group drifts from gold by 50 points
+    with LocalJudgeServer(sim=SimulatedJudge(seed=0, position_bias=1.0, pass_rate=1.0)) as srv:
+        args = [sys.executable, "-m", "evallab.cli", "drift-replay", str(gold), "--base-url", srv.base_url,
+                "--model", "sim-judge", "--out", str(tmp_path / "new.csv")]
+        res = subprocess.run(args, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+        assert res.returncode == 1, res.stderr
+        assert res.stdout.count("FLAG ") == 3 and "-0.5000" in res.stdout
+        seen = srv.stats()
+        again = subprocess.run(args, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+        assert again.returncode == 1 and srv.stats() == seen  # resumed from --out: no new request
+    new = pd.read_csv(tmp_path / "new.csv")
+    assert len(new) == 10 and set(new["judge"]) == {"sim-judge"}
+
+
+def test_reverify_pointwise_items():
+    gs = drift.load_gold_set(HERE / "gold_set.jsonl")
+    rec = V.coerce(pd.DataFrame({"item_id": ["fn-pass", "fn-fail"], "judge": "lenient", "subset": "",
+                                 "verdict": ["pass", "pass"], "gold": ["pass", "fail"]}))
+    judge = FirstSlotJudge()
+    res = drift.reverify(judge, rec, gs, n_items=5, n_resamples=0)
+    assert sorted(res.items) == ["fn-fail", "fn-pass"]
+    assert [r.kind for r in judge.requests] == ["pointwise", "pointwise"]
+    assert "Clicking 'Add task' shows a blank page" in next(r.user for r in judge.requests
+                                                            if r.metadata["item_id"] == "fn-fail")
+    assert res.disagreements.empty and res.sample["agrees"].all()  # the fake also always passes
+    oracle = drift.reverify(OracleJudge(), rec, gs, n_items=5, n_resamples=0)
+    assert list(oracle.disagreements["item_id"]) == ["fn-fail"]
+    assert oracle.disagreements["verdict_new"].iloc[0] == "fail"

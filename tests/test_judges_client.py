@@ -1,0 +1,202 @@
+"""OpenAICompatibleJudge against the real local server: faults, retries, fatal statuses, cache, cost, secrets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+
+from evallab.judges import (
+    Cache,
+    JudgeFatalError,
+    OpenAICompatibleJudge,
+    build_pairwise,
+    build_pointwise,
+    cache_key,
+    run_jobs,
+)
+from evallab.testing import Fault, LocalJudgeServer, SimulatedJudge
+
+
+def _reqs(n, prefix="i", **meta):
+    return [build_pointwise(rubric="Wraps the error.", pass_criteria=["Uses %w."], answer=f"answer {prefix}{i}",
+                            metadata={"item_id": f"{prefix}{i}", **meta}) for i in range(n)]
+
+
+def _judge(srv, **kw):
+    kw = {"max_concurrency": 1, "max_retries": 3, "timeout": 2.0, "backoff_initial": 0.01, "backoff_max": 0.05,
+          **kw}
+    return OpenAICompatibleJudge(srv.base_url, "sim-judge", **kw)
+
+
+@pytest.fixture
+def server():
+    with LocalJudgeServer(SimulatedJudge(seed=1, pass_rate=0.5)) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("kind", ["429", "500", "503", "drop", "timeout", "malformed"])
+def test_transient_faults_are_retried_then_answered(server, kind):
+    server.set_faults([Fault(kind, times=2, retry_after=0.3, delay=1.2)])
+    j = _judge(server, timeout=0.5 if kind == "timeout" else 2.0)
+    df = run_jobs(j, _reqs(1), progress=False)
+    st = server.stats()
+    assert st["faults"] == {kind: 2}
+    assert st["requests"] == 3 and j.stats.calls == 3  # 2 faulted attempts + 1 good one
+    assert df["verdict"].iloc[0] in ("pass", "fail") and pd.isna(df["error"].iloc[0])
+    assert not bool(df["failed"].iloc[0])
+    assert len(j.stats.waits) == 2
+    if kind == "429":  # Retry-After (0.3 s) is honoured over the shorter exponential backoff (≤ 0.05 s)
+        assert all(w >= 0.3 for _, w in j.stats.waits)
+    else:
+        assert all(w <= 0.05 + 0.01 for _, w in j.stats.waits)
+
+
+def test_persistent_503_gives_up_and_reports_failed_row(server):
+    server.set_faults([Fault("503", times=-1)])
+    j = _judge(server, max_retries=2)
+    df = run_jobs(j, _reqs(1), progress=False)
+    assert server.stats()["requests"] == 3  # 1 + max_retries
+    assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0])
+    assert "HTTP 503" in df["error"].iloc[0] and "3 attempts" in df["error"].iloc[0]
+
+
+@pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("prose", "no pointwise verdict")])
+def test_reply_faults_are_reported_not_retried(server, kind, error):
+    server.set_faults([Fault(kind)])
+    j = _judge(server)
+    df = run_jobs(j, _reqs(1), progress=False)
+    assert server.stats()["requests"] == 1
+    assert pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
+    assert not bool(df["failed"].iloc[0])
+    if kind == "prose":  # the raw text is kept for the NA row
+        assert "reasonably written" in df["raw"].iloc[0]
+
+
+@pytest.mark.parametrize("status", ["400", "401", "403", "404"])
+def test_client_errors_stop_at_once_without_retry(server, status):
+    server.set_faults([Fault(status, times=-1)])
+    j = _judge(server, max_retries=5)
+    with pytest.raises(JudgeFatalError, match=f"HTTP {status}.*stopped without retrying"):
+        run_jobs(j, _reqs(20), progress=False)
+    assert server.stats()["requests"] == 1
+
+
+def test_wrong_key_401_stops_the_run_at_once(monkeypatch):
+    monkeypatch.setenv("EVALLAB_TEST_KEY", "wrong-key")
+    with LocalJudgeServer(api_key="right-key") as srv:
+        j = _judge(srv, api_key_env="EVALLAB_TEST_KEY", max_concurrency=4)
+        with pytest.raises(JudgeFatalError, match=r"HTTP 401.*EVALLAB_TEST_KEY") as exc:
+            run_jobs(j, _reqs(200), progress=False)
+        assert "wrong-key" not in str(exc.value)
+        st = srv.stats()
+        assert st["unauthorized"] == st["requests"] <= 4  # only what was already in flight; no retries
+
+
+def test_missing_key_variable_is_a_clear_error(monkeypatch, server):
+    monkeypatch.delenv("EVALLAB_NO_SUCH_KEY", raising=False)
+    j = _judge(server, api_key_env="EVALLAB_NO_SUCH_KEY")
+    with pytest.raises(JudgeFatalError, match="EVALLAB_NO_SUCH_KEY is not set"):
+        run_jobs(j, _reqs(1), progress=False)
+    assert server.stats()["requests"] == 0
+
+
+def test_rerun_from_cache_makes_zero_http_calls_and_matches(server, tmp_path):
+    reqs = _reqs(30) + [build_pairwise("Pick", "x", "y", order=o, metadata={"item_id": "p", "sample": s})
+                        for o in ("ab", "ba") for s in (0, 1)]
+    first = run_jobs(_judge(server, cache=tmp_path / "c.sqlite", max_concurrency=8), reqs, progress=False)
+    assert server.stats()["requests"] == len(reqs)
+    server.reset()
+    j2 = _judge(server, cache=tmp_path / "c.sqlite")
+    again = run_jobs(j2, reqs, progress=False)
+    assert server.stats()["requests"] == 0 and j2.stats.calls == 0
+    assert again["cached"].all() and not first["cached"].any()
+    cols = ["item_id", "order", "sample", "verdict", "input_tokens", "output_tokens"]
+    pd.testing.assert_frame_equal(first[cols], again[cols])
+    # bypass: every request goes live, nothing written; refresh: live and overwritten
+    run_jobs(_judge(server, cache=Cache.bypass(tmp_path / "c.sqlite")), reqs[:5], progress=False)
+    assert server.stats()["requests"] == 5
+    server.reset()
+    run_jobs(_judge(server, cache=Cache.refresh(tmp_path / "c.sqlite")), reqs[:5], progress=False)
+    assert server.stats()["requests"] == 5
+
+
+def test_cache_key_covers_the_canonical_request():
+    r = _reqs(1)[0]
+    k = cache_key("http://h/v1", "m", r)
+    assert cache_key("http://h/v1/", "m", r) == k  # trailing slash is not part of identity
+    variants = [cache_key("http://other/v1", "m", r), cache_key("http://h/v1", "m2", r)]
+    for field, value in (("temperature", 0.7), ("seed", 3), ("max_tokens", 50)):
+        r2 = _reqs(1)[0]
+        setattr(r2, field, value)
+        variants.append(cache_key("http://h/v1", "m", r2))
+    variants.append(cache_key("http://h/v1", "m", _reqs(1, sample=1)[0]))
+    assert len(set(variants)) == len(variants) and k not in variants
+
+
+def test_cache_is_safe_with_two_processes_writing(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    code = textwrap.dedent(f"""
+        import sys
+        from evallab.judges import Cache
+        c = Cache({str(path)!r})
+        c.batch_size = 7
+        for i in range(400):
+            c.put(f"{{sys.argv[1]}}-{{i}}", {{"raw": "x" * 50, "i": i}})
+        c.close()
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code, tag]) for tag in ("a", "b")]
+    assert [p.wait(120) for p in procs] == [0, 0]
+    c = Cache(path)
+    assert len(c) == 800
+    assert c.get("a-399") == {"raw": "x" * 50, "i": 399} and c.get("b-0")["i"] == 0
+
+
+def test_usage_and_cost_from_the_price_table(server):
+    reqs = _reqs(4)
+    df = run_jobs(_judge(server, prices={"sim-judge": [2.0, 8.0]}), reqs, progress=False)
+    assert (df["input_tokens"] > 0).all() and (df["output_tokens"] > 0).all()
+    expected = (df["input_tokens"].astype(float) * 2.0 + df["output_tokens"].astype(float) * 8.0) / 1e6
+    assert df["cost_usd"].astype(float).tolist() == pytest.approx(expected.tolist())
+    assert df.attrs["run"]["cost_usd"] == pytest.approx(float(expected.sum()))
+    assert df["system_fingerprint"].eq("fp_evallab_sim").all() and df["model"].eq("sim-judge").all()
+
+
+def test_served_model_is_recorded(tmp_path):
+    with LocalJudgeServer(served_model="sim-judge-2026-11-29") as srv:
+        df = run_jobs(_judge(srv), _reqs(2), progress=False)
+    assert df["model"].eq("sim-judge-2026-11-29").all()
+
+
+def test_api_key_value_is_written_nowhere(monkeypatch, tmp_path):
+    secret = "sk-evallab-test-9f3c2a71d0b84e55"
+    monkeypatch.setenv("EVALLAB_SECRET_KEY", secret)
+    reqs = _reqs(10, gold="pass") + [build_pairwise("Q", "a", "b", order=o, metadata={"item_id": "p"})
+                                     for o in ("ab", "ba")]
+    with LocalJudgeServer(api_key=secret, faults=[Fault("prose"), Fault("503")]) as srv:
+        for out in ("v.parquet", "v.jsonl", "v.csv"):
+            j = _judge(srv, api_key_env="EVALLAB_SECRET_KEY", cache=tmp_path / "cache" / "j.sqlite")
+            df = run_jobs(j, reqs, out=tmp_path / out, record=tmp_path / f"rec-{out}.json", progress=False)
+            assert len(df) == len(reqs)
+        assert srv.stats()["unauthorized"] == 0  # the key was really sent
+    from evallab.judges import usage_summary
+
+    (tmp_path / "usage.txt").write_text(usage_summary(df).to_string())  # what a report shows
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) >= 8  # cache (+ WAL files), 3 tables, 3 recordings, usage
+    for p in files:
+        assert secret.encode() not in p.read_bytes(), p
+    assert "sk-evallab" not in repr(j)
+
+
+def test_server_messages_are_redacted(monkeypatch):
+    from evallab.judges.client import redact
+
+    monkeypatch.setenv("EVALLAB_RKEY", "k3y-value-0042")
+    msg = "Incorrect API key provided: k3y-value-0042; other sk-proj-Ab12Cd34Ef and sk-ab***yz"
+    out = redact(msg, "EVALLAB_RKEY")
+    assert "k3y-value-0042" not in out and "sk-proj-Ab12Cd34Ef" not in out and "sk-ab" not in out
+    assert out.startswith("Incorrect API key provided: ***;")

@@ -1,0 +1,470 @@
+"""Tests of evallab.triggers: tokenizer, stemmer, exclusion stripping, the keryx scorer, selection, leave-one-out,
+alternative scorers, bad catalogs and threshold tuning. Expected values are hand-computed here or come from a plain
+re-implementation of data/keryx/SOURCE.md written in this file."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evallab import triggers as T
+from evallab.errors import DataError
+from evallab.paths import data_dir
+
+HERE = Path(__file__).parent
+BAD = HERE / "data" / "triggers"
+KERYX = data_dir("catalogs") / "keryx_bundled_core.jsonl"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# A plain re-implementation of SOURCE.md ("Facts about keryx's lexical trigger scorer"), independent of the module
+# ------------------------------------------------------------------------------------------------------------
+PLAIN_STOP = {"the", "and", "for", "with", "this", "that", "your", "are", "from", "into", "out", "run", "use",
+              "used", "make", "get", "can", "please", "help", "want", "them"}
+
+
+def plain_stem(t):
+    if len(t) > 4 and t.endswith("ies"):
+        return t[:-3] + "y"
+    if len(t) > 4 and t.endswith("es"):
+        return t[:-2]
+    if len(t) > 5 and t.endswith("ing"):
+        return t[:-3]
+    if len(t) > 3 and t.endswith("s") and not t.endswith("ss"):
+        return t[:-1]
+    return t
+
+
+def plain_tokens(text):
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()
+    text = "".join(ch if ch.isalnum() else " " for ch in text)
+    return {plain_stem(w) for w in text.split() if len(w) >= 3 and w not in PLAIN_STOP}
+
+
+def plain_entry(rec, field, strip):
+    parts = [rec["name"], rec["description"]] + (list(rec.get("triggers", [])) if field == "full" else [])
+    out = set()
+    for p in parts:
+        out |= plain_tokens(T.strip_exclusions(p) if strip else p)
+    return out
+
+
+def plain_score(query, entries, k):
+    n = len(entries)
+    q = plain_tokens(query)
+    if not q:
+        return 0.0
+    df = {t: sum(t in e for e in entries) for t in q}
+    w = {t: math.log((n + 1) / (df[t] + 1)) + 1 for t in q}
+    return sum(w[t] for t in q if t in entries[k]) / sum(w.values())
+
+
+@pytest.fixture(scope="module")
+def keryx_records():
+    return [json.loads(line) for line in KERYX.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def keryx():
+    return T.load_catalog(KERYX)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# tokenizer and stemmer
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("word,stemmed", [
+    ("libraries", "library"),   # len 9 > 4, ends "ies" → "y"
+    ("ties", "tie"),            # len 4 is not > 4 (no ies/es rule); ends "s", len > 3 → drop "s"
+    ("classes", "class"),       # ends "es", len > 4 → drop "es"
+    ("goes", "goe"),            # len 4: no "es" rule; "-s" rule
+    ("testing", "test"),        # len 7 > 5, ends "ing"
+    ("using", "using"),         # len 5 is not > 5; no trailing s → unchanged
+    ("services", "servic"),     # "es" rule fires before "s"
+    ("reviews", "review"),      # "-s" rule
+    ("class", "class"),         # ends "ss" → unchanged
+    ("bus", "bus"),             # len 3 is not > 3 → unchanged
+])
+def test_stem_rules_by_hand(word, stemmed):
+    assert T.stem(word) == stemmed
+
+
+def test_tokenize_by_hand():
+    # camelCase split, lowercase, punctuation → space, 3+ chars, stop words out, stemmed, set
+    assert T.token_set("Run reviewComponents for the API_keys, e.g. UI") == {"review", "component", "api", "key"}
+    assert T.tokenize("Testing tests and testing") == ["test", "test", "test"]
+    assert T.token_set("") == frozenset()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# exclusion stripping: every form of spec 000, expected output written by hand
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text,expected", [
+    # "not for" anywhere in a sentence: cut from the phrase to the sentence's end
+    ("Use when X. Not for Y (use `z`).", "Use when X."),
+    ("Builds APIs, not for UI work. Second.", "Builds APIs, Second."),
+    ("NOT for: A, or NOT for B (use `x`). Keep.", "Keep."),
+    # "do not use for", "does not"
+    ("Do not use for migrations. Keep.", "Keep."),
+    ("Does not edit code or apply fixes. Reviews diffs.", "Reviews diffs."),
+    ("Reviews diffs but does not apply fixes. Done.", "Reviews diffs but Done."),
+    # a sentence OPENING with never is dropped; a mid-sentence never is kept
+    ("Never run this against a database migration. Keep this.", "Keep this."),
+    ("NEVER start without a plan. Plans.", "Plans."),
+    ("A fix that never widens beyond the failure.", "A fix that never widens beyond the failure."),
+    # (not …), (never …), (see …) asides; (not only … but also …) kept
+    ("Formats config (not the CLI form) files.", "Formats config files."),
+    ("Deploys (never to prod) safely.", "Deploys safely."),
+    ("Checks versions (see api-truth for version-diff checks).", "Checks versions."),
+    ("Lints code (not only style but also types).", "Lints code (not only style but also types)."),
+    # standalone redirect: quoted token or bare hyphenated id, then instead
+    ("Writes tests. Use `nodejs-testing` instead.", "Writes tests."),
+    ("Writes tests. Use nodejs-testing instead.", "Writes tests."),
+    ('Writes tests. Use "testing" instead.', "Writes tests."),
+    ("Use git bisect instead of a manual search.", "Use git bisect instead of a manual search."),
+    ("Use when debugging; use this instead of guessing.", "Use when debugging; use this instead of guessing."),
+    # e.g. / i.e. do not end a NOT-for sentence
+    ("Not for formats, e.g. YAML or TOML. Keep.", "Keep."),
+    ("Not for formats, i.e. YAML. Keep.", "Keep."),
+    # deliberately NOT recognised: plain without; a second sentence of a disclaimer
+    ("Fixes bugs without touching the schema.", "Fixes bugs without touching the schema."),
+    ("Not for X. It also skips Y.", "It also skips Y."),
+    ("", ""),
+])
+def test_strip_exclusions_forms(text, expected):
+    assert T.strip_exclusions(text) == expected
+
+
+def test_strip_patterns_have_no_nested_quantifiers():
+    # linear time: no quantified group (…)+ / (…)* / (…){n} in any stripping pattern
+    for rx in (T._ASIDE, T._SENTENCE_END, T._MARKER, T._NEVER_OPENER, T._REDIRECT, T._SPACES):
+        assert not re.search(r"\)[*+?{]", rx.pattern.replace(r"\)", "")), rx.pattern
+
+
+def test_query_stripped_only_when_it_is_a_description():
+    q = "Never mind the tests, push my branch"
+    assert T.query_tokens(q) == {"never", "mind", "test", "push", "branch"}
+    assert T.query_tokens(q, is_description=True) == set()
+
+
+def _node_catalog():
+    return T.catalog_from_records([
+        {"catalog_id": "a/node-service", "name": "node-service",
+         "description": "Use when writing Node services. Not for writing or fixing tests (use `node-testing`)."},
+        {"catalog_id": "b/node-testing", "name": "node-testing",
+         "description": "Use when writing vitest or jest tests for Node code."},
+    ])
+
+
+def test_stripping_lowers_the_node_example_by_hand():
+    cat = _node_catalog()
+    q = "write vitest tests for this service"  # tokens: write, vitest, test, service
+    # Before (N=2): A = {node, service, when, writ, servic, not, fix, test}; B = {node, test, when, writ, vitest,
+    # jest, code}. df: write 0, vitest 1, test 2, service 1.
+    i0, i1, i2 = math.log(3 / 1) + 1, math.log(3 / 2) + 1, math.log(3 / 3) + 1
+    before = (i1 + i2) / (i0 + i1 + i2 + i1)              # service + test covered
+    # After: A = {node, service, when, writ, servic}; df(test) drops to 1.
+    after = i1 / (i0 + i1 + i1 + i1)                      # only service covered
+    s_before = T.score_matrix([q], cat, strip_exclusions=False)[0, 0]
+    s_after = T.score_matrix([q], cat, strip_exclusions=True)[0, 0]
+    assert s_before == pytest.approx(before, abs=1e-12)
+    assert s_after == pytest.approx(after, abs=1e-12)
+    assert s_after < s_before
+    assert round(before, 4) == 0.4070 and round(after, 4) == 0.2226
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the scorer on the keryx catalog against the plain re-implementation
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("strip", [False, True])
+@pytest.mark.parametrize("field", ["full", "description-only"])
+def test_scores_match_plain_formula(keryx, keryx_records, strip, field):
+    entries = [plain_entry(r, field, strip) for r in keryx_records]
+    rng = random.Random(7)
+    queries = [t for r in keryx_records for t in r.get("triggers", [])]
+    queries = rng.sample(queries, 25) + ["review react components mobx", "kubernetes helm chart linting", "ui"]
+    S = T.score_matrix(queries, keryx, field=field, strip_exclusions=strip)
+    for qi, q in enumerate(queries):
+        for k in rng.sample(range(len(entries)), 8):
+            assert S[qi, k] == pytest.approx(plain_score(q, entries, k), abs=1e-9), (q, k)
+
+
+def test_keryx_comment_example(keryx):
+    # scout.ts's calibration note: "kubernetes helm chart linting" shares only "lint" → top ≈ 0.21, create
+    r = T.scout("kubernetes helm chart linting", keryx)
+    assert r.decision == "create"
+    assert set(r.matches.skill_id[:2]) == {"orchestration/code-verifier", "platform/hookify"}
+
+
+def test_rank_orders_by_score_then_id():
+    cat = T.catalog_from_records([
+        {"catalog_id": "x/b", "name": "bbb", "description": "alpha beta."},
+        {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
+        {"catalog_id": "y/c", "name": "ccc", "description": "gamma."},
+    ])
+    r = T.rank("alpha", cat)
+    assert list(r.skill_id) == ["x/a", "x/b", "y/c"] and list(r["rank"]) == [1, 2, 3]
+
+
+def test_check_selected_category_rule_by_hand():
+    # N=3; "alpha beta": x/a has alpha+beta, x/b has alpha, y/c has alpha+beta → x/b outranked by y/c (other
+    # category), x/a ties y/c (not strictly outscored) → selected.
+    cat = T.catalog_from_records([
+        {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
+        {"catalog_id": "x/b", "name": "bbb", "description": "alpha."},
+        {"catalog_id": "y/c", "name": "ccc", "description": "alpha beta."},
+    ])
+    a = T.check_selected("alpha beta", "x/a", cat)
+    b = T.check_selected("alpha beta", "x/b", cat)
+    assert a.selected and a.score == 1.0 and a.outranked_by is None
+    # df(alpha)=3 → idf 1; df(beta)=2 → ln(4/3)+1
+    ib = math.log(4 / 3) + 1
+    assert b.score == pytest.approx(1 / (1 + ib)) and not b.selected and b.outranked_by == "y/c" and b.rank == 3
+
+
+# ------------------------------------------------------------------------------------------------------------
+# leave-one-out
+# ------------------------------------------------------------------------------------------------------------
+def plain_loo_selected(records, rec_index, trigger, query):
+    """checkSkillSelectedLeaveOneOut from SOURCE.md, plainly."""
+    reduced = [dict(r) for r in records]
+    reduced[rec_index]["triggers"] = [t for t in reduced[rec_index].get("triggers", []) if t != trigger]
+    full = [plain_entry(r, "full", True) for r in reduced]
+    desc = [plain_entry(r, "description-only", True) for r in records]
+    cats = [r["catalog_id"].split("/")[0] for r in records]
+    s = [plain_score(query, full, k) for k in range(len(full))]
+    own = s[rec_index]
+    outranked = any(cats[k] != cats[rec_index] and s[k] > own + 1e-12 for k in range(len(s)))
+    return own >= 0.30 and not outranked and plain_score(query, desc, rec_index) >= 0.12
+
+
+def test_leave_one_out_accuracy_over_279_triggers(keryx, keryx_records):
+    n_triggers = sum(len(r.get("triggers", [])) for r in keryx_records)
+    assert n_triggers == 279
+    probes = T.make_probes(keryx, source="triggers")
+    assert len(probes) == 279
+    loo = T.leave_one_out(keryx, probes)
+    expected = []
+    for i, r in enumerate(keryx_records):
+        for t in r.get("triggers", []):
+            expected.append(plain_loo_selected(keryx_records, i, t, t))
+    assert list(loo.selected) == expected
+    acc = loo.selected.mean()
+    assert acc == pytest.approx(sum(expected) / 279)
+    print(f"keryx leave-one-out trigger accuracy over 279 triggers: {acc:.4f}")
+
+
+def test_vectorised_matches_naive_and_per_call_api(keryx):
+    probes = T.make_probes(keryx).iloc[::6].reset_index(drop=True)  # 50 probes, both kinds
+    fv, dv = T.loo_scores(keryx, probes)
+    fn, dn = T.loo_scores(keryx, probes, method="naive")
+    np.testing.assert_allclose(fv, fn, atol=1e-9)
+    np.testing.assert_allclose(dv, dn, atol=1e-9)
+    loo = T.leave_one_out(keryx, probes)
+    for row in loo.iloc[:12].itertuples():
+        c = T.check_selected_leave_one_out(row.prompt, row.skill_id, keryx, row.source_trigger)
+        assert c.selected == row.selected and c.score == pytest.approx(row.score)
+        assert c.description_score == pytest.approx(row.description_score) and c.rank == row.rank
+
+
+def test_leave_one_out_removes_only_the_probe_trigger_by_hand():
+    # skill x/a: triggers "zeta check" and "zeta"; leaving out "zeta check" keeps "zeta" (other trigger) but
+    # drops "check" from x/a's text; y/b has "check".
+    cat = T.catalog_from_records([
+        {"catalog_id": "x/a", "name": "aaa", "description": "Handles zeta.", "triggers": ["zeta check", "zeta"]},
+        {"catalog_id": "y/b", "name": "bbb", "description": "Runs a check."},
+    ])
+    c = T.check_selected_leave_one_out("zeta check", "x/a", cat, "zeta check")
+    # reduced catalog: x/a = {aaa, handl, zeta}, y/b = {bbb, run, check}; df(zeta) = df(check) = 1 → equal weights:
+    # x/a covers half, y/b covers half (a tie, not strictly above) → selected; description-only x/a also 0.5
+    assert c.score == pytest.approx(0.5) and c.outranked_by is None
+    assert c.description_score == pytest.approx(0.5)
+    assert c.selected is True
+    # without leaving the trigger out, x/a's own "zeta check" trigger covers the whole probe
+    assert T.check_selected("zeta check", "x/a", cat).score == pytest.approx(1.0)
+
+
+def test_nearest_skills_and_negatives(keryx):
+    nn = T.nearest_skills("review/review-frontend", keryx, 3)
+    assert len(nn) == 3 and "review/review-frontend" not in set(nn.skill_id)
+    assert list(nn.score) == sorted(nn.score, reverse=True)
+    neg = T.negative_probes(keryx)
+    cats = {s.id: s.category for s in keryx}
+    assert (neg.groupby("skill_id").size() <= 3).all()
+    assert all(cats[a] != cats[b] for a, b in zip(neg.skill_id, neg.from_skill, strict=True))
+
+
+def test_trigger_accuracy_counts(keryx):
+    per, detail = T.trigger_accuracy(keryx)
+    assert per.n_pos.sum() == len(T.make_probes(keryx))
+    row = per.iloc[0]
+    assert row.accuracy == pytest.approx((row.tp + row.tn) / (row.n_pos + row.n_neg))
+
+
+def test_stripping_effect_flips_by_hand():
+    cat = T.catalog_from_records([
+        {"catalog_id": "a/node-service", "name": "node-service",
+         "description": "Use when writing Node services. Not for writing or fixing tests (use `node-testing`)."},
+        {"catalog_id": "b/test-runner", "name": "test-runner", "description": "Runs the test suite.",
+         "triggers": ["fixing tests"]},
+    ])
+    eff = T.stripping_effect(cat, n_negatives=1)
+    row = eff[(eff.kind == "positive") & (eff.prompt == "fixing tests")].iloc[0]
+    # before: a/node-service covers fix+test → 1.0 outranks b (test only: 1/(ln(3/2)+1+1)); after: a covers none
+    assert row.correct_before == False and row.correct_after == True and row.changed  # noqa: E712
+    assert row.score_before == pytest.approx(1 / (math.log(1.5) + 2))
+    assert row.score_after == pytest.approx((math.log(1.5) + 1) / (math.log(1.5) + 1 + math.log(3) + 1))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# alternative scorers
+# ------------------------------------------------------------------------------------------------------------
+def test_tfidf_is_sklearn_cosine(keryx):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    docs = [" ".join(T.entry_token_list(s)) for s in keryx]
+    vec = TfidfVectorizer(token_pattern=r"\S+", lowercase=False)
+    E = vec.fit_transform(docs)
+    qs = ["review react components", "run lint and tests"]
+    ref = cosine_similarity(vec.transform([" ".join(T.tokenize(q)) for q in qs]), E)
+    np.testing.assert_allclose(T.score_matrix(qs, keryx, scorer="tfidf"), ref, atol=1e-9)
+
+
+def test_bm25_normalised_and_ordered(keryx):
+    import bm25s
+
+    S = T.score_matrix(["review react components mobx"], keryx, scorer="bm25")
+    assert S.min() >= 0 and S.max() <= 1
+    raw = bm25s.BM25()
+    corpus = [T.entry_token_list(s) for s in keryx]
+    raw.index(corpus, show_progress=False)
+    r = raw.get_scores(["review", "react", "component", "mobx"])
+    assert int(np.argmax(S[0])) == int(np.argmax(r))
+
+
+@pytest.mark.parametrize("scorer", ["tfidf", "bm25"])
+def test_alternative_scorers_same_api(scorer):
+    cat = _node_catalog()
+    loo = T.leave_one_out(cat, T.make_probes(cat), scorer=scorer)
+    assert len(loo) == 2 and loo.score.between(0, 1).all()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# bad catalogs
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,line,field", [
+    ("missing_name.jsonl", 3, "name"), ("empty_description.jsonl", 2, "description"),
+    ("duplicate_ids.jsonl", 4, "id"), ("nonstring_trigger.jsonl", 1, "triggers"),
+    ("triggers_not_list.jsonl", 1, "triggers"), ("invalid_json.jsonl", 2, None),
+])
+def test_bad_catalogs_name_file_and_line(name, line, field):
+    with pytest.raises(DataError) as ei:
+        T.load_catalog(BAD / name)
+    e = ei.value
+    assert e.path.endswith(name) and e.row == line and e.column == field
+    assert name in str(e) and f"row {line}" in str(e)
+
+
+def test_cli_bad_catalog_one_line_error():
+    p = subprocess.run([sys.executable, "-m", "evallab.cli", "triggers", "tune", str(BAD / "invalid_json.jsonl")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert "invalid_json.jsonl" in p.stderr and "row 2" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_score_and_scout_json():
+    p = subprocess.run([sys.executable, "-m", "evallab.cli", "triggers", "scout", "keryx",
+                        "kubernetes helm chart linting", "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["decision"] == "create"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# threshold tuning on hand-built pairs
+# ------------------------------------------------------------------------------------------------------------
+def _toy_pairs():
+    # 4 probes (skills s0..s3), 3 pairs each: own skill (label 1) + 2 others; decision scores by hand
+    d = {0: (0.9, 0.2, 0.1), 1: (0.6, 0.5, 0.0), 2: (0.4, 0.7, 0.1), 3: (0.8, 0.3, 0.35)}
+    rows = []
+    for p, (own, o1, o2) in d.items():
+        for k, (v, lab) in enumerate(((own, 1), (o1, 0), (o2, 0))):
+            rows.append({"probe_id": p, "probe_skill": f"s{p}", "skill_id": f"s{(p + k) % 4}", "label": lab,
+                         "d_select": v, "d_support": v, "d_use": v})
+    return pd.DataFrame(rows)
+
+
+def test_choose_threshold_by_hand():
+    pairs = _toy_pairs()
+    grid = np.array([0.3, 0.45, 0.55, 0.65, 0.75, 0.95])
+    ids, skills, g, c = T.confusion_by_probe(pairs, "select", grid)
+    tot = c.sum(0)
+    # at 0.55: TP 3 (0.9, 0.6, 0.8), FP 1 (0.7), FN 1, TN 7 → accuracy 10/12, F1 6/8
+    assert list(tot[2]) == [3, 1, 1, 7]
+    thr, val = T.choose_threshold(tot, g, "accuracy")
+    assert (thr, val) == (0.55, pytest.approx(10 / 12))
+    thr, val = T.choose_threshold(tot, g, "f1")
+    assert (thr, val) == (0.55, pytest.approx(6 / 8))
+    # zero FP first at 0.75 (0.7 is the largest negative): recall 2/4
+    thr, val = T.choose_threshold(tot, g, "recall_at_zero_fp")
+    assert (thr, val) == (0.75, pytest.approx(0.5))
+
+
+def test_tune_thresholds_intervals_and_cv():
+    pairs = pd.concat([_toy_pairs().assign(probe_id=lambda d, k=k: d.probe_id + 4 * k,
+                                           probe_skill=lambda d, k=k: d.probe_skill + f"-{k}")
+                       for k in range(5)], ignore_index=True)
+    res = T.tune_thresholds(pairs, "select", grid=[0.3, 0.45, 0.55, 0.65, 0.75, 0.95], n_resamples=100,
+                            n_splits=5)
+    tab = res.table.set_index("objective")
+    assert tab.loc["accuracy", "threshold"] == 0.55
+    assert tab.loc["accuracy", "threshold_low"] <= 0.55 <= tab.loc["accuracy", "threshold_high"]
+    assert tab.loc["accuracy", "cv_folds"] == 5
+    # every fold sees the same toy pattern → the same threshold, held-out accuracy 10/12
+    assert tab.loc["accuracy", "cv_threshold"] == pytest.approx(0.55)
+    assert tab.loc["accuracy", "cv_value"] == pytest.approx(10 / 12)
+    # keryx's 0.30 on this data: TP 4, FP 4 (0.5, 0.7, 0.3, 0.35), TN 4 → 8/12 (per copy; 5 identical copies)
+    assert tab.loc["accuracy", "keryx_value"] == pytest.approx(8 / 12)
+
+
+def test_roc_pr_by_hand():
+    cur = T.roc_pr(_toy_pairs(), "select")
+    # AUC = P(own > other) over 4×8 pairs; negatives 0.2 0.1 0.5 0.0 0.7 0.1 0.3 0.35:
+    # own 0.9 beats 8, 0.6 beats 7, 0.4 beats 6, 0.8 beats 8 → 29/32
+    assert cur["roc_auc"] == pytest.approx(29 / 32)
+
+
+def test_pair_scores_drop_same_category_neighbours(keryx):
+    probes = T.make_probes(keryx).iloc[:10]
+    pairs = T.pair_scores(keryx, probes)
+    cats = {s.id: s.category for s in keryx}
+    same = [cats[a] == cats[b] and a != b for a, b in zip(pairs.probe_skill, pairs.skill_id, strict=True)]
+    assert not any(same)
+    assert (pairs.groupby("probe_id").label.sum() == 1).all()
+
+
+def test_tfidf_leave_one_out_equals_a_refit(keryx):
+    probes = T.make_probes(keryx).iloc[::10].reset_index(drop=True)
+    fast = T.loo_scores(keryx, probes, scorer="tfidf")[0]
+    refit = np.zeros_like(fast)
+    for i, r in probes.iterrows():  # a fresh TfidfVectorizer fit on the catalog without the probe's trigger
+        reduced = keryx.without_trigger(r.skill_id, r.source_trigger) if isinstance(r.source_trigger, str) else keryx
+        refit[i] = T.score_matrix([r.prompt], reduced, scorer="tfidf")[0]
+    np.testing.assert_allclose(fast, refit, atol=1e-9)
+
+
+def test_scout_own_description_is_never_create(keryx):
+    # keryx scout.test.ts: querying an existing skill's own description returns use or fork with itself on top
+    # (the description, stripped like the entry's own text, is fully covered by that entry: score 1.0 → use)
+    for s in keryx:
+        r = T.scout(s.description, keryx)
+        assert r.decision == "use" and r.matches.skill_id.iloc[0] == s.id, s.id
+        assert r.matches.score.iloc[0] == 1.0
