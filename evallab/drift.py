@@ -57,7 +57,6 @@ Other fields are kept as extra columns of the items table. Prompts are built wit
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +70,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 
 from evallab import stats
 from evallab import verdicts as V
+from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError, EvallabError
 from evallab.position import _paired_delta_ci
 
@@ -693,19 +693,8 @@ def load_gold_set(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise DataError("no such file; expected a calibration set (JSONL, one item per line)", path=str(path))
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                o = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg}); expected one JSON object per line", path=str(path),
-                                row=lineno) from None
-            if not isinstance(o, dict):
-                raise DataError(f"a JSON {type(o).__name__}; expected a JSON object", path=str(path), row=lineno)
-            rows.append(_check_gold_item(o, str(path), lineno))
+    rows = [_check_gold_item(o, str(path), lineno)
+            for lineno, o in iter_jsonl(path, expected="one calibration item per line, a JSON object")]
     if not rows:
         raise DataError("the file holds no item; expected one JSON object per line", path=str(path))
     return gold_set_frame(rows, path=str(path))

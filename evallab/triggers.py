@@ -26,7 +26,6 @@ Pieces, in the order data flows through them:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError, EvallabError
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -317,20 +317,13 @@ def load_catalog(path: str | Path) -> Catalog:
     if not p.exists():
         raise DataError("no such catalog file; expected a JSONL file with one skill per line", path=str(p))
     skills, seen = [], {}
-    with p.open(encoding="utf-8") as fh:
-        for ln, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(p), row=ln) from None
-            s = _record_to_skill(rec, str(p), ln)
-            if s.id in seen:
-                raise DataError(f"duplicate skill id {s.id!r} (first on line {seen[s.id]})", path=str(p), row=ln,
-                                column="id")
-            seen[s.id] = ln
-            skills.append(s)
+    for ln, rec in iter_jsonl(p, expected="one skill per line, a JSON object"):
+        s = _record_to_skill(rec, str(p), ln)
+        if s.id in seen:
+            raise DataError(f"duplicate skill id {s.id!r} (first on line {seen[s.id]})", path=str(p), row=ln,
+                            column="id")
+        seen[s.id] = ln
+        skills.append(s)
     if not skills:
         raise DataError("the catalog has no skills", path=str(p))
     return Catalog(skills, str(p))

@@ -35,6 +35,7 @@ import pandas as pd
 import yaml
 
 from evallab import verdicts as V
+from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError
 from evallab.paths import data_dir
 
@@ -72,19 +73,12 @@ def _need(path: Path, what: str) -> Path:
 
 def _read_jsonl(path: Path, fields: Sequence[str]) -> pd.DataFrame:
     rows = []
-    with _need(path, path.name).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                o = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"line is not valid JSON ({exc.msg})", path=str(path), row=lineno) from None
-            missing = [f for f in fields if f not in o]
-            if missing:
-                raise DataError(f"missing field(s) {missing}; expected {list(fields)}", path=str(path),
-                                row=lineno, column=missing[0])
-            rows.append({f: o[f] for f in fields})
+    for lineno, o in iter_jsonl(_need(path, path.name)):
+        missing = [f for f in fields if f not in o]
+        if missing:
+            raise DataError(f"missing field(s) {missing}; expected {list(fields)}", path=str(path),
+                            row=lineno, column=missing[0])
+        rows.append({f: o[f] for f in fields})
     return pd.DataFrame(rows, columns=list(fields))
 
 

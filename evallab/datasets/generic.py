@@ -27,6 +27,38 @@ def _check_text(path: Path) -> str:
     return raw.decode("utf-8").lstrip("\ufeff")
 
 
+def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
+    """Yield ``(line_number, object)`` for each non-blank line of a JSON-lines file (1-based line numbers).
+
+    Raises
+    ------
+    DataError
+        Missing file; a line that is not UTF-8, not valid JSON, or not a JSON object — naming the file and line and
+        saying what was ``expected``.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"no such file; expected JSON lines ({expected})", path=str(path))
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"line {lineno} is not valid UTF-8 (byte {raw[exc.start]:#04x}); expected UTF-8 text",
+                                path=str(path), row=lineno) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"line {lineno} is not valid JSON ({exc.msg} at column {exc.colno}); expected "
+                                f"{expected}", path=str(path), row=lineno) from None
+            if not isinstance(obj, dict):
+                raise DataError(f"line {lineno} is a JSON {type(obj).__name__}; expected {expected}",
+                                path=str(path), row=lineno)
+            yield lineno, obj
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read a CSV, JSONL/NDJSON or Parquet file into a DataFrame of strings/numbers, without validation.
 
@@ -55,21 +87,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         except pd.errors.ParserError as exc:
             raise DataError(f"not a well-formed CSV table ({exc})", path=str(path)) from None
     if suffix in (".jsonl", ".ndjson", ".json"):
-        text = _check_text(path)
-        rows = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"line {lineno} is not valid JSON ({exc.msg}); expected one JSON object per line",
-                                path=str(path), row=lineno) from None
-            if not isinstance(obj, dict):
-                raise DataError(f"line {lineno} is a JSON {type(obj).__name__}; expected a JSON object",
-                                path=str(path), row=lineno)
-            rows.append(obj)
-        return pd.DataFrame(rows)
+        _check_text(path)
+        return pd.DataFrame([obj for _, obj in iter_jsonl(path)])
     raise DataError(f"unknown file type {suffix!r}; expected .csv, .tsv, .jsonl, .ndjson or .parquet",
                     path=str(path))
 

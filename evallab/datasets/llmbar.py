@@ -6,7 +6,6 @@ up to 15 strategies, each judged in both orders.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
+from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError
 from evallab.paths import data_dir
 
@@ -148,14 +148,7 @@ def _models(path: Path) -> pd.Series:
 def _instances(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise DataError("no such file; expected LLMBar's instances.jsonl", path=str(path))
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            try:
-                o = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"line is not valid JSON ({exc.msg})", path=str(path), row=lineno) from None
-            rows.append({k: o.get(k) for k in ("subset", "idx", "input", "output_1", "output_2")})
+    rows = [{k: o.get(k) for k in ("subset", "idx", "input", "output_1", "output_2")} for _, o in iter_jsonl(path)]
     df = pd.DataFrame(rows)
     df["subset"] = df["subset"].astype("string")
     return df
