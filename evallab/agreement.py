@@ -146,7 +146,8 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: fl
 
 
 def _kappa_with_ci(y1: pd.Series, y2: pd.Series, confidence: float) -> tuple[float, float, float]:
-    """Cohen's kappa (scikit-learn) and kappa ± z·ASE with the asymptotic standard error of statsmodels."""
+    """Cohen's kappa (scikit-learn) and kappa ± z·ASE with the asymptotic standard error of statsmodels, clipped to
+    [-1, 1] (the normal approximation can overshoot on small samples)."""
     y1 = y1.astype(str).to_numpy()
     y2 = y2.astype(str).to_numpy()
     if len(y1) == 0:
@@ -159,7 +160,7 @@ def _kappa_with_ci(y1: pd.Series, y2: pd.Series, confidence: float) -> tuple[flo
     res = cohens_kappa(table, return_results=True)
     z = float(norm.ppf(0.5 + confidence / 2))
     se = float(res["std_kappa"])
-    return k, k - z * se, k + z * se
+    return k, max(-1.0, k - z * se), min(1.0, k + z * se)  # kappa lies in [-1, 1]
 
 
 def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy", "order"), *,

@@ -35,12 +35,13 @@ def report(
     from evallab.report import load_config, run_batch
 
     specs = load_config(config)
+    names = [s.name for s in specs]
     if only:
         unknown = sorted(set(only) - {s.name for s in specs})
         if unknown:
             raise EvallabError(f"{config}: unknown report name(s) {unknown}; known: {[s.name for s in specs]}")
         specs = [s for s in specs if s.name in only]
-    results = run_batch(specs, out, jobs=jobs)
+    results = run_batch(specs, out, jobs=jobs, index_names=names)
     failed = [r for r in results if r.status != "ok"]
     for r in results:
         where = f" (cell {r.cell})" if r.cell is not None else ""

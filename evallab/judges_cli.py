@@ -95,14 +95,18 @@ def judge(
                                seed=seed, max_tokens=max_tokens, path=items)
     df = run_jobs(j, reqs, out=out, progress=progress, record=record)
     run = df.attrs.get("run", {})
-    typer.echo(f"wrote {out}: {len(df)} rows ({run.get('skipped', 0)} already there, {run.get('calls', 0)} HTTP "
-               f"calls, {run.get('cache_hits', 0)} cache hits, {run.get('unparsed', 0)} unparsed, "
-               f"{run.get('failed', 0)} failed calls, cost ${run.get('cost_usd', 0.0):.4f})")
+    typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
+               f"{run.get('calls', 0)} HTTP calls (retries included), {run.get('cache_hits', 0)} cache hits, "
+               f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost ${run.get('cost_usd', 0.0):.4f}")
     if record:
         typer.echo(f"wrote {record}")
     s = usage_summary(df)
+    typer.echo(f"Totals over the whole output file {out}:")
     typer.echo(s.to_string(index=False))
     if run.get("failed"):
+        failed = df[df["failed"].fillna(False).astype(bool)] if "failed" in df else df.iloc[:0]
+        for err, n in failed["error"].value_counts().head(3).items():
+            typer.echo(f"  {n} failed call(s): {err}", err=True)
         typer.echo("some calls failed after their retries; rerun the same command to retry them", err=True)
         raise typer.Exit(1)
 

@@ -114,8 +114,8 @@ def swap_averaged_accuracy(df: pd.DataFrame, by: Sequence[str] = ("subset", "jud
             res = sps.bootstrap((score,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
                                 method="percentile", random_state=np.random.default_rng(seed))
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        elif n:
-            lo = hi = float(score.mean())
+        elif n:  # every pair scored the same: a degenerate bootstrap; Wilson on the pooled credit instead
+            lo, hi = stats.wilson(int(round(score.sum())), n, confidence)
         sw = float(score.mean()) if n else np.nan
         single = float(ca.mean()) if n else np.nan
         r.update(pairs=n, excluded=len(g) - n, single_order_accuracy=single, swap_averaged_accuracy=sw,

@@ -128,12 +128,14 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     report_name : the report's name (file stem).
     metrics : mapping of metric name → number/string/list/dict (numpy scalars and NaN are converted; NaN → null).
     title : the report's title for ``index.html``.
-    reports_dir_ : folder; ``""`` means :func:`evallab.paths.reports_dir`.
+    reports_dir_ : folder; ``""`` (a notebook run by hand) means ``<reports>/adhoc`` (see
+        :func:`evallab.paths.reports_dir`), so a hand run never overwrites the batch's reports; the batch
+        always passes its output folder.
     headline : the metric names to show in ``index.html`` (default: every top-level scalar).
 
     Returns the path written. The file is ``{"report", "title", "written_at", "headline", "metrics"}``.
     """
-    out = Path(reports_dir_) if reports_dir_ else reports_dir()
+    out = Path(reports_dir_) if reports_dir_ else reports_dir() / "adhoc"
     out.mkdir(parents=True, exist_ok=True)
     m = _jsonable(dict(metrics))
     if headline is None:
@@ -206,7 +208,9 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     try:
         pm.execute_notebook(str(spec.notebook), str(ipynb), parameters=params, kernel_name=kernel,
                             cwd=str(spec.notebook.parent), progress_bar=False, log_output=False,
-                            execution_timeout=timeout)
+                            execution_timeout=timeout,
+                            # the kernel's own start-up warnings (e.g. "running over TCP") are noise in a batch
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
     except PapermillExecutionError as exc:
         res.status, res.cell = "failed", _code_cell_number(ipynb, int(exc.cell_index))
         first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")
@@ -240,11 +244,14 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
 
 
 def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: int = 2, kernel: str = "python3",
-              progress: bool = True, extra_parameters: Mapping | None = None) -> list[ReportResult]:
+              progress: bool = True, extra_parameters: Mapping | None = None,
+              index_names: Sequence[str] | None = None) -> list[ReportResult]:
     """Run every report (``jobs`` at a time, each in its own process and kernel) and write ``index.html``.
 
     Returns the results in the order of ``specs``; failed notebooks have ``status="failed"`` with the cell index
-    and error. ``index.html`` is written even when some fail.
+    and error. ``index.html`` is written even when some fail. ``index_names`` (the whole batch, when only some
+    reports are re-run) keeps the other reports' previous entries (from ``batch.json``) in the index, in that
+    order.
     """
     from tqdm.auto import tqdm
 
@@ -271,7 +278,16 @@ def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: in
                 bar.update()
     bar.close()
     ordered = [results[s.name] for s in specs]
-    write_index(ordered, out)
+    index = ordered
+    if index_names:
+        previous = {}
+        try:
+            previous = {d["name"]: ReportResult(**d) for d in json.loads((out / "batch.json").read_text())}
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+        merged = {**{k: v for k, v in previous.items() if v.html and Path(v.html).exists()}, **results}
+        index = [merged[n] for n in index_names if n in merged]
+    write_index(index, out)
     return ordered
 
 
@@ -305,7 +321,8 @@ def write_index(results: Sequence[ReportResult], out_dir: str | Path) -> Path:
             cell = f"cell {r.cell}: " if r.cell is not None else ""
             parts.append(f"<pre class='failed'>{html.escape(cell + (r.error or ''))}</pre>")
         if r.metrics:
-            rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{_fmt(v)}</td></tr>" for k, v in r.metrics.items())
+            rows = "".join(f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td>{_fmt(v)}</td></tr>"
+                           for k, v in r.metrics.items())
             parts.append(f"<table>{rows}</table>")
     parts.append("</body></html>")
     path = out / "index.html"

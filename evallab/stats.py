@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -43,23 +44,27 @@ def bootstrap_ratio(num: np.ndarray, den: np.ndarray, *, n_resamples: int = 1000
 
     Returns
     -------
-    (low, high) : floats; ``(nan, nan)`` with fewer than 2 items or a zero denominator.
+    (low, high) : floats; ``(nan, nan)`` with fewer than 2 items or a zero denominator. When every item has the
+    same ratio (e.g. all replies correct) the bootstrap distribution is a single point, which would claim false
+    certainty; the Wilson interval of the pooled counts is returned instead.
     """
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
     if len(num) < 2 or den.sum() == 0 or n_resamples <= 0:
         return NAN, NAN
-    if np.all(num * den.sum() == den * num.sum()):  # every item has the same ratio: the interval is a point
-        r = num.sum() / den.sum()
-        return float(r), float(r)
+    if np.all(num * den.sum() == den * num.sum()):  # degenerate bootstrap: fall back to Wilson
+        return wilson(int(round(num.sum())), int(round(den.sum())), confidence)
 
     def stat(x, y, axis=-1):
         s = y.sum(axis=axis)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(s > 0, x.sum(axis=axis) / np.where(s > 0, s, 1), np.nan)
 
-    res = sps.bootstrap((num, den), stat, paired=True, vectorized=True, n_resamples=n_resamples,
-                        confidence_level=confidence, method="percentile", random_state=np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
+        res = sps.bootstrap((num, den), stat, paired=True, vectorized=True, n_resamples=n_resamples,
+                            confidence_level=confidence, method="percentile",
+                            random_state=np.random.default_rng(seed))
     return _ci(res)
 
 
@@ -78,7 +83,8 @@ def bootstrap_items(statistic: Callable[[np.ndarray], float], n_items: int, *, n
     def stat(i):
         return statistic(np.asarray(i, dtype=int))
 
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
         res = sps.bootstrap((idx,), stat, vectorized=False, n_resamples=n_resamples, confidence_level=confidence,
                             method="percentile", random_state=np.random.default_rng(seed))
     lo, hi = _ci(res)

@@ -96,6 +96,10 @@ def tune_cmd(
     cols = ["target", "objective", "threshold", "threshold_low", "threshold_high", "value", "cv_threshold",
             "cv_value", "keryx_threshold", "keryx_value"]
     typer.echo(tab[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if tab["threshold"].isna().any():
+        typer.echo("threshold nan: no threshold reaches that objective on this catalog — e.g. for recall at zero "
+                   "false positives, some probe's right skill is tied or outscored by a wrong skill at every "
+                   "threshold, so any threshold that selects it also selects a wrong one.")
 
 
 @triggers_app.command("scout")

@@ -1,6 +1,7 @@
 """The tidy verdict table: one row per judge reply.
 
-This is the contract between loaders, live judge runs and estimators (``DESIGN.md``, "The contract").
+This is the contract between loaders, live judge runs and estimators (the project design, "The contract"; the
+README's "Point a notebook at your own verdict table" shows how to write one).
 Every estimator in evallab takes this table; every loader and every live run produces it.
 
 Columns
@@ -223,6 +224,33 @@ def parse_rate(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     return out
 
 
+def as_list(value) -> list[str]:
+    """A list parameter as a list of strings, however a notebook or CLI passed it.
+
+    ``None``/``""`` → ``[]``; a list/tuple → itself; a string holding a JSON or YAML list (what ``papermill -p``
+    passes, e.g. ``'["LLMBar/Natural"]'``) → the parsed list; any other string → ``[value]``.
+    """
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        v = value.strip()
+        if not v:
+            return []
+        if v.startswith("["):
+            import yaml
+
+            try:
+                parsed = yaml.safe_load(v)
+            except yaml.YAMLError:
+                parsed = None
+            if isinstance(parsed, list):
+                return [str(x) for x in parsed]
+        return [v]
+    return [str(value)]
+
+
 def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: Iterable[str] | None = None,
            strategies: Iterable[str] | None = None, path: str | None = None) -> pd.DataFrame:
     """Rows of the given subsets (exact, or a ``/``-prefix such as ``LLMBar/Adversarial``), judges and strategies.
@@ -232,7 +260,7 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
     """
     out = df
     for col, wanted in (("subset", subsets), ("judge", judges), ("strategy", strategies)):
-        wanted = [w for w in (wanted or []) if w]
+        wanted = [w for w in as_list(wanted) if w]
         if not wanted:
             continue
         vals = out[col].astype("string").fillna("")

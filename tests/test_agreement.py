@@ -159,3 +159,14 @@ def test_self_agreement_by_hand():
 def test_unknown_unparsed_mode():
     with pytest.raises(A.EvallabError, match="unparsed"):
         A.pairwise_statistics(_hand_table(), unparsed="drop")
+
+
+def test_kappa_interval_is_clipped_to_its_range():
+    # 5 items, 4 agree: the asymptotic interval kappa + 1.96 * ASE would pass 1
+    gold = pd.Series(["1", "1", "2", "2", "2"])
+    pred = pd.Series(["1", "1", "2", "2", "1"])
+    k, lo, hi = A._kappa_with_ci(gold, pred, 0.95)
+    ref = cohens_kappa(pd.crosstab(gold, pred).to_numpy())
+    assert k == pytest.approx(ref["kappa"])
+    assert ref["kappa"] + norm.ppf(0.975) * ref["std_kappa"] > 1  # the raw interval overshoots ...
+    assert hi == 1.0 and lo == pytest.approx(ref["kappa"] - norm.ppf(0.975) * ref["std_kappa"])  # ... clipped

@@ -257,7 +257,7 @@ def test_cli_runs_resumes_and_reports(tmp_path, local_judge_server, monkeypatch,
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 12 and {r["sample"] for r in rows} == {0, 1}
     assert _main(cli) == 0  # rerun: nothing asked
-    assert "12 already there, 0 HTTP calls" in capsys.readouterr().out
+    assert "12 rows already there, 0 HTTP calls" in capsys.readouterr().out
     assert len(out.read_text().splitlines()) == 12
     summary = usage_summary(pd.DataFrame(rows))
     assert int(summary["replies"].iloc[0]) == 12

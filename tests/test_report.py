@@ -65,3 +65,20 @@ def test_cli_exit_status_nonzero_when_a_notebook_fails(tmp_path):
     assert r.returncode == 1
     assert "failed" in r.stderr and "cell 3" in r.stderr
     assert (tmp_path / "o" / "index.html").exists()
+
+
+def test_rerunning_one_report_keeps_the_others_in_the_index(tmp_path):
+    ok = HERE / "ok.ipynb"
+    specs = load_config(write_cfg(tmp_path, f"reports:\n  - {{name: first, notebook: {ok}}}\n"
+                                            f"  - {{name: second, notebook: {ok}, parameters: {{value: 5}}}}\n"))
+    out = tmp_path / "out"
+    run_batch(specs, out, jobs=1, progress=False)
+    run_batch([specs[1]], out, jobs=1, progress=False, index_names=["first", "second"])
+    index = (out / "index.html").read_text()
+    assert index.index("first.html") < index.index("second.html")
+
+
+def test_hand_run_metrics_go_to_adhoc(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALLAB_REPORTS", str(tmp_path))
+    p = save_metrics("r", {"a": 1})
+    assert p == tmp_path / "adhoc" / "r.metrics.json"

@@ -32,3 +32,10 @@ def test_bootstrap_items_matches_scipy():
     ref = sps.bootstrap((np.arange(len(x)),), lambda i: float(np.median(x[np.asarray(i, int)])), vectorized=False,
                         n_resamples=300, method="percentile", random_state=np.random.default_rng(3))
     assert (lo, hi) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
+
+
+def test_degenerate_bootstrap_falls_back_to_wilson():
+    # every item fully correct: a bootstrap would claim [1, 1]; Wilson of 10 of 10 does not
+    lo, hi = stats.bootstrap_ratio(np.full(5, 2.0), np.full(5, 2.0), n_resamples=100)
+    assert (lo, hi) == pytest.approx(proportion_confint(10, 10, method="wilson"))
+    assert lo < 1.0

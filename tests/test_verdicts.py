@@ -110,3 +110,11 @@ def test_parse_rate_counts_unparsed():
                                 "verdict": ["1", None, None, None]}))
     pr = V.parse_rate(df).set_index("judge")
     assert pr.loc["J", "unparsed"] == 1 and pr.loc["K", "unparsed"] == 2 and pr.loc["K", "unparsed_rate"] == 1.0
+
+
+@pytest.mark.parametrize("value, expected", [
+    (None, []), ("", []), (["a", "b"], ["a", "b"]), ('["LLMBar/Natural"]', ["LLMBar/Natural"]),
+    ("[]", []), ("LLMBar/Natural", ["LLMBar/Natural"]), ("[a, b]", ["a", "b"]),
+])
+def test_as_list_accepts_what_papermill_passes(value, expected):
+    assert V.as_list(value) == expected

@@ -93,8 +93,8 @@ def load_llmbar(
     if missing:
         raise DataError(f"missing column(s) {missing}; expected {VERDICT_COLUMNS}", path=str(vpath),
                         column=missing[0])
-    for name, col, wanted in (("subsets", "subset", subsets), ("judges", "judge", judges),
-                              ("strategies", "strategy", strategies)):
+    for name, col, wanted in (("subsets", "subset", V.as_list(subsets)), ("judges", "judge", V.as_list(judges)),
+                              ("strategies", "strategy", V.as_list(strategies))):
         m = _match(raw[col], wanted)
         if wanted and not m.any():
             raise DataError(f"{name}={list(wanted)} selects no rows; available: {sorted(raw[col].unique())}",

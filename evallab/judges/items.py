@@ -36,8 +36,11 @@ def detect_kind(items: pd.DataFrame) -> str:
         return "pairwise"
     if "answer" in items.columns:
         return "pointwise"
-    raise DataError("cannot tell the judging kind: expected output_1/output_2 columns (pairwise) or an answer "
-                    "column (pointwise)", column="answer")
+    cols = set(items.columns)
+    missing = [c for c in ("output_1", "output_2") if c not in cols] if cols & {"output_1", "output_2"} else []
+    raise DataError("cannot tell the judging kind: expected output_1 and output_2 columns (pairwise) or an answer "
+                    "column (pointwise)" + (f"; missing {missing}" if missing else ""),
+                    column=missing[0] if missing else "answer")
 
 
 def _criteria(v) -> list[str]:

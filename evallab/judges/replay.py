@@ -88,7 +88,8 @@ class ReplayJudge:
                 f"; the recordings use prompt version(s) {self.prompt_versions}, the request "
                 f"{request.prompt_version!r}")
             raise ReplayMissError(f"no recorded answer for request {digest[:12]}… ({what or 'no metadata'}){stale}; "
-                                  "re-record it with a live judge (evallab judge ... --record PATH)")
+                                  "re-record it with a live judge (evallab judge ... --record PATH, or "
+                                  "evallab judge-check ... --record DIR)")
         return hit
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
