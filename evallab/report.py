@@ -209,8 +209,8 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
         pm.execute_notebook(str(spec.notebook), str(ipynb), parameters=params, kernel_name=kernel,
                             cwd=str(spec.notebook.parent), progress_bar=False, log_output=False,
                             execution_timeout=timeout,
-                            # the kernel's own start-up warnings (e.g. "running over TCP") are noise in a batch
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+                            # the kernel's own log lines ("running over TCP", a shutdown KeyboardInterrupt) are noise
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     except PapermillExecutionError as exc:
         res.status, res.cell = "failed", _code_cell_number(ipynb, int(exc.cell_index))
         first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")
