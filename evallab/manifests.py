@@ -72,9 +72,21 @@ DEFAULT_FORBIDDEN = ["I cannot", "I can't help", "as an AI", "as a language mode
                      "I don't have access", "lorem ipsum", "[citation needed]", "TODO", "as of my last update"]
 _URL = re.compile(r"https?://\S+", re.I)
 _PAPER = re.compile(r"arxiv\.org/(abs|pdf)/\d{4}\.\d{4,5}|\barxiv:\s*\d{4}\.\d{4,5}|\b10\.\d{4,9}/\S+", re.I)
-_HEADER = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$", re.M)
+# linear-time: no adjacent unbounded quantifiers, no quantifier that can cross a newline; trailing " #" and blanks
+# of a header are trimmed in Python (see _headers)
+_HEADER = re.compile(r"^ {0,3}#{1,6}[ \t]+([^\n]*)$", re.M)
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+([^\n]+)$", re.M)
 _NESTED = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]")
+
+
+def _headers(text: str) -> list[str]:
+    """Markdown ATX headers of ``text`` (closing ``#``s and blanks trimmed), in linear time."""
+    out = []
+    for h in _HEADER.findall(text):
+        h = h.rstrip(" \t")
+        h = h.rstrip("#") if h.endswith("#") and (h.rstrip("#").endswith((" ", "\t")) or not h.rstrip("#")) else h
+        out.append(h.strip())
+    return [h for h in out if h]
 
 
 class ManifestError(DataError):
@@ -268,7 +280,7 @@ def evaluate(skill: str, assertions: Mapping, text: str) -> list[AssertionResult
         i = low.find(p.lower())
         add(f"forbidden_patterns[{p}]", "forbidden_patterns", i < 0,
             "absent" if i < 0 else f"matched on line {text.count(chr(10), 0, i) + 1}")
-    headers = [h.lower() for h in _HEADER.findall(text)]
+    headers = [h.lower() for h in _headers(text)]
     for sec in assertions.get("required_sections", []):
         ok = any(sec.lower() in h for h in headers)
         add(f"required_sections[{sec}]", "required_sections", ok, "present" if ok else "missing")
@@ -574,7 +586,7 @@ def bootstrap(texts: Sequence[str], *, runs: int = BOOTSTRAP_RUNS, min_share: fl
     wc = [len(t.split()) for t in ok]
     heads = Counter()
     for t in ok:
-        heads.update({h.strip() for h in _HEADER.findall(t)})
+        heads.update(_headers(t))
     need = math.ceil(min_share * len(ok))
     sections = [h for h, n in heads.most_common() if n >= need]
     m = {"min_words": int(math.floor(np.percentile(wc, 25)))}

@@ -854,6 +854,11 @@ def load_eval_report(path: str | Path) -> list[dict]:
     return reports
 
 
+def _judge_graded(scenario: dict) -> bool:
+    """True when a recorded scenario's grader includes the judge ("judge", "regex+judge", "contains+judge" ...)."""
+    return "judge" in str(scenario.get("grader", "")).split("+")
+
+
 def rederive(scenario: dict) -> dict:
     """Re-derive a behaviour scenario's counts from its trial records (never from its declared fields).
 
@@ -867,7 +872,7 @@ def rederive(scenario: dict) -> dict:
         det = t.get("deterministic") or []
         j = t.get("judge")
         ok = all(d is True for d in det) and (j is None or (isinstance(j, dict) and j.get("verdict") == "pass"))
-        if scenario.get("grader") == "judge" and not isinstance(j, dict):
+        if _judge_graded(scenario) and not isinstance(j, dict):
             ok = False
         regraded.append(ok)
         if bool(t.get("passed")) != ok:
@@ -919,7 +924,7 @@ def pack_gate(reports: Sequence[dict], *, min_trials: int = PACK_MIN_TRIALS,
         add(sk, "", "runner policy", sorted(pol), (r.get("runner"), r.get("model")),
             (r.get("runner"), r.get("model")) in pol)
         behaviour = [s for s in r.get("scenarios", []) if s.get("kind") == "behavior"]
-        if any(s.get("grader") == "judge" for s in behaviour):
+        if any(_judge_graded(s) for s in behaviour):
             add(sk, "", "judge policy", sorted(pol), (r.get("judge"), r.get("judgeModel")),
                 (r.get("judge"), r.get("judgeModel")) in pol)
             add(sk, "", "judgePromptVersion", judge_prompt_version, r.get("judgePromptVersion"),

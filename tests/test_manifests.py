@@ -213,3 +213,10 @@ def test_cli_manifests_eval_and_validate(tmp_path, capsys):
                        TD / "catastrophic.yaml"], capsys)
     assert code == 1 and text.count("ERROR ") == len(MANIFEST_CASES) + 3 and "nests quantifiers" in text
     assert "Traceback" not in text
+
+
+def test_header_scanner_trims_closing_hashes_and_keeps_hash_words():
+    from evallab.manifests import _headers
+
+    text = "# Intro\n## Methods ##\n### C# notes\n  #### Results   \n#not a header\n    # code, not a header\n"
+    assert _headers(text) == ["Intro", "Methods", "C# notes", "Results"]

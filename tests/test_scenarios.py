@@ -396,3 +396,16 @@ def test_sha256_rule_used_for_outputs(reports):
     t = reports[3]["scenarios"][-1]["trialRecords"][0]
     assert hashlib.sha256(t["output"].encode()).hexdigest() == t["outputSha256"]
     assert isinstance(EvallabError("x"), Exception)
+
+
+def test_regex_plus_judge_scenario_needs_its_judge_verdicts(reports):
+    # go-implementation's context-propagation is graded "regex+judge": drop every trial's judge verdict and put an
+    # off-policy judge on the report; the regrade must fail each trial and the judge checks must appear
+    rep = copy.deepcopy(next(r for r in reports if r["skillId"] == "go/go-implementation"))
+    scen = next(s for s in rep["scenarios"] if s.get("grader") == "regex+judge")
+    for t in scen["trialRecords"]:
+        t.pop("judge", None)
+    rep["judgeModel"], rep["judgePromptVersion"] = "gpt-3.5", "1999"
+    gate = S.pack_gate([rep]).set_index(["scenario", "check"])
+    assert gate.loc[(scen["id"], "pass rate (re-derived)"), "observed"] == "0.0"
+    assert not gate.loc[("", "judge policy"), "ok"] and not gate.loc[("", "judgePromptVersion"), "ok"]
