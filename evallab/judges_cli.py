@@ -96,6 +96,7 @@ def judge(
     df = run_jobs(j, reqs, out=out, progress=progress, record=record)
     run = df.attrs.get("run", {})
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
+               f"{run.get('reasked', 0)} asked again (request changed), "
                f"{run.get('calls', 0)} HTTP calls (retries included), {run.get('cache_hits', 0)} cache hits, "
                f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost ${run.get('cost_usd', 0.0):.4f}")
     if record:

@@ -7,7 +7,9 @@ answers with a :class:`SimulatedJudge` whose leniency, accuracy, position bias a
 parameters, deterministically per (seed, request content, sample index), so estimators can be checked for
 recovering a bias we injected; it can hold every reply for ``latency`` seconds; and it injects faults
 (:class:`Fault`): 429 with ``Retry-After``, 500/503, a dropped connection, a timeout (a reply slower than the
-client waits), a malformed JSON body, empty ``choices``, prose with no verdict, and 400/401/403/404.
+client waits), a malformed JSON body, empty ``choices``, prose with no verdict, a 503 echoing the API key, and
+400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
+request's ``seed``.
 
 Control routes (for tests): ``GET /_evallab/stats`` (requests seen, completions served, faults injected),
 ``POST /_evallab/reset``, ``POST /_evallab/faults`` (replace the fault list). Example::
@@ -32,7 +34,7 @@ import httpx
 from evallab.judges.prompts import anchor_headings, answer_text, shown_outputs
 
 #: fault kinds :class:`Fault` understands
-FAULT_KINDS = ("429", "500", "503", "drop", "timeout", "malformed", "empty_choices", "prose",
+FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices", "prose",
                "400", "401", "403", "404")
 
 
@@ -44,6 +46,8 @@ class Fault:
     ----------
     kind : str
         One of :data:`FAULT_KINDS`: ``"429"`` (with ``Retry-After: retry_after``), ``"500"``/``"503"``,
+        ``"503_echo_key"`` (a 503 whose error message echoes the request's whole ``Authorization`` header, as a
+        careless proxy might — clients must mask it before storing the message),
         ``"drop"`` (the connection is closed with no reply), ``"timeout"`` (the reply waits ``delay`` s),
         ``"malformed"`` (a 200 with a cut-off JSON body), ``"empty_choices"`` (a 200 with ``choices: []``),
         ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``.
@@ -148,7 +152,8 @@ class SimulatedJudge:
             return f"Here is my grading.\n```json\n{doc}\n```"
         if self.reply_format == "free":
             head = {"a": "[[A]]", "b": "[[B]]"}.get(verdict, verdict.upper())
-            return f"{head}\n{reason}"
+            # the reason must not name a verdict word (a free-form reply naming both pass and fail is NA)
+            return f"{head}\n{reason.replace('P(pass)', 'p')}"
         return doc
 
 
@@ -233,7 +238,10 @@ class _App:
             user = "\n".join(m["content"] for m in messages if m["role"] != "system")
         except (ValueError, KeyError, TypeError):
             return self._error(400, "invalid request body: expected JSON with 'messages'")
-        sample = int(request.headers.get("X-Evallab-Sample") or doc.get("seed") or 0)
+        try:  # the repeat index comes from the header only; the request's seed is a model parameter
+            sample = int(request.headers.get("X-Evallab-Sample") or 0)
+        except ValueError:
+            return self._error(400, "X-Evallab-Sample: expected an integer sample index")
         fault = self._take(user)
         if fault is not None:
             self.stats["faults"][fault.kind] = self.stats["faults"].get(fault.kind, 0) + 1
@@ -243,6 +251,9 @@ class _App:
                                    {"Retry-After": f"{fault.retry_after:g}"})
             if k in ("400", "401", "403", "404", "500", "503"):
                 return self._error(int(k), f"simulated HTTP {k}")
+            if k == "503_echo_key":
+                return self._error(503, "upstream unavailable for request with Authorization: "
+                                        f"{request.headers.get('Authorization', '')}")
             if k == "drop":
                 request.transport.abort()
                 raise asyncio.CancelledError  # nothing is sent

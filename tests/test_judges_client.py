@@ -134,7 +134,39 @@ def test_cache_key_covers_the_canonical_request():
         setattr(r2, field, value)
         variants.append(cache_key("http://h/v1", "m", r2))
     variants.append(cache_key("http://h/v1", "m", _reqs(1, sample=1)[0]))
+    variants.append(cache_key("http://h/v1", "m", r, extra_body={"top_p": 0.5}))
+    variants.append(cache_key("http://h/v1", "m", r, extra_body={"response_format": {"type": "json_object"}}))
     assert len(set(variants)) == len(variants) and k not in variants
+    # keyed on the body actually sent: an extra_body field that overrides temperature/model keys like the request
+    # that sends that value, and the judge's own key follows its extra_body
+    r07 = _reqs(1)[0]
+    r07.temperature = 0.7
+    assert cache_key("http://h/v1", "m", r, extra_body={"temperature": 0.7}) == cache_key("http://h/v1", "m", r07)
+    assert cache_key("http://h/v1", "m", r, extra_body={"model": "m2"}) == cache_key("http://h/v1", "m2", r)
+    plain = OpenAICompatibleJudge("http://h/v1", "m")
+    assert plain.cache_key(r) == k
+    assert OpenAICompatibleJudge("http://h/v1", "m", extra_body={"top_p": 0.5}).cache_key(r) != k
+
+
+def test_extra_body_change_is_a_cache_miss(server, tmp_path):
+    reqs = _reqs(3)
+    run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), reqs, progress=False)
+    server.reset()
+    j = _judge(server, cache=tmp_path / "c.sqlite", extra_body={"top_p": 0.1})
+    df = run_jobs(j, reqs, progress=False)
+    assert server.stats()["requests"] == 3 and not df["cached"].any()
+
+
+def test_sample_index_is_sent_as_a_header_and_seed_is_not_a_sample(server):
+    """With a request seed set, sample 0 is answered as sample 0 (the server reads the sample header only)."""
+    sim = SimulatedJudge(seed=1, pass_rate=0.5)  # the fixture server's judge
+    reqs = [build_pointwise(rubric="Wraps the error.", pass_criteria=["Uses %w."], answer=f"answer s{i}", seed=7,
+                            metadata={"item_id": f"s{i}", "sample": i % 2}) for i in range(24)]
+    df = run_jobs(_judge(server, max_concurrency=4), reqs, progress=False)
+    want = [sim.decide(r.system, r.user, r.metadata["sample"])[0] for r in reqs]
+    assert df["verdict"].tolist() == want
+    # the check can fail: answering sample 0 as sample `seed` (7) would change some of these verdicts
+    assert want != [sim.decide(r.system, r.user, 7 if r.metadata["sample"] == 0 else 1)[0] for r in reqs]
 
 
 def test_cache_is_safe_with_two_processes_writing(tmp_path):
@@ -156,12 +188,23 @@ def test_cache_is_safe_with_two_processes_writing(tmp_path):
 
 
 def test_usage_and_cost_from_the_price_table(server):
+    import json
+
     reqs = _reqs(4)
     df = run_jobs(_judge(server, prices={"sim-judge": [2.0, 8.0]}), reqs, progress=False)
-    assert (df["input_tokens"] > 0).all() and (df["output_tokens"] > 0).all()
-    expected = (df["input_tokens"].astype(float) * 2.0 + df["output_tokens"].astype(float) * 8.0) / 1e6
-    assert df["cost_usd"].astype(float).tolist() == pytest.approx(expected.tolist())
-    assert df.attrs["run"]["cost_usd"] == pytest.approx(float(expected.sum()))
+    # the server's token formula (evallab.testing): prompt = len(request body bytes) // 4, completion =
+    # len(reply text) // 4; the body written out here by hand, the text from the simulated judge itself
+    sim = SimulatedJudge(seed=1, pass_rate=0.5)
+    inp, outp = [], []
+    for r in reqs:
+        body = {"model": "sim-judge", "messages": [{"role": m.role, "content": m.content} for m in r.messages],
+                "temperature": 0.0}
+        inp.append(max(1, len(json.dumps(body, ensure_ascii=False).encode()) // 4))
+        outp.append(max(1, len(sim.reply_text(r.system, r.user, 0)) // 4))
+    assert df["input_tokens"].astype(int).tolist() == inp and df["output_tokens"].astype(int).tolist() == outp
+    expected = [(i * 2.0 + o * 8.0) / 1e6 for i, o in zip(inp, outp, strict=True)]
+    assert df["cost_usd"].astype(float).tolist() == pytest.approx(expected)
+    assert df.attrs["run"]["cost_usd"] == pytest.approx(sum(expected))
     assert df["system_fingerprint"].eq("fp_evallab_sim").all() and df["model"].eq("sim-judge").all()
 
 
@@ -176,12 +219,18 @@ def test_api_key_value_is_written_nowhere(monkeypatch, tmp_path):
     monkeypatch.setenv("EVALLAB_SECRET_KEY", secret)
     reqs = _reqs(10, gold="pass") + [build_pairwise("Q", "a", "b", order=o, metadata={"item_id": "p"})
                                      for o in ("ab", "ba")]
-    with LocalJudgeServer(api_key=secret, faults=[Fault("prose"), Fault("503")]) as srv:
+    # a server that echoes the whole Authorization header in a 503 body (every attempt for item i4): the error
+    # message is stored in the failed row of every output table
+    faults = [Fault("prose"), Fault("503"), Fault("503_echo_key", times=-1, match="answer i4")]
+    with LocalJudgeServer(api_key=secret, faults=faults) as srv:
         for out in ("v.parquet", "v.jsonl", "v.csv"):
             j = _judge(srv, api_key_env="EVALLAB_SECRET_KEY", cache=tmp_path / "cache" / "j.sqlite")
             df = run_jobs(j, reqs, out=tmp_path / out, record=tmp_path / f"rec-{out}.json", progress=False)
             assert len(df) == len(reqs)
+            echoed = df.loc[df["item_id"] == "i4", "error"].iloc[0]
+            assert "Authorization: Bearer ***" in echoed and "HTTP 503" in echoed  # stored, masked
         assert srv.stats()["unauthorized"] == 0  # the key was really sent
+        assert srv.stats()["faults"]["503_echo_key"] == 3 * 4  # 3 runs × (1 + max_retries) attempts
     from evallab.judges import usage_summary
 
     (tmp_path / "usage.txt").write_text(usage_summary(df).to_string())  # what a report shows

@@ -73,6 +73,10 @@ def test_pointwise_prompt_fences_the_answer_as_data():
     ("fail.", "pointwise", "fail"),
     ("Verdict: FAIL - the error is discarded", "pointwise", "fail"),
     ("The answer is thorough. Final: pass", "pointwise", "pass"),
+    ("pass.", "pointwise", "pass"),
+    ("Verdict: fail", "pointwise", "fail"),
+    ("No issues found. PASS", "pointwise", "pass"),  # the negation window stops at the sentence break
+    ('{"verdict": "fail", "reason": "it would pass only with %w"}', "pointwise", "fail"),  # JSON: unaffected
     ("Output (a)", "pairwise", "1"),
     ("Output (b) is better because it follows the format.", "pairwise", "2"),
     ("[[A]]", "pairwise", "1"),
@@ -93,11 +97,28 @@ def test_parse_accepted_forms(text, kind, verdict):
     ('{"reason": "no verdict key"}', "pointwise"),
     ("", "pointwise"),
     (None, "pairwise"),
+    # negated or mixed free-form replies are NA, never a verdict
+    ("The answer does not pass.", "pointwise"),
+    ("PASS? No. FAIL", "pointwise"),
+    ("I cannot decide between pass and fail", "pointwise"),
+    ("Not a fail.", "pointwise"),
+    ("It doesn't pass the check", "pointwise"),
+    ("Verdict: never fail", "pointwise"),
 ])
 def test_unparsed_is_na_with_raw_kept_and_error(text, kind):
     v, reason, err = parse_verdict(text, kind)
     assert v is None and err
     assert reason == (text or "").strip()
+
+
+@pytest.mark.parametrize("text,why", [
+    ("The answer does not pass.", "negated"),
+    ("Not a fail.", "negated"),
+    ("PASS? No. FAIL", "both a pass and a fail"),
+    ("I cannot decide between pass and fail", "both a pass and a fail"),
+])
+def test_negated_or_mixed_replies_say_why(text, why):
+    assert why in parse_verdict(text, "pointwise")[2]
 
 
 def test_reason_from_json():

@@ -78,13 +78,112 @@ def test_resume_skips_done_rows_and_retries_failed_ones(tmp_path, fmt):
         assert srv.stats()["requests"] == 0  # finished: nothing asked
     stored = {"parquet": pd.read_parquet, "csv": lambda p: pd.read_csv(p, dtype={"item_id": str}),
               "jsonl": lambda p: pd.read_json(p, lines=True, dtype={"item_id": str})}[fmt](out)
-    if fmt == "jsonl":  # the journal is the file: the failed row and its retry are both there, the last one wins
-        assert len(stored) == 13 and stored.drop_duplicates("item_id", keep="last")["failed"].sum() == 0
-    else:
-        assert len(stored) == 12 and stored["item_id"].is_unique and not stored["failed"].any()
-        assert not (tmp_path / f"v.{fmt}.journal.jsonl").exists()
+    # one row per key in every format: the failed row of a3 was replaced by its retry (jsonl rewritten on close)
+    assert len(stored) == 12 and stored["item_id"].is_unique and not stored["failed"].any()
+    assert not (tmp_path / f"v.{fmt}.journal.jsonl").exists() and not (tmp_path / f"v.{fmt}.tmp").exists()
     assert sorted(stored["item_id"].unique()) == sorted(f"00{i}" for i in range(12))
     assert again["verdict"].notna().all() and len(again) == 12
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_resume_reasks_and_replaces_rows_whose_request_changed(tmp_path, fmt, caplog):
+    """12 items: 0-3 get a new answer text, 4-7 a new seed (same prompt text), 8-11 stay the same."""
+    sim = SimulatedJudge(seed=5, pass_rate=0.5)
+
+    def reqs(changed: bool):
+        return [build_pointwise(**RUBRIC, answer=f"a{i}" + (" v2" if changed and i < 4 else ""),
+                                seed=7 if changed and 4 <= i < 8 else None, metadata={"item_id": f"{i:03d}"})
+                for i in range(12)]
+
+    out = tmp_path / f"v.{fmt}"
+    with LocalJudgeServer(sim) as srv:
+        run_jobs(_judge(srv), reqs(False), out=out, progress=False)
+        srv.reset()
+        new = reqs(True)
+        with caplog.at_level("WARNING", logger="evallab.judges"):
+            df = run_jobs(_judge(srv), new, out=out, progress=False)
+        assert srv.stats()["requests"] == 8  # 4 new answers + 4 new seeds; the 4 unchanged rows skipped
+        assert df.attrs["run"]["reasked"] == 8 and df.attrs["run"]["skipped"] == 4
+        assert "8 row(s) asked again because their request changed" in caplog.text
+        srv.reset()
+        run_jobs(_judge(srv), new, out=out, progress=False)
+        assert srv.stats()["requests"] == 0  # now up to date
+    stored = (pd.read_json(out, lines=True, dtype={"item_id": str}) if fmt == "jsonl" else pd.read_parquet(out))
+    assert len(stored) == 12 and stored["item_id"].is_unique  # the old rows were replaced, not kept beside
+    stored = stored.set_index("item_id").loc[[f"{i:03d}" for i in range(12)]]
+    # the rows answer the NEW prompts: keryx digest of the new request, verdict the simulated judge gives it
+    assert stored["request_digest"].tolist() == [request_digest(r) for r in new]
+    assert stored["verdict"].tolist() == [sim.decide(r.system, r.user, 0)[0] for r in new]
+
+
+def test_changed_k_in_the_inflation_experiment_is_reasked(tmp_path, local_judge_server):
+    """The reported case: run_experiment(k=4, record_dir=D) then k=2 into D must give k=2's answers."""
+    from evallab import inflation as infl
+
+    variants = ("balanced", "pass-only")
+    run4 = infl.run_experiment(_judge(local_judge_server), variants=variants, k=4, max_items=2, record_dir=tmp_path)
+    local_judge_server.reset()
+    run2 = infl.run_experiment(_judge(local_judge_server), variants=variants, k=2, max_items=2, record_dir=tmp_path)
+    n = len(run4)
+    assert n == 2 * 4 * len(variants)  # 2 scenarios × 4 answers × 2 variants
+    assert local_judge_server.stats()["requests"] == n and run2.attrs["run"]["reasked"] == n
+    stored = pd.read_json(tmp_path / infl.VERDICTS_FILE, lines=True, dtype={"item_id": str})
+    assert len(stored) == n
+    assert stored["anchor_sources"].str.split(";").map(len).eq(2).all()  # k=2 anchors, not the k=4 rows
+
+
+def test_jsonl_crash_mid_run_keeps_every_answered_row_and_ends_unique(tmp_path):
+    """A fatal error half way (the run stops at once) and a run killed before close (duplicate keys left in the
+    file): no answered row is lost, and the next run leaves one row per key."""
+    from evallab.judges import JudgeFatalError
+
+    reqs = [build_pointwise(**RUBRIC, answer=f"a{i}", metadata={"item_id": f"{i:03d}"}) for i in range(12)]
+    out = tmp_path / "v.jsonl"
+    with LocalJudgeServer(faults=[Fault("503", times=-1, match="a3"), Fault("401", match="a8")]) as srv:
+        with pytest.raises(JudgeFatalError):
+            run_jobs(_judge(srv, max_retries=0, max_concurrency=1), reqs, out=out, progress=False, max_in_flight=1)
+        first = [json.loads(x) for x in out.read_text().splitlines()]
+        # requests go in order with one worker: 0..7 answered (3 failed), 8 stopped the run
+        assert [r["item_id"] for r in first] == [f"{i:03d}" for i in range(8)]
+        assert [r["item_id"] for r in first if r["failed"]] == ["003"]
+        # a run killed before close: the retry of 003 was appended after its failed row, nothing rewritten
+        retry = dict(first[3], failed=False, verdict="pass", error=None)
+        with open(out, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(retry) + "\n" + '{"item_id": "00')  # plus a line cut short by the kill
+        srv.set_faults([])
+        srv.reset()
+        df = run_jobs(_judge(srv), reqs, out=out, progress=False)
+        assert srv.stats()["requests"] == 4  # 008..011 only: 003's retry and 0..7 are kept
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted(r["item_id"] for r in rows) == [f"{i:03d}" for i in range(12)]  # one row per key
+    assert not any(r["failed"] for r in rows) and len(df) == 12
+    assert {r["item_id"]: r["verdict"] for r in rows}["003"] == "pass"
+    assert {r["item_id"]: r["verdict"] for r in rows if r["item_id"] < "008"} == \
+        {r["item_id"]: r["verdict"] for r in first[:8] if r["item_id"] != "003"} | {"003": "pass"}
+
+
+def test_recording_skips_failed_rows_and_stops_at_a_missing_sample(tmp_path):
+    """Item A: sample 1 fails (503) while samples 0 and 2 are answered; item B: its only sample fails.
+    Replaying must miss on A's samples 1 and 2 and on B — never an unparsed reply, never sample 2 as sample 1."""
+    def req(ans, j):
+        return build_pointwise(**RUBRIC, answer=ans, metadata={"item_id": ans.replace(" ", "-"), "sample": j,
+                                                               "scenario_id": ans.replace(" ", "-")})
+
+    reqs = [req("answer A", 1), req("answer A", 0), req("answer A", 2), req("answer B", 0)]
+    rec = tmp_path / "r.json"
+    faults = [Fault("503", times=-1, match="answer B"), Fault("503", times=1, match="answer A")]
+    with LocalJudgeServer(SimulatedJudge(seed=9), faults=faults) as srv:
+        live = run_jobs(_judge(srv, max_retries=0, max_concurrency=1), reqs, record=rec, progress=False,
+                        max_in_flight=1)
+    assert live["failed"].tolist() == [True, False, False, True]
+    doc = json.loads(rec.read_text())
+    assert [(e["scenarioId"], len(e["samples"])) for e in doc["entries"]] == [("answer-A", 1)]
+    assert "HTTP 503" not in rec.read_text() and "gave up" not in rec.read_text()
+    rj = ReplayJudge(rec)
+    assert run_jobs(rj, [reqs[1]], progress=False)["verdict"].tolist() == [live["verdict"].iloc[1]]
+    for r in (reqs[0], reqs[2], reqs[3]):
+        with pytest.raises(ReplayMissError):
+            run_jobs(rj, [r], progress=False)
 
 
 def test_sigkill_half_way_then_restart_ends_with_every_row_once(tmp_path):
@@ -257,7 +356,7 @@ def test_cli_runs_resumes_and_reports(tmp_path, local_judge_server, monkeypatch,
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 12 and {r["sample"] for r in rows} == {0, 1}
     assert _main(cli) == 0  # rerun: nothing asked
-    assert "12 rows already there, 0 HTTP calls" in capsys.readouterr().out
+    assert "12 rows already there, 0 asked again (request changed), 0 HTTP calls" in capsys.readouterr().out
     assert len(out.read_text().splitlines()) == 12
     summary = usage_summary(pd.DataFrame(rows))
     assert int(summary["replies"].iloc[0]) == 12

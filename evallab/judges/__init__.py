@@ -3,7 +3,7 @@
 - :class:`OpenAICompatibleJudge` — any ``/v1/chat/completions`` endpoint over ``httpx.AsyncClient``: bounded
   concurrency, tenacity retries honouring ``Retry-After``, no retry on 400/401/403/404, cache, usage and cost.
 - :class:`ReplayJudge` — answers offline from keryx-format recordings by request digest.
-- :class:`Cache` — sqlite (WAL) reply cache keyed by the canonical request.
+- :class:`Cache` — sqlite (WAL) reply cache keyed by the exact JSON body sent (+ base URL, sample index).
 - :mod:`evallab.judges.prompts` — ``PROMPT_VERSION``, ``Anchor``, ``build_pairwise``, ``build_pointwise``.
 - :func:`evallab.judges.parsing.parse_verdict` — JSON / fenced JSON / free forms → verdict, or NA with a reason.
 - :func:`run_jobs` / :func:`arun_jobs` — the job runner (append as you go, resume, record, progress bar).

@@ -8,8 +8,9 @@ token counts, latency, and the model and system fingerprint the server reported 
 API key cannot reach it. Verdicts are re-parsed and costs re-priced on every read, so a parser fix or a new price
 table applies to cached replies too.
 
-The key is the sha256 of canonical JSON of (base URL, model, messages, temperature, seed, max tokens, sample
-index): :func:`cache_key`.
+The key is the sha256 of canonical JSON (sorted keys) of the base URL, the exact JSON body sent (model, messages,
+temperature, seed, max tokens and every ``extra_body`` field — which may override any of them) and the sample
+index: :func:`cache_key`.
 """
 
 from __future__ import annotations
@@ -19,24 +20,52 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from evallab.errors import EvallabError
 from evallab.judges.types import JudgeRequest
 
-#: version of the cache value layout (part of the key, so an incompatible change starts a fresh key space)
-CACHE_FORMAT = 1
+#: version of the cache key/value layout (part of the key, so an incompatible change starts a fresh key space);
+#: 2 = keyed on the exact JSON body sent (``extra_body`` included)
+CACHE_FORMAT = 2
 
 
-def cache_key(base_url: str, model: str, request: JudgeRequest) -> str:
-    """sha256 hex of the canonical request: base URL (no trailing slash), model, messages, temperature, seed,
-    max tokens and the sample index (``request.metadata["sample"]``, default 0)."""
-    doc = {"v": CACHE_FORMAT, "base_url": base_url.rstrip("/"), "model": model,
-           "messages": [[m.role, m.content] for m in request.messages],
-           "temperature": request.temperature, "seed": request.seed, "max_tokens": request.max_tokens,
-           "sample": int(request.metadata.get("sample", 0) or 0)}
+def chat_body(model: str, request: JudgeRequest, extra_body: Mapping | None = None) -> dict:
+    """The JSON body of a ``/chat/completions`` request, exactly as :class:`~evallab.judges.OpenAICompatibleJudge`
+    sends it: ``model``, ``messages``, ``temperature``, ``seed``/``max_tokens`` when set, then ``extra_body``
+    merged over them (an ``extra_body`` field overrides a field of the same name)."""
+    b = {"model": model, "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+         "temperature": request.temperature}
+    if request.seed is not None:
+        b["seed"] = request.seed
+    if request.max_tokens is not None:
+        b["max_tokens"] = request.max_tokens
+    b.update(extra_body or {})
+    return b
+
+
+def body_key(base_url: str, body: Mapping, sample: int = 0) -> str:
+    """sha256 hex of canonical JSON (sorted keys) of ``{format, base URL (no trailing slash), body, sample}``.
+
+    ``body`` is the JSON body sent; ``sample`` the repeat index (the same body asked twice as two samples is two
+    replies)."""
+    doc = {"v": CACHE_FORMAT, "base_url": base_url.rstrip("/"), "body": body, "sample": int(sample)}
     return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False,
                                      separators=(",", ":")).encode()).hexdigest()
+
+
+def cache_key(base_url: str, model: str, request: JudgeRequest, *, extra_body: Mapping | None = None) -> str:
+    """The cache key of ``request`` sent to ``model`` at ``base_url``: :func:`body_key` of the exact body sent
+    (:func:`chat_body`, ``extra_body`` included) and the sample index (``request.metadata["sample"]``, default 0).
+
+    Returns
+    -------
+    str
+        64 hex characters. Equal bodies give equal keys (e.g. ``extra_body={"temperature": 0.7}`` keys like a
+        request with ``temperature=0.7``); any difference in what is sent gives a different key.
+    """
+    return body_key(base_url, chat_body(model, request, extra_body), int(request.metadata.get("sample", 0) or 0))
 
 
 class Cache:

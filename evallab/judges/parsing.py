@@ -7,7 +7,10 @@ Accepted forms, tried in order:
    ``reason`` (or ``explanation``/``rationale``) becomes the reason;
 2. pairwise free forms: ``[[A]]``/``[[B]]`` (``[[C]]`` = tie, MT-Bench), ``Output (a)``/``Output (b)`` when only one
    of them is named (LLMBar's parser rule), ``verdict: a``;
-3. pointwise free forms: ``pass``/``fail`` in any case as the first or last word, or after ``verdict:``.
+3. pointwise free forms: ``pass``/``fail`` in any case as the first or last word, or after ``verdict:`` — but
+   NA when the free text names both a pass-word and a fail-word (``"PASS? No. FAIL"``, ``"between pass and
+   fail"``), or when the chosen word is negated: ``not``, ``no``, ``never``, ``cannot`` or a ``n't`` word
+   within the 3 tokens before it in the same sentence (``"does not pass"``, ``"Not a fail."``).
 
 Anything else is NA: ``(None, text, "<why>")``, counted by :func:`evallab.verdicts.parse_rate`, never scored.
 Pairwise verdicts from :func:`parse_verdict` are the SHOWN position (``"1"`` = Output (a)); :func:`parse_reply`
@@ -29,6 +32,12 @@ _PAIR_WORD = {"a": "1", "b": "2", "1": "1", "2": "2", "output (a)": "1", "output
               "[[c]]": "tie", "output_1": "1", "output_2": "2"}
 _POINT_WORD = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn",
                "warning": "warn"}
+#: free-text words that name a pointwise verdict (any one of each side in the same reply → ambiguous → NA)
+_PASS_WORDS = frozenset({"pass", "passed", "passes", "passing"})
+_FAIL_WORDS = frozenset({"fail", "failed", "fails", "failing"})
+_NEGATORS = frozenset({"not", "no", "never", "cannot"})
+#: tokens for the free-form rules: words with an inner apostrophe kept whole ("doesn't"), sentence breaks
+_TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?|[.!?;\n]")
 
 
 def _json_objects(text: str):
@@ -108,10 +117,13 @@ def parse_verdict(text: str | None, kind: str) -> tuple[str | None, str, str | N
         if v is not None:
             return v, _reason(obj), None
         why = f"JSON verdict {obj[key]!r} is not a {kind} verdict"
-    v = _pairwise_free(text) if kind == "pairwise" else _pointwise_free(text)
+    if kind == "pairwise":
+        v, free_why = _pairwise_free(text), None
+    else:
+        v, free_why = _pointwise_free(text)
     if v is not None:
         return v, text.strip(), None
-    return None, text.strip(), why or f"no {kind} verdict found in reply"
+    return None, text.strip(), free_why or why or f"no {kind} verdict found in reply"
 
 
 def _pairwise_free(text: str) -> str | None:
@@ -128,18 +140,38 @@ def _pairwise_free(text: str) -> str | None:
     return {"a": "1", "b": "2", "outputa": "1", "outputb": "2", "tie": "tie"}.get(bare)
 
 
-def _pointwise_free(text: str) -> str | None:
+def _negator(token: str) -> bool:
+    t = token.lower().replace("\u2019", "'")
+    return t in _NEGATORS or t.endswith("n't")
+
+
+def _pointwise_free(text: str) -> tuple[str | None, str | None]:
+    """(verdict, None), or (None, why) for an ambiguous or negated reply, or (None, None) when nothing is found."""
+    tokens = _TOKEN.findall(text)
+    words = [(i, t) for i, t in enumerate(tokens) if t[0].isalpha()]
+    low = {t.lower() for _, t in words}
+    named = sorted(low & (_PASS_WORDS | _FAIL_WORDS))
+    if low & _PASS_WORDS and low & _FAIL_WORDS:
+        return None, f"ambiguous: the reply names both a pass and a fail verdict word ({', '.join(named)})"
+    chosen = None  # (token index, verdict)
     m = re.search(r"verdict\s*[:=\-]\s*\**\s*(pass|fail|warn)\w*", text, re.I)
     if m:
-        return _POINT_WORD[m.group(1).lower()]
-    words = re.findall(r"[A-Za-z]+", text)
-    if not words:
-        return None
-    for w in (words[0], words[-1]):
-        v = _POINT_WORD.get(w.lower())
-        if v is not None and w.lower() in ("pass", "fail", "passed", "failed"):
-            return v
-    return None
+        before = len(_TOKEN.findall(text[:m.start(1)]))
+        chosen = (before, _POINT_WORD[m.group(1).lower()])
+    elif words:
+        for i, w in (words[0], words[-1]):
+            if w.lower() in ("pass", "fail", "passed", "failed"):
+                chosen = (i, _POINT_WORD[w.lower()])
+                break
+    if chosen is None:
+        return None, None
+    i, v = chosen
+    for t in reversed(tokens[max(0, i - 3):i]):
+        if not t[0].isalpha():  # the window ends at a sentence break
+            break
+        if _negator(t):
+            return None, f"negated verdict: {t!r} before {v!r}"
+    return v, None
 
 
 def map_order(verdict: str | None, order: str) -> str | None:

@@ -7,8 +7,13 @@ judge and a list of :class:`~evallab.judges.types.JudgeRequest` and return the t
 Output and resume. With ``out=`` each reply is appended to a JSON-lines journal the moment it arrives (flushed
 line by line: a crash or ``SIGKILL`` loses nothing already answered). ``out`` may be ``.jsonl`` (the journal is the
 file itself), ``.parquet`` or ``.csv`` (the journal ``<out>.journal.jsonl`` is folded into ``out`` when the run
-ends — also after an error — and then removed). A rerun reads ``out`` and its journal, skips every row already
-answered (key :data:`evallab.verdicts.KEY`), retries rows whose call failed, and keeps one row per key.
+ends — also after an error — and then removed). A rerun reads ``out`` and its journal and skips a row only when
+its key (:data:`evallab.verdicts.KEY`) is answered AND its stored ``sent_digest`` (:func:`sent_digest`: the
+prompt version, reply kind, model, messages, temperature, seed, max tokens and extra body fields) equals the new
+request's: a row whose request changed since it was written (rubric, answer, anchors, k, seed, temperature ...)
+is asked again and REPLACED, and the count is reported (``RunStats.reasked``, a warning in the log). Failed calls
+are retried. The output ends with one row per key, the latest: a ``.jsonl`` output that got a second row for a key
+is rewritten atomically (temporary file + ``os.replace``) when the run ends.
 
 Progress: a tqdm bar per run with live calls/s, cache hits, errors (unparsed + failed calls) and cost so far.
 """
@@ -17,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import hashlib
 import json
+import logging
 import os
 import sys
 import time
@@ -37,15 +44,22 @@ from evallab.recordings import KINDS, Entry, Recording, Sample, load_recording, 
 #: metadata keys that become the tidy columns of the same name
 META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order", "sample", "gold")
 #: columns the runner adds beyond the tidy schema
-EXTRA_COLUMNS = ("reason", "request_digest", "cached", "failed", "system_fingerprint", "raw")
+EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw")
+
+log = logging.getLogger("evallab.judges")
 
 
 @dataclass
 class RunStats:
-    """Counters of one run: replies written, live HTTP calls, cache hits, unparsed replies, failed calls, cost."""
+    """Counters of one run: replies written, live HTTP calls, cache hits, unparsed replies, failed calls, cost.
+
+    ``skipped`` = rows already in ``out`` for the same request; ``reasked`` = rows in ``out`` whose request changed
+    since they were written (asked again, the old row replaced).
+    """
 
     total: int = 0
     skipped: int = 0
+    reasked: int = 0
     replies: int = 0
     calls: int = 0
     cache_hits: int = 0
@@ -94,7 +108,8 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
         "score": None, "error": reply.error, "latency_s": reply.latency_s,
         "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens,
         "cost_usd": reply.usage.cost_usd,
-        "reason": reply.reason, "request_digest": request_digest(request), "cached": bool(reply.cached),
+        "reason": reply.reason, "request_digest": request_digest(request),
+        "sent_digest": sent_digest(judge, request), "cached": bool(reply.cached),
         "failed": bool(reply.failed), "system_fingerprint": reply.system_fingerprint,
         "raw": reply.raw if reply.verdict is None else None,
     }
@@ -102,6 +117,23 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
         if k not in row:
             row[k] = _scalar(v)
     return row
+
+
+def sent_digest(judge: Judge, request: JudgeRequest) -> str:
+    """sha256 hex of what is asked: canonical JSON (sorted keys) of the prompt version, the reply kind and the
+    body sent — ``judge.body(request)`` when the judge has one (model, messages, temperature, seed, max tokens,
+    extra body fields), else the same fields built from the request and ``judge.model``.
+
+    Unlike :func:`~evallab.judges.prompts.request_digest` (the keryx digest of the prompt text, used by
+    recordings) it changes with the temperature, seed, max tokens and model too; the runner's resume compares it.
+    """
+    from evallab.judges.cache import chat_body
+
+    body = judge.body(request) if callable(getattr(judge, "body", None)) else \
+        chat_body(str(getattr(judge, "model", "") or ""), request)
+    doc = {"prompt_version": request.prompt_version, "kind": request.kind, "body": body}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                                     default=str).encode()).hexdigest()
 
 
 def row_key(row: dict) -> tuple:
@@ -130,6 +162,7 @@ class _Output:
         self.journal = self.out if self.fmt == "jsonl" else self.out.with_name(self.out.name + ".journal.jsonl")
         self.out.parent.mkdir(parents=True, exist_ok=True)
         self.rows: dict[tuple, dict] = {}
+        self.dupes = 0  # rows superseded by a later row of the same key (a .jsonl output is rewritten on close)
         self._load()
         self._fh = None
 
@@ -165,26 +198,49 @@ class _Output:
                 if isinstance(r.get(c), str):
                     r[c] = r[c] == "True"
             k = row_key(r)
-            old = self.rows.get(k)
-            if old is None or old.get("failed") or not r.get("failed"):
-                self.rows[k] = r
+            if k in self.rows:
+                self.dupes += 1
+            self.rows[k] = r  # the latest row of a key wins (a retry, or a re-ask after the request changed)
 
-    def done(self, key: tuple) -> bool:
+    def status(self, key: tuple, digest: str, keryx_digest: str) -> str:
+        """``"done"`` (answered, same request), ``"changed"`` (answered for another request) or ``"todo"``.
+
+        ``digest`` is the request's :func:`sent_digest`; a row written before that column existed is compared by
+        its keryx ``request_digest`` instead.
+        """
         r = self.rows.get(key)
-        return r is not None and not r.get("failed")
+        if r is None or r.get("failed"):
+            return "todo"
+        stored = r.get("sent_digest")
+        same = stored == digest if stored else r.get("request_digest") == keryx_digest
+        return "done" if same else "changed"
 
     def append(self, row: dict) -> None:
         if self._fh is None:
             self._fh = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115 — kept open for the run
         self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
         self._fh.flush()
-        self.rows[row_key(row)] = row
+        k = row_key(row)
+        if k in self.rows:
+            self.dupes += 1
+        self.rows[k] = row
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
-        if self.fmt == "jsonl" or not self.journal.exists():
+        if self.fmt == "jsonl":
+            if self.dupes:  # a key written twice: keep its latest row only, atomically
+                tmp = self.out.with_name(self.out.name + ".tmp")
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    for r in self.rows.values():
+                        fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self.out)
+                self.dupes = 0
+            return
+        if not self.journal.exists():
             return
         df = _table(list(self.rows.values()))
         tmp = self.out.with_name(self.out.name + ".tmp")
@@ -262,12 +318,18 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
     sink = _Output(out) if out is not None else None
     results: dict[tuple, dict] = {}
     todo = []
+    reasked = 0
     for r, k in zip(requests, keys, strict=True):
-        if sink is not None and sink.done(k):
+        state = sink.status(k, sent_digest(judge, r), request_digest(r)) if sink is not None else "todo"
+        if state == "done":
             results[k] = sink.rows[k]
         else:
+            reasked += state == "changed"
             todo.append((r, k))
-    stats = RunStats(total=len(requests), skipped=len(requests) - len(todo))
+    stats = RunStats(total=len(requests), skipped=len(requests) - len(todo), reasked=reasked)
+    if reasked:
+        log.warning("%s: %d row(s) asked again because their request changed since they were written (prompt, "
+                    "anchors, temperature, seed, max tokens or model); their old rows are replaced", out, reasked)
     bar = _Progress(progress, len(requests), stats.skipped, judge.label, stats)
     jstats = getattr(judge, "stats", None)
     calls0 = getattr(jstats, "calls", 0)
@@ -343,8 +405,9 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
         Each with ``metadata["item_id"]``; metadata ``dataset, subset, strategy, anchor_set, order, sample, gold``
         become the tidy columns, other keys extra columns. Keys (:data:`evallab.verdicts.KEY`) must be unique.
     out : path, optional
-        ``.parquet``, ``.jsonl`` or ``.csv``: every reply is appended as it arrives; rows already there are skipped
-        (resume), failed calls are retried.
+        ``.parquet``, ``.jsonl`` or ``.csv``: every reply is appended as it arrives; rows already there for the
+        same request (same :func:`sent_digest`) are skipped (resume), rows whose request changed are asked again
+        and replaced, failed calls are retried; the file ends with one row per key.
     progress : bool
         Show a tqdm bar (calls/s, cache hits, errors, cost).
     record : path, optional
@@ -356,9 +419,9 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     Returns
     -------
     DataFrame
-        The tidy verdict table plus ``reason, request_digest, cached, failed, system_fingerprint, raw`` and extra
-        metadata columns; ``df.attrs["run"]`` holds the :class:`RunStats` of this run (calls, cache hits, errors,
-        cost, seconds).
+        The tidy verdict table plus ``reason, request_digest, sent_digest, cached, failed, system_fingerprint,
+        raw`` and extra metadata columns; ``df.attrs["run"]`` holds the :class:`RunStats` of this run (rows
+        skipped, rows re-asked because their request changed, calls, cache hits, errors, cost, seconds).
 
     Raises
     ------
@@ -401,6 +464,12 @@ def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Se
     One entry per distinct request digest (``scenarioId`` = metadata ``scenario_id`` or ``item_id``; ``kind`` =
     metadata ``kind`` or ``"item"``, suffixed ``@<anchor_set>`` and ``#<order>`` when set), samples in ``sample`` order with
     ``verdict``, ``reason`` and ``error``. An ``evallab`` object records the prompt kind and base URL (never a key).
+
+    Rows whose call failed (``failed=True``: no reply after the retries) are not recorded — replaying them is a
+    :class:`~evallab.judges.replay.ReplayMissError`, not an unparsed reply. A recording stores samples by
+    position, so an entry keeps samples ``0..n-1`` only while they are contiguous: samples after a missing index
+    are dropped (and counted in a warning), never shifted onto a lower index. An entry left with no sample is not
+    written.
     """
     path = Path(path)
     versions = sorted({r.prompt_version for r in requests})
@@ -415,9 +484,10 @@ def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Se
             ids[(e.scenario_id, e.kind)] = e.request_digest
     grouped: dict[str, dict[int, Sample]] = {}
     first: dict[str, JudgeRequest] = {}
+    dropped: list[str] = []
     for req, k in zip(requests, keys, strict=True):
         row = rows.get(k)
-        if row is None:
+        if row is None or row.get("failed") is True or str(row.get("failed")) == "True":
             continue
         dg = row.get("request_digest") or request_digest(req)
         s = Sample(row.get("verdict"), str(row.get("reason") or ""), row.get("error"))
@@ -434,8 +504,18 @@ def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Se
         old = entries.get(dg)
         merged = {i: s for i, s in enumerate(old.samples)} if old is not None else {}
         merged.update(samples)
-        entries[dg] = Entry(sid, kind, dg, [merged[i] for i in sorted(merged)])
+        n = 0
+        while n in merged:  # contiguous from 0: a sample is replayed by its position
+            n += 1
+        if n < len(merged):
+            dropped.append(f"{sid}/{kind}: sample(s) {sorted(i for i in merged if i > n)} (sample {n} missing)")
+        if n == 0:
+            continue
+        entries[dg] = Entry(sid, kind, dg, [merged[i] for i in range(n)])
         ids[(sid, kind)] = dg
+    if dropped:
+        log.warning("%s: %d entr%s recorded without the samples after a missing one: %s", path, len(dropped),
+                    "y" if len(dropped) == 1 else "ies", "; ".join(dropped[:5]) + (" ..." if len(dropped) > 5 else ""))
     kinds = {r.kind for r in requests}
     extra = {"evallab": {"promptKind": "/".join(sorted(kinds)),
                          "baseUrl": getattr(judge, "base_url", None),
@@ -518,5 +598,5 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     return OpenAICompatibleJudge(base_url, model, api_key_env=api_key_env or None, label=label or None, **kw)
 
 
-__all__ = ["RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "usage_summary",
+__all__ = ["RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "sent_digest", "usage_summary",
            "write_run_recording"]
