@@ -488,7 +488,8 @@ def subset_level(df: pd.DataFrame, depth: int = 2) -> pd.DataFrame:
 
 # -------------------------------------------------------------------------------- AlpacaEval evaluator metrics
 def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by: Sequence[str] = ("judge",),
-                      min_length_gap: int = 30, confidence: float = 0.95) -> pd.DataFrame:
+                      min_length_gap: int = 30, confidence: float = 0.95,
+                      preference: str | None = "score") -> pd.DataFrame:
     """AlpacaEval's evaluator-leaderboard columns that the data allows, per group.
 
     Parameters
@@ -498,14 +499,25 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         P(prefer longer) (:func:`evallab.datasets.load_alpaca_eval` gives it).
     min_length_gap : only pairs whose outputs differ by MORE than this many characters count for P(prefer
         longer) (AlpacaEval's ``significant_delta_length=30``).
+    preference : column holding AlpacaEval's preference in [1, 2] (1 = output 1 preferred, 2 = output 2; continuous
+        for the weighted, logprob-based annotators — :func:`evallab.datasets.load_alpaca_eval` puts it in
+        ``score``); ``None`` or an absent column: discrete verdicts only.
 
     Returns
     -------
-    DataFrame: ``by`` + ``replies``, ``unparsed``, ``ties``, ``p_prefer_output_1`` in [0, 1] (replies choosing
-    output 1, a tie counting one half: AlpacaEval's ``2 − mean(preference)`` for discrete verdicts),
+    DataFrame: ``by`` + ``replies``, ``unparsed``, ``ties``, ``p_prefer_output_1`` in [0, 1] = AlpacaEval's
+    ``2 − mean(preference)`` over parsed replies: a reply's preference is taken from ``preference`` where it is
+    not NA, else from its discrete verdict (``1`` → 1, ``2`` → 0, ``tie`` → 0.5 preferring output 1),
+    ``continuous`` (parsed replies whose preference came from the column),
     ``shown_known`` (decisive replies whose shown order is known: ``order`` ab/ba, or a ``shown_first`` column),
     ``p_prefer_shown_first`` (+ Wilson ``_low``/``_high``; 0.5 = no position preference),
     ``longer_pairs`` (decisive replies on pairs with a length gap), ``p_prefer_longer`` (+ Wilson).
+
+    Raises
+    ------
+    DataError
+        When a parsed reply's ``preference`` value lies outside [1, 2] (the column is then not AlpacaEval's
+        preference, e.g. LLMBar's rating difference in ``score``: pass ``preference=None``).
 
     Notes
     -----
@@ -520,6 +532,18 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
     dec = v.isin(["1", "2"])
     d["_n1"] = (v == "1").fillna(False).astype(float) + 0.5 * (v == "tie").fillna(False).astype(float)
     d["_ok"] = v.notna()
+    d["_cont"] = False
+    if preference and preference in d.columns:
+        pref = pd.to_numeric(d[preference], errors="coerce").astype(float)
+        use = d["_ok"] & pref.notna()
+        bad = use & ~pref.between(1.0, 2.0)
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(f"{preference}={pref.iloc[i]!r} is not a preference in [1, 2] (AlpacaEval: 1 = output 1 "
+                            f"preferred, 2 = output 2); pass preference=None to use the discrete verdicts only",
+                            row=i, column=preference)
+        d.loc[use, "_n1"] = 2.0 - pref[use]
+        d["_cont"] = use
     d["_tie"] = (v == "tie").fillna(False)
     if "shown_first" in d.columns:
         sf = d["shown_first"].astype("string")
@@ -551,6 +575,7 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         lk, ll = int(g["_lk"].sum()), int(g["_ll"].sum())
         r.update(replies=len(g), unparsed=len(g) - ok, ties=int(g["_tie"].sum()),
                  p_prefer_output_1=float(g.loc[g["_ok"], "_n1"].mean()) if ok else np.nan,
+                 continuous=int(g["_cont"].sum()),
                  shown_known=sk, p_prefer_shown_first=sfk / sk if sk else np.nan)
         r["p_prefer_shown_first_low"], r["p_prefer_shown_first_high"] = stats.wilson(sfk, sk, confidence)
         r.update(longer_pairs=lk, p_prefer_longer=ll / lk if lk else np.nan)

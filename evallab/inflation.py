@@ -20,8 +20,8 @@ Estimators (all take the tidy verdict table; unparsed replies are excluded and c
 - :func:`inflation_table` — per anchor set against a baseline (default ``balanced``), on the items both share:
   pass rate, inflation = pass rate(variant) / pass rate(baseline) − 1, false-pass rate on gold-FAIL items,
   agreement with gold, each with a percentile bootstrap interval over items (``scipy.stats.bootstrap``, paired:
-  the same resampled items for variant and baseline), and McNemar's test on the verdicts paired by
-  (item, sample) (:func:`evallab.stats.mcnemar`).
+  the same resampled items for variant and baseline), and McNemar's test on one verdict pair per item (the
+  majority verdict of the item's parsed samples; even splits dropped and counted) (:func:`evallab.stats.mcnemar`).
 - :func:`position_priming` — verdict shift between ``fail-last`` (grouped, FAIL last) and ``balanced``
   (alternating): pass-rate difference with a paired bootstrap interval, flip rate and McNemar.
 """
@@ -39,7 +39,7 @@ from scipy import stats as sps
 
 from evallab import stats
 from evallab.errors import DataError
-from evallab.rubrics import AnchorExample, Rubric, anchor_set
+from evallab.rubrics import AnchorExample, Rubric, anchor_set, check_mixed_k, is_mixed
 
 #: the default variants of the experiment: the two the issue compares plus the position-priming one
 DEFAULT_VARIANTS = ("balanced", "pass-only", "fail-last")
@@ -106,7 +106,8 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
         scenario_id, kind, gold, answer, prompt, rubric, pass_criteria, fail_criteria.
     variants : anchor-set variant ids (:func:`evallab.rubrics.anchor_set`).
     samples : repeats per (item, variant), ``sample`` = 0..samples−1.
-    k : anchors per set (even; every variant but ``none`` shows ``k``).
+    k : anchors per set; every variant but ``none`` shows ``k`` (``pass-only``: k PASS; mixed variants: k/2 PASS and
+        k/2 FAIL), so ``k`` must be even and ≥ 2 when any mixed variant is requested.
     seed : seed of the anchor draw. ``shuffled-<seed>`` orders use their own seed salted with crc32(item_id), so
         the order varies across items.
     temperature, judge_seed, max_tokens : model parameters passed to the prompt builder.
@@ -116,11 +117,22 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     list of JudgeRequest (``evallab.judges.prompts.build_pointwise``); metadata: item_id, dataset, subset, strategy
     (the prompt version), anchor_set, order "", sample, gold, scenario_id, kind, anchor_sources (the anchors'
     item ids, ";"-joined, in presentation order).
+
+    Raises
+    ------
+    DataError
+        When ``samples < 1``, ``k < 1``, ``k`` is odd or < 2 with a mixed variant, or a scenario has too few
+        other scenarios to draw anchors from.
     """
     from evallab.judges.prompts import PROMPT_VERSION, Anchor, build_pointwise
 
     if samples < 1:
         raise DataError(f"samples={samples}; expected 1 or more", column="samples")
+    if k < 1:
+        raise DataError(f"k={k}; expected 1 or more anchors per set", column="k")
+    for v in variants:
+        if is_mixed(v):
+            check_mixed_k(k, v)
     need = {"item_id", "scenario_id", "gold", "answer", "prompt", "rubric", "pass_criteria"}
     missing = sorted(need - set(items.columns))
     if missing:
@@ -291,11 +303,35 @@ def _diff_fn(nv, dv, nb, db, axis=-1):
     return _ratio_fn(nv, dv, axis) - _ratio_fn(nb, db, axis)
 
 
-def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """Verdicts of two anchor sets paired by (item_id, sample), both parsed."""
-    ka = a.loc[a["_parsed"] == 1, ["item_id", "sample", "_v"]]
-    kb = b.loc[b["_parsed"] == 1, ["item_id", "sample", "_v"]]
-    return ka.merge(kb, on=["item_id", "sample"], suffixes=("_a", "_b"))
+def _majority(g: pd.DataFrame) -> pd.Series:
+    """Per item: share of its parsed replies that are ``pass`` (NaN when none parsed)."""
+    it = _per_item(g)
+    return (it["_pass"] / it["_parsed"].where(it["_parsed"] > 0)).astype(float)
+
+
+def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """One verdict pair per item for McNemar: each item's majority verdict (pass / not pass) across its parsed
+    samples in anchor set ``a`` and in ``b``.
+
+    McNemar's test assumes independent pairs; the samples of one item are not, so they are reduced to the
+    item's majority before pairing. Items parsed in both sets whose samples split evenly (a tie: pass share
+    exactly 0.5) in either set are dropped and counted.
+
+    Returns
+    -------
+    (DataFrame with columns item_id, _v_a, _v_b in {"pass", "fail"}, one row per item; number of tied items
+    dropped).
+    """
+    sa, sb = _majority(a), _majority(b)
+    both = sa.index.intersection(sb.index)
+    sa, sb = sa.loc[both], sb.loc[both]
+    parsed = sa.notna() & sb.notna()
+    sa, sb = sa[parsed], sb[parsed]
+    tie = (sa == 0.5) | (sb == 0.5)
+    sa, sb = sa[~tie], sb[~tie]
+    pv = pd.DataFrame({"item_id": sa.index, "_v_a": np.where(sa > 0.5, "pass", "fail"),
+                       "_v_b": np.where(sb > 0.5, "pass", "fail")})
+    return pv, int(tie.sum())
 
 
 def _groups(d: pd.DataFrame, by: Sequence[str]):
@@ -354,9 +390,12 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
         pass_rate / baseline pass_rate − 1 (+ ``_low``/``_high``; −1 .. +inf, 0 = none);
         ``false_pass_rate`` = share of parsed replies on gold-FAIL items that are ``pass`` (+ CI);
         ``delta_false_pass`` vs baseline (+ CI); ``agreement`` = share of parsed replies equal to gold (+ CI);
-        ``delta_agreement`` (+ CI); ``mcnemar_b`` (pairs: variant pass, baseline fail), ``mcnemar_c`` (variant
-        fail, baseline pass), ``mcnemar_p`` — verdicts paired by (item_id, sample). Intervals: percentile bootstrap
-        over items, variant and baseline resampled together (``scipy.stats.bootstrap``, paired).
+        ``delta_agreement`` (+ CI); ``mcnemar_b`` (items: variant pass, baseline not pass), ``mcnemar_c``
+        (variant not pass, baseline pass), ``mcnemar_p``, ``mcnemar_ties`` — McNemar's exact test on ONE pair per
+        item (its samples are not independent): each item's majority verdict across its parsed samples in the
+        variant and in the baseline; an item whose samples split evenly (pass share 0.5) in either set is dropped
+        and counted in ``mcnemar_ties``. Intervals: percentile bootstrap over items, variant and baseline resampled
+        together (``scipy.stats.bootstrap``, paired).
 
     Raises
     ------
@@ -394,7 +433,7 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
             if v == baseline:
                 for c in ("inflation", "delta_false_pass", "delta_agreement"):
                     r[c] = r[f"{c}_low"] = r[f"{c}_high"] = NAN
-                r["mcnemar_b"] = r["mcnemar_c"] = 0
+                r["mcnemar_b"] = r["mcnemar_c"] = r["mcnemar_ties"] = 0
                 r["mcnemar_p"] = NAN
             else:
                 r["inflation"] = float(_inflation_fn(*(np.asarray(a, float) for a in arrays)))
@@ -404,15 +443,16 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                     arr = [x[num], x[den], b[num], b[den]]
                     r[c] = float(_diff_fn(*(np.asarray(a, float) for a in arr)))
                     r[f"{c}_low"], r[f"{c}_high"] = _boot(arr, _diff_fn, **kw)
-                pv = _paired_verdicts(gv, gb[gb["item_id"].isin(common)])
+                pv, ties = _paired_verdicts(gv, gb[gb["item_id"].isin(common)])
                 m = stats.mcnemar(int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum()),
                                   int(((pv["_v_a"] != "pass") & (pv["_v_b"] == "pass")).sum()))
                 r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"]
+                r["mcnemar_ties"] = ties
             rows.append(r)
     cols = [*[c for c in by if c in d.columns], "anchor_set", "baseline", "items", "replies", "unparsed"]
     for c in ("pass_rate", "inflation", "false_pass_rate", "delta_false_pass", "agreement", "delta_agreement"):
         cols += [c, f"{c}_low", f"{c}_high"]
-    cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p"]
+    cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -423,11 +463,13 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
 
     Returns
     -------
-    DataFrame, one row per group: ``primed``, ``baseline``, ``items``, ``pairs`` (verdicts paired by item and
-    sample, both parsed), ``pass_rate_primed``, ``pass_rate_baseline``, ``shift`` = pass_rate_primed −
-    pass_rate_baseline in [−1, 1] (negative = FAIL primed) with ``shift_low``/``shift_high`` (paired percentile
-    bootstrap over items), ``flip_rate`` = share of pairs whose verdict differs, ``to_fail`` (baseline pass →
-    primed fail), ``to_pass`` (baseline fail → primed pass), ``mcnemar_p``.
+    DataFrame, one row per group: ``primed``, ``baseline``, ``items``, ``pairs`` (items paired on their
+    majority verdict across parsed samples, as in :func:`inflation_table`), ``ties`` (items dropped because their
+    samples split evenly in either set), ``pass_rate_primed``, ``pass_rate_baseline``, ``shift`` =
+    pass_rate_primed − pass_rate_baseline in [−1, 1] (negative = FAIL primed) with ``shift_low``/``shift_high``
+    (paired percentile bootstrap over items, all replies), ``flip_rate`` = share of paired items whose majority
+    verdict differs, ``to_fail`` (items: baseline pass → primed not pass), ``to_pass`` (baseline not pass →
+    primed pass), ``mcnemar_p`` (exact McNemar on those item pairs).
 
     Raises
     ------
@@ -449,8 +491,8 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
         x, b = ip.loc[common], ib.loc[common]
         arrays = [x["_pass"], x["_parsed"], b["_pass"], b["_parsed"]]
         r = dict(key, primed=primed, baseline=baseline, items=len(common))
-        pv = _paired_verdicts(gp[gp["item_id"].isin(common)], gb[gb["item_id"].isin(common)])
-        r["pairs"] = len(pv)
+        pv, ties = _paired_verdicts(gp[gp["item_id"].isin(common)], gb[gb["item_id"].isin(common)])
+        r["pairs"], r["ties"] = len(pv), ties
         r["pass_rate_primed"] = _r(x["_pass"].to_numpy(), x["_parsed"].to_numpy())
         r["pass_rate_baseline"] = _r(b["_pass"].to_numpy(), b["_parsed"].to_numpy())
         r["shift"] = r["pass_rate_primed"] - r["pass_rate_baseline"]

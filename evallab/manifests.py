@@ -420,6 +420,10 @@ class EvalRun:
                  f"PASS ({int((s['status'] == 'PASS').sum())})"]
         nf = self.results[self.results["state"] == "NEW_FAIL"]
         lines.append(f"FAIL ({int((s['status'] == 'FAIL').sum())}; {nf['skill'].nunique()} NEW)")
+        ne = s[s["status"] == "NOT_EVALUATED"]
+        lines.append(f"NOT_EVALUATED ({len(ne)}) — nothing failed but some assertions could not be evaluated")
+        lines += [f"  {r.skill} — {r.not_evaluated} of {r.assertions} assertion(s) not evaluated"
+                  for r in ne.itertuples()]
         for r in nf.itertuples():
             lines.append(f"  {r.skill} — {r.assertion}: {r.detail}; pass streak before failure: "
                          f"{r.prior_pass_streak} runs; severity: {r.severity}")
@@ -487,7 +491,9 @@ def run_eval(manifest: Mapping[str, dict], outputs: Mapping[str, str | Path] | N
     Returns
     -------
     EvalRun: ``results`` (skill, assertion, type, passed, detail, error, state, severity, prior_pass_streak,
-    fail_streak) and ``skills`` (skill, assertions, failed, not_evaluated, status PASS/FAIL, worst state).
+    fail_streak) and ``skills`` (skill, assertions, failed, not_evaluated, status, worst state): ``status`` is
+    FAIL when any assertion failed, else NOT_EVALUATED when any could not be evaluated (e.g. a regex timeout), else
+    PASS — a skill is never reported PASS on assertions that were not checked.
     An assertion that could not be evaluated keeps its prior state record unchanged.
     """
     state = load_state(state_path) if state_path else {"version": STATE_VERSION, "skills": {}}
@@ -532,7 +538,7 @@ def run_eval(manifest: Mapping[str, dict], outputs: Mapping[str, str | Path] | N
     for sk, g in res.groupby("skill", sort=False):
         failed = int(g["passed"].eq(False).sum())
         srows.append(dict(skill=sk, assertions=len(g), failed=failed, not_evaluated=int(g["passed"].isna().sum()),
-                          status="FAIL" if failed else "PASS",
+                          status="FAIL" if failed else "NOT_EVALUATED" if g["passed"].isna().any() else "PASS",
                           worst=min(g["state"], key=order.index)))
     skills_df = pd.DataFrame(srows, columns=["skill", "assertions", "failed", "not_evaluated", "status", "worst"])
     inst = list(installed) if installed is not None else list(outputs)

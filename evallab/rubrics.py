@@ -655,13 +655,15 @@ def preset_verdict(preset: Preset, verdicts: Mapping[str, str], rubrics: Mapping
     ----------
     preset : the composition.
     verdicts : rubric name → ``PASS``/``WARN``/``FAIL`` (case-insensitive) for every rubric of the preset.
-    rubrics : parsed rubrics by name (their ``hard_fail_threshold``); default the bundled library. A rubric absent
-        here uses the standard threshold ``FAIL``.
+    rubrics : parsed rubrics by name (their ``hard_fail_threshold``, default ``FAIL`` when the field is absent);
+        default the bundled library. Every rubric of the preset must be here.
 
     Raises
     ------
     RubricError
-        When a preset rubric has no verdict, or a verdict is not PASS/WARN/FAIL.
+        Naming the preset file and the rubric's line in it: when a preset rubric has no verdict, a verdict is not
+        PASS/WARN/FAIL, the rubric is not in ``rubrics`` (a preset naming a missing rubric is never silently
+        given a threshold), or its ``hard_fail_threshold`` is not one of :data:`THRESHOLDS`.
     """
     if rubrics is None:
         rubrics = load_library(strict=False).rubrics
@@ -674,8 +676,16 @@ def preset_verdict(preset: Preset, verdicts: Mapping[str, str], rubrics: Mapping
         if v not in LEVELS:
             raise RubricError(f"verdict {verdicts[name]!r} for '{name}' is unknown; expected one of {list(LEVELS)}",
                               path=preset.path, row=ln)
-        thr = rubrics[name].hard_fail_threshold if name in rubrics else "FAIL"
-        thr = thr if thr in THRESHOLDS else "FAIL"
+        if name not in rubrics:
+            raise RubricError(f"rubric '{name}' is not in the rubric library ({len(rubrics)} rubric(s): "
+                              f"{sorted(rubrics)}); expected a rubric file '{name}.md' for each preset rubric",
+                              path=preset.path, row=ln)
+        r = rubrics[name]
+        thr = r.hard_fail_threshold
+        if thr not in THRESHOLDS:
+            at = f"{r.path}:{r.lines.get('hard_fail_threshold', 1)}"
+            raise RubricError(f"rubric '{name}' has hard_fail_threshold {r.meta.get('hard_fail_threshold')!r} "
+                              f"({at}); expected one of {list(THRESHOLDS)}", path=preset.path, row=ln)
         rows.append(dict(rubric=name, weight=w, verdict=v, score=LEVEL_SCORE[v], hard_fail_threshold=thr,
                          hard_fail=LEVELS.index(v) >= LEVELS.index(thr)))
     t = pd.DataFrame(rows)
@@ -712,6 +722,22 @@ def _check_variant(variant: str) -> int | None:
                     column="anchor_set")
 
 
+def is_mixed(variant: str) -> bool:
+    """Whether an anchor-set variant shows both PASS and FAIL examples (all but none, pass-only, fail-only)."""
+    return variant not in ("none", "pass-only", "fail-only")
+
+
+def check_mixed_k(k: int, variant: str = "balanced") -> None:
+    """Raise :class:`DataError` unless ``k`` (anchors per set) is even and ≥ 2, as a mixed variant needs.
+
+    An odd ``k`` would make "balanced" lean one way (k=1 is the same single PASS example as pass-only, so
+    inflation would be exactly 0).
+    """
+    if k < 2 or k % 2:
+        raise DataError(f"anchor set {variant!r} needs an even number of anchors k >= 2 (k/2 PASS and k/2 FAIL); "
+                        f"got k={k}", column="k")
+
+
 def anchor_set(variant: str, passes: Sequence, fails: Sequence, k: int | None = None, *,
                salt: int | None = None) -> list:
     """Arrange labelled examples into an anchor-set variant.
@@ -723,10 +749,13 @@ def anchor_set(variant: str, passes: Sequence, fails: Sequence, k: int | None = 
         (grouped: the k/2 PASS then the k/2 FAIL — FAIL last primes FAIL, spec "Position bias");
         ``shuffled-<seed>`` (k/2 PASS and k/2 FAIL in an order drawn with ``numpy.random.default_rng(seed)``, or
         ``default_rng([seed, salt])`` when ``salt`` is given — e.g. a hash of the item, so orders vary by item).
-    passes, fails : the PASS and FAIL examples in preference order (any objects); the first ``ceil(k/2)`` /
-        ``floor(k/2)`` are used by the mixed variants, the first ``k`` by the one-sided ones.
-    k : total anchors; default ``2 * min(len(passes), len(fails))`` (mixed) — one-sided variants use the same k so
-        every variant shows the same number of examples.
+    passes, fails : the PASS and FAIL examples in preference order (any objects); the first ``k/2`` of each are
+        used by the mixed variants, the first ``k`` of one verdict by the one-sided ones.
+    k : total anchors. Mixed variants (all but ``none``, ``pass-only``, ``fail-only``) need an even ``k ≥ 2``
+        (k/2 PASS and k/2 FAIL, so "balanced" leans neither way); default ``2 * min(len(passes), len(fails))``.
+        One-sided variants take any ``k ≥ 1``; their default is every example of their verdict
+        (``len(passes)`` / ``len(fails)``), which may differ from the mixed default — pass ``k`` explicitly (as
+        :func:`evallab.inflation.build_requests` does) for every variant to show the same number of examples.
 
     Returns
     -------
@@ -735,7 +764,7 @@ def anchor_set(variant: str, passes: Sequence, fails: Sequence, k: int | None = 
     Raises
     ------
     DataError
-        On an unknown variant or too few examples of a verdict.
+        On an unknown variant, a mixed variant with an odd ``k`` or ``k < 2``, or too few examples of a verdict.
     """
     seed = _check_variant(variant)
     if variant == "none":
@@ -745,13 +774,13 @@ def anchor_set(variant: str, passes: Sequence, fails: Sequence, k: int | None = 
             (len(passes) if variant == "pass-only" else len(fails))
     if k < 1:
         raise DataError(f"anchor set {variant!r} needs at least one example; got k={k}", column="anchor_set")
-    n_p, n_f = (k + 1) // 2, k // 2
     if variant == "pass-only":
         n_p, n_f = k, 0
     elif variant == "fail-only":
         n_p, n_f = 0, k
-    elif variant == "balanced-fail-first":
-        n_p, n_f = k // 2, (k + 1) // 2
+    else:
+        check_mixed_k(k, variant)
+        n_p = n_f = k // 2
     if len(passes) < n_p or len(fails) < n_f:
         raise DataError(f"anchor set {variant!r} with k={k} needs {n_p} PASS and {n_f} FAIL examples; got "
                         f"{len(passes)} and {len(fails)}", column="anchor_set")

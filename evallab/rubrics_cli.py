@@ -53,13 +53,23 @@ def verdict_cmd(
     library: Annotated[Path | None, typer.Option(
         help="Rubric library folder (default: bundled data/meowkit/rubrics)")] = None,
 ) -> None:
-    """Weighted verdict of PRESET with hard-fail propagation (any rubric at/above its threshold fails the whole)."""
+    """Weighted verdict of PRESET with hard-fail propagation (any rubric at/above its threshold fails the whole).
+
+    The preset is validated first against the library's rubrics; any finding is printed and the exit code is 1.
+    """
     from evallab import rubrics as R
+    from evallab.paths import data_dir
 
     lib = R.load_library(library, strict=False)
     pre = lib.presets.get(preset) or (R.parse_preset(preset) if Path(preset).is_file() else None)
     if pre is None:
         raise EvallabError(f"unknown preset {preset!r}; known: {sorted(lib.presets)} (or give a file)")
+    found = R.validate_preset(pre.path, library or data_dir("meowkit") / "rubrics")
+    if found:
+        for f in found:
+            typer.echo(str(f))
+        typer.echo(f"{len(found)} finding(s) in preset {pre.path}; no verdict given", err=True)
+        raise typer.Exit(1)
     given = {}
     for v in verdicts:
         name, sep, level = v.partition("=")
@@ -85,7 +95,7 @@ def run_cmd(
     variant: Annotated[list[str] | None, typer.Option(
         help="Anchor sets (repeatable; default balanced, pass-only, fail-last)")] = None,
     samples: Annotated[int, typer.Option(min=1)] = 1,
-    k: Annotated[int, typer.Option(min=1, help="Anchors per set")] = 4,
+    k: Annotated[int, typer.Option(min=1, help="Anchors per set (even, >= 2, with any mixed variant)")] = 4,
     max_scenarios: Annotated[int, typer.Option(min=0, help="0: all 34 scenarios")] = 0,
     keryx_dir: Annotated[Path | None, typer.Option(
         help="Folder with stacks/*/skills/*/evals.json (default: bundled)")] = None,
@@ -94,7 +104,11 @@ def run_cmd(
     from evallab import inflation as I
     from evallab.datasets import load_keryx_calibration
     from evallab.judges import make_judge
+    from evallab.rubrics import check_mixed_k, is_mixed
 
+    for v in variant or I.DEFAULT_VARIANTS:
+        if is_mixed(v):
+            check_mixed_k(k, v)  # before any judge is built or called
     judge = make_judge(judge_base_url, judge_model, judge_api_key_env, replay_dir=replay_dir)
     df = I.run_experiment(judge, load_keryx_calibration(keryx_dir), variant or I.DEFAULT_VARIANTS, samples=samples, k=k,
                           max_items=max_scenarios or None, record_dir=None if replay_dir else record_dir,

@@ -740,8 +740,21 @@ def ag_findings(matrix: pd.DataFrame, specs: Mapping[str, EvalSpec] | None = Non
     return out
 
 
+#: :func:`ag_summary` verdict when every cell is ok but some request digests could not be recomputed
+AG_PASS_UNVERIFIED = "pass (digests not recomputable)"
+
+
 def ag_summary(matrix: pd.DataFrame) -> pd.DataFrame:
-    """Per recording: scenarios, kinds checked, ok/failing counts, stale flag and AG verdict."""
+    """Per recording: scenarios, kinds checked, ok/failing counts, stale flag and AG verdict.
+
+    Returns
+    -------
+    DataFrame, one row per (skill, recording): ``scenarios``, ``checks``, ``ok``, ``stale``, ``missing``,
+    ``non_unanimous``, ``wrong``, ``not_recomputable`` (cells whose request digest could not be recomputed, so
+    the recording cannot be shown to answer the CURRENT request), ``prompt_version`` and ``ag``: ``fail`` when any
+    cell is not ok; :data:`AG_PASS_UNVERIFIED` when all are ok but any digest is not recomputable (the verdicts
+    match, yet the recording may predate a change of the rubric or canned answers); ``pass`` otherwise.
+    """
     g = matrix.groupby(["skill", "recording"], sort=True)
     out = g.agg(scenarios=("scenario", "nunique"), checks=("kind", "size"),
                 ok=("status", lambda x: int((x == "ok").sum())),
@@ -749,8 +762,10 @@ def ag_summary(matrix: pd.DataFrame) -> pd.DataFrame:
                 missing=("status", lambda x: int((x == "missing").sum())),
                 non_unanimous=("status", lambda x: int(x.isin(["non-unanimous", "error"]).sum())),
                 wrong=("status", lambda x: int((x == "wrong").sum())),
+                not_recomputable=("digest_check", lambda x: int((x == "not recomputable").sum())),
                 prompt_version=("prompt_version", "first")).reset_index()
-    out["ag"] = (out["ok"] == out["checks"]).map({True: "pass", False: "fail"})
+    out["ag"] = np.where(out["ok"] != out["checks"], "fail",
+                         np.where(out["not_recomputable"] > 0, AG_PASS_UNVERIFIED, "pass"))
     return out
 
 
@@ -901,7 +916,9 @@ def pack_gate(reports: Sequence[dict], *, min_trials: int = PACK_MIN_TRIALS,
     current value is not public: reported ``ok=None``, "not checkable"); per ran behaviour scenario: trial
     records present, trial count >= ``min_trials``, re-derived pass rate >= ``pass_floor``, declared
     trials/passes/passRate equal to the re-derived ones, recorded ``passed`` equal to the regrade, output hashes.
-    "On top of the integrity checks": with ``ag`` (:func:`ag_matrix`) every AG cell of the skill must be ``ok``;
+    "On top of the integrity checks": with ``ag`` (:func:`ag_matrix`) every AG cell of the skill must be ``ok``
+    (``ok=False`` otherwise; ``ok=None``, "not recomputable", when every cell is ok but some request digests
+    could not be recomputed, so the recording is not verified against the current evals);
     with ``integrity`` (:func:`integrity_findings`) the skill must have no ``fail`` finding.
 
     Returns
@@ -938,9 +955,14 @@ def pack_gate(reports: Sequence[dict], *, min_trials: int = PACK_MIN_TRIALS,
         if ag is not None:
             mine = ag[ag["skill"] == sk]
             bad = mine[mine["status"] != "ok"]
+            nr = int((mine["digest_check"] == "not recomputable").sum())
             obs = (f"{len(bad)} of {len(mine)} failing" + (f" ({', '.join(sorted(set(bad['status'])))})"
                                                           if len(bad) else "")) if len(mine) else "no judge scenario"
-            add(sk, "", "AG (anti-gaming recordings)", "every canned answer ok", obs, len(bad) == 0)
+            ok = len(bad) == 0
+            if ok and nr:  # verdicts match, but the recording cannot be shown to answer the current request
+                obs += f"; {nr} request digest(s) not recomputable: recording not verifiable against current evals"
+                ok = None
+            add(sk, "", "AG (anti-gaming recordings)", "every canned answer ok", obs, ok)
         if integrity is not None:
             mine = [f for f in integrity if f.skill == sk]
             bad = [f for f in mine if f.severity == "fail"]

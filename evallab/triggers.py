@@ -1291,25 +1291,40 @@ def compare_scorers(catalog, scorers: Sequence[str] = SCORERS, *, strip_exclusio
     """Leave-one-out accuracy, ROC AUC, average precision and the F1-best threshold of each scorer, on the same
     probes (one :func:`pair_scores` per scorer; no bootstrap).
 
+    Score scales differ across scorers, so keryx's constants (select 0.30, support 0.12) mean something for the
+    keryx scorer only: each scorer's leave-one-out accuracy is reported at ITS OWN F1-chosen select threshold
+    (chosen on the ``d_select`` decision score over ``grid``, the description-support gate at keryx's 0.12, as
+    :func:`pair_scores` builds it), with the accuracy at keryx's thresholds kept beside it for reference.
+
     Returns
     -------
-    (table, curves) : ``table`` one row per scorer (``scorer``, ``loo_accuracy``, ``roc_auc``,
-        ``average_precision``, ``f1_threshold``, ``f1``, ``f1_at_keryx`` — F1 at keryx's constant, which means
-        something for the keryx scorer only); ``curves`` maps scorer →
-        :func:`roc_pr` output.
+    (table, curves) : ``table`` one row per scorer: ``scorer``, ``select_threshold`` (F1-best select threshold of
+        this scorer), ``loo_accuracy`` (share of probes selected leave-one-out at ``select_threshold``, in [0, 1];
+        NaN when no threshold is chosen), ``loo_accuracy_at_keryx_thresholds`` (at 0.30 / 0.12 — comparable for
+        the keryx scorer only), ``roc_auc``, ``average_precision`` (of ``target``'s decision score),
+        ``f1_threshold`` and ``f1`` (F1-best threshold of ``target`` and its F1), ``f1_at_keryx`` (F1 at keryx's
+        constant for ``target``); ``curves`` maps scorer → :func:`roc_pr` output.
     """
     catalog = _as_catalog(catalog)
     probes = make_probes(catalog) if probes is None else probes
     rows, curves = [], {}
     for sc in scorers:
         sco = loo_scores(catalog, probes, scorer=sc, strip_exclusions=strip_exclusions)
-        loo = leave_one_out(catalog, probes, scores=sco)
+        loo_k = leave_one_out(catalog, probes, scores=sco)
         pairs = pair_scores(catalog, probes, scores=sco)
         cur = roc_pr(pairs, target)
         _, _, g, counts = confusion_by_probe(pairs, target, grid)
         thr, f1 = choose_threshold(counts.sum(0), g, "f1")
+        if target == "select":
+            sel_thr = thr
+        else:
+            _, _, gs, cs = confusion_by_probe(pairs, "select", grid)
+            sel_thr, _ = choose_threshold(cs.sum(0), gs, "f1")
+        own = float(leave_one_out(catalog, probes, scores=sco, threshold=sel_thr).selected.mean()) \
+            if np.isfinite(sel_thr) else float("nan")
         curves[sc] = cur
-        rows.append({"scorer": sc, "loo_accuracy": float(loo.selected.mean()), "roc_auc": cur["roc_auc"],
+        rows.append({"scorer": sc, "select_threshold": sel_thr, "loo_accuracy": own,
+                     "loo_accuracy_at_keryx_thresholds": float(loo_k.selected.mean()), "roc_auc": cur["roc_auc"],
                      "average_precision": cur["average_precision"], "f1_threshold": thr, "f1": f1,
                      "f1_at_keryx": metric_at(counts.sum(0), g, "f1", KERYX_THRESHOLDS[target])})
     return pd.DataFrame(rows), curves

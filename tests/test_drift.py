@@ -197,6 +197,21 @@ def test_p_prefer_longer_hand_made_case():
     assert m["ties"] == 1 and m["shown_known"] == 0 and np.isnan(m["p_prefer_shown_first"])
 
 
+def test_p_prefer_output_1_uses_continuous_preference():
+    # AlpacaEval: P(prefer 1) = 2 - mean(preference). Hand-made: preferences 1.2, 1.9, 1.5 (tie), and a reply
+    # without a preference whose discrete verdict is "1" (counts 1); an unparsed reply is left out.
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "b", "c", "d", "e"], "judge": "W", "order": "",
+                                "verdict": ["1", "2", "tie", "1", pd.NA],
+                                "score": [1.2, 1.9, 1.5, np.nan, np.nan]}))
+    m = drift.evaluator_metrics(df).iloc[0]
+    assert m["p_prefer_output_1"] == pytest.approx((0.8 + 0.1 + 0.5 + 1.0) / 4)  # 0.6
+    assert m["continuous"] == 3 and m["unparsed"] == 1
+    # discrete only: 1, 0, 0.5, 1
+    assert drift.evaluator_metrics(df, preference=None).iloc[0]["p_prefer_output_1"] == pytest.approx(2.5 / 4)
+    with pytest.raises(DataError, match="not a preference in \\[1, 2\\]"):
+        drift.evaluator_metrics(df.assign(score=[3.0, 1.9, 1.5, np.nan, np.nan]))
+
+
 def test_p_prefer_shown_first_from_orders_and_shown_first_column():
     df = V.coerce(pd.DataFrame({"item_id": ["a", "a", "b", "b", "c"], "judge": "J",
                                 "order": ["ab", "ba", "ab", "ba", ""], "verdict": ["1", "2", "1", "1", "2"]}))

@@ -86,6 +86,33 @@ def test_mcnemar_against_statsmodels():
     assert p["mcnemar_p"] == pytest.approx(sm_mcnemar([[0, 12], [2, 0]], exact=True).pvalue)
 
 
+# samples=3: McNemar gets ONE pair per item (majority of its parsed samples); even splits dropped and counted
+_S3 = {  # item: (baseline samples, variant samples)
+    "i1": (["fail", "fail", "fail"], ["pass", "pass", "fail"]),  # fail -> pass
+    "i2": (["fail", "fail", "pass"], ["pass", "pass", "pass"]),  # fail -> pass
+    "i3": (["pass", "pass", "pass"], ["fail", "fail", "pass"]),  # pass -> fail
+    "i4": (["pass", "fail", None], ["pass", "pass", "pass"]),    # baseline 1 pass of 2 parsed: tie, dropped
+    "i5": (["pass", "pass", "pass"], ["pass", "pass", "pass"]),  # concordant
+    "i6": (["fail", "pass", "fail"], ["pass", "fail", "fail"]),  # fail, fail: concordant (2 discordant samples)
+}
+
+
+def _s3_table(variant):
+    return _table([(i, a, s, v, "fail") for i, (bs, vs) in _S3.items()
+                   for a, seq in (("balanced", bs), (variant, vs)) for s, v in enumerate(seq)])
+
+
+def test_mcnemar_one_pair_per_item_with_samples():
+    p = I.inflation_table(_s3_table("pass-only"), n_resamples=100).set_index("anchor_set").loc["pass-only"]
+    # hand count per item: b = i1, i2; c = i3; i4 tie (per (item, sample) pairing would give b=6, c=3)
+    assert (p["mcnemar_b"], p["mcnemar_c"], p["mcnemar_ties"]) == (2, 1, 1)
+    assert p["mcnemar_p"] == pytest.approx(sm_mcnemar([[0, 2], [1, 0]], exact=True).pvalue)
+    r = I.position_priming(_s3_table("fail-last"), n_resamples=100).iloc[0]
+    assert (r["pairs"], r["ties"], r["to_pass"], r["to_fail"]) == (5, 1, 2, 1)
+    assert r["flip_rate"] == pytest.approx(3 / 5)
+    assert r["mcnemar_p"] == pytest.approx(sm_mcnemar([[0, 2], [1, 0]], exact=True).pvalue)
+
+
 def test_position_priming_hand_counts():
     # 6 items; fail-last flips i0, i1 pass->fail and i5 fail->pass
     bal = ["pass", "pass", "pass", "fail", "fail", "fail"]
@@ -157,6 +184,30 @@ def test_requests_metadata(items):
         ("no-dollar-any-template-escape/known-right", "pass-only", 1, "pass", "")
     assert m["dataset"] == "keryx" and m["strategy"] == prompts.PROMPT_VERSION and m["kind"] == "known-right"
     assert r[1].kind == "pointwise" and "Task prompt the answer responds to:" in r[1].user
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_requests_reject_odd_k_for_mixed_variants(items, k):
+    with pytest.raises(DataError, match=f"'balanced' needs an even number of anchors k >= 2.*got k={k}"):
+        I.build_requests(items, ("balanced", "pass-only"), k=k)
+    with pytest.raises(DataError, match="even number of anchors"):
+        I.run_experiment(_RuleJudge({}), items, ("pass-only", "fail-last"), k=k)
+    assert len(I.build_requests(items, ("pass-only",), k=k)) == 136  # one-sided: any k
+
+
+def test_cli_inflation_run_rejects_odd_k(monkeypatch, capsys):
+    import sys
+
+    from evallab.cli import main
+
+    # checked before any judge is built or called (port 9 would refuse the connection anyway)
+    monkeypatch.setattr(sys, "argv", ["evallab", "inflation", "run", "--k", "1", "--judge-base-url",
+                                      "http://127.0.0.1:9/v1", "--judge-model", "m"])
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "even number of anchors k >= 2" in err and "got k=1" in err
 
 
 def test_requests_need_other_scenarios(items):

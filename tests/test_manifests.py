@@ -124,6 +124,29 @@ def test_catastrophic_regex_is_a_finding_not_a_hang(tmp_path):
     assert after["min_words"]["runs"] == 1
 
 
+def test_skill_with_only_unevaluated_assertions_is_not_pass(tmp_path):
+    # one assertion, a catastrophic regex on a long non-matching text: it times out -> passed None
+    m = {"only-regex": {"output_pattern": "(a+)+$"},
+         "mixed": {"min_words": 1, "output_pattern": "(a+)+$"},
+         "fine": {"min_words": 1}}
+    text = "a" * 5000 + "!"
+    run = M.run_eval(m, state_path=tmp_path / "s.json",
+                     texts={"only-regex": text, "mixed": text, "fine": "hello world"})
+    s = run.skills.set_index("skill")
+    # hand count: only-regex 0 failed / 1 not evaluated; mixed 0 failed / 1 not evaluated; fine 0 / 0
+    assert s.loc["only-regex", "status"] == "NOT_EVALUATED" and s.loc["only-regex", "not_evaluated"] == 1
+    assert s.loc["mixed", "status"] == "NOT_EVALUATED" and s.loc["mixed", "failed"] == 0
+    assert s.loc["fine", "status"] == "PASS"
+    text_summary = run.summary()
+    assert "PASS (1)" in text_summary and "FAIL (0; 0 NEW)" in text_summary
+    assert "NOT_EVALUATED (2)" in text_summary
+    assert "only-regex — 1 of 1 assertion(s) not evaluated" in text_summary
+    assert "mixed — 1 of 2 assertion(s) not evaluated" in text_summary
+    # a failure still wins over "not evaluated"
+    run = M.run_eval({"x": {"min_words": 50, "output_pattern": "(a+)+$"}}, state_path=None, texts={"x": text})
+    assert run.skills["status"].tolist() == ["FAIL"]
+
+
 MANIFEST_CASES = [
     ("truncated.json", None, None, "not valid JSON"),
     ("bad_syntax.yaml", None, None, "not valid YAML (line 3)"),

@@ -151,8 +151,51 @@ def test_preset_verdict_errors():
                          lib.rubrics)
 
 
+def test_preset_verdict_rejects_unknown_rubric_and_threshold():
+    lib = R.load_library()
+    # unknown-rubric.md names 'performance' at line 11 (hand-read from the fixture); no such rubric in the library
+    pre = R.parse_preset(HERE / "composition-presets" / "unknown-rubric.md")
+    all_pass = {"product-depth": "PASS", "functionality": "PASS", "performance": "PASS"}
+    with pytest.raises(R.RubricError, match="rubric 'performance' is not in the rubric library") as e:
+        R.preset_verdict(pre, all_pass, lib.rubrics)
+    assert "unknown-rubric.md" in str(e.value) and "row 11" in str(e.value)
+    # a rubric whose hard_fail_threshold is CRITICAL (unknown-threshold.md line 6) is never forced to FAIL
+    pre = R.parse_preset(HERE / "composition-presets" / "lean-functionality.md")
+    rubrics = dict(lib.rubrics)
+    rubrics["functionality"] = R.parse_rubric(HERE / "unknown-threshold.md")
+    with pytest.raises(R.RubricError, match="hard_fail_threshold 'CRITICAL'") as e:
+        R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "PASS", "code-quality": "PASS"}, rubrics)
+    assert "lean-functionality.md, row 9" in str(e.value) and "unknown-threshold.md:6" in str(e.value)
+
+
+def test_cli_verdict_validates_the_preset_first():
+    from typer.testing import CliRunner
+
+    from evallab.cli import app
+
+    f = HERE / "composition-presets" / "unknown-rubric.md"
+    r = CliRunner().invoke(app, ["rubrics", "verdict", str(f), "product-depth=PASS", "functionality=PASS",
+                                 "performance=PASS"])
+    assert r.exit_code == 1
+    assert f"{f}:11: [unknown-rubric/evallab]" in r.stdout and "weighted score" not in r.stdout
+
+
 # ------------------------------------------------------------------------------------------ anchor variants
 P4, F4 = ["p1", "p2", "p3", "p4"], ["f1", "f2", "f3", "f4"]
+
+
+@pytest.mark.parametrize("variant", ["balanced", "balanced-fail-first", "fail-last", "shuffled-2"])
+@pytest.mark.parametrize("k", [1, 3, 0])
+def test_mixed_variants_need_even_k(variant, k):
+    with pytest.raises(DataError, match=f"even number of anchors k >= 2.*got k={k}|at least one example"):
+        R.anchor_set(variant, P4, F4, k=k)
+
+
+def test_one_sided_variants_take_odd_k_and_balanced_k2_differs_from_pass_only():
+    assert R.anchor_set("pass-only", P4, F4, k=3) == ["p1", "p2", "p3"]
+    assert R.anchor_set("fail-only", P4, F4, k=1) == ["f1"]
+    assert R.anchor_set("balanced", P4, F4, k=2) == ["p1", "f1"]
+    assert R.anchor_set("balanced-fail-first", P4, F4, k=2) == ["f1", "p1"]
 
 
 @pytest.mark.parametrize("variant,expected", [

@@ -77,8 +77,14 @@ def test_ag_flags_go_code_review_stale_and_missing_kinds(ag):
     assert (ok["unanimity"] == 1.0).all()
     # keryx's digests are carried, never silently "verified"
     assert (ag.loc[ag["kind"] != "empty", "digest_check"].isin(["not recomputable"])).sum() == 234
-    summ = S.ag_summary(ag)
-    assert summ.loc[summ["ag"] == "fail", "recording"].tolist() == ["go__go-code-review"]
+    summ = S.ag_summary(ag).set_index("recording")
+    assert summ.index[summ["ag"] == "fail"].tolist() == ["go__go-code-review"]
+    # every other recording: all cells ok, but keryx digests cannot be recomputed -> never a plain "pass"
+    raw = {Path(p).stem: json.loads(Path(p).read_text())
+           for p in glob.glob(str(KERYX / "judge-recordings" / "*.json"))}
+    others = sorted(n for n in raw if n != "go__go-code-review")
+    assert len(others) == 16 and summ.loc[others, "ag"].eq("pass (digests not recomputable)").all()
+    assert summ["not_recomputable"].to_dict() == {n: len(d["entries"]) for n, d in raw.items()}
     notes = [f for f in S.ag_findings(ag, S.load_tree(KERYX)) if f.severity == "note"]
     assert len(notes) == 17 and all("not recomputable" in f.message for f in notes)
 
@@ -141,6 +147,20 @@ def test_pack_gate_on_go_eval_report(reports):
     # the honest report's declared counts, regrade and output hashes are consistent
     assert gate[gate["check"].isin(["declared counts match records", "recorded passed == regrade",
                                     "output sha256"])]["ok"].all()
+
+
+def test_pack_gate_ag_row_says_digests_not_recomputable(reports, ag):
+    gate = S.pack_gate(reports, ag=ag)
+    row = gate[gate["check"] == "AG (anti-gaming recordings)"].set_index("skill")
+    # go-code-review: 14 failing cells (10 stale + 4 missing) -> False; the other go skills: every cell ok but
+    # their keryx digests (7 per judge scenario, 2 scenarios) are not recomputable -> not checkable (None)
+    assert row.loc["go/go-code-review", "ok"] is False
+    for sk in ("go/go-build-fix", "go/go-implementation", "go/go-testing"):
+        assert row.loc[sk, "ok"] is None
+        assert row.loc[sk, "observed"] == ("0 of 16 failing; 14 request digest(s) not recomputable: recording not "
+                                           "verifiable against current evals")
+    v = S.gate_verdicts(gate).set_index("skill")
+    assert (v.loc["go/go-build-fix", "not_checkable"] >= 2) and "AG" not in v.loc["go/go-build-fix", "failures"]
 
 
 def test_pack_gate_rederives_a_tampered_report():
@@ -363,6 +383,7 @@ def test_live_judge_check_records_then_replays(tmp_path, valid, capsys):
     assert path.exists() and rec is not None
     assert (live["status"] == "ok").all() and (live.loc[live["kind"] != "empty", "samples"] == 3).all()
     assert set(live.loc[live["kind"] != "empty", "digest_check"]) == {"match"}
+    assert S.ag_summary(live)["ag"].tolist() == ["pass"]  # every digest recomputed and matching
     raw = json.loads(path.read_text())
     assert len(raw["entries"]) == 7 and all(len(e["samples"]) == 3 for e in raw["entries"])
     assert {e["kind"]: e["samples"][0]["verdict"] for e in raw["entries"]} == {

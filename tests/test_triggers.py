@@ -302,11 +302,69 @@ def test_nearest_skills_and_negatives(keryx):
     assert all(cats[a] != cats[b] for a, b in zip(neg.skill_id, neg.from_skill, strict=True))
 
 
-def test_trigger_accuracy_counts(keryx):
-    per, detail = T.trigger_accuracy(keryx)
-    assert per.n_pos.sum() == len(T.make_probes(keryx))
-    row = per.iloc[0]
-    assert row.accuracy == pytest.approx((row.tp + row.tn) / (row.n_pos + row.n_neg))
+# Four skills in three categories; every word is a stem of itself (no -s/-es/-ing endings, 3+ letters, no stop word).
+# Full token sets: A {alpha build react page form}, B {beta style react widget css}, C {gamma load sql table react},
+# D {delta deploy docker image build page}. idf = ln(5/(df+1)) + 1: df 1 -> 1.916, 2 -> 1.511, 3 -> 1.223,
+# unseen -> 2.609.
+HAND_CATALOG = [
+    {"catalog_id": "web/alpha", "name": "alpha", "description": "Build react page.",
+     "triggers": ["react page", "react form"]},
+    {"catalog_id": "web/beta", "name": "beta", "description": "Style react widget.", "triggers": ["css widget"]},
+    {"catalog_id": "data/gamma", "name": "gamma", "description": "Load sql table.",
+     "triggers": ["sql table", "react table"]},
+    {"catalog_id": "ops/delta", "name": "delta", "description": "Deploy docker image.", "triggers": ["build page"]},
+]
+
+
+def test_trigger_accuracy_counts_by_hand():
+    cat = T.catalog_from_records(HAND_CATALOG)
+    per, detail = T.trigger_accuracy(cat, n_negatives=1)
+    # Positives, leave-one-out (threshold 0.30, support 0.12):
+    #  alpha "react page": alpha keeps both words (description) -> 1.0, selected.
+    #  alpha "react form": "form" leaves alpha (unseen, 2.609); react df 3 -> alpha 1.223/3.832 = 0.319 >= 0.30,
+    #    gamma ties at 0.319 (not strictly above) -> selected.
+    #  beta "css widget": css unseen, widget in the description -> 1.916/4.526 = 0.423, no rival -> selected.
+    #  gamma "sql table": both in the description -> 1.0, selected.
+    #  gamma "react table": react leaves gamma (df 2) -> gamma 1.916/3.427 = 0.559 > alpha, beta 0.441 -> selected.
+    #  delta "build page": both leave delta -> delta 0, alpha 1.0 -> NOT selected.
+    # Negatives (nearest other-category skill to the description, its first trigger, full catalog):
+    #  alpha "Build react page.": delta 0.712 > gamma 0.288 -> "build page": alpha 1.0 = delta 1.0 -> SELECTED (wrong)
+    #  beta "Style react widget.": gamma 0.242 > delta 0 -> "sql table": beta 0 -> not selected (right)
+    #  gamma "Load sql table.": every other skill 0, smallest id ops/delta -> "build page": gamma 0 -> right
+    #  delta "Deploy docker image.": every other skill 0, smallest id data/gamma -> "sql table": delta 0 -> right
+    neg = detail[detail.kind == "negative"].set_index("skill_id")
+    assert neg["prompt"].to_dict() == {"web/alpha": "build page", "web/beta": "sql table",
+                                       "data/gamma": "build page", "ops/delta": "sql table"}
+    got = per.set_index("skill_id")[["n_pos", "tp", "n_neg", "tn"]].T.to_dict("list")
+    assert got == {"web/alpha": [2, 2, 1, 0], "web/beta": [1, 1, 1, 1], "data/gamma": [2, 2, 1, 1],
+                   "ops/delta": [1, 0, 1, 1]}
+    acc = per.set_index("skill_id")["accuracy"]
+    assert acc["web/alpha"] == pytest.approx(2 / 3) and acc["web/beta"] == 1.0
+    assert acc["data/gamma"] == 1.0 and acc["ops/delta"] == 0.5
+    pos = detail[detail.kind == "positive"].set_index("prompt")["score"]
+    assert pos["react form"] == pytest.approx((math.log(5 / 4) + 1) / (math.log(5 / 4) + math.log(5) + 2))
+
+
+def test_compare_scorers_reports_accuracy_at_own_select_threshold():
+    # HAND_CATALOG with alpha's 2nd trigger "react form modal": left out, alpha keeps only "react" (df 3) of it,
+    # form and modal are unseen -> alpha 1.223/(1.223 + 2*2.609) = 0.190 < 0.30 (gamma ties, not above; alpha's
+    # description covers 1.511/(1.511 + 2*2.609) = 0.225 >= 0.12). Own-pair select scores: 1.0, 0.190, 0.423, 1.0,
+    # 0.559 and -1 (delta's "build page" is outranked by alpha). The only other-category pair passing the rule's
+    # other conditions is (delta's probe, alpha) at 1.0, a false positive at every threshold of [0, 1]. F1 is
+    # highest (TP 5, FP 1, FN 1) for thresholds <= 0.18; the smallest, 0.0, is chosen. Leave-one-out accuracy:
+    # 5 of 6 probes at 0.0, 4 of 6 at keryx's 0.30 (alpha's "react form modal" drops out).
+    recs = [dict(r) for r in HAND_CATALOG]
+    recs[0] = {**recs[0], "triggers": ["react page", "react form modal"]}
+    cat = T.catalog_from_records(recs)
+    table, curves = T.compare_scorers(cat, ("keryx",))
+    row = table.iloc[0]
+    assert row["select_threshold"] == 0.0 and row["f1"] == pytest.approx(2 * 5 / (2 * 5 + 1 + 1))
+    assert row["loo_accuracy"] == pytest.approx(5 / 6)
+    assert row["loo_accuracy_at_keryx_thresholds"] == pytest.approx(4 / 6)
+    a2 = (math.log(5 / 4) + 1) / (math.log(5 / 4) + 1 + 2 * (math.log(5) + 1))
+    loo = T.leave_one_out(cat).set_index("prompt")
+    assert loo.loc["react form modal", "score"] == pytest.approx(a2)
+    assert set(curves) == {"keryx"}
 
 
 def test_stripping_effect_flips_by_hand():

@@ -52,5 +52,11 @@ def test_notebook_runs_and_reports(run):
     # F1 of the tuned threshold is at least F1 at keryx's 0.30 on the same pairs (it maximises over a grid with 0.30)
     assert m["select_value"] >= m["select_value_at_keryx"] - 1e-12
     assert [s["scorer"] for s in m["scorers"]] == ["keryx", "bm25"]
-    assert m["scorers"][0]["loo_accuracy"] == pytest.approx(m["loo_accuracy"])
+    # keryx's own row: at keryx's thresholds it is section 1's accuracy; its own F1 select threshold is the tuned one
+    k = m["scorers"][0]
+    assert k["loo_accuracy_at_keryx_thresholds"] == pytest.approx(m["loo_accuracy"])
+    assert k["select_threshold"] == pytest.approx(m["select_threshold"])
+    for s in m["scorers"]:
+        assert 0.0 <= s["loo_accuracy"] <= 1.0
+        assert abs(s["select_threshold"] * 20 - round(s["select_threshold"] * 20)) < 1e-9  # on the 21-point grid
     assert m["stripping_changed"] >= 0

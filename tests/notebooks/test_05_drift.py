@@ -97,3 +97,13 @@ def test_alpaca_metrics_match_csv(run):
     row = next(r for r in m["alpaca_pair_agreement"] if {r["judge_a"], r["judge_b"]} == {base, cot})
     assert row["both_parsed"] == len(both) and row["agreement"] == pytest.approx(1 - flips)
     assert -1 <= m["alpaca_min_leaderboard_tau"] <= 1
+    # P(prefer output 1) = 2 - mean(preference) over parsed rows, the continuous preference used as is
+    prefs: dict = {}
+    for v in pref.values():
+        for a, p in v.items():
+            if p != "":
+                prefs.setdefault(a, []).append(float(p))
+    ev = {r["judge"]: r for r in m["alpaca_evaluator_metrics"]}
+    assert set(ev) == set(prefs)
+    for a, ps in prefs.items():
+        assert ev[a]["p_prefer_output_1"] == pytest.approx(2 - sum(ps) / len(ps))

@@ -42,6 +42,10 @@ def test_default_run_matches_raw_counts(batch):
     # go-code-review: 2 scenarios × 7 judged kinds = 14 failing checks (10 stale + 4 missing)
     assert m["ag_failing_checks"] == 14 and m["ag_status_counts"] == {"ok": 17 * 2 * 8 - 14, "stale": 10,
                                                                       "missing": 4}
+    # 16 recordings pass with digests that cannot be recomputed (keryx-made), 1 fails; none is a plain "pass"
+    assert m["ag_verdicts"] == {"pass (digests not recomputable)": len(raw) - 1, "fail": 1}
+    assert m["digests_not_recomputable"] == m["entries"]
+    assert m["gate_ag_not_checkable"] == ["go/go-build-fix", "go/go-implementation", "go/go-testing"]
     # every multi-sample entry of the bundled recordings is unanimous (counted from the raw JSON)
     multi = [e for d in raw.values() for e in d["entries"] if len(e.get("samples", [])) >= 2]
     assert m["units"] == len(multi) == 224
