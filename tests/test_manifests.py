@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import numpy as np
 import pytest
+from cli_helper import run_cli
 
 from evallab import manifests as M
 from evallab.paths import REPO_ROOT
@@ -196,18 +196,7 @@ def test_bootstrap_p25_sections_default_forbidden():
         M.bootstrap(["", "As an AI, no."])
 
 
-def _cli(args, capsys):
-    from evallab.cli import main
-
-    old = sys.argv
-    sys.argv = ["evallab", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as ei:
-            main()
-    finally:
-        sys.argv = old
-    o = capsys.readouterr()
-    return ei.value.code, o.out + o.err
+_cli = run_cli
 
 
 def test_cli_bootstrap_prints_and_never_saves(tmp_path, capsys):

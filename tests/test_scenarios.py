@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_helper import run_cli
 
 from evallab import scenarios as S
 from evallab.errors import DataError, EvallabError
@@ -342,20 +343,7 @@ def test_truncated_eval_report():
 
 
 # ------------------------------------------------------------------------------------------------------ CLI
-def _cli(args, capsys):
-    import sys
-
-    from evallab.cli import main
-
-    old = sys.argv
-    sys.argv = ["evallab", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as ei:
-            main()
-    finally:
-        sys.argv = old
-    out = capsys.readouterr()
-    return ei.value.code, out.out + out.err
+_cli = run_cli
 
 
 def test_cli_validate_bundled_and_corpus(capsys):
