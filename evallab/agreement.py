@@ -231,12 +231,22 @@ def _codes(w: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     return arr, cats
 
 
-def _cluster_index(units: pd.Index) -> list[np.ndarray]:
-    items = pd.Index(units.get_level_values("item_id"))
-    codes, _ = pd.factorize(items)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    return np.split(order, bounds)
+class _Clusters:
+    """Units grouped by item, for a bootstrap over items: ``rows(idx)`` gives the unit rows of resampled items."""
+
+    def __init__(self, units: pd.Index) -> None:
+        codes, _ = pd.factorize(pd.Index(units.get_level_values("item_id")))
+        self.order = np.argsort(codes, kind="stable")
+        self.counts = np.bincount(codes)
+        self.starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        c = self.counts[idx]
+        offsets = np.arange(c.sum()) - np.repeat(np.cumsum(c) - c, c)
+        return self.order[np.repeat(self.starts[idx], c) + offsets]
 
 
 def fleiss_kappa_judges(df: pd.DataFrame, judges: Sequence[str] | None = None, *, raters: str = "judge",
@@ -256,12 +266,11 @@ def fleiss_kappa_judges(df: pd.DataFrame, judges: Sequence[str] | None = None, *
     codes, _ = _codes(full)
     table, _ = aggregate_raters(codes.astype(int))
     k = float(fleiss_kappa(table, method="fleiss"))
-    clusters = _cluster_index(full.index)
+    clusters = _Clusters(full.index)
+    table_all, _ = aggregate_raters(codes.astype(int), n_cat=int(codes.max()) + 1)
 
     def stat(idx):
-        rows = np.concatenate([clusters[i] for i in idx])
-        t, _ = aggregate_raters(codes[rows].astype(int))
-        return fleiss_kappa(t, method="fleiss")
+        return fleiss_kappa(table_all[clusters.rows(idx)], method="fleiss")
 
     lo, hi = stats.bootstrap_items(stat, len(clusters), n_resamples=n_resamples, confidence=confidence, seed=seed)
     return out | {"kappa": k, "low": lo, "high": hi}
@@ -284,11 +293,10 @@ def krippendorff_alpha_judges(df: pd.DataFrame, judges: Sequence[str] | None = N
         return out | {"alpha": np.nan, "low": np.nan, "high": np.nan}
     data = codes.T  # raters × units
     a = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
-    clusters = _cluster_index(w.index)
+    clusters = _Clusters(w.index)
 
     def stat(idx):
-        cols = np.concatenate([clusters[i] for i in idx])
-        sub = data[:, cols]
+        sub = data[:, clusters.rows(idx)]
         if len(np.unique(sub[~np.isnan(sub)])) < 2:
             return np.nan
         return krippendorff.alpha(reliability_data=sub, level_of_measurement="nominal")
@@ -300,45 +308,46 @@ def krippendorff_alpha_judges(df: pd.DataFrame, judges: Sequence[str] | None = N
 def self_agreement(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95) -> pd.DataFrame:
     """Agreement of a judge with itself across repeated samples of the same request.
 
-    A unit is (item, judge, strategy, anchor set, order) with ≥ 2 parsed samples.
+    A unit is (item, judge, strategy, anchor set, order) with ≥ 2 parsed samples. One vectorised pass over all
+    groups (a per-scenario table has hundreds of small groups).
 
     Returns
     -------
     DataFrame: ``by`` + ``units``, ``unanimous``, ``unanimity`` in [0, 1] (Wilson ``unanimity_low``/``_high``),
     ``flip_rate`` in [0, 1] (share of sample pairs within a unit whose verdicts differ), ``unparsed`` (replies),
-    ``fleiss_kappa`` (samples as raters, on units with the modal number of parsed samples; NaN if < 2 categories).
+    ``fleiss_kappa`` (``statsmodels`` Fleiss' kappa with samples as raters, on the units holding the group's modal
+    number of parsed samples; NaN with fewer than 2 categories). Every group of ``df`` appears, with 0 units when
+    none has 2 parsed samples.
     """
+    by = list(by)
     unit = ["item_id", "judge", "strategy", "anchor_set", "order"]
+    ok = df[df["verdict"].notna()]
+    keys = list(dict.fromkeys(by + unit))  # ``by`` may repeat a unit column (e.g. "judge")
+    counts = ok.groupby(keys + ["verdict"], observed=True, dropna=False).size().unstack("verdict", fill_value=0)
+    n = counts.sum(axis=1)
+    counts, n = counts[n >= 2], n[n >= 2]
     rows = []
-    for key, g in df.groupby(list(by), dropna=False, observed=True, sort=True):
+    for key, c in counts.groupby(level=by, observed=True, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        ok = g[g["verdict"].notna()]
-        per = ok.groupby(unit, observed=True)["verdict"]
-        n_s = per.size()
-        n_d = per.nunique()
-        keep = n_s[n_s >= 2].index
-        n_s, n_d = n_s.loc[keep], n_d.loc[keep]
-        unanimous = int((n_d == 1).sum())
-        # flip rate: pairs of samples that disagree / all pairs
-        counts = ok.groupby(unit + ["verdict"], observed=True).size()
-        same_pairs = (counts * (counts - 1) / 2).groupby(level=unit, observed=True).sum().reindex(keep)
-        all_pairs = n_s * (n_s - 1) / 2
-        flip = float(1 - same_pairs.sum() / all_pairs.sum()) if len(keep) else np.nan
+        c = c.loc[:, (c > 0).any(axis=0)]
+        nn = c.sum(axis=1)
+        unanimous = int(((c > 0).sum(axis=1) == 1).sum())
+        same = float((c * (c - 1) / 2).to_numpy().sum())
+        pairs = float((nn * (nn - 1) / 2).sum())
         fk = np.nan
-        if len(keep):
-            modal = int(n_s.mode().iloc[0])
-            units = n_s[n_s == modal].index
-            sub = ok.set_index(unit).loc[units].reset_index()
-            sub = sub.assign(_r=sub.groupby(unit, observed=True).cumcount())
-            wide = sub.pivot_table(index=unit, columns="_r", values="verdict", aggfunc="first", observed=True)
-            codes, cats = _codes(wide)
-            if len(cats) >= 2:
-                t, _ = aggregate_raters(codes.astype(int))
-                fk = float(fleiss_kappa(t, method="fleiss"))
-        lo, hi = stats.wilson(unanimous, len(keep), confidence)
+        if c.shape[1] >= 2:
+            modal = int(nn.mode().iloc[0])
+            fk = float(fleiss_kappa(c[nn == modal].to_numpy(), method="fleiss"))
+        lo, hi = stats.wilson(unanimous, len(c), confidence)
         r = dict(zip(by, key, strict=True))
-        r.update(units=len(keep), unanimous=unanimous, unanimity=unanimous / len(keep) if len(keep) else np.nan,
-                 unanimity_low=lo, unanimity_high=hi, flip_rate=flip, unparsed=int(g["verdict"].isna().sum()),
-                 fleiss_kappa=fk)
+        r.update(units=len(c), unanimous=unanimous, unanimity=unanimous / len(c), unanimity_low=lo,
+                 unanimity_high=hi, flip_rate=1 - same / pairs if pairs else np.nan, fleiss_kappa=fk)
         rows.append(r)
-    return pd.DataFrame(rows)
+    cols = ["units", "unanimous", "unanimity", "unanimity_low", "unanimity_high", "flip_rate"]
+    groups = df.assign(unparsed=df["verdict"].isna()).groupby(by, observed=True, dropna=False, sort=True)[
+        "unparsed"].sum().astype(int).reset_index()
+    out = pd.DataFrame(rows, columns=[*by, *cols, "fleiss_kappa"])
+    out = groups.merge(out, on=by, how="left")[[*by, *cols, "unparsed", "fleiss_kappa"]]
+    out["units"] = out["units"].fillna(0).astype(int)
+    out["unanimous"] = out["unanimous"].fillna(0).astype(int)
+    return out.reset_index(drop=True)

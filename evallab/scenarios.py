@@ -769,51 +769,6 @@ def ag_summary(matrix: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def self_agreement_grouped(df: pd.DataFrame, by: Sequence[str], *, confidence: float = 0.95) -> pd.DataFrame:
-    """:func:`evallab.agreement.self_agreement` computed with one vectorised pass over many small groups (same
-    columns and definitions: units with >= 2 parsed samples, unanimity with a Wilson interval, pairwise flip
-    rate, Fleiss' kappa with samples as raters on the units holding the group's modal number of samples —
-    ``statsmodels.stats.inter_rater.fleiss_kappa``). Used for the per-scenario table, where the per-group loop
-    of the general function costs seconds."""
-    from statsmodels.stats.inter_rater import fleiss_kappa
-
-    from evallab import stats
-
-    by = list(by)
-    unit = ["item_id", "judge", "strategy", "anchor_set", "order"]
-    ok = df[df["verdict"].notna()]
-    counts = ok.groupby(by + unit + ["verdict"], observed=True, dropna=False).size().unstack("verdict", fill_value=0)
-    n = counts.sum(axis=1)
-    counts, n = counts[n >= 2], n[n >= 2]
-    rows = []
-    for key, c in counts.groupby(level=by, observed=True, dropna=False, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        c = c.loc[:, (c > 0).any(axis=0)]
-        nn = c.sum(axis=1)
-        unanimous = int(((c > 0).sum(axis=1) == 1).sum())
-        same = float((c * (c - 1) / 2).to_numpy().sum())
-        pairs = float((nn * (nn - 1) / 2).sum())
-        fk = np.nan
-        if c.shape[1] >= 2:
-            modal = int(nn.mode().iloc[0])
-            fk = float(fleiss_kappa(c[nn == modal].to_numpy(), method="fleiss"))
-        lo, hi = stats.wilson(unanimous, len(c), confidence)
-        r = dict(zip(by, key, strict=True))
-        r.update(units=len(c), unanimous=unanimous, unanimity=unanimous / len(c), unanimity_low=lo,
-                 unanimity_high=hi, flip_rate=1 - same / pairs if pairs else np.nan,
-                 fleiss_kappa=fk)
-        rows.append(r)
-    groups = df.assign(unparsed=df["verdict"].isna()).groupby(by, observed=True, dropna=False, sort=True)[
-        "unparsed"].sum().astype(int).reset_index()
-    out = pd.DataFrame(rows, columns=[*by, "units", "unanimous", "unanimity", "unanimity_low", "unanimity_high",
-                                      "flip_rate", "fleiss_kappa"])
-    out = groups.merge(out, on=by, how="left")[[*by, "units", "unanimous", "unanimity", "unanimity_low",
-                                               "unanimity_high", "flip_rate", "unparsed", "fleiss_kappa"]]
-    out["units"] = out["units"].fillna(0).astype(int)
-    out["unanimous"] = out["unanimous"].fillna(0).astype(int)
-    return out.reset_index(drop=True)
-
-
 def self_agreement_tables(recordings: Mapping[str, Recording]) -> dict[str, object]:
     """Self-agreement of the recorded judge across samples (:func:`evallab.agreement.self_agreement`).
 
@@ -833,8 +788,8 @@ def self_agreement_tables(recordings: Mapping[str, Recording]) -> dict[str, obje
         k = int(df.groupby(["subset", "item_id"])["sample"].size().mode().iloc[0]) if len(df) else 0
         fleiss = agreement.fleiss_kappa_judges(df[df["sample"] < k], raters="sample", n_resamples=200)
     overall = agreement.self_agreement(df.assign(_all="all"), by=("_all",)).drop(columns="_all")
-    return {"by_kind": self_agreement_grouped(df, by=("kind",)),
-            "by_scenario": self_agreement_grouped(df, by=("subset", "scenario_id")),
+    return {"by_kind": agreement.self_agreement(df, by=("kind",)),
+            "by_scenario": agreement.self_agreement(df, by=("subset", "scenario_id")),
             "overall": overall,
             "fleiss": fleiss}
 

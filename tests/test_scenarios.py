@@ -106,19 +106,6 @@ def test_self_agreement_from_recordings(recs):
     assert t["fleiss"]["units"] == 224 and t["fleiss"]["raters"] == 3
 
 
-@pytest.mark.parametrize("source", ["bundled", "non_unanimous.json", "errored_sample.json"])
-def test_grouped_self_agreement_equals_the_reference(source, recs):
-    import pandas as pd
-
-    from evallab import agreement
-    from evallab.recordings import to_verdicts
-
-    df = to_verdicts(recs if source == "bundled" else {"x": load_recording(TD / "recordings" / source)})
-    for by in [("kind",), ("subset", "scenario_id")]:
-        pd.testing.assert_frame_equal(S.self_agreement_grouped(df, by), agreement.self_agreement(df, by=by),
-                                      check_dtype=False)
-
-
 def test_self_agreement_counts_a_flip():
     rec = load_recording(TD / "recordings" / "non_unanimous.json")
     t = S.self_agreement_tables({"x": rec})
