@@ -72,7 +72,6 @@ from evallab import stats
 from evallab import verdicts as V
 from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError, EvallabError
-from evallab.position import _paired_delta_ci
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
@@ -179,7 +178,7 @@ def _delta_ci(per: pd.DataFrame, n_resamples: int, confidence: float, seed: int)
         return 0.0, 0.0  # identical judges: every resample gives a difference of 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns on degenerate resamples of tiny groups; NaN is returned
-        return _paired_delta_ci(arrays, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        return stats.bootstrap_ratio_difference(*arrays, n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
 def _kappa(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float, float]:

@@ -51,3 +51,27 @@ class DataError(EvallabError, ValueError):
 
 class VerdictTableError(DataError):
     """A verdict table that does not follow the tidy schema (see :mod:`evallab.verdicts`)."""
+
+
+class ScopedDataError(DataError):
+    """Bad input inside a named unit of a file — a scenario of an ``evals.json``, a skill of a manifest.
+
+    ``str()`` reads ``<file>, <unit> '<name>', field '<field>': <message>``; subclasses set :attr:`UNIT` (the unit's
+    kind) and :attr:`NOWHERE` (what to print for an in-memory document).
+    """
+
+    UNIT = "unit"
+    NOWHERE = "<in-memory document>"
+
+    def __init__(self, message: str, path: str | None = None, scope: str | None = None,
+                 field: str | None = None) -> None:
+        self.scope = scope
+        super().__init__(message, path=path, column=field)
+
+    def __str__(self) -> str:
+        where = [str(self.path) if self.path else self.NOWHERE]
+        if self.scope is not None:
+            where.append(f"{self.UNIT} '{self.scope}'")
+        if self.column:
+            where.append(f"field '{self.column}'")
+        return f"{', '.join(where)}: {self.message}"

@@ -28,14 +28,12 @@ Estimators (all take the tidy verdict table; unparsed replies are excluded and c
 
 from __future__ import annotations
 
-import warnings
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from evallab import stats
 from evallab.errors import DataError
@@ -267,25 +265,13 @@ def _r(num: np.ndarray, den: np.ndarray) -> float:
 
 def _boot(arrays: Sequence[np.ndarray], fn, *, n_resamples: int, confidence: float, seed: int
           ) -> tuple[float, float]:
-    """Percentile bootstrap over items (rows resampled jointly across ``arrays``), scipy, vectorised."""
-    arrays = [np.asarray(a, dtype=float) for a in arrays]
-    if len(arrays[0]) < 2 or n_resamples <= 0:
+    """Percentile bootstrap over items (rows resampled jointly across ``arrays``):
+    :func:`evallab.stats.bootstrap_paired`; NaN when the statistic itself is undefined on the data."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = fn(*[np.asarray(a, dtype=float) for a in arrays], axis=-1)
+    if not np.isfinite(point):
         return NAN, NAN
-    point = fn(*arrays, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", sps.DegenerateDataWarning)  # constant statistic: a point interval
-        res = sps.bootstrap(tuple(arrays), fn, paired=True, vectorized=True, n_resamples=n_resamples,
-                            confidence_level=confidence, method="percentile",
-                            random_state=np.random.default_rng(seed))
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            dist = np.asarray(res.bootstrap_distribution, dtype=float)
-            dist = dist[np.isfinite(dist)]
-            if len(dist) == 0 or not np.isfinite(point):
-                return NAN, NAN
-            a = (1 - confidence) / 2
-            lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
-    return lo, hi
+    return stats.bootstrap_paired(arrays, fn, n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
 def _ratio_fn(n, d, axis=-1):

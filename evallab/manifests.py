@@ -52,7 +52,7 @@ import pandas as pd
 import regex
 import yaml
 
-from evallab.errors import DataError
+from evallab.errors import ScopedDataError
 
 REGEX_TIMEOUT_S = 1.0
 CHRONIC_AFTER = 3  # failing > 3 consecutive runs
@@ -89,21 +89,19 @@ def _headers(text: str) -> list[str]:
     return [h for h in out if h]
 
 
-class ManifestError(DataError):
+class ManifestError(ScopedDataError):
     """A malformed manifest or state file: names the file, the skill (``row``-less) and the field."""
+
+    UNIT = "skill"
+    NOWHERE = "<in-memory manifest>"
 
     def __init__(self, message: str, path: str | None = None, skill: str | None = None,
                  field: str | None = None) -> None:
-        self.skill = skill
-        super().__init__(message, path=path, column=field)
+        super().__init__(message, path=path, scope=skill, field=field)
 
-    def __str__(self) -> str:
-        where = [str(self.path) if self.path else "<in-memory manifest>"]
-        if self.skill is not None:
-            where.append(f"skill '{self.skill}'")
-        if self.column:
-            where.append(f"field '{self.column}'")
-        return f"{', '.join(where)}: {self.message}"
+    @property
+    def skill(self) -> str | None:
+        return self.scope
 
 
 # ----------------------------------------------------------------------------------------------- load/validate

@@ -176,8 +176,8 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                 arrays = [x[num].to_numpy(float), x[den].to_numpy(float), base[num].to_numpy(float),
                           base[den].to_numpy(float)]
                 r[f"delta_{name}"] = _ratio(*arrays[:2]) - _ratio(*arrays[2:])
-                r[f"delta_{name}_low"], r[f"delta_{name}_high"] = _paired_delta_ci(
-                    arrays, n_resamples=n_resamples, confidence=confidence, seed=seed)
+                r[f"delta_{name}_low"], r[f"delta_{name}_high"] = stats.bootstrap_ratio_difference(
+                    *arrays, n_resamples=n_resamples, confidence=confidence, seed=seed)
             rows.append(r)
     return pd.DataFrame(rows)
 
@@ -185,23 +185,3 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
 def _ratio(num: np.ndarray, den: np.ndarray) -> float:
     s = den.sum()
     return float(num.sum() / s) if s else np.nan
-
-
-def _paired_delta_ci(arrays: list[np.ndarray], *, n_resamples: int, confidence: float,
-                     seed: int) -> tuple[float, float]:
-    """Percentile bootstrap over items of sum(n1)/sum(d1) − sum(n0)/sum(d0) (scipy, paired, vectorised)."""
-    if len(arrays[0]) < 2 or n_resamples <= 0:
-        return np.nan, np.nan
-
-    def stat(n1, d1, n0, d0, axis=-1):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return n1.sum(axis) / d1.sum(axis) - n0.sum(axis) / d0.sum(axis)
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = sps.bootstrap(tuple(arrays), stat, paired=True, vectorized=True, n_resamples=n_resamples,
-                            confidence_level=confidence, method="percentile",
-                            random_state=np.random.default_rng(seed))
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if lo == hi and np.isnan(lo):
-        return np.nan, np.nan
-    return lo, hi

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evallab.errors import DataError
+from evallab.errors import DataError, ScopedDataError
 from evallab.recordings import EXPECTED, KINDS, Recording
 
 #: keryx's current judge prompt version (spec 000: ``JUDGE_PROMPT_VERSION 2026-09-25.1``)
@@ -59,21 +59,19 @@ ANSWER_KEY_PHRASES = ("verbatim", "exact sentence", "exact phrase", "open your a
 _FIX = "re-run `evallab judge-check {evals} --judge ... --samples 3 --record {record}`"
 
 
-class EvalSpecError(DataError):
+class EvalSpecError(ScopedDataError):
     """A malformed ``evals.json``: names the file (``path``), the scenario id and the field (``column``)."""
+
+    UNIT = "scenario"
+    NOWHERE = "<in-memory evals>"
 
     def __init__(self, message: str, path: str | None = None, scenario: str | None = None,
                  field: str | None = None) -> None:
-        self.scenario = scenario
-        super().__init__(message, path=path, column=field)
+        super().__init__(message, path=path, scope=scenario, field=field)
 
-    def __str__(self) -> str:
-        where = [str(self.path) if self.path else "<in-memory evals>"]
-        if self.scenario is not None:
-            where.append(f"scenario '{self.scenario}'")
-        if self.column:
-            where.append(f"field '{self.column}'")
-        return f"{', '.join(where)}: {self.message}"
+    @property
+    def scenario(self) -> str | None:
+        return self.scope
 
 
 # ----------------------------------------------------------------------------------------------------- schema

@@ -3,6 +3,9 @@
 - :func:`wilson` — Wilson score interval for a proportion (statsmodels ``proportion_confint``; Wilson 1927).
 - :func:`bootstrap_ratio` — percentile bootstrap over items of sum(x)/sum(y) (``scipy.stats.bootstrap``,
   paired, vectorised): accuracy over a varying number of parsed replies per item.
+- :func:`bootstrap_paired` — percentile bootstrap over items of a vectorised statistic of several per-item arrays
+  resampled jointly (``scipy.stats.bootstrap``, paired); :func:`bootstrap_ratio_difference` — its use for the
+  paired difference of two ratios (e.g. accuracy of a candidate minus a baseline on the same items).
 - :func:`bootstrap_items` — percentile bootstrap over items of any statistic of resampled item indices.
 - :func:`mcnemar` — McNemar's test on the discordant counts of a paired 2×2 table (statsmodels; exact binomial
   when b + c < 25, chi-square with continuity correction otherwise).
@@ -57,15 +60,58 @@ def bootstrap_ratio(num: np.ndarray, den: np.ndarray, *, n_resamples: int = 1000
 
     def stat(x, y, axis=-1):
         s = y.sum(axis=axis)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(s > 0, x.sum(axis=axis) / np.where(s > 0, s, 1), np.nan)
+        return np.where(s > 0, x.sum(axis=axis) / np.where(s > 0, s, 1), np.nan)
 
-    with warnings.catch_warnings():
+    return bootstrap_paired((num, den), stat, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def bootstrap_paired(arrays, statistic: Callable, *, n_resamples: int = 1000, confidence: float = 0.95,
+                     seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(*arrays, axis=-1)``, resampling items (rows of every array
+    jointly) with replacement — ``scipy.stats.bootstrap(paired=True, vectorized=True)``.
+
+    Parameters
+    ----------
+    arrays : sequence of arrays of shape (n_items,)
+    statistic : vectorised function of the arrays and ``axis``; may return NaN for some resamples.
+
+    Returns
+    -------
+    (low, high) : floats; percentiles of the finite resampled values when some are undefined; ``(nan, nan)``
+    with fewer than 2 items, ``n_resamples <= 0`` or no finite resample.
+    """
+    arrays = tuple(np.asarray(a, dtype=float) for a in arrays)
+    if len(arrays[0]) < 2 or n_resamples <= 0:
+        return NAN, NAN
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", sps.DegenerateDataWarning)
-        res = sps.bootstrap((num, den), stat, paired=True, vectorized=True, n_resamples=n_resamples,
+        res = sps.bootstrap(arrays, statistic, paired=True, vectorized=True, n_resamples=n_resamples,
                             confidence_level=confidence, method="percentile",
                             random_state=np.random.default_rng(seed))
-    return _ci(res)
+    lo, hi = _ci(res)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        dist = np.asarray(res.bootstrap_distribution, dtype=float)
+        dist = dist[np.isfinite(dist)]
+        if len(dist) == 0:
+            return NAN, NAN
+        a = (1 - confidence) / 2
+        lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
+    return lo, hi
+
+
+def _ratio_difference(n1, d1, n0, d0, axis=-1):
+    return n1.sum(axis) / d1.sum(axis) - n0.sum(axis) / d0.sum(axis)
+
+
+def bootstrap_ratio_difference(num1, den1, num0, den0, *, n_resamples: int = 1000, confidence: float = 0.95,
+                               seed: int = 0) -> tuple[float, float]:
+    """Paired percentile bootstrap over items of ``sum(num1)/sum(den1) − sum(num0)/sum(den0)``.
+
+    All four arrays have shape (n_items,) and hold the same items in the same order (e.g. correct and parsed
+    replies of a candidate judge, then of a baseline). See :func:`bootstrap_paired`.
+    """
+    return bootstrap_paired((num1, den1, num0, den0), _ratio_difference, n_resamples=n_resamples,
+                            confidence=confidence, seed=seed)
 
 
 def bootstrap_items(statistic: Callable[[np.ndarray], float], n_items: int, *, n_resamples: int = 1000,
