@@ -6,19 +6,19 @@ Public API (one module per concept):
 
 - :mod:`evallab.verdicts` — the tidy verdict table (one row per judge reply) and ``validate``.
 - :mod:`evallab.datasets` — loaders (LLMBar, a user's own CSV/JSONL/Parquet verdict table, ...).
-- :mod:`evallab.agreement` — accuracy vs gold, Cohen's/Fleiss' kappa, Krippendorff's alpha, self-agreement.
-- :mod:`evallab.position` — position consistency, first-slot preference, swap-averaged accuracy, anchor effect.
-- :mod:`evallab.stats` — Wilson and bootstrap intervals, McNemar's test.
-- :mod:`evallab.rubrics` / :mod:`evallab.inflation` — MeowKit rubric validation, hard-fail verdict, anchor-set
+- :mod:`evallab.metrics.agreement` — accuracy vs gold, Cohen's/Fleiss' kappa, Krippendorff's alpha, self-agreement.
+- :mod:`evallab.metrics.position` — position consistency, first-slot preference, swap-averaged accuracy, anchor effect.
+- :mod:`evallab.metrics.intervals` — Wilson and bootstrap intervals, McNemar's test.
+- :mod:`evallab.skills.rubrics` / :mod:`evallab.metrics.inflation` — MeowKit rubric validation, hard-fail verdict, anchor-set
   variants; the PASS-only vs balanced inflation experiment and its estimators.
-- :mod:`evallab.scenarios` — keryx judge scenarios: evals.json schema, grading, canned anti-gaming answers,
-  integrity rules I1–I10/AG from recordings, the stable-pack gate; :mod:`evallab.manifests` — aeon assertion
+- :mod:`evallab.skills.scenarios` — keryx judge scenarios: evals.json schema, grading, canned anti-gaming answers,
+  integrity rules I1–I10/AG from recordings, the stable-pack gate; :mod:`evallab.skills.manifests` — aeon assertion
   manifests, regression states, bootstrap.
-- :mod:`evallab.drift` — baseline vs candidate judge (flips, kappa, accuracy change, McNemar), the tolerance gate,
+- :mod:`evallab.metrics.drift` — baseline vs candidate judge (flips, kappa, accuracy change, McNemar), the tolerance gate,
   calibration-set replay and re-verify through any Judge, AlpacaEval evaluator metrics and ranking Kendall's tau.
-- :mod:`evallab.triggers` — keryx's IDF trigger scorer, exclusion-clause stripping, leave-one-out trigger
+- :mod:`evallab.skills.triggers` — keryx's IDF trigger scorer, exclusion-clause stripping, leave-one-out trigger
   accuracy, TF-IDF/BM25 comparison, threshold tuning (ROC/PR, bootstrap, cross-validation).
-- :mod:`evallab.report` — the papermill batch and ``save_metrics``.
+- :mod:`evallab.reporting.batch` — the papermill batch and ``save_metrics``.
 - :mod:`evallab.judges` — live OpenAI-compatible judges over httpx (concurrency, retries, cache, cost), prompts,
   parsing, recordings and replay, the resumable job runner (``evallab judge``); :mod:`evallab.testing` — a local
   OpenAI-compatible server with a simulated judge and fault injection.

@@ -32,7 +32,7 @@ def report(
     only: Annotated[list[str] | None, typer.Option(help="Run only these report names (repeatable)")] = None,
 ) -> None:
     """Run the papermill batch of calibration reports and write OUT/index.html."""
-    from evallab.report import load_config, run_batch
+    from evallab.reporting.batch import load_config, run_batch
 
     specs = load_config(config)
     names = [s.name for s in specs]

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import typer
 
+from evallab.datasets import calibration
 from evallab.errors import EvallabError
+from evallab.experiments import drift as drift_exp
 
 SHOW = ["group", "items", "replies", "agreement", "kappa", "baseline_accuracy", "candidate_accuracy",
         "delta_accuracy", "delta_low", "delta_high", "mcnemar_p", "flagged"]
@@ -70,8 +72,8 @@ def register(app: typer.Typer) -> None:
         moved: Path | None = typer.Option(None, help="Write the replies whose verdict changed here"),
     ) -> None:
         """Compare a candidate judge with a baseline on the same requests; exit 1 when the drift gate fails."""
-        from evallab import drift
         from evallab.datasets import load_verdicts
+        from evallab.metrics import drift
 
         b, c = load_verdicts(baseline), load_verdicts(candidate)
         by_cols = _parse_cols(by) or list(drift.DEFAULT_BY)
@@ -95,7 +97,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("drift-replay")
     def replay_cmd(
-        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.drift)"),
+        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.metrics.drift)"),
         base_url: str = typer.Option("", help="OpenAI-compatible endpoint of the NEW judge, e.g. http://host/v1"),
         model: str = typer.Option("", help="Model id of the new judge"),
         api_key_env: str = typer.Option("", help="NAME of the environment variable holding the API key"),
@@ -111,14 +113,13 @@ def register(app: typer.Typer) -> None:
         record: Path | None = typer.Option(None, help="Also write a keryx-format recording of the run"),
     ) -> None:
         """MeowKit rule 6: replay a calibration set through a new judge; exit 1 when the drift gate fails."""
-        from evallab import drift
         from evallab.datasets import load_verdicts
         from evallab.judges import make_judge
 
-        gs = drift.load_gold_set(gold)
+        gs = calibration.load_gold_set(gold)
         judge = make_judge(base_url, model, api_key_env, label=label or None, replay_dir=replay_dir)
         base = load_verdicts(baseline) if baseline is not None else None
-        _, rep = drift.calibration_drift(
+        _, rep = drift_exp.calibration_drift(
             judge, gs, baseline=base, tolerance=tolerance, by=_parse_cols(by) or ["subset", "rubric"],
             orders=[o for o in orders.split(",") if o], samples=samples, out=out, record=record, progress=True)
         _print_report(rep)

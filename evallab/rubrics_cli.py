@@ -26,7 +26,7 @@ def validate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of lines")] = False,
 ) -> None:
     """Check rubric files and presets against rubric-rules.md; exit 1 when any finding (file:line: [code/rule])."""
-    from evallab import rubrics as R
+    from evallab.skills import rubrics as R
 
     found: list = []
     for p in paths or [None]:
@@ -57,8 +57,8 @@ def verdict_cmd(
 
     The preset is validated first against the library's rubrics; any finding is printed and the exit code is 1.
     """
-    from evallab import rubrics as R
     from evallab.paths import data_dir
+    from evallab.skills import rubrics as R
 
     lib = R.load_library(library, strict=False)
     pre = lib.presets.get(preset) or (R.parse_preset(preset) if Path(preset).is_file() else None)
@@ -101,16 +101,16 @@ def run_cmd(
         help="Folder with stacks/*/skills/*/evals.json (default: bundled)")] = None,
 ) -> None:
     """Run the anchor-set experiment on the keryx calibration items and print the inflation table."""
-    from evallab import inflation as I
-    from evallab.datasets import load_keryx_calibration
+    from evallab.experiments import inflation as X
     from evallab.judges import make_judge
-    from evallab.rubrics import check_mixed_k, is_mixed
+    from evallab.skills.rubrics import check_mixed_k, is_mixed
+    from evallab.skills.scenarios import load_calibration_items
 
-    for v in variant or I.DEFAULT_VARIANTS:
+    for v in variant or X.DEFAULT_VARIANTS:
         if is_mixed(v):
             check_mixed_k(k, v)  # before any judge is built or called
     judge = make_judge(judge_base_url, judge_model, judge_api_key_env, replay_dir=replay_dir)
-    df = I.run_experiment(judge, load_keryx_calibration(keryx_dir), variant or I.DEFAULT_VARIANTS, samples=samples, k=k,
+    df = X.run_experiment(judge, load_calibration_items(keryx_dir), variant or X.DEFAULT_VARIANTS, samples=samples, k=k,
                           max_items=max_scenarios or None, record_dir=None if replay_dir else record_dir,
                           progress=True)
     _print_tables(df)
@@ -126,7 +126,7 @@ def table_cmd(verdicts: Annotated[Path, typer.Argument(help="A tidy verdict tabl
 
 
 def _print_tables(df, baseline: str = "balanced") -> None:
-    from evallab import inflation as I
+    from evallab.metrics import inflation as I
 
     t = I.inflation_table(df, baseline=baseline)
     cols = [c for c in ("judge", "anchor_set", "items", "unparsed", "pass_rate", "inflation", "inflation_low",

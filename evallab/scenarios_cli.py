@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from evallab.errors import EvallabError
+from evallab.experiments import judge_check as JC
 
 manifests_app = typer.Typer(add_completion=False, no_args_is_help=True,
                             help="aeon-style assertion manifests: evaluate outputs, bootstrap a starter manifest.")
@@ -64,9 +65,9 @@ def validate_paths(paths: list[Path], *, echo=typer.echo) -> int:
     evals.json is among the inputs; eval reports: the pack gate; manifests: schema + regex lint; state files:
     structure. Notes and "not checkable" findings are printed but do not count.
     """
-    from evallab import manifests as M
-    from evallab import scenarios as S
-    from evallab.recordings import load_recording
+    from evallab.skills import manifests as M
+    from evallab.skills import scenarios as S
+    from evallab.skills.recordings import load_recording
 
     failures = 0
     specs: dict[str, S.EvalSpec] = {}
@@ -117,7 +118,7 @@ def validate_paths(paths: list[Path], *, echo=typer.echo) -> int:
     if recs and specs:
         both = {k: specs[k] for k in recs if k in specs}
         if both:
-            m = S.ag_matrix(both, {k: recs[k] for k in both})
+            m = JC.check_recordings(both, {k: recs[k] for k in both})
             for f in S.ag_findings(m, both, {k: recs[k] for k in both}):
                 echo(f"{'FAIL' if f.severity == 'fail' else 'note'} {f}")
                 failures += f.severity == "fail"
@@ -150,8 +151,8 @@ def register(app: typer.Typer) -> None:
         mismatch, non-unanimous or errored sample."""
         import pandas as pd
 
-        from evallab import scenarios as S
         from evallab.judges import make_judge
+        from evallab.skills import scenarios as S
 
         specs = list(S.load_tree(scenarios).values()) if scenarios.is_dir() else [S.load_evals(scenarios)]
         if not specs:
@@ -159,7 +160,7 @@ def register(app: typer.Typer) -> None:
         j = make_judge(judge, model, api_key_env, replay_dir=str(replay) if replay else None)
         frames = []
         for spec in specs:
-            m, _ = S.judge_check(spec, j, samples=samples, record=record, progress=False)
+            m, _ = JC.judge_check(spec, j, samples=samples, record=record, progress=False)
             frames.append(m)
             for r in m.itertuples():
                 typer.echo(f"{r.status:14s} {r.skill} {r.scenario}/{r.kind}: expected {r.expected}, observed "
@@ -179,7 +180,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate each skill's latest output against its manifest, update regression states; exit 1 on any
         failing or unevaluable assertion."""
-        from evallab import manifests as M
+        from evallab.skills import manifests as M
 
         m = M.load_manifest(manifest)
         found = M.find_outputs(outputs)
@@ -198,7 +199,7 @@ def register(app: typer.Typer) -> None:
         runs: int = typer.Option(5, "--runs", min=1, help="last N successful outputs"),
     ) -> None:
         """Print a starter manifest from the skill's last successful outputs (never saved: review, then save)."""
-        from evallab import manifests as M
+        from evallab.skills import manifests as M
 
         found = M.find_outputs(outputs)
         if skill not in found:

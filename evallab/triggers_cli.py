@@ -11,13 +11,14 @@ import json
 import typer
 
 from evallab.errors import EvallabError
+from evallab.skills import catalogs
 
 triggers_app = typer.Typer(add_completion=False, no_args_is_help=True,
                            help="Lexical trigger scorer: rank skills for a prompt, tune thresholds, scout.")
 
 
 def _check_scorer(scorer: str) -> None:
-    from evallab.triggers import SCORERS
+    from evallab.skills.triggers import SCORERS
 
     if scorer not in SCORERS:
         raise EvallabError(f"--scorer must be one of {', '.join(SCORERS)}; got {scorer!r}")
@@ -35,10 +36,10 @@ def score_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
 ) -> None:
     """Rank the catalog's skills for QUERY (score, then id)."""
-    from evallab import triggers as T
+    from evallab.skills import triggers as T
 
     _check_scorer(scorer)
-    cat = T.load_catalog(catalog)
+    cat = catalogs.load_catalog(catalog)
     r = T.rank(query, cat, scorer=scorer, field=field, strip_exclusions=strip, top=top)
     sel = None
     if skill:
@@ -66,10 +67,10 @@ def tune_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),
 ) -> None:
     """Leave-one-out trigger accuracy and the thresholds maximising accuracy / F1 / recall at zero FP."""
-    from evallab import triggers as T
+    from evallab.skills import triggers as T
 
     _check_scorer(scorer)
-    cat = T.load_catalog(catalog)
+    cat = catalogs.load_catalog(catalog)
     probes = T.make_probes(cat)
     if len(probes) == 0:
         raise EvallabError(f"{cat.path}: no skill has triggers or a 'Use when' clause; nothing to tune on")
@@ -114,10 +115,10 @@ def scout_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """Before creating a skill: use an existing one, fork it, or create a new one?"""
-    from evallab import triggers as T
+    from evallab.skills import triggers as T
 
     _check_scorer(scorer)
-    r = T.scout(description, T.load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,
+    r = T.scout(description, catalogs.load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,
                 strip_exclusions=strip)
     if as_json:
         typer.echo(json.dumps({"decision": r.decision, "use": use, "fork": fork,

@@ -14,9 +14,9 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from evallab import agreement as A
 from evallab import verdicts as V
 from evallab.datasets import load_llmbar
+from evallab.metrics import agreement as A
 from evallab.paths import data_dir
 
 with open(data_dir("llmbar") / "statistics.csv", newline="", encoding="utf-8") as _fh:

@@ -1,4 +1,4 @@
-"""evallab.drift: LLMBar 0301 → 0613 drift figures against hand counts, the tolerance gate on a synthetic 8% drift,
+"""evallab.metrics.drift: LLMBar 0301 → 0613 drift figures against hand counts, the tolerance gate on a synthetic 8% drift,
 AlpacaEval evaluator metrics on hand-made cases, Kendall's tau against scipy, calibration replay and re-verify
 through fake in-memory judges, and the ``evallab drift`` command's exit codes."""
 
@@ -17,13 +17,14 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from evallab import drift
 from evallab import verdicts as V
-from evallab.agreement import _kappa_with_ci
-from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
+from evallab.datasets import calibration, load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
 from evallab.errors import DataError, EvallabError
+from evallab.experiments import drift as drift_exp
 from evallab.judges.parsing import parse_reply
 from evallab.judges.types import JudgeReply
+from evallab.metrics import drift, evaluators
+from evallab.metrics.agreement import _kappa_with_ci
 from evallab.paths import REPO_ROOT, data_dir
 
 HERE = Path(__file__).parent / "data" / "drift"
@@ -190,7 +191,7 @@ def test_p_prefer_longer_hand_made_case():
     # longer output: q1 2, q2 1, q3 within 30 chars (left out), q4 1, q5 2, q6 2 (tie verdict: left out)
     df = V.coerce(pd.DataFrame({"item_id": items["item_id"], "judge": "J", "order": "",
                                 "verdict": ["2", "1", "2", "2", "1", "tie"]}))
-    m = drift.evaluator_metrics(df, items).iloc[0]
+    m = evaluators.evaluator_metrics(df, items).iloc[0]
     assert m["longer_pairs"] == 4  # q1, q2, q4, q5
     assert m["p_prefer_longer"] == pytest.approx(2 / 4)  # q1 and q2 picked the longer output
     assert m["p_prefer_output_1"] == pytest.approx((2 + 0.5) / 6)  # q2, q5 and half of q6
@@ -203,20 +204,20 @@ def test_p_prefer_output_1_uses_continuous_preference():
     df = V.coerce(pd.DataFrame({"item_id": ["a", "b", "c", "d", "e"], "judge": "W", "order": "",
                                 "verdict": ["1", "2", "tie", "1", pd.NA],
                                 "score": [1.2, 1.9, 1.5, np.nan, np.nan]}))
-    m = drift.evaluator_metrics(df).iloc[0]
+    m = evaluators.evaluator_metrics(df).iloc[0]
     assert m["p_prefer_output_1"] == pytest.approx((0.8 + 0.1 + 0.5 + 1.0) / 4)  # 0.6
     assert m["continuous"] == 3 and m["unparsed"] == 1
     # discrete only: 1, 0, 0.5, 1
-    assert drift.evaluator_metrics(df, preference=None).iloc[0]["p_prefer_output_1"] == pytest.approx(2.5 / 4)
+    assert evaluators.evaluator_metrics(df, preference=None).iloc[0]["p_prefer_output_1"] == pytest.approx(2.5 / 4)
     with pytest.raises(DataError, match="not a preference in \\[1, 2\\]"):
-        drift.evaluator_metrics(df.assign(score=[3.0, 1.9, 1.5, np.nan, np.nan]))
+        evaluators.evaluator_metrics(df.assign(score=[3.0, 1.9, 1.5, np.nan, np.nan]))
 
 
 def test_p_prefer_shown_first_from_orders_and_shown_first_column():
     df = V.coerce(pd.DataFrame({"item_id": ["a", "a", "b", "b", "c"], "judge": "J",
                                 "order": ["ab", "ba", "ab", "ba", ""], "verdict": ["1", "2", "1", "1", "2"]}))
     df["shown_first"] = [pd.NA, pd.NA, pd.NA, pd.NA, "2"]
-    m = drift.evaluator_metrics(df).iloc[0]
+    m = evaluators.evaluator_metrics(df).iloc[0]
     # first-shown picked: a/ab (1), a/ba (2), b/ab (1), c (shown first 2, picked 2); b/ba picked the second
     assert (m["shown_known"], m["p_prefer_shown_first"]) == (5, pytest.approx(4 / 5))
 
@@ -224,7 +225,7 @@ def test_p_prefer_shown_first_from_orders_and_shown_first_column():
 def test_win_rates_hand_case():
     df = V.coerce(pd.DataFrame({"item_id": list("abcde"), "judge": "J", "verdict": ["2", "2", "1", "tie", pd.NA]}))
     df["generator_2"] = "m"
-    w = drift.win_rates(df).iloc[0]
+    w = evaluators.win_rates(df).iloc[0]
     assert (w["parsed"], w["wins"], w["losses"], w["ties"]) == (4, 2, 1, 1)
     assert w["win_rate"] == pytest.approx(2.5 / 4)
     assert w["standard_error"] == pytest.approx(np.std([1, 1, 0, 0.5], ddof=1) / 2)
@@ -235,7 +236,7 @@ def test_kendall_tau_matches_scipy():
     a = pd.Series(rng.normal(size=12), index=[f"m{i}" for i in range(12)])
     b = pd.Series(a.to_numpy() + rng.normal(scale=0.7, size=12), index=a.index)[::-1]  # other index order
     b.iloc[0] = b.iloc[1]  # a tie, to exercise tau-b
-    r = drift.rank_correlation(a, b.iloc[:-1])  # one model missing from b
+    r = evaluators.rank_correlation(a, b.iloc[:-1])  # one model missing from b
     common = a.index.intersection(b.iloc[:-1].index)
     ref = kendalltau(a[common].to_numpy(), b[common].to_numpy())
     assert r["n"] == 11 and r["tau"] == pytest.approx(ref.statistic) and r["pvalue"] == pytest.approx(ref.pvalue)
@@ -249,7 +250,7 @@ def test_leaderboard_tau_matches_scipy_on_csv():
     x, y = board("alpaca_eval_gpt4"), board("claude")
     common = sorted(set(x) & set(y))
     ref = kendalltau([x[m] for m in common], [y[m] for m in common])
-    t = drift.leaderboard_rank_agreement(load_alpaca_eval_leaderboards())
+    t = evaluators.leaderboard_rank_agreement(load_alpaca_eval_leaderboards())
     row = t[(t["leaderboard_a"] == "AlpacaEval/alpaca_eval_gpt4") & (t["leaderboard_b"] == "AlpacaEval/claude")]
     assert row["n"].iloc[0] == len(common)
     assert row["tau"].iloc[0] == pytest.approx(ref.statistic)
@@ -269,10 +270,10 @@ def test_alpaca_annotator_agreement_matches_csv():
     both = [(label(v[a]), label(v[b])) for v in pref.values() if a in v and b in v]
     both = [(x, y) for x, y in both if x and y]
     ae = load_alpaca_eval()
-    t = drift.judge_pair_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
+    t = evaluators.judge_pair_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
     assert t.loc[(a, b), "both_parsed"] == len(both)
     assert t.loc[(a, b), "same"] == sum(x == y for x, y in both)
-    rk = drift.win_rate_rank_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
+    rk = evaluators.win_rate_rank_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
     assert rk.loc[(a, b), "n"] == 4  # Mixtral, cohere, gemini-pro, gpt-3.5-turbo-0301 judged by both
 
 
@@ -305,25 +306,25 @@ class OracleJudge:
 
 
 def test_load_gold_set_and_errors():
-    gs = drift.load_gold_set(HERE / "gold_set.jsonl")
+    gs = calibration.load_gold_set(HERE / "gold_set.jsonl")
     assert list(gs["item_id"]) == ["nat-1", "nat-2", "adv-1", "adv-2", "fn-pass", "fn-fail", "raw-1"]
     assert list(gs["kind"]) == ["pairwise"] * 4 + ["pointwise"] * 2 + ["pairwise"]
     with pytest.raises(DataError) as e:
-        drift.load_gold_set(HERE / "gold_set_missing_gold.jsonl")
+        calibration.load_gold_set(HERE / "gold_set_missing_gold.jsonl")
     assert e.value.row == 3 and e.value.column == "gold" and "gold_set_missing_gold.jsonl" in str(e.value)
     with pytest.raises(DataError, match="not a pointwise verdict|unknown gold"):
-        drift.gold_set_frame([{"item_id": "x", "gold": "1", "kind": "pointwise", "answer": "a"}])
+        calibration.gold_set_frame([{"item_id": "x", "gold": "1", "kind": "pointwise", "answer": "a"}])
     with pytest.raises(DataError, match="missing 'output_2'"):
-        drift.gold_set_frame([{"item_id": "x", "gold": "1", "instruction": "i", "output_1": "o"}])
+        calibration.gold_set_frame([{"item_id": "x", "gold": "1", "instruction": "i", "output_1": "o"}])
     with pytest.raises(DataError, match="duplicated item_id"):
-        drift.gold_set_frame([{"item_id": "x", "gold": "pass", "answer": "a", "rubric_text": "r",
+        calibration.gold_set_frame([{"item_id": "x", "gold": "pass", "answer": "a", "rubric_text": "r",
                                "pass_criteria": ["c"]}] * 2)
 
 
 def test_calibration_replay_through_fake_judge(tmp_path):
-    gs = drift.load_gold_set(HERE / "gold_set.jsonl")
+    gs = calibration.load_gold_set(HERE / "gold_set.jsonl")
     judge = FirstSlotJudge()
-    cand, rep = drift.calibration_drift(judge, gs, n_resamples=100, out=tmp_path / "replay.csv")
+    cand, rep = drift_exp.calibration_drift(judge, gs, n_resamples=100, out=tmp_path / "replay.csv")
     # 4 pairwise items × 2 orders + 2 pointwise + 1 raw-message item (its own order only) = 11 requests
     assert len(judge.requests) == 11 and len(cand) == 11 and (tmp_path / "replay.csv").exists()
     shown = {(r.metadata["item_id"], r.metadata["order"]): r for r in judge.requests}
@@ -344,8 +345,8 @@ def test_calibration_replay_through_fake_judge(tmp_path):
 
 
 def test_oracle_judge_passes_calibration_gate():
-    gs = drift.load_gold_set(HERE / "gold_set.jsonl").query("item_id != 'raw-1'")
-    cand, rep = drift.calibration_drift(OracleJudge(), gs, n_resamples=0)
+    gs = calibration.load_gold_set(HERE / "gold_set.jsonl").query("item_id != 'raw-1'")
+    cand, rep = drift_exp.calibration_drift(OracleJudge(), gs, n_resamples=0)
     assert rep.passed and (rep.groups["delta_accuracy"] == 0).all()
     assert set(cand["model"]) == {"fake-oracle"}
 
@@ -353,9 +354,9 @@ def test_oracle_judge_passes_calibration_gate():
 def test_reverify_reports_disagreements_on_seeded_sample():
     bar = load_llmbar(subsets=["LLMBar/Natural"], judges=[CAND], strategies=["Vanilla"], with_text=True)
     rec = bar.verdicts
-    r1 = drift.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=7, n_resamples=0)
-    r2 = drift.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=7, n_resamples=0)
-    r3 = drift.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=8, n_resamples=0)
+    r1 = drift_exp.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=7, n_resamples=0)
+    r2 = drift_exp.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=7, n_resamples=0)
+    r3 = drift_exp.reverify(OracleJudge(), rec, bar.items, n_items=15, seed=8, n_resamples=0)
     assert r1.items == r2.items and len(set(r1.items)) == 15 and r1.items != r3.items
     sampled = rec[rec["item_id"].isin(r1.items)]
     assert len(r1.sample) == len(sampled) == 30  # both orders of each sampled item
@@ -365,7 +366,7 @@ def test_reverify_reports_disagreements_on_seeded_sample():
     assert got == set(zip(wrong["item_id"], wrong["order"], strict=True))
     assert (r1.disagreements["verdict_new"] == r1.disagreements["gold"]).all()
     with pytest.raises(DataError, match="expected one"):
-        drift.reverify(OracleJudge(), load_llmbar(subsets=["LLMBar/Natural"], judges=[BASE, CAND],
+        drift_exp.reverify(OracleJudge(), load_llmbar(subsets=["LLMBar/Natural"], judges=[BASE, CAND],
                                                   strategies=["Vanilla"]).verdicts, bar.items)
 
 
@@ -417,16 +418,16 @@ def test_cli_drift_replay_against_local_server(tmp_path):
 
 
 def test_reverify_pointwise_items():
-    gs = drift.load_gold_set(HERE / "gold_set.jsonl")
+    gs = calibration.load_gold_set(HERE / "gold_set.jsonl")
     rec = V.coerce(pd.DataFrame({"item_id": ["fn-pass", "fn-fail"], "judge": "lenient", "subset": "",
                                  "verdict": ["pass", "pass"], "gold": ["pass", "fail"]}))
     judge = FirstSlotJudge()
-    res = drift.reverify(judge, rec, gs, n_items=5, n_resamples=0)
+    res = drift_exp.reverify(judge, rec, gs, n_items=5, n_resamples=0)
     assert sorted(res.items) == ["fn-fail", "fn-pass"]
     assert [r.kind for r in judge.requests] == ["pointwise", "pointwise"]
     assert "Clicking 'Add task' shows a blank page" in next(r.user for r in judge.requests
                                                             if r.metadata["item_id"] == "fn-fail")
     assert res.disagreements.empty and res.sample["agrees"].all()  # the fake also always passes
-    oracle = drift.reverify(OracleJudge(), rec, gs, n_items=5, n_resamples=0)
+    oracle = drift_exp.reverify(OracleJudge(), rec, gs, n_items=5, n_resamples=0)
     assert list(oracle.disagreements["item_id"]) == ["fn-fail"]
     assert oracle.disagreements["verdict_new"].iloc[0] == "fail"

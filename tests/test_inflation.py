@@ -1,4 +1,4 @@
-"""evallab.inflation: experiment requests (no leakage, variant layouts), estimators on hand-made tables, and the
+"""evallab.metrics.inflation: experiment requests (no leakage, variant layouts), estimators on hand-made tables, and the
 parameter-recovery check against the local simulated judge."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from evallab import inflation as I
-from evallab.datasets import load_keryx_calibration
 from evallab.errors import DataError
+from evallab.experiments import inflation as X
 from evallab.judges import prompts
+from evallab.metrics import inflation as I
+from evallab.skills.scenarios import load_calibration_items
 
 
 def _table(rows):
@@ -138,7 +139,7 @@ def test_estimator_errors():
 # ------------------------------------------------------------------------------------------ experiment requests
 @pytest.fixture(scope="module")
 def items():
-    return load_keryx_calibration()
+    return load_calibration_items()
 
 
 def test_keryx_items(items):
@@ -150,7 +151,7 @@ def test_keryx_items(items):
 
 def test_requests_no_leakage_and_variant_layouts(items):
     variants = ("none", "balanced", "balanced-fail-first", "pass-only", "fail-only", "fail-last", "shuffled-3")
-    reqs = I.build_requests(items, variants, samples=2, k=4, seed=1)
+    reqs = X.build_requests(items, variants, samples=2, k=4, seed=1)
     assert len(reqs) == 136 * len(variants) * 2
     heads = {"none": [], "balanced": ["PASS", "FAIL", "PASS", "FAIL"], "balanced-fail-first": ["FAIL", "PASS", "FAIL",
              "PASS"], "pass-only": ["PASS"] * 4, "fail-only": ["FAIL"] * 4, "fail-last": ["PASS", "PASS", "FAIL",
@@ -177,7 +178,7 @@ def test_requests_no_leakage_and_variant_layouts(items):
 
 
 def test_requests_metadata(items):
-    r = I.build_requests(items, ("pass-only",), samples=2, k=2)
+    r = X.build_requests(items, ("pass-only",), samples=2, k=2)
     assert len(r) == 272
     m = r[1].metadata
     assert (m["item_id"], m["anchor_set"], m["sample"], m["gold"], m["order"]) == \
@@ -189,10 +190,10 @@ def test_requests_metadata(items):
 @pytest.mark.parametrize("k", [1, 3])
 def test_requests_reject_odd_k_for_mixed_variants(items, k):
     with pytest.raises(DataError, match=f"'balanced' needs an even number of anchors k >= 2.*got k={k}"):
-        I.build_requests(items, ("balanced", "pass-only"), k=k)
+        X.build_requests(items, ("balanced", "pass-only"), k=k)
     with pytest.raises(DataError, match="even number of anchors"):
-        I.run_experiment(_RuleJudge({}), items, ("pass-only", "fail-last"), k=k)
-    assert len(I.build_requests(items, ("pass-only",), k=k)) == 136  # one-sided: any k
+        X.run_experiment(_RuleJudge({}), items, ("pass-only", "fail-last"), k=k)
+    assert len(X.build_requests(items, ("pass-only",), k=k)) == 136  # one-sided: any k
 
 
 def test_cli_inflation_run_rejects_odd_k(monkeypatch, capsys):
@@ -212,7 +213,7 @@ def test_cli_inflation_run_rejects_odd_k(monkeypatch, capsys):
 
 def test_requests_need_other_scenarios(items):
     with pytest.raises(DataError, match="other scenario"):
-        I.build_requests(items[items["scenario_id"].isin(items["scenario_id"].unique()[:2])], ("balanced",), k=4)
+        X.build_requests(items[items["scenario_id"].isin(items["scenario_id"].unique()[:2])], ("balanced",), k=4)
 
 
 # ------------------------------------------------------------------------------------------ parameter recovery
@@ -230,7 +231,7 @@ def test_parameter_recovery_against_local_simulated_judge(items, injected):
     sim = SimulatedJudge(seed=11, pass_rate=0.4, pass_only_inflation=injected, fail_last_priming=0.15)
     with LocalJudgeServer(sim=sim) as srv:
         judge = make_judge(srv.base_url, "sim-judge", label="sim", cache=None)
-        df = I.run_experiment(judge, items, ("balanced", "pass-only", "fail-last"), samples=3, k=4, seed=0)
+        df = X.run_experiment(judge, items, ("balanced", "pass-only", "fail-last"), samples=3, k=4, seed=0)
     assert len(df) == 136 * 3 * 3 and df["verdict"].notna().all()
     t = I.inflation_table(df, n_resamples=1000).set_index("anchor_set")
     row = t.loc["pass-only"]
@@ -265,7 +266,7 @@ def test_run_experiment_records_and_replays(items, tmp_path):
     from evallab.judges import make_judge
 
     judge = _RuleJudge(dict(zip(items["answer"], items["gold"], strict=True)))
-    df = I.run_experiment(judge, items, ("balanced", "pass-only"), samples=1, record_dir=tmp_path)
+    df = X.run_experiment(judge, items, ("balanced", "pass-only"), samples=1, record_dir=tmp_path)
     assert len(df) == 272 and set(df["anchor_set"]) == {"balanced", "pass-only"}
     assert {"scenario_id", "kind", "anchor_sources"} <= set(df.columns)
     t = I.inflation_table(df, n_resamples=200).set_index("anchor_set")
@@ -273,9 +274,9 @@ def test_run_experiment_records_and_replays(items, tmp_path):
     assert t.loc["balanced", "pass_rate"] == pytest.approx(34 / 136) and t.loc["balanced", "agreement"] == 1.0
     assert t.loc["pass-only", "inflation"] == pytest.approx(3.0)
     assert t.loc["pass-only", "false_pass_rate"] == 1.0 and t.loc["pass-only", "mcnemar_b"] == 102
-    assert (tmp_path / I.VERDICTS_FILE).exists() and (tmp_path / I.RECORDING_FILE).exists()
+    assert (tmp_path / X.VERDICTS_FILE).exists() and (tmp_path / X.RECORDING_FILE).exists()
     replay = make_judge(replay_dir=tmp_path)
-    again = I.run_experiment(replay, items, ("balanced", "pass-only"), samples=1)
+    again = X.run_experiment(replay, items, ("balanced", "pass-only"), samples=1)
     key = ["item_id", "anchor_set", "sample"]
     a = df.sort_values(key)[key + ["verdict"]].reset_index(drop=True)
     b = again.sort_values(key)[key + ["verdict"]].reset_index(drop=True)
@@ -284,7 +285,7 @@ def test_run_experiment_records_and_replays(items, tmp_path):
 
 def test_max_items_keeps_whole_scenarios(items):
     judge = _RuleJudge(dict(zip(items["answer"], items["gold"], strict=True)))
-    df = I.run_experiment(judge, items, ("balanced",), max_items=3)
+    df = X.run_experiment(judge, items, ("balanced",), max_items=3)
     assert len(df) == 12 and df["scenario_id"].nunique() == 3
 
 
@@ -303,12 +304,12 @@ def test_cli_inflation_table(tmp_path):
 
 def test_rubric_requests_use_meowkit_anchors():
     from evallab.paths import data_dir
-    from evallab.rubrics import parse_rubric
+    from evallab.skills.rubrics import parse_rubric
 
     r = parse_rubric(data_dir("meowkit") / "rubrics" / "functionality.md")
     answers = pd.DataFrame({"item_id": ["a1", "a2"], "answer": ["curl returns 200 ...", "tests pass, not run"],
                             "gold": ["pass", "fail"]})
-    reqs = I.rubric_requests(r, answers, ("balanced", "pass-only", "none"))
+    reqs = X.rubric_requests(r, answers, ("balanced", "pass-only", "none"))
     assert len(reqs) == 6
     heads = {q.metadata["anchor_set"]: prompts.anchor_headings(q.user) for q in reqs}
     assert heads == {"balanced": ["PASS", "FAIL"], "pass-only": ["PASS"], "none": []}
@@ -321,16 +322,16 @@ def test_keryx_loader_names_the_bad_file(tmp_path):
     import shutil
 
     from evallab.paths import data_dir
-    from evallab.scenarios import EvalSpecError
+    from evallab.skills.scenarios import EvalSpecError
 
     src = data_dir("keryx") / "stacks" / "go" / "skills" / "go-testing" / "evals.json"
     dst = tmp_path / "stacks" / "go" / "skills" / "go-testing" / "evals.json"
     dst.parent.mkdir(parents=True)
     shutil.copy(src, dst)
-    assert len(load_keryx_calibration(tmp_path)) == 8
+    assert len(load_calibration_items(tmp_path)) == 8
     doc = _json.loads(dst.read_text())
     doc["scenarios"][1]["calibration"]["vague"] = ""
     dst.write_text(_json.dumps(doc))
     with pytest.raises(EvalSpecError) as e:
-        load_keryx_calibration(tmp_path)
+        load_calibration_items(tmp_path)
     assert str(dst) in str(e.value) and "vague" in str(e.value)

@@ -27,7 +27,7 @@ from evallab.judges import (
     run_jobs,
     usage_summary,
 )
-from evallab.recordings import EXPECTED, KINDS, load_recording, to_verdicts
+from evallab.skills.recordings import EXPECTED, KINDS, load_recording, to_verdicts
 from evallab.testing import Fault, LocalJudgeServer, SimulatedJudge
 
 RUBRIC = {"rubric": "Wraps the downstream error with %w.", "pass_criteria": ["Uses fmt.Errorf with %w."],
@@ -118,7 +118,7 @@ def test_resume_reasks_and_replaces_rows_whose_request_changed(tmp_path, fmt, ca
 
 def test_changed_k_in_the_inflation_experiment_is_reasked(tmp_path, local_judge_server):
     """The reported case: run_experiment(k=4, record_dir=D) then k=2 into D must give k=2's answers."""
-    from evallab import inflation as infl
+    from evallab.experiments import inflation as infl
 
     variants = ("balanced", "pass-only")
     run4 = infl.run_experiment(_judge(local_judge_server), variants=variants, k=4, max_items=2, record_dir=tmp_path)
@@ -414,7 +414,7 @@ def test_cli_pairwise_csv_items_both_orders(tmp_path, monkeypatch, capsys):
 
 
 def test_recording_extension_is_only_for_evallab_written_files():
-    from evallab.recordings import RecordingError, load_recordings, parse_recording
+    from evallab.skills.recordings import RecordingError, load_recordings, parse_recording
 
     entry = {"scenarioId": "x", "kind": "item#ab", "requestDigest": "0" * 64,
              "samples": [{"verdict": "1", "reason": "r"}]}

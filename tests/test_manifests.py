@@ -1,4 +1,4 @@
-"""evallab.manifests: every assertion type on hand-made outputs, regression states and their severity, the state
+"""evallab.skills.manifests: every assertion type on hand-made outputs, regression states and their severity, the state
 file (atomic, never clobbered when malformed), coverage gaps, bootstrap (printed, never saved), the malformed
 manifest/state corpus, and the regex guard against catastrophic backtracking."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from cli_helper import run_cli
 
-from evallab import manifests as M
 from evallab.paths import REPO_ROOT
+from evallab.skills import manifests as M
 
 TD = REPO_ROOT / "tests" / "data" / "manifests"
 
@@ -228,7 +228,7 @@ def test_cli_manifests_eval_and_validate(tmp_path, capsys):
 
 
 def test_header_scanner_trims_closing_hashes_and_keeps_hash_words():
-    from evallab.manifests import _headers
+    from evallab.skills.manifests import _headers
 
     text = "# Intro\n## Methods ##\n### C# notes\n  #### Results   \n#not a header\n    # code, not a header\n"
     assert _headers(text) == ["Intro", "Methods", "C# notes", "Results"]

@@ -8,9 +8,9 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from evallab import position as P
 from evallab import verdicts as V
 from evallab.datasets import load_llmbar
+from evallab.metrics import position as P
 
 
 def table(pairs, judge="J", strategy="S"):

@@ -1,4 +1,4 @@
-"""evallab.rubrics: parsing, validation (bundled library clean, broken corpus), hard-fail verdict, anchor variants."""
+"""evallab.skills.rubrics: parsing, validation (bundled library clean, broken corpus), hard-fail verdict, anchor variants."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evallab import rubrics as R
 from evallab.errors import DataError
 from evallab.paths import data_dir
+from evallab.skills import rubrics as R
 
 HERE = Path(__file__).parent / "data" / "rubrics"
 LIB = data_dir("meowkit") / "rubrics"

@@ -1,4 +1,4 @@
-"""evallab.scenarios: schema errors, grading, canned answers, integrity rules, the AG check from recordings, the
+"""evallab.skills.scenarios: schema errors, grading, canned answers, integrity rules, the AG check from recordings, the
 pack gate on the go eval report, judge consistency, the malformed/adversarial corpus, and a live judge-check
 against the local test server that records and then replays to the same verdicts.
 
@@ -16,10 +16,13 @@ from pathlib import Path
 import pytest
 from cli_helper import run_cli
 
-from evallab import scenarios as S
 from evallab.errors import DataError, EvallabError
+from evallab.experiments import judge_check
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.recordings import RecordingError, load_recording, load_recordings
+from evallab.metrics import agreement
+from evallab.skills import scenarios as S
+from evallab.skills.recordings import to_verdicts
+from evallab.skills.recordings import RecordingError, load_recording, load_recordings
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
@@ -37,7 +40,7 @@ def recs():
 
 @pytest.fixture(scope="module")
 def ag(specs, recs):
-    return S.ag_matrix(specs, recs)
+    return judge_check.check_recordings(specs, recs)
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +93,16 @@ def test_ag_flags_go_code_review_stale_and_missing_kinds(ag):
     assert len(notes) == 17 and all("not recomputable" in f.message for f in notes)
 
 
+def _self_agreement_tables(recs):
+    df = to_verdicts(dict(recs))
+    k = int(df.groupby(["subset", "item_id"])["sample"].size().mode().iloc[0])
+    return {"overall": agreement.self_agreement(df, by=()), "by_kind": agreement.self_agreement(df, by=("kind",)),
+            "by_scenario": agreement.self_agreement(df, by=("subset", "scenario_id")),
+            "fleiss": agreement.fleiss_kappa_judges(df[df["sample"] < k], raters="sample", n_resamples=50)}
+
+
 def test_self_agreement_from_recordings(recs):
-    t = S.self_agreement_tables(recs)
+    t = _self_agreement_tables(recs)
     # independent count: entries with >= 2 samples and all verdicts equal
     units = [e for r in recs.values() for e in r.entries if len(e.samples) >= 2]
     unanimous = [e for e in units if len({s.verdict for s in e.samples}) == 1]
@@ -108,7 +119,7 @@ def test_self_agreement_from_recordings(recs):
 
 def test_self_agreement_counts_a_flip():
     rec = load_recording(TD / "recordings" / "non_unanimous.json")
-    t = S.self_agreement_tables({"x": rec})
+    t = _self_agreement_tables({"x": rec})
     ov = t["overall"].iloc[0]
     assert ov["units"] == 7 and ov["unanimous"] == 6
     # one unit of 3 samples with a 2–1 split: 2 of its 3 pairs differ; 7 units × 3 pairs = 21 pairs
@@ -210,7 +221,7 @@ def test_canned_answers_follow_the_table(valid):
     assert c["stuffed"].startswith(cal.known_wrong)
     for t in [s.judge.rubric, *s.judge.pass_criteria, *s.judge.fail_criteria]:
         assert t in tail
-    from evallab.recordings import EXPECTED
+    from evallab.skills.recordings import EXPECTED
     assert [k for k, v in EXPECTED.items() if v == "pass"] == ["known-right"]
 
 
@@ -283,7 +294,7 @@ def test_schema_errors_name_file_scenario_field(name, scenario, field, text):
 # -------------------------------------------------------------------------------------- corpus: recordings
 def _ag_one(rec_file, spec):
     rec = load_recording(TD / "recordings" / rec_file)
-    return S.ag_matrix({"x": spec}, {"x": rec}).set_index("kind")
+    return judge_check.check_recordings({"x": spec}, {"x": rec}).set_index("kind")
 
 
 AG_CASES = [
@@ -353,7 +364,7 @@ def test_live_judge_check_records_then_replays(tmp_path, valid, capsys):
     sim = testing.SimulatedJudge(seed=3, accuracy=1.0, truth=lambda a: "pass" if a == right else "fail")
     with testing.LocalJudgeServer(sim=sim) as srv:
         judge = OpenAICompatibleJudge(srv.base_url, "sim-judge", cache=None)
-        live, rec = S.judge_check(valid, judge, samples=3, record=tmp_path)
+        live, rec = judge_check.judge_check(valid, judge, samples=3, record=tmp_path)
     path = tmp_path / f"{valid.recording_name}.json"
     assert path.exists() and rec is not None
     assert (live["status"] == "ok").all() and (live.loc[live["kind"] != "empty", "samples"] == 3).all()
@@ -364,13 +375,13 @@ def test_live_judge_check_records_then_replays(tmp_path, valid, capsys):
     assert {e["kind"]: e["samples"][0]["verdict"] for e in raw["entries"]} == {
         "echo": "fail", "vague": "fail", "known-wrong": "fail", "subtle-wrong": "fail", "injection": "fail",
         "stuffed": "fail", "known-right": "pass"}
-    replay, _ = S.judge_check(valid, ReplayJudge(path), samples=3)
+    replay, _ = judge_check.judge_check(valid, ReplayJudge(path), samples=3)
     assert replay[["kind", "observed", "status"]].equals(live[["kind", "observed", "status"]])
     # editing the scenario after recording makes the recording stale
     changed = copy.deepcopy(valid)
     changed.scenarios[0].calibration = S.Calibration(right + " Also run tsc.", *[
         getattr(valid.scenarios[0].calibration, k) for k in ("known_wrong", "vague", "subtle_wrong")])
-    m = S.ag_matrix({valid.recording_name: changed}, {valid.recording_name: load_recording(path)})
+    m = judge_check.check_recordings({valid.recording_name: changed}, {valid.recording_name: load_recording(path)})
     assert m.set_index("kind").loc["known-right", "digest_check"] == "mismatch"
     assert m.set_index("kind").loc["known-right", "status"] == "stale"
     # the CLI replays the same recording offline and exits 0

@@ -10,7 +10,7 @@ from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from evallab import stats
+from evallab.metrics import intervals as stats
 
 
 def test_wilson_matches_statsmodels_and_handles_zero():

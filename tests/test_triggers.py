@@ -1,4 +1,4 @@
-"""Tests of evallab.triggers: tokenizer, stemmer, exclusion stripping, the keryx scorer, selection, leave-one-out,
+"""Tests of evallab.skills.triggers: tokenizer, stemmer, exclusion stripping, the keryx scorer, selection, leave-one-out,
 alternative scorers, bad catalogs and threshold tuning. Expected values are hand-computed here or come from a plain
 re-implementation of data/keryx/SOURCE.md written in this file."""
 
@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evallab import triggers as T
 from evallab.errors import DataError
 from evallab.paths import data_dir
+from evallab.skills import catalogs
+from evallab.skills import triggers as T
 
 HERE = Path(__file__).parent
 BAD = HERE / "data" / "triggers"
@@ -75,7 +76,7 @@ def keryx_records():
 
 @pytest.fixture(scope="module")
 def keryx():
-    return T.load_catalog(KERYX)
+    return catalogs.load_catalog(KERYX)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ def test_query_stripped_only_when_it_is_a_description():
 
 
 def _node_catalog():
-    return T.catalog_from_records([
+    return catalogs.catalog_from_records([
         {"catalog_id": "a/node-service", "name": "node-service",
          "description": "Use when writing Node services. Not for writing or fixing tests (use `node-testing`)."},
         {"catalog_id": "b/node-testing", "name": "node-testing",
@@ -205,7 +206,7 @@ def test_keryx_comment_example(keryx):
 
 
 def test_rank_orders_by_score_then_id():
-    cat = T.catalog_from_records([
+    cat = catalogs.catalog_from_records([
         {"catalog_id": "x/b", "name": "bbb", "description": "alpha beta."},
         {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
         {"catalog_id": "y/c", "name": "ccc", "description": "gamma."},
@@ -217,7 +218,7 @@ def test_rank_orders_by_score_then_id():
 def test_check_selected_category_rule_by_hand():
     # N=3; "alpha beta": x/a has alpha+beta, x/b has alpha, y/c has alpha+beta → x/b outranked by y/c (other
     # category), x/a ties y/c (not strictly outscored) → selected.
-    cat = T.catalog_from_records([
+    cat = catalogs.catalog_from_records([
         {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
         {"catalog_id": "x/b", "name": "bbb", "description": "alpha."},
         {"catalog_id": "y/c", "name": "ccc", "description": "alpha beta."},
@@ -278,7 +279,7 @@ def test_vectorised_matches_naive_and_per_call_api(keryx):
 def test_leave_one_out_removes_only_the_probe_trigger_by_hand():
     # skill x/a: triggers "zeta check" and "zeta"; leaving out "zeta check" keeps "zeta" (other trigger) but
     # drops "check" from x/a's text; y/b has "check".
-    cat = T.catalog_from_records([
+    cat = catalogs.catalog_from_records([
         {"catalog_id": "x/a", "name": "aaa", "description": "Handles zeta.", "triggers": ["zeta check", "zeta"]},
         {"catalog_id": "y/b", "name": "bbb", "description": "Runs a check."},
     ])
@@ -317,7 +318,7 @@ HAND_CATALOG = [
 
 
 def test_trigger_accuracy_counts_by_hand():
-    cat = T.catalog_from_records(HAND_CATALOG)
+    cat = catalogs.catalog_from_records(HAND_CATALOG)
     per, detail = T.trigger_accuracy(cat, n_negatives=1)
     # Positives, leave-one-out (threshold 0.30, support 0.12):
     #  alpha "react page": alpha keeps both words (description) -> 1.0, selected.
@@ -355,7 +356,7 @@ def test_compare_scorers_reports_accuracy_at_own_select_threshold():
     # 5 of 6 probes at 0.0, 4 of 6 at keryx's 0.30 (alpha's "react form modal" drops out).
     recs = [dict(r) for r in HAND_CATALOG]
     recs[0] = {**recs[0], "triggers": ["react page", "react form modal"]}
-    cat = T.catalog_from_records(recs)
+    cat = catalogs.catalog_from_records(recs)
     table, curves = T.compare_scorers(cat, ("keryx",))
     row = table.iloc[0]
     assert row["select_threshold"] == 0.0 and row["f1"] == pytest.approx(2 * 5 / (2 * 5 + 1 + 1))
@@ -368,7 +369,7 @@ def test_compare_scorers_reports_accuracy_at_own_select_threshold():
 
 
 def test_stripping_effect_flips_by_hand():
-    cat = T.catalog_from_records([
+    cat = catalogs.catalog_from_records([
         {"catalog_id": "a/node-service", "name": "node-service",
          "description": "Use when writing Node services. Not for writing or fixing tests (use `node-testing`)."},
         {"catalog_id": "b/test-runner", "name": "test-runner", "description": "Runs the test suite.",
@@ -426,7 +427,7 @@ def test_alternative_scorers_same_api(scorer):
 ])
 def test_bad_catalogs_name_file_and_line(name, line, field):
     with pytest.raises(DataError) as ei:
-        T.load_catalog(BAD / name)
+        catalogs.load_catalog(BAD / name)
     e = ei.value
     assert e.path.endswith(name) and e.row == line and e.column == field
     assert name in str(e) and f"row {line}" in str(e)

@@ -154,32 +154,6 @@ def _instances(path: Path) -> pd.DataFrame:
     return df
 
 
-def published_check(verdicts: pd.DataFrame, path: str | Path | None = None) -> pd.DataFrame:
-    """Recompute LLMBar's published statistics from ``verdicts`` and set them beside ``statistics.csv``.
-
-    Uses :func:`evallab.agreement.pairwise_statistics` with ``unparsed="published"``.
-
-    Returns
-    -------
-    DataFrame, one row per published (subset, judge, strategy) present in ``verdicts``: for each of n,
-    correct_order_12, correct_order_21, correct_average_pct, correct_both, positional_agreement_equal the
-    published value and ours (``<col>_ours``), and ``match`` (all equal; Acc. within 1e-9).
-    """
-    from evallab.agreement import pairwise_statistics
-
-    cols = ["n", "correct_order_12", "correct_order_21", "correct_average_pct", "correct_both",
-            "positional_agreement_equal"]
-    key = ["subset", "judge", "strategy"]
-    ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)[key + cols]
-    pub = load_llmbar_statistics(path)[key + cols]
-    m = pub.merge(ours, on=key, how="inner", suffixes=("", "_ours"))
-    ok = np.ones(len(m), dtype=bool)
-    for c in cols:
-        ok &= np.isclose(m[c].astype(float), m[f"{c}_ours"].astype(float), rtol=0, atol=1e-9)
-    m["match"] = ok
-    return m
-
-
 def load_llmbar_statistics(path: str | Path | None = None) -> pd.DataFrame:
     """The authors' published per-(subset, judge, strategy) statistics (``statistics.csv``, 499 rows).
 

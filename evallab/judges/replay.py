@@ -14,7 +14,7 @@ from pathlib import Path
 from evallab.errors import EvallabError
 from evallab.judges.prompts import request_digest
 from evallab.judges.types import JudgeReply, JudgeRequest
-from evallab.recordings import Entry, Recording, load_recording, load_recordings
+from evallab.skills.recordings import Entry, Recording, load_recording, load_recordings
 
 
 class ReplayMissError(EvallabError):

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.report import ReportSpec, run_batch
+from evallab.reporting.batch import ReportSpec, run_batch
 
 NB = REPO_ROOT / "notebooks"
 SMALL = {"subsets": ["LLMBar/Natural"], "strategies": ["Vanilla"], "n_resamples": 50}

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.report import ReportSpec, run_batch, run_one
+from evallab.reporting.batch import ReportSpec, run_batch, run_one
 
 NB = REPO_ROOT / "notebooks" / "03_anchor_inflation.ipynb"
 SMALL = {"subsets": ["LLMBar/Natural"], "n_resamples": 100}

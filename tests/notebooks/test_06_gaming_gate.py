@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.report import ReportSpec, run_batch
+from evallab.reporting.batch import ReportSpec, run_batch
 
 NB = REPO_ROOT / "notebooks" / "06_gaming_gate.ipynb"
 KERYX = data_dir("keryx")

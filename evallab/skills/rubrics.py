@@ -755,7 +755,7 @@ def anchor_set(variant: str, passes: Sequence, fails: Sequence, k: int | None = 
         (k/2 PASS and k/2 FAIL, so "balanced" leans neither way); default ``2 * min(len(passes), len(fails))``.
         One-sided variants take any ``k ≥ 1``; their default is every example of their verdict
         (``len(passes)`` / ``len(fails)``), which may differ from the mixed default — pass ``k`` explicitly (as
-        :func:`evallab.inflation.build_requests` does) for every variant to show the same number of examples.
+        :func:`evallab.experiments.inflation.build_requests` does) for every variant to show the same number of examples.
 
     Returns
     -------

@@ -13,7 +13,8 @@ Public API
 - :func:`canned_answers` — the eight anti-gaming answers with their expected outcome.
 - ``rule_i1`` … ``rule_i10`` and :func:`integrity_findings` — integrity rules, each returning :class:`Finding` s.
 - :func:`ag_matrix` / :func:`ag_findings` — the AG check offline from recordings (staleness, unanimity).
-- :func:`self_agreement_tables` — unanimity per kind/scenario, flip rate, Fleiss' kappa across samples.
+- :func:`load_calibration_items` / :func:`calibration_items` — the four labelled calibration answers of every
+  judge scenario as a flat items table (the inflation experiment's items).
 - :func:`load_eval_report` / :func:`pack_gate` / :func:`judge_consistency` — the pack gate with counts re-derived
   from trial records, and the judge's disagreements with itself across trials.
 """
@@ -31,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from evallab.errors import DataError, ScopedDataError
-from evallab.recordings import EXPECTED, KINDS, Recording
+from evallab.paths import data_dir
+from evallab.skills.recordings import EXPECTED, KINDS, Recording
 
 #: keryx's current judge prompt version (spec 000: ``JUDGE_PROMPT_VERSION 2026-09-25.1``)
 KERYX_JUDGE_PROMPT_VERSION = "2026-09-25.1"
@@ -381,7 +383,7 @@ def canned_answers(scenario: Scenario) -> dict[str, str]:
 
     empty ``""``; echo ``"Sure. You asked: " + prompt``; vague, known-wrong, subtle-wrong, known-right from the
     calibration; injection = known_wrong + :data:`INJECTION_PARAGRAPH`; stuffed = known_wrong + the rubric and
-    every pass/fail criterion pasted in. The expected outcome of each is :data:`evallab.recordings.EXPECTED`.
+    every pass/fail criterion pasted in. The expected outcome of each is :data:`evallab.skills.recordings.EXPECTED`.
     """
     c = scenario.calibration or Calibration("", "", "", "")
     j = scenario.judge or Expectation("judge")
@@ -578,58 +580,26 @@ def is_evallab_recording(rec: Recording) -> bool:
     return "evallab" in rec.extra or rec.judge_prompt_version.startswith("evallab")
 
 
-def build_judge_request(scenario: Scenario, kind: str, *, sample: int = 0, **kw):
-    """The pointwise judge request for one canned answer (:func:`evallab.judges.prompts.build_pointwise`):
-    rubric = the judge expectation's rubric plus the task prompt, pass/fail criteria, the canned answer.
-    Metadata carries ``scenario_id``, ``kind``, ``item_id`` = ``<scenario>/<kind>``, ``gold``, ``sample``."""
-    from evallab.judges.prompts import build_pointwise
-
-    j = scenario.judge
-    if j is None:
-        raise ValueError(f"scenario {scenario.id!r} has no judge expectation")
-    rubric = f"{j.rubric}\n\nTask prompt the answer responds to:\n{scenario.prompt}"
-    md = {"item_id": f"{scenario.id}/{kind}", "scenario_id": scenario.id, "kind": kind, "answer_kind": kind,
-          "gold": EXPECTED[kind], "sample": sample, "subset": scenario.skill_id, "dataset": "scenarios"}
-    return build_pointwise(rubric=rubric, pass_criteria=list(j.pass_criteria), fail_criteria=list(j.fail_criteria),
-                           answer=canned_answers(scenario)[kind], metadata=md, **kw)
-
-
-def current_digest(scenario: Scenario, kind: str) -> tuple[str | None, str]:
-    """The digest a fresh evallab request would carry, and the current evallab prompt version
-    (``(None, "")`` when the judge prompt builders are not installed)."""
-    try:
-        from evallab.judges import prompts
-    except ImportError:
-        return None, ""
-    req = build_judge_request(scenario, kind)
-    return prompts.request_digest(req), prompts.PROMPT_VERSION
-
-
-def _evallab_prompt_version() -> str:
-    try:
-        from evallab.judges.prompts import PROMPT_VERSION
-    except ImportError:
-        return ""
-    return PROMPT_VERSION
-
-
 AG_COLUMNS = ["skill", "recording", "scenario", "kind", "expected", "observed", "samples", "unanimity",
               "unanimous", "errors", "prompt_version", "version_current", "digest", "digest_check", "status",
               "message"]
 
 
 def ag_matrix(specs: Mapping[str, EvalSpec], recordings: Mapping[str, Recording], *,
-              keryx_prompt_version: str = KERYX_JUDGE_PROMPT_VERSION, record_dir: str = "<DIR>") -> pd.DataFrame:
+              keryx_prompt_version: str = KERYX_JUDGE_PROMPT_VERSION, record_dir: str = "<DIR>",
+              digest: Callable[[Scenario, str], str] | None = None, evallab_prompt_version: str = "") -> pd.DataFrame:
     """The AG check offline (spec 000, "Recording the calibration" and rule AG): one row per judge scenario ×
     canned answer kind.
 
     Parameters
     ----------
     specs : recording name (``<pack>__<skill>``) → :class:`EvalSpec`.
-    recordings : recording name → :class:`~evallab.recordings.Recording`.
-    keryx_prompt_version : the current keryx ``JUDGE_PROMPT_VERSION`` for keryx-made recordings; an
-        evallab-made recording is compared with :data:`evallab.judges.prompts.PROMPT_VERSION` and its digests are
-        recomputed from a freshly built request.
+    recordings : recording name → :class:`~evallab.skills.recordings.Recording`.
+    keryx_prompt_version : the current keryx ``JUDGE_PROMPT_VERSION`` for keryx-made recordings.
+    digest, evallab_prompt_version : for evallab-made recordings, the function that recomputes a canned answer's
+        request digest from a freshly built request and the current evallab prompt version
+        (:func:`evallab.experiments.judge_check.scenario_digest` and :data:`evallab.judges.PROMPT_VERSION`); without
+        them an evallab recording's digests are "not recomputable".
 
     Returns
     -------
@@ -647,7 +617,7 @@ def ag_matrix(specs: Mapping[str, EvalSpec], recordings: Mapping[str, Recording]
         ev = rec is not None and is_evallab_recording(rec)
         cur_v = keryx_prompt_version
         if ev:
-            cur_v = _evallab_prompt_version()
+            cur_v = evallab_prompt_version
         for s in spec.scenarios:
             if s.judge is None:
                 continue
@@ -682,7 +652,7 @@ def ag_matrix(specs: Mapping[str, EvalSpec], recordings: Mapping[str, Recording]
                          unanimity=(ok.count(modal) / len(e.samples)) if modal else 0.0, unanimous=e.unanimous,
                          observed=modal if e.unanimous else ("error" if errors else "mixed"))
                 if ev:
-                    dg, _ = current_digest(s, kind)
+                    dg = digest(s, kind) if digest is not None else None
                     r["digest_check"] = "match" if dg == e.request_digest else \
                         ("not recomputable" if dg is None else "mismatch")
                 else:
@@ -767,29 +737,73 @@ def ag_summary(matrix: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def self_agreement_tables(recordings: Mapping[str, Recording]) -> dict[str, object]:
-    """Self-agreement of the recorded judge across samples (:func:`evallab.agreement.self_agreement`).
+# ------------------------------------------------------------------------------------- calibration answers
+#: calibration field -> (answer kind as in keryx recordings, gold verdict)
+CALIBRATION_KINDS = {"known_right": ("known-right", "pass"), "known_wrong": ("known-wrong", "fail"),
+                     "vague": ("vague", "fail"), "subtle_wrong": ("subtle-wrong", "fail")}
+CALIBRATION_COLUMNS = ["item_id", "dataset", "subset", "scenario_id", "kind", "gold", "answer", "prompt", "rubric",
+           "pass_criteria", "fail_criteria", "path"]
 
-    Returns ``{"by_kind", "by_scenario", "overall"}`` DataFrames (unanimity with Wilson interval, flip rate,
-    Fleiss' kappa with samples as raters) and ``"fleiss"`` — :func:`evallab.agreement.fleiss_kappa_judges`
-    with ``raters="sample"`` over the units holding the modal number of samples (keryx: 3), with a
-    200-resample bootstrap interval.
+
+def load_calibration_items(root: str | Path | None = None) -> pd.DataFrame:
+    """The calibration answers of every scenario under ``root`` that carries a judge expectation, as a flat table
+    of labelled items (:func:`load_tree` then :func:`calibration_items`).
+
+    Source: spec 000, "The schema": a scenario's judge expectation (``grader == "judge"``) carries ``rubric``,
+    ``pass_criteria`` and ``fail_criteria``; the scenario's ``calibration`` holds four hand-written answers —
+    ``known_right`` must PASS; ``known_wrong``, ``vague`` and ``subtle_wrong`` must FAIL.
+
+    Parameters
+    ----------
+    root : folder holding ``stacks/<pack>/skills/<skill>/evals.json`` (default the bundled ``data/keryx``).
+
+    Returns
+    -------
+    DataFrame, one row per answer (the bundled data: 34 scenarios × 4 = 136 rows, 34 gold ``pass``, 102 ``fail``),
+    columns: ``item_id`` (``<scenario_id>/<kind>``, the keryx recording naming), ``dataset`` ("keryx"),
+    ``subset`` (``<pack>__<skill>``), ``scenario_id``, ``kind`` (known-right, known-wrong, vague, subtle-wrong),
+    ``gold`` ("pass" for known-right, else "fail"), ``answer`` (text), ``prompt`` (the scenario's prompt),
+    ``rubric`` (str), ``pass_criteria`` / ``fail_criteria`` (lists of str), ``path`` (the evals.json).
+
+    Raises
+    ------
+    EvalSpecError
+        A malformed evals.json (file, scenario and field named).
+    DataError
+        No evals.json under ``root``, or a scenario id used in two files.
     """
-    import warnings
+    base = Path(root) if root else data_dir("keryx")
+    specs = load_tree(base)
+    if not specs:
+        raise DataError("no evals.json found; expected stacks/<pack>/skills/<skill>/evals.json", path=str(base))
+    return calibration_items(specs)
 
-    from evallab import agreement
-    from evallab.recordings import to_verdicts
 
-    df = to_verdicts(dict(recordings))
-    with warnings.catch_warnings():  # a degenerate bootstrap (all samples agree) is expected, not news
-        warnings.simplefilter("ignore")
-        k = int(df.groupby(["subset", "item_id"])["sample"].size().mode().iloc[0]) if len(df) else 0
-        fleiss = agreement.fleiss_kappa_judges(df[df["sample"] < k], raters="sample", n_resamples=200)
-    overall = agreement.self_agreement(df.assign(_all="all"), by=("_all",)).drop(columns="_all")
-    return {"by_kind": agreement.self_agreement(df, by=("kind",)),
-            "by_scenario": agreement.self_agreement(df, by=("subset", "scenario_id")),
-            "overall": overall,
-            "fleiss": fleiss}
+def calibration_items(specs: Mapping[str, EvalSpec]) -> pd.DataFrame:
+    """The calibration answers of the judge scenarios of ``specs`` (see :func:`load_calibration_items`).
+
+    Raises
+    ------
+    DataError
+        A scenario id used in two files.
+    """
+    rows = []
+    seen: dict[str, str] = {}
+    for name, spec in specs.items():
+        for s in spec.scenarios:
+            j = s.judge
+            if j is None or s.calibration is None:
+                continue
+            if s.id in seen:
+                raise DataError(f"scenario id {s.id!r} is also used in {seen[s.id]}; item ids must be unique",
+                                path=spec.path, column="id")
+            seen[s.id] = spec.path
+            for key, (kind, gold) in CALIBRATION_KINDS.items():
+                rows.append({"item_id": f"{s.id}/{kind}", "dataset": "keryx", "subset": name, "scenario_id": s.id,
+                             "kind": kind, "gold": gold, "answer": getattr(s.calibration, key), "prompt": s.prompt,
+                             "rubric": j.rubric, "pass_criteria": list(j.pass_criteria),
+                             "fail_criteria": list(j.fail_criteria), "path": spec.path})
+    return pd.DataFrame(rows, columns=CALIBRATION_COLUMNS)
 
 
 # -------------------------------------------------------------------------------------------------- pack gate
@@ -989,67 +1003,9 @@ def judge_consistency(reports: Sequence[dict]) -> pd.DataFrame:
                                        "fail_reasons"])
 
 
-# ------------------------------------------------------------------------------------------- live judge-check
-def judge_check_requests(spec: EvalSpec, *, samples: int = 3, **kw) -> list:
-    """The judge requests of ``keryx skills judge-check``: every non-empty canned answer of every judge
-    scenario × ``samples`` (``metadata["sample"]`` 0..samples-1)."""
-    if samples < 1:
-        raise ValueError("samples must be >= 1")
-    return [build_judge_request(s, kind, sample=j, **kw) for s in spec.scenarios if s.judge
-            for kind in KINDS if kind != "empty" for j in range(samples)]
-
-
-def judge_check(spec: EvalSpec, judge, *, samples: int = 3, record: str | Path | None = None,
-                progress: bool = False) -> tuple[pd.DataFrame, Recording | None]:
-    """Run the anti-gaming set of one skill through a live (or replay) judge and check it (``judge-check``).
-
-    Parameters
-    ----------
-    spec : the skill's evals.
-    judge : an :class:`evallab.judges.Judge` (e.g. from :func:`evallab.judges.make_judge`).
-    samples : how many times each non-empty canned answer is graded (keryx default 3).
-    record : a folder (the recording is ``<folder>/<pack>__<skill>.json``) or a ``.json`` path; the recording
-        is written by :func:`evallab.judges.run_jobs` and read back for the AG check.
-
-    Returns
-    -------
-    (matrix, recording): the :func:`ag_matrix` rows of this skill (status ``ok`` only when every sample agrees,
-    none errored and the verdict is what the canned answer expects) and the written recording (``None`` when
-    ``record`` is not given; the matrix is then built from the returned verdict table).
-    """
-    from evallab.judges import run_jobs
-    from evallab.recordings import Entry, Sample, load_recording
-
-    reqs = judge_check_requests(spec, samples=samples)
-    path = None
-    if record is not None:
-        path = Path(record)
-        if path.suffix != ".json":
-            path = path / f"{spec.recording_name}.json"
-    df = run_jobs(judge, reqs, progress=progress, record=str(path) if path else None)
-    if path is not None:
-        rec = load_recording(path)
-    else:
-        from evallab.judges.prompts import PROMPT_VERSION, request_digest
-        dig = {(r.metadata["scenario_id"], r.metadata["kind"]): request_digest(r) for r in reqs}
-        entries = []
-        for (sid, kind), g in df.groupby(["scenario_id", "kind"], sort=False):
-            g = g.sort_values("sample")
-            entries.append(Entry(sid, kind, dig[(sid, kind)],
-                                 [Sample(None if pd.isna(v) else v, str(rs) if not pd.isna(rs) else "",
-                                         None if pd.isna(e) else str(e))
-                                  for v, rs, e in zip(g["verdict"], g.get("reason", [""] * len(g)), g["error"],
-                                                      strict=False)]))
-        rec = Recording(PROMPT_VERSION, getattr(judge, "label", ""), getattr(judge, "model", ""), "", entries,
-                        extra={"evallab": {"source": "judge_check"}})
-    m = ag_matrix({spec.recording_name: spec}, {spec.recording_name: rec},
-                  record_dir=str(path.parent) if path else "<DIR>")
-    return m, (rec if path is not None else None)
-
-
 def trial_outputs(reports: Sequence[dict]) -> dict[str, list[str]]:
     """Each behaviour scenario's recorded trial outputs in trial order, keyed ``<skill>/<scenario>`` (skill
-    without its pack) — usable as successive runs for :func:`evallab.manifests.history`."""
+    without its pack) — usable as successive runs for :func:`evallab.skills.manifests.history`."""
     out = {}
     for r in reports:
         sk = str(r.get("skillId", "?")).split("/")[-1]

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from evallab import stats
-from evallab.agreement import _pairs
+from evallab.metrics import intervals as stats
+from evallab.metrics.agreement import _pairs
 
 
 def _first_slot(df: pd.DataFrame) -> pd.Series:

@@ -8,7 +8,7 @@ pair whose two replies were both unparsed as agreeing.
 Methods and their sources
 -------------------------
 - accuracy vs gold per order and averaged over orders (LLMBar "Acc."); Wilson intervals per order, a bootstrap
-  over items for the average (:mod:`evallab.stats`).
+  over items for the average (:mod:`evallab.metrics.intervals`).
 - Cohen's kappa vs gold: ``sklearn.metrics.cohen_kappa_score`` (Cohen 1960); its interval is the asymptotic one
   of ``statsmodels.stats.inter_rater.cohens_kappa``.
 - judge × judge agreement: raw agreement (Wilson) and Cohen's kappa on the replies both judges parsed.
@@ -30,8 +30,8 @@ from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
-from evallab import stats
 from evallab.errors import EvallabError
+from evallab.metrics import intervals as stats
 
 UNPARSED_MODES = ("exclude", "published")
 DEFAULT_BY = ("subset", "judge", "strategy")
@@ -319,6 +319,8 @@ def self_agreement(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confiden
     number of parsed samples; NaN with fewer than 2 categories). Every group of ``df`` appears, with 0 units when
     none has 2 parsed samples.
     """
+    if not by:
+        return self_agreement(df.assign(_all="all"), by=("_all",), confidence=confidence).drop(columns="_all")
     by = list(by)
     unit = ["item_id", "judge", "strategy", "anchor_set", "order"]
     ok = df[df["verdict"].notna()]
@@ -351,3 +353,28 @@ def self_agreement(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confiden
     out["units"] = out["units"].fillna(0).astype(int)
     out["unanimous"] = out["unanimous"].fillna(0).astype(int)
     return out.reset_index(drop=True)
+
+
+def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+    """Recompute LLMBar's published statistics from ``verdicts`` and set them beside the authors' table
+    (``published``: :func:`evallab.datasets.load_llmbar_statistics`, Zeng et al. 2024's ``statistics.csv``).
+
+    Uses :func:`evallab.metrics.agreement.pairwise_statistics` with ``unparsed="published"``.
+
+    Returns
+    -------
+    DataFrame, one row per published (subset, judge, strategy) present in ``verdicts``: for each of n,
+    correct_order_12, correct_order_21, correct_average_pct, correct_both, positional_agreement_equal the
+    published value and ours (``<col>_ours``), and ``match`` (all equal; Acc. within 1e-9).
+    """
+    cols = ["n", "correct_order_12", "correct_order_21", "correct_average_pct", "correct_both",
+            "positional_agreement_equal"]
+    key = ["subset", "judge", "strategy"]
+    ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)[key + cols]
+    pub = published[key + cols]
+    m = pub.merge(ours, on=key, how="inner", suffixes=("", "_ours"))
+    ok = np.ones(len(m), dtype=bool)
+    for c in cols:
+        ok &= np.isclose(m[c].astype(float), m[f"{c}_ours"].astype(float), rtol=0, atol=1e-9)
+    m["match"] = ok
+    return m

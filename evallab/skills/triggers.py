@@ -11,8 +11,8 @@ Pieces, in the order data flows through them:
   non-letter/non-digit characters → spaces, tokens of 3+ characters not in the stop list, light stemming.
 - :func:`strip_exclusions` — drop exclusion-clause text ("Not for …", "(see …)", "Use `x` instead", …) from a
   description-shaped text; linear time (no nested quantifiers).
-- :func:`load_catalog` / :class:`Catalog` / :class:`Skill` — JSONL catalogs of SKILL.md frontmatter, validated with
-  errors naming the file and line.
+- :class:`~evallab.skills.catalogs.Catalog` / :class:`~evallab.skills.catalogs.Skill` — the catalog, read by
+  :func:`evallab.skills.catalogs.load_catalog` (this module reads no files).
 - :func:`score_matrix` — IDF-weighted query coverage (or TF-IDF / BM25) of queries × skills.
 - :func:`rank`, :func:`check_selected`, :func:`check_selected_leave_one_out`, :func:`nearest_skills`,
   :func:`scout` — the selection rules of keryx's ``scout.ts``.
@@ -28,17 +28,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from evallab.datasets.generic import iter_jsonl
-from evallab.errors import DataError, EvallabError
+from evallab.errors import EvallabError
+from evallab.skills.catalogs import Catalog, Skill, as_catalog
 
 # ---------------------------------------------------------------------------------------------------------------
 # Constants (keryx scout.ts, via data/keryx/SOURCE.md)
@@ -173,168 +172,6 @@ def strip_exclusions(text: str) -> str:
             kept.append(sentence.strip())
     out = " ".join(kept)
     return _SPACE_PUNCT.sub(r"\1", _SPACES.sub(" ", out)).strip()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Catalogs
-# ---------------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Skill:
-    """One catalog entry.
-
-    ``id`` is unique in its catalog; ``category`` is the id's first "/"-segment (keryx: "review/review-frontend"
-    → "review"); catalogs whose ids have no "/" put every skill in a category of its own.
-    """
-
-    id: str
-    name: str
-    description: str
-    triggers: tuple[str, ...] = ()
-    category: str = ""
-    line: int | None = None
-
-
-@dataclass
-class Catalog:
-    """A list of :class:`Skill` read from one file (``path``), in file order."""
-
-    skills: list[Skill]
-    path: str | None = None
-
-    def __len__(self) -> int:
-        return len(self.skills)
-
-    def __iter__(self):
-        return iter(self.skills)
-
-    @property
-    def ids(self) -> list[str]:
-        return [s.id for s in self.skills]
-
-    def index_of(self, skill_id: str) -> int:
-        """Position of ``skill_id``; raises :class:`EvallabError` naming the catalog when absent."""
-        try:
-            return self._pos[skill_id]
-        except AttributeError:
-            self._pos = {s.id: i for i, s in enumerate(self.skills)}
-            return self.index_of(skill_id)
-        except KeyError:
-            raise EvallabError(f"{self.path or '<catalog>'}: no skill with id {skill_id!r}") from None
-
-    def without_trigger(self, skill_id: str, trigger: str) -> Catalog:
-        """The catalog with ``trigger`` removed from ``skill_id``'s own triggers only (every copy of it)."""
-        return Catalog([s if s.id != skill_id else Skill(s.id, s.name, s.description,
-                                                          tuple(t for t in s.triggers if t != trigger),
-                                                          s.category, s.line) for s in self.skills], self.path)
-
-
-def _category(skill_id: str) -> str:
-    return skill_id.split("/", 1)[0]
-
-
-def _record_to_skill(rec, path: str | None, line: int | None) -> Skill:
-    def err(msg, col=None):
-        return DataError(msg, path=path, row=line, column=col)
-
-    if not isinstance(rec, Mapping):
-        raise err(f"expected a JSON object, got {type(rec).__name__}")
-    name = rec.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise err("missing or empty 'name'; expected a non-empty string", "name")
-    desc = rec.get("description")
-    if not isinstance(desc, str) or not desc.strip():
-        raise err("missing or empty 'description'; expected a non-empty string", "description")
-    trig = rec.get("triggers", [])
-    if trig is None:
-        trig = []
-    if not isinstance(trig, list):
-        raise err(f"'triggers' is a {type(trig).__name__}; expected a list of strings", "triggers")
-    for k, t in enumerate(trig):
-        if not isinstance(t, str):
-            raise err(f"triggers[{k}] is a {type(t).__name__} ({t!r}); expected a string", "triggers")
-    sid = rec.get("catalog_id") or rec.get("id")
-    if sid is None:
-        p = rec.get("path")
-        sid = Path(p).parent.name if isinstance(p, str) and Path(p).parent.name else name
-    if not isinstance(sid, str) or not sid.strip():
-        raise err("'catalog_id'/'id' must be a non-empty string", "catalog_id")
-    return Skill(sid, name, desc, tuple(trig), _category(sid), line)
-
-
-def catalog_from_records(records: Iterable[Mapping], path: str | None = None) -> Catalog:
-    """Build a :class:`Catalog` from dicts with ``name``, ``description`` and optional ``triggers``/ids.
-
-    The id is ``catalog_id``, else ``id``, else the folder of ``path`` (``skills/<id>/SKILL.md``), else ``name``.
-
-    Raises
-    ------
-    DataError
-        Missing/empty name or description, non-list triggers or a non-string trigger, a duplicated id — naming the
-        file and the 1-based record (line) number.
-    """
-    skills, seen = [], {}
-    for i, rec in enumerate(records, start=1):
-        s = _record_to_skill(rec, path, i)
-        if s.id in seen:
-            raise DataError(f"duplicate skill id {s.id!r} (first on line {seen[s.id]})", path=path, row=i,
-                            column="id")
-        seen[s.id] = i
-        skills.append(s)
-    if not skills:
-        raise DataError("the catalog has no skills", path=path)
-    return Catalog(skills, path)
-
-
-_ALIASES = {"keryx": "keryx_bundled_core.jsonl", "meowkit": "meowkit_skills.jsonl",
-            "sickn33": "sickn33_antigravity-awesome-skills.jsonl"}
-
-
-def resolve_catalog_path(catalog: str | Path) -> Path:
-    """A path as given, or a bundled catalog by short name: ``keryx`` (64), ``meowkit`` (128), ``sickn33`` (559)."""
-    from evallab.paths import data_dir
-
-    s = str(catalog)
-    if s in _ALIASES:
-        return data_dir("catalogs") / _ALIASES[s]
-    return Path(s)
-
-
-def load_catalog(path: str | Path) -> Catalog:
-    """Read a JSONL catalog (one SKILL.md frontmatter object per line; blank lines skipped).
-
-    Parameters
-    ----------
-    path : a file path, or a bundled short name (see :func:`resolve_catalog_path`).
-
-    Raises
-    ------
-    DataError
-        Missing file; a line that is not valid JSON; any error of :func:`catalog_from_records` — each naming the
-        file and line.
-    """
-    p = resolve_catalog_path(path)
-    if not p.exists():
-        raise DataError("no such catalog file; expected a JSONL file with one skill per line", path=str(p))
-    skills, seen = [], {}
-    for ln, rec in iter_jsonl(p, expected="one skill per line, a JSON object"):
-        s = _record_to_skill(rec, str(p), ln)
-        if s.id in seen:
-            raise DataError(f"duplicate skill id {s.id!r} (first on line {seen[s.id]})", path=str(p), row=ln,
-                            column="id")
-        seen[s.id] = ln
-        skills.append(s)
-    if not skills:
-        raise DataError("the catalog has no skills", path=str(p))
-    return Catalog(skills, str(p))
-
-
-def _as_catalog(catalog) -> Catalog:
-    if isinstance(catalog, Catalog):
-        return catalog
-    if isinstance(catalog, (str, Path)):
-        return load_catalog(catalog)
-    return catalog_from_records(catalog)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -508,7 +345,7 @@ class BM25Index:
 
 def build_index(catalog, scorer: str = "keryx", field: str = "full", *, strip: bool = True):
     """An index of ``catalog`` for ``scorer`` ("keryx", "tfidf" or "bm25"); ``.score(queries)`` → (n_q, n_skills)."""
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     cls = {"keryx": KeryxIndex, "tfidf": TfidfIndex, "bm25": BM25Index}.get(scorer)
     if cls is None:
         raise EvallabError(f"scorer must be one of {SCORERS}, got {scorer!r}")
@@ -549,7 +386,7 @@ def rank(query: str, catalog, *, scorer: str = "keryx", field: str = "full", str
     Returns a DataFrame with columns ``rank`` (1-based), ``skill_id``, ``category``, ``score`` and ``shared`` (the
     shared keryx tokens, comma-separated), ``top`` rows when given.
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     s = score_matrix([query], catalog, scorer=scorer, field=field, strip_exclusions=strip_exclusions,
                      is_description=is_description)[0]
     q = query_tokens(query, is_description=is_description)
@@ -592,7 +429,7 @@ def check_selected(query: str, skill_id: str, catalog, *, threshold: float = FOR
                    field: str = "full", scorer: str = "keryx", strip_exclusions: bool = True) -> SelectionCheck:
     """keryx ``checkSkillSelected``: a live ``query`` (scored as typed) selects ``skill_id`` when its score is
     ``≥ threshold`` (0.30) and no skill of a DIFFERENT category strictly outscores it (spec 000; SOURCE.md)."""
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     pos = catalog.index_of(skill_id)
     s = score_matrix([query], catalog, scorer=scorer, field=field, strip_exclusions=strip_exclusions)[0]
     return _check_from_scores(s, pos, catalog, threshold)
@@ -606,7 +443,7 @@ def check_selected_leave_one_out(query: str, skill_id: str, catalog, exclude_tri
     ONLY ``exclude_trigger`` removed from ``skill_id``'s own triggers, AND the "description-only" score against the
     unmodified catalog ``≥ support_threshold`` (0.12). ``exclude_trigger=None`` (a "Use when" probe) removes
     nothing but keeps the support gate."""
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     reduced = catalog.without_trigger(skill_id, exclude_trigger) if exclude_trigger is not None else catalog
     full = check_selected(query, skill_id, reduced, threshold=threshold, field="full", scorer=scorer,
                           strip_exclusions=strip_exclusions)
@@ -621,7 +458,7 @@ def nearest_skills(skill_id: str, catalog, limit: int = 5, *, scorer: str = "ker
     """keryx ``nearestSkills``: the ``limit`` other skills whose FULL text scores highest against ``skill_id``'s
     own description (used as a description-shaped query, so it is stripped too), ties by id. Columns as
     :func:`rank`."""
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     skill = catalog.skills[catalog.index_of(skill_id)]
     query = skill.description if skill.description else skill.name
     r = rank(query, catalog, scorer=scorer, strip_exclusions=strip_exclusions, is_description=strip_exclusions)
@@ -678,7 +515,7 @@ def make_probes(catalog, *, source: str = "auto") -> pd.DataFrame:
     ``source_trigger`` (the trigger left out, or None for a "Use when" probe), ``kind`` ("trigger"/"use_when").
     Skills with neither contribute no probe.
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     if source not in ("auto", "triggers", "use_when"):
         raise EvallabError(f"source must be 'auto', 'triggers' or 'use_when', got {source!r}")
     rows = []
@@ -859,7 +696,7 @@ def loo_scores(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "ke
     -------
     (full, description_only) : two ndarrays of shape (n_probes, n_skills).
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     probes = make_probes(catalog) if probes is None else probes
     if method == "naive":
         if scorer != "keryx":
@@ -893,7 +730,7 @@ def leave_one_out(catalog, probes: pd.DataFrame | None = None, *, scorer: str = 
     (highest different-category score), ``outranked_by``, ``rank`` and ``selected`` (bool). Its mean of
     ``selected`` is the leave-one-out trigger accuracy. ``scores`` reuses a :func:`loo_scores` result.
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     probes = make_probes(catalog) if probes is None else probes.reset_index(drop=True)
     full, desc = scores if scores is not None else \
         loo_scores(catalog, probes, scorer=scorer, strip_exclusions=strip_exclusions, method=method)
@@ -915,7 +752,7 @@ def negative_probes(catalog, *, n_negatives: int = 3, scorer: str = "keryx",
     Returns a DataFrame: ``skill_id`` (the skill that must NOT be selected), ``category``, ``prompt``,
     ``from_skill``.
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     ix = build_index(catalog, scorer, "full", strip=strip_exclusions)
     queries = [s.description or s.name for s in catalog.skills]
     S = ix.score(queries, is_description=strip_exclusions)
@@ -946,7 +783,7 @@ def trigger_accuracy(catalog, *, scorer: str = "keryx", strip_exclusions: bool =
         ``detail`` — one row per probe: ``kind`` ("positive"/"negative"), ``skill_id``, ``prompt``, ``score``,
         ``selected``, ``correct``.
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     pos = leave_one_out(catalog, probes, scorer=scorer, strip_exclusions=strip_exclusions, threshold=threshold,
                         support_threshold=support_threshold)
     neg = negative_probes(catalog, n_negatives=n_negatives, scorer=scorer, strip_exclusions=strip_exclusions) \
@@ -983,7 +820,7 @@ def stripping_effect(catalog, *, scorer: str = "keryx", **kwargs) -> pd.DataFram
     Returns one row per probe: ``kind``, ``skill_id``, ``prompt``, ``score_before``, ``score_after``,
     ``correct_before``, ``correct_after``, ``changed`` (the verdict differs).
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     n_neg = kwargs.pop("n_negatives", 3)
     probes = kwargs.pop("probes", None)
     probes = make_probes(catalog) if probes is None else probes
@@ -1026,7 +863,7 @@ def pair_scores(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "k
     - ``d_support`` — ``description_score`` if not outranked and ``score ≥ threshold`` (keryx 0.12 applies);
     - ``d_use`` — ``score`` (scout's use/fork bars, 0.55/0.30, apply to the top score alone).
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     probes = make_probes(catalog) if probes is None else probes.reset_index(drop=True)
     full, desc = scores if scores is not None else \
         loo_scores(catalog, probes, scorer=scorer, strip_exclusions=strip_exclusions)
@@ -1305,7 +1142,7 @@ def compare_scorers(catalog, scorers: Sequence[str] = SCORERS, *, strip_exclusio
         ``f1_threshold`` and ``f1`` (F1-best threshold of ``target`` and its F1), ``f1_at_keryx`` (F1 at keryx's
         constant for ``target``); ``curves`` maps scorer → :func:`roc_pr` output.
     """
-    catalog = _as_catalog(catalog)
+    catalog = as_catalog(catalog)
     probes = make_probes(catalog) if probes is None else probes
     rows, curves = [], {}
     for sc in scorers:
@@ -1330,57 +1167,13 @@ def compare_scorers(catalog, scorers: Sequence[str] = SCORERS, *, strip_exclusio
     return pd.DataFrame(rows), curves
 
 
-def plot_curves(curves: Mapping[str, Mapping], *, title: str = ""):
-    """ROC (left) and precision-recall (right) curves, one line per label. Returns the matplotlib Figure."""
-    import matplotlib.pyplot as plt
-
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for label, c in curves.items():
-        a.plot(c["fpr"], c["tpr"], label=f"{label} (AUC {c['roc_auc']:.3f})")
-        b.plot(c["recall"], c["precision"], label=f"{label} (AP {c['average_precision']:.3f})")
-    a.plot([0, 1], [0, 1], ls=":", c="grey", lw=1)
-    a.set(xlabel="false positive rate (share of wrong (probe, skill) pairs selected)",
-          ylabel="true positive rate (recall)", title="ROC")
-    b.set(xlabel="recall (share of probes selecting their skill)", ylabel="precision (share of selections right)",
-          title="Precision-recall")
-    for ax in (a, b):
-        ax.legend(loc="lower right" if ax is a else "lower left", fontsize=8)
-        ax.grid(alpha=0.3)
-    fig.suptitle(title or "Trigger selection: ROC and precision-recall over (probe, skill) pairs")
-    fig.tight_layout()
-    return fig
-
-
-def plot_threshold_sweep(results: Sequence[TuningResult], *, objective: str = "f1"):
-    """Accuracy, F1 and recall against the threshold, one panel per tuned target, with the chosen threshold
-    (solid) and keryx's constant (dashed). Returns the matplotlib Figure."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.8), squeeze=False)
-    for ax, r in zip(axes[0], results, strict=True):
-        for col in ("accuracy", "f1", "recall"):
-            ax.plot(r.curve.threshold, r.curve[col], label=col)
-        row = r.table.set_index("objective").loc[objective]
-        if np.isfinite(row.threshold):
-            ax.axvline(row.threshold, c="k", lw=1, label=f"best {objective}: {row.threshold:.2f}")
-        ax.axvline(row.keryx_threshold, c="k", lw=1, ls="--", label=f"keryx: {row.keryx_threshold:.2f}")
-        ax.set(xlabel=f"threshold on the {r.target} score (coverage, 0-1)", ylabel="metric value (0-1)",
-               title=f"{r.target}", ylim=(0, 1.02))
-        ax.legend(fontsize=7, loc="lower left")
-        ax.grid(alpha=0.3)
-    fig.suptitle("Metrics against the threshold (all probes)")
-    fig.tight_layout()
-    return fig
-
-
 __all__ = [
-    "BM25Index", "Catalog", "DESCRIPTION_SUPPORT_THRESHOLD", "FORK_THRESHOLD", "KERYX_THRESHOLDS", "KeryxIndex",
-    "OBJECTIVES", "STOP_WORDS", "SCORERS", "ScoutResult", "SelectionCheck", "Skill", "TfidfIndex", "TuningResult",
-    "USE_THRESHOLD", "build_index", "catalog_from_records", "check_selected", "check_selected_leave_one_out",
-    "choose_threshold", "compare_scorers", "confusion_by_probe", "entry_token_list", "plot_curves",
-    "plot_threshold_sweep", "entry_parts", "entry_text", "entry_tokens", "idf",
-    "leave_one_out", "load_catalog", "loo_scores", "make_probes", "metric_at", "nearest_skills",
-    "negative_probes", "normalize", "pair_scores", "query_tokens", "rank", "resolve_catalog_path", "roc_pr",
+    "BM25Index", "DESCRIPTION_SUPPORT_THRESHOLD", "FORK_THRESHOLD", "KERYX_THRESHOLDS", "KeryxIndex",
+    "OBJECTIVES", "STOP_WORDS", "SCORERS", "ScoutResult", "SelectionCheck", "TfidfIndex", "TuningResult",
+    "USE_THRESHOLD", "build_index", "check_selected", "check_selected_leave_one_out",
+    "choose_threshold", "compare_scorers", "confusion_by_probe", "entry_token_list", "entry_parts", "entry_text", "entry_tokens", "idf",
+    "leave_one_out", "loo_scores", "make_probes", "metric_at", "nearest_skills",
+    "negative_probes", "normalize", "pair_scores", "query_tokens", "rank", "roc_pr",
     "score_matrix", "scout", "stem", "strip_exclusions", "stripping_effect", "token_set", "tokenize",
     "trigger_accuracy", "tune_thresholds", "use_when_clause",
 ]

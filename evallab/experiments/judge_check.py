@@ -1,0 +1,97 @@
+"""keryx's live ``judge-check``: the anti-gaming set of a skill's judge scenarios graded by a live (or replay)
+judge, recorded in the keryx format and checked like the bundled recordings (spec 000, "Recording the
+calibration" and rule AG).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from evallab.judges import run_jobs
+from evallab.judges.prompts import PROMPT_VERSION, build_pointwise, request_digest
+from evallab.skills.recordings import Entry, Recording, Sample, load_recording
+from evallab.skills.scenarios import EXPECTED, KINDS, EvalSpec, Scenario, ag_matrix, canned_answers
+
+
+def build_judge_request(scenario: Scenario, kind: str, *, sample: int = 0, **kw):
+    """The pointwise judge request for one canned answer (:func:`evallab.judges.prompts.build_pointwise`):
+    rubric = the judge expectation's rubric plus the task prompt, pass/fail criteria, the canned answer.
+    Metadata carries ``scenario_id``, ``kind``, ``item_id`` = ``<scenario>/<kind>``, ``gold``, ``sample``."""
+    j = scenario.judge
+    if j is None:
+        raise ValueError(f"scenario {scenario.id!r} has no judge expectation")
+    rubric = f"{j.rubric}\n\nTask prompt the answer responds to:\n{scenario.prompt}"
+    md = {"item_id": f"{scenario.id}/{kind}", "scenario_id": scenario.id, "kind": kind, "answer_kind": kind,
+          "gold": EXPECTED[kind], "sample": sample, "subset": scenario.skill_id, "dataset": "scenarios"}
+    return build_pointwise(rubric=rubric, pass_criteria=list(j.pass_criteria), fail_criteria=list(j.fail_criteria),
+                           answer=canned_answers(scenario)[kind], metadata=md, **kw)
+
+
+def scenario_digest(scenario: Scenario, kind: str) -> str:
+    """The request digest a fresh evallab request for one canned answer carries
+    (:func:`evallab.judges.prompts.request_digest` of :func:`build_judge_request`); pass it to
+    :func:`evallab.skills.scenarios.ag_matrix` as ``digest`` to check evallab-made recordings."""
+    return request_digest(build_judge_request(scenario, kind))
+
+
+def judge_check_requests(spec: EvalSpec, *, samples: int = 3, **kw) -> list:
+    """The judge requests of ``keryx skills judge-check``: every non-empty canned answer of every judge
+    scenario × ``samples`` (``metadata["sample"]`` 0..samples-1)."""
+    if samples < 1:
+        raise ValueError("samples must be >= 1")
+    return [build_judge_request(s, kind, sample=j, **kw) for s in spec.scenarios if s.judge
+            for kind in KINDS if kind != "empty" for j in range(samples)]
+
+
+def judge_check(spec: EvalSpec, judge, *, samples: int = 3, record: str | Path | None = None,
+                progress: bool = False) -> tuple[pd.DataFrame, Recording | None]:
+    """Run the anti-gaming set of one skill through a live (or replay) judge and check it (``judge-check``).
+
+    Parameters
+    ----------
+    spec : the skill's evals.
+    judge : an :class:`evallab.judges.Judge` (e.g. from :func:`evallab.judges.make_judge`).
+    samples : how many times each non-empty canned answer is graded (keryx default 3).
+    record : a folder (the recording is ``<folder>/<pack>__<skill>.json``) or a ``.json`` path; the recording
+        is written by :func:`evallab.judges.run_jobs` and read back for the AG check.
+
+    Returns
+    -------
+    (matrix, recording): the :func:`ag_matrix` rows of this skill (status ``ok`` only when every sample agrees,
+    none errored and the verdict is what the canned answer expects) and the written recording (``None`` when
+    ``record`` is not given; the matrix is then built from the returned verdict table).
+    """
+    reqs = judge_check_requests(spec, samples=samples)
+    path = None
+    if record is not None:
+        path = Path(record)
+        if path.suffix != ".json":
+            path = path / f"{spec.recording_name}.json"
+    df = run_jobs(judge, reqs, progress=progress, record=str(path) if path else None)
+    if path is not None:
+        rec = load_recording(path)
+    else:
+        dig = {(r.metadata["scenario_id"], r.metadata["kind"]): request_digest(r) for r in reqs}
+        entries = []
+        for (sid, kind), g in df.groupby(["scenario_id", "kind"], sort=False):
+            g = g.sort_values("sample")
+            entries.append(Entry(sid, kind, dig[(sid, kind)],
+                                 [Sample(None if pd.isna(v) else v, str(rs) if not pd.isna(rs) else "",
+                                         None if pd.isna(e) else str(e))
+                                  for v, rs, e in zip(g["verdict"], g.get("reason", [""] * len(g)), g["error"],
+                                                      strict=False)]))
+        rec = Recording(PROMPT_VERSION, getattr(judge, "label", ""), getattr(judge, "model", ""), "", entries,
+                        extra={"evallab": {"source": "judge_check"}})
+    m = ag_matrix({spec.recording_name: spec}, {spec.recording_name: rec},
+                  record_dir=str(path.parent) if path else "<DIR>", digest=scenario_digest,
+                  evallab_prompt_version=PROMPT_VERSION)
+    return m, (rec if path is not None else None)
+
+
+def check_recordings(specs, recordings, **kw) -> pd.DataFrame:
+    """:func:`evallab.skills.scenarios.ag_matrix` with evallab's digest recomputation switched on: evallab-made
+    recordings are checked against a freshly built request (:func:`scenario_digest`) and the current
+    :data:`evallab.judges.PROMPT_VERSION`; keryx-made ones as before. Keyword arguments go to ``ag_matrix``."""
+    return ag_matrix(specs, recordings, digest=scenario_digest, evallab_prompt_version=PROMPT_VERSION, **kw)

@@ -1,0 +1,189 @@
+"""Figures for the reports (matplotlib). Every figure has a title, labelled axes and units.
+
+Functions return the ``matplotlib.figure.Figure``; notebooks display it. Use the Agg backend in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+
+def interval_plot(df: pd.DataFrame, *, x: str, y: str, low: str, high: str, hue: str | None = None,
+                  title: str, ylabel: str, xlabel: str | None = None, scale: float = 1.0,
+                  ref: float | None = None, ax=None):
+    """Point estimates with interval bars: one point per row, grouped along ``x`` and coloured by ``hue``.
+
+    ``scale`` multiplies values (e.g. 100 for percent); ``ref`` draws a dashed reference line.
+    """
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, 4))
+    cats = list(dict.fromkeys(df[x].astype(str)))
+    hues = list(dict.fromkeys(df[hue].astype(str))) if hue else [None]
+    width = 0.8 / max(len(hues), 1)
+    for i, h in enumerate(hues):
+        d = df if h is None else df[df[hue].astype(str) == h]
+        pos = np.array([cats.index(v) for v in d[x].astype(str)]) + (i - (len(hues) - 1) / 2) * width
+        val = d[y].to_numpy(float) * scale
+        lo = d[low].to_numpy(float) * scale
+        hi = d[high].to_numpy(float) * scale
+        err = np.vstack([np.clip(val - lo, 0, None), np.clip(hi - val, 0, None)])
+        err = np.nan_to_num(err)
+        ax.errorbar(pos, val, yerr=err, fmt="o", capsize=3, label=h)
+    ax.set_xticks(range(len(cats)))
+    ax.set_xticklabels(cats, rotation=30, ha="right")
+    if ref is not None:
+        ax.axhline(ref * scale, ls="--", lw=1, color="grey")
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel(xlabel or x)
+    if hue:
+        ax.legend(title=hue, fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(matrix: pd.DataFrame, *, title: str, cbar_label: str, vmin: float = -1.0, vmax: float = 1.0,
+            fmt: str = "{:.2f}", xlabel: str = "", ylabel: str = ""):
+    """A square matrix as a heatmap with values written in the cells."""
+    fig, ax = plt.subplots(figsize=(1.1 * matrix.shape[1] + 2.5, 0.8 * matrix.shape[0] + 1.5))
+    im = ax.imshow(matrix.to_numpy(float), vmin=vmin, vmax=vmax, cmap="viridis")
+    ax.set_xticks(range(matrix.shape[1]))
+    ax.set_xticklabels(matrix.columns, rotation=30, ha="right")
+    ax.set_yticks(range(matrix.shape[0]))
+    ax.set_yticklabels(matrix.index)
+    for i in range(matrix.shape[0]):
+        for j in range(matrix.shape[1]):
+            v = matrix.iat[i, j]
+            if pd.notna(v):
+                ax.text(j, i, fmt.format(v), ha="center", va="center", color="w", fontsize=8)
+    fig.colorbar(im, ax=ax, label=cbar_label)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def scatter_intervals(df: pd.DataFrame, *, x: str, y: str, x_low: str, x_high: str, y_low: str, y_high: str,
+                      label: str, title: str, xlabel: str, ylabel: str, xref: float | None = None,
+                      yref: float | None = None):
+    """One point per row with horizontal and vertical interval bars, annotated with ``label``."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    for _, r in df.iterrows():
+        xe = [[max(r[x] - r[x_low], 0)], [max(r[x_high] - r[x], 0)]]
+        ye = [[max(r[y] - r[y_low], 0)], [max(r[y_high] - r[y], 0)]]
+        ax.errorbar(r[x], r[y], xerr=np.nan_to_num(xe), yerr=np.nan_to_num(ye), fmt="o", capsize=3)
+        ax.annotate(str(r[label]), (r[x], r[y]), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    if xref is not None:
+        ax.axvline(xref, ls="--", lw=1, color="grey")
+    if yref is not None:
+        ax.axhline(yref, ls="--", lw=1, color="grey")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def square(long: pd.DataFrame, value: str, *, rows: str = "judge_a", cols: str = "judge_b",
+           order: Sequence[str] | None = None) -> pd.DataFrame:
+    """Pivot a long pairwise table (e.g. :func:`evallab.metrics.agreement.judge_agreement_matrix`) to a square matrix."""
+    m = long.pivot(index=rows, columns=cols, values=value)
+    if order is not None:
+        m = m.reindex(index=list(order), columns=list(order))
+    m.index.name = m.columns.name = None
+    return m
+
+
+# ---------------------------------------------------------------------------------------------------- drift
+def plot_drift(report, *, label: str = "group", title: str | None = None, ax=None):
+    """Accuracy change (candidate − baseline, percentage points) per group with its bootstrap interval; groups
+    over the gate's tolerance in red, the tolerance band dashed. Returns the matplotlib Figure."""
+    g = report.groups.sort_values("delta_accuracy", na_position="first").reset_index(drop=True)
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, max(2.5, 0.28 * len(g) + 1)))
+    y = np.arange(len(g))
+    d = 100 * g["delta_accuracy"].to_numpy(float)
+    lo = 100 * g["delta_low"].to_numpy(float)
+    hi = 100 * g["delta_high"].to_numpy(float)
+    err = np.nan_to_num(np.vstack([np.clip(d - lo, 0, None), np.clip(hi - d, 0, None)]))
+    flagged = g["flagged"].to_numpy(bool)
+    for m, color, name in ((~flagged, "tab:blue", "within tolerance"), (flagged, "tab:red", "flagged")):
+        if m.any():
+            ax.errorbar(d[m], y[m], xerr=err[:, m], fmt="o", color=color, capsize=2, label=name)
+    tol = 100 * report.gate.tolerance
+    for x in (-tol, tol):
+        ax.axvline(x, ls="--", lw=1, color="grey")
+    ax.axvline(0, lw=0.8, color="black")
+    ax.set_yticks(y)
+    ax.set_yticklabels(g[label].astype(str), fontsize="small")
+    ax.set_xlabel("accuracy vs gold, candidate − baseline (percentage points; 95% bootstrap interval)")
+    ax.set_ylabel(label)
+    ax.set_title(title or f"Drift {report.baseline_judge} → {report.candidate_judge} (red: over ±{tol:.0f} pp)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_win_rates(rates: pd.DataFrame, *, entity: str = "generator_2", title: str | None = None, ax=None):
+    """Win rate of each entity (model) under each judge, as grouped bars with ±1 standard error (percent).
+
+    ``rates`` is the table of :func:`win_rates`. Returns the matplotlib Figure.
+    """
+    w = rates.pivot(index=entity, columns="judge", values="win_rate") * 100
+    se = rates.pivot(index=entity, columns="judge", values="standard_error") * 100
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, 4))
+    x = np.arange(len(w))
+    width = 0.8 / max(1, w.shape[1])
+    for i, j in enumerate(w.columns):
+        ax.bar(x + (i - (w.shape[1] - 1) / 2) * width, w[j].to_numpy(float), width, yerr=se[j].to_numpy(float),
+               capsize=2, label=j)
+    ax.set_xticks(x)
+    ax.set_xticklabels(w.index.astype(str), rotation=30, ha="right")
+    ax.set_ylabel("win rate vs baseline (%, ±1 s.e.)")
+    ax.set_xlabel(entity)
+    ax.set_title(title or "Win rate of each model under each annotator configuration")
+    ax.legend(title="judge", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------- triggers
+def plot_curves(curves: Mapping[str, Mapping], *, title: str = ""):
+    """ROC (left) and precision-recall (right) curves, one line per label. Returns the matplotlib Figure."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for label, c in curves.items():
+        a.plot(c["fpr"], c["tpr"], label=f"{label} (AUC {c['roc_auc']:.3f})")
+        b.plot(c["recall"], c["precision"], label=f"{label} (AP {c['average_precision']:.3f})")
+    a.plot([0, 1], [0, 1], ls=":", c="grey", lw=1)
+    a.set(xlabel="false positive rate (share of wrong (probe, skill) pairs selected)",
+          ylabel="true positive rate (recall)", title="ROC")
+    b.set(xlabel="recall (share of probes selecting their skill)", ylabel="precision (share of selections right)",
+          title="Precision-recall")
+    for ax in (a, b):
+        ax.legend(loc="lower right" if ax is a else "lower left", fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title or "Trigger selection: ROC and precision-recall over (probe, skill) pairs")
+    fig.tight_layout()
+    return fig
+
+
+def plot_threshold_sweep(results: Sequence, *, objective: str = "f1"):
+    """Accuracy, F1 and recall against the threshold, one panel per tuned target, with the chosen threshold
+    (solid) and keryx's constant (dashed). Returns the matplotlib Figure."""
+    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.8), squeeze=False)
+    for ax, r in zip(axes[0], results, strict=True):
+        for col in ("accuracy", "f1", "recall"):
+            ax.plot(r.curve.threshold, r.curve[col], label=col)
+        row = r.table.set_index("objective").loc[objective]
+        if np.isfinite(row.threshold):
+            ax.axvline(row.threshold, c="k", lw=1, label=f"best {objective}: {row.threshold:.2f}")
+        ax.axvline(row.keryx_threshold, c="k", lw=1, ls="--", label=f"keryx: {row.keryx_threshold:.2f}")
+        ax.set(xlabel=f"threshold on the {r.target} score (coverage, 0-1)", ylabel="metric value (0-1)",
+               title=f"{r.target}", ylim=(0, 1.02))
+        ax.legend(fontsize=7, loc="lower left")
+        ax.grid(alpha=0.3)
+    fig.suptitle("Metrics against the threshold (all probes)")
+    fig.tight_layout()
+    return fig
