@@ -148,7 +148,7 @@ def calibration_drift(judge, gold_set: pd.DataFrame, *, baseline: pd.DataFrame |
     base = check_table(base, "baseline")
     by = [c for c in by if c in cand.columns and c in base.columns]
     rep = compare(base, cand, by=by, match_on=("item_id", "order", "sample"), tolerance=tolerance,
-                  metric="accuracy", n_resamples=n_resamples, seed=seed)
+                  n_resamples=n_resamples, seed=seed)
     return cand, rep
 
 

@@ -1,21 +1,33 @@
 """Agreement of judges with gold labels, with each other and with themselves.
 
-All functions take the tidy verdict table (:mod:`evallab.verdicts`). Unparsed replies (NA verdicts) are excluded
-and counted separately by default (``unparsed="exclude"``); ``unparsed="published"`` reproduces the LLMBar
-paper's conventions (Zeng et al., ICLR 2024, Tables 2–4): Acc. counts an unparsed reply as wrong and Agr. counts a
-pair whose two replies were both unparsed as agreeing.
+Every function takes the tidy verdict table (:mod:`evallab.verdicts`) and the grouping ``by`` that defines a design
+cell; a grouping that leaves several replies per (item, order, sample) raises :class:`~evallab.metrics.design.
+DesignError` naming the columns that vary (:func:`evallab.metrics.design.check_design`). Rows without gold are
+left out of gold-based figures and counted (``no_gold``); a figure the table cannot support is NaN with its reason
+in ``note``. Unparsed replies (NA verdicts) are excluded and counted by default (``unparsed="exclude"``);
+``unparsed="published"`` reproduces LLMBar's conventions (Zeng et al., ICLR 2024, §4 and Tables 2–4: Acc. counts
+an unparsed reply as wrong, Agr. counts a pair whose two replies were both unparsed as agreeing).
+
+The item is the resampling unit of every interval (:mod:`evallab.metrics.intervals`): Wilson when an item holds one
+reply, a percentile cluster bootstrap over items otherwise.
 
 Methods and their sources
 -------------------------
-- accuracy vs gold per order and averaged over orders (LLMBar "Acc."); Wilson intervals per order, a bootstrap
-  over items for the average (:mod:`evallab.metrics.intervals`).
-- Cohen's kappa vs gold: ``sklearn.metrics.cohen_kappa_score`` (Cohen 1960); its interval is the asymptotic one
-  of ``statsmodels.stats.inter_rater.cohens_kappa``.
-- judge × judge agreement: raw agreement (Wilson) and Cohen's kappa on the replies both judges parsed.
-- Fleiss' kappa across judges: ``statsmodels.stats.inter_rater.fleiss_kappa`` (Fleiss 1971) on units every judge
-  parsed; Krippendorff's alpha (nominal): ``krippendorff.alpha`` (Krippendorff 2011) on all units, missing
-  allowed; both with a percentile bootstrap over items.
-- self-agreement across samples: unanimity, pairwise flip rate, Fleiss' kappa with samples as raters.
+- :func:`pairwise_statistics` — LLMBar's per-group table: accuracy in each presentation order, Acc. = the MEAN of
+  the two order accuracies (LLMBar §4: "we report the average accuracy over the two orders"), the pooled accuracy
+  under its own name, both-correct, and position consistency (LLMBar's Agr.).
+- :func:`accuracy` — accuracy vs gold over all parsed replies of a group (pairwise or pointwise).
+- :func:`cohen_kappa` / :func:`cohen_kappa_vs_gold` — Cohen's kappa (Cohen 1960; ``sklearn.metrics.
+  cohen_kappa_score``), asymptotic interval of ``statsmodels.stats.inter_rater.cohens_kappa`` for independent
+  units, item-cluster bootstrap otherwise; bounds clipped to [−1, 1].
+- :func:`judge_agreement` — judge × judge raw agreement and Cohen's kappa on the units both parsed.
+- :func:`fleiss_kappa` — Fleiss' kappa (Fleiss 1971; ``statsmodels.stats.inter_rater.fleiss_kappa``) on units
+  every rater parsed; :func:`krippendorff_alpha` — Krippendorff's alpha, nominal (Krippendorff 2011;
+  ``krippendorff.alpha``), missing allowed. Item-cluster bootstrap intervals from the per-item sufficient
+  statistics of each coefficient.
+- :func:`repetition_stability` — agreement of a judge with itself across samples of the same request: Shi et al.
+  (2024) repetition stability (mean share of the modal verdict), unanimity and the pairwise flip rate.
+- :func:`published_check` — LLMBar's published statistics recomputed and set beside the authors' table.
 """
 
 from __future__ import annotations
@@ -26,15 +38,25 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
+from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
 from evallab.errors import EvallabError
-from evallab.metrics import intervals as stats
+from evallab.metrics import intervals
+from evallab.metrics.design import (
+    DesignError,
+    check_design,
+    groups,
+    item_sums,
+    not_computable,
+    order_pairs,
+)
+from evallab.metrics.position import position_consistency
 
 UNPARSED_MODES = ("exclude", "published")
 DEFAULT_BY = ("subset", "judge", "strategy")
+NAN = float("nan")
 
 
 def _check_mode(unparsed: str) -> None:
@@ -42,339 +64,507 @@ def _check_mode(unparsed: str) -> None:
         raise EvallabError(f"unparsed={unparsed!r}; expected one of {UNPARSED_MODES}")
 
 
-def _pairs(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """One row per (group, item, sample) with verdict_ab, verdict_ba and gold (pairwise tables)."""
-    keys = list(dict.fromkeys(list(by) + ["item_id", "sample"]))
-    ab = df.loc[df["order"] == "ab", keys + ["verdict", "gold"]].drop_duplicates(keys)
-    ba = df.loc[df["order"] == "ba", keys + ["verdict", "gold"]].drop_duplicates(keys)
-    out = ab.merge(ba, on=keys, how="outer", suffixes=("_ab", "_ba"))
-    out["gold"] = out["gold_ab"].fillna(out["gold_ba"])
-    return out.drop(columns=["gold_ab", "gold_ba"])
+# ------------------------------------------------------------------------------------------ accuracy vs gold
+def _mean_of_orders(t: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 0.5 * (t[..., 0] / t[..., 1] + t[..., 2] / t[..., 3])
+
+
+def _all_same(per: np.ndarray) -> bool:
+    """Every item has the same per-order ratios (a bootstrap would collapse to a point)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.column_stack([per[:, 0] / per[:, 1], per[:, 2] / per[:, 3]])
+    return bool(np.allclose(r, r[0], equal_nan=True))
 
 
 def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unparsed: str = "exclude",
                         confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """LLMBar's per-group statistics: accuracy per order, averaged (Acc.), both-correct and positional agreement (Agr.).
+    """LLMBar's per-group statistics: accuracy per presentation order, Acc., both-correct, position consistency.
 
     Parameters
     ----------
-    df : tidy verdict table with pairwise replies in orders ``ab`` and ``ba``.
-    by : grouping columns.
-    unparsed : ``"exclude"`` (default) or ``"published"`` (LLMBar's conventions; see module docstring).
-    confidence, n_resamples, seed : interval settings (Wilson per order; bootstrap over items for Acc.;
-        ``n_resamples=0`` skips the bootstrap).
+    df : tidy verdict table of pairwise replies; orders ``ab`` (output 1 shown first) and ``ba``.
+    by : the design cell (default subset, judge, strategy). Several replies per (item, order, sample) inside a
+        group raise :class:`~evallab.metrics.design.DesignError` naming the columns that vary.
+    unparsed : ``"exclude"`` (default: unparsed replies leave every denominator) or ``"published"`` (LLMBar's
+        conventions: an unparsed reply is wrong; two unparsed replies agree).
+    confidence, n_resamples, seed : interval settings (``n_resamples=0``: Wilson only where it applies).
 
     Returns
     -------
-    DataFrame, one row per group, with
-        ``n`` (pairs), ``unparsed_ab``, ``unparsed_ba``, ``correct_order_12``, ``correct_order_21``,
-        ``acc_order_12``, ``acc_order_21`` in [0, 1] (+ ``_low``/``_high``), ``correct_average_pct`` (Acc., percent)
-        with ``acc_low_pct``/``acc_high_pct``, ``correct_both``, ``positional_agreement_equal`` (Agr., a count),
-        ``agr_rate`` in [0, 1], and ``n_both_parsed``. Under ``"published"`` every denominator is ``n``; under
-        ``"exclude"`` per-order denominators are the parsed replies and both/Agr. are over pairs with both parsed.
+    DataFrame, one row per group:
+        ``n`` (pairs with gold judged in at least one order), ``no_gold`` (pairs left out: no gold),
+        ``unparsed_ab``, ``unparsed_ba`` (replies), ``correct_order_12``, ``correct_order_21`` (replies),
+        ``acc_order_12``, ``acc_order_21`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_order_12 +
+        acc_order_21) / 2 — LLMBar's Acc. — with ``acc_low``/``acc_high``; ``accuracy_pooled`` = correct / parsed
+        over both orders (equal to ``acc`` only when both orders parsed the same number); ``correct_both``
+        (pairs right in both orders); ``consistent_pairs`` (LLMBar's Agr., a count), ``both_parsed``,
+        ``position_consistency`` in [0, 1] with ``_low``/``_high`` (see
+        :func:`evallab.metrics.position.position_consistency`); ``note`` (why a figure is NaN). Under
+        ``"published"`` every denominator is the number of pairs asked in that order.
+        Samples: an item's replies in one order are pooled over its samples (ratio of sums, item-cluster
+        interval).
     """
     _check_mode(unparsed)
-    p = _pairs(df, by)
-    a, b, g = p["verdict_ab"], p["verdict_ba"], p["gold"]
-    p = p.assign(
-        _ok_a=a.notna(), _ok_b=b.notna(),
-        _c_a=(a == g).fillna(False).astype(int), _c_b=(b == g).fillna(False).astype(int),
-    )
-    p["_both_ok"] = p["_ok_a"] & p["_ok_b"]
-    p["_both"] = ((a == g) & (b == g)).fillna(False)
-    if unparsed == "published":
-        p["_agr"] = (a == b).fillna(False) | (a.isna() & b.isna())
-    else:
-        p["_agr"] = (a == b).fillna(False) & p["_both_ok"]
-    p["_den_i"] = 2 if unparsed == "published" else p["_ok_a"].astype(int) + p["_ok_b"].astype(int)
-    p["_num_i"] = p["_c_a"] + p["_c_b"]
-    g = p.groupby(list(by), dropna=False, observed=True, sort=True)
-    out = g.agg(n=("_ok_a", "size"), pa=("_ok_a", "sum"), pb=("_ok_b", "sum"), ca=("_c_a", "sum"),
-                cb=("_c_b", "sum"), nb=("_both_ok", "sum"), both=("_both", "sum"), agr=("_agr", "sum"))
-    out = out.astype(int)
-    n = out["n"]
-    da, db = (n, n) if unparsed == "published" else (out["pa"], out["pb"])
-    den_both = n if unparsed == "published" else out["nb"]
-    res = pd.DataFrame({
-        "n": n, "unparsed_ab": n - out["pa"], "unparsed_ba": n - out["pb"], "n_both_parsed": out["nb"],
-        "correct_order_12": out["ca"], "correct_order_21": out["cb"],
-        "acc_order_12": out["ca"] / da.where(da > 0), "acc_order_21": out["cb"] / db.where(db > 0),
-    })
-    for col, k, d in (("acc_order_12", out["ca"], da), ("acc_order_21", out["cb"], db)):
-        lo, hi = zip(*(stats.wilson(a, b, confidence) for a, b in zip(k, d, strict=True)), strict=True) \
-            if len(k) else ((), ())
-        res[f"{col}_low"], res[f"{col}_high"] = list(lo), list(hi)
-    res["correct_average_pct"] = 100 * (out["ca"] + out["cb"]) / (da + db).where(da + db > 0)
-    if n_resamples > 0:
-        cis = [stats.bootstrap_ratio(d["_num_i"].to_numpy(), d["_den_i"].to_numpy(), n_resamples=n_resamples,
-                                     confidence=confidence, seed=seed) for _, d in g]
-        res["acc_low_pct"] = [100 * c[0] for c in cis]
-        res["acc_high_pct"] = [100 * c[1] for c in cis]
-    else:
-        res["acc_low_pct"] = res["acc_high_pct"] = np.nan
-    res["correct_both"] = out["both"]
-    res["positional_agreement_equal"] = out["agr"]
-    res["agr_rate"] = out["agr"] / den_both.where(den_both > 0)
-    return res.reset_index()
+    by = list(by)
+    p = order_pairs(df, by)
+    g = p["gold"]
+    p = p.assign(_gold=g.notna(),
+                 _pa=p["verdict_ab"].notna() | (unparsed == "published") & p["has_ab"],
+                 _pb=p["verdict_ba"].notna() | (unparsed == "published") & p["has_ba"],
+                 _ua=p["has_ab"] & p["verdict_ab"].isna(), _ub=p["has_ba"] & p["verdict_ba"].isna(),
+                 _ca=(p["verdict_ab"] == g).fillna(False), _cb=(p["verdict_ba"] == g).fillna(False))
+    cons = position_consistency(df, by, unparsed=unparsed, confidence=confidence, n_resamples=n_resamples,
+                                seed=seed)
+    cols = ["_ca", "_pa", "_cb", "_pb"]
+    get = item_sums(p.loc[p["_gold"], [*by, "dataset", "item_id", *cols]].astype({c: float for c in cols}), by, cols)
+    cnt = p.assign(_ng=~p["_gold"]).groupby(by, dropna=False, observed=True, sort=True)[["_ng", "_ua", "_ub"]].sum() \
+        if by else p.assign(_ng=~p["_gold"])[["_ng", "_ua", "_ub"]].sum().to_frame().T
+    rows = []
+    for i, (key, _) in enumerate(groups(p.iloc[:0] if not by else p[by].drop_duplicates(), by)):
+        per = get(key)
+        c = cnt.iloc[i]
+        ca, pa, cb, pb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
+        r = dict(key, n=len(per), no_gold=int(c["_ng"]), unparsed_ab=int(c["_ua"]), unparsed_ba=int(c["_ub"]),
+                 correct_order_12=int(ca), correct_order_21=int(cb))
+        notes = []
+        if len(per) == 0:
+            notes.append(not_computable("no gold labels"))
+        for name, cc, d, col in (("acc_order_12", ca, pa, 1), ("acc_order_21", cb, pb, 3)):
+            r[name] = cc / d if d else NAN
+            r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(
+                per[:, col - 1], per[:, col], n_resamples=n_resamples, confidence=confidence, seed=seed) \
+                if d else (NAN, NAN)
+        if pa and pb:
+            r["acc"] = 0.5 * (ca / pa + cb / pb)
+            both = (per[:, 1] > 0) & (per[:, 3] > 0)
+            if both.all() and n_resamples > 0 and len(per) >= 2 and not _all_same(per):
+                r["acc_low"], r["acc_high"] = intervals.bootstrap_sums(per, _mean_of_orders, n_resamples=n_resamples,
+                                                                       confidence=confidence, seed=seed)
+            else:
+                r["acc_low"], r["acc_high"] = intervals.ratio_interval(
+                    per[:, 0] + per[:, 2], per[:, 1] + per[:, 3], n_resamples=n_resamples, confidence=confidence,
+                    seed=seed)
+        else:
+            r["acc"] = r["acc_low"] = r["acc_high"] = NAN
+            if len(per):
+                notes.append(not_computable("Acc. averages the two presentation orders; only one was parsed"))
+        r["accuracy_pooled"] = (ca + cb) / (pa + pb) if pa + pb else NAN
+        r["correct_both"] = 0
+        r["note"] = "; ".join(notes)
+        rows.append(r)
+    out = pd.DataFrame(rows)
+    if len(out):
+        both = p.assign(_both=p["_ca"] & p["_cb"] & p["_gold"])
+        out["correct_both"] = (both.groupby(by, dropna=False, observed=True, sort=True)["_both"].sum().to_numpy()
+                               if by else [int(both["_both"].sum())])
+    if out.empty:
+        raise DesignError("no pairwise reply in order 'ab' or 'ba'; LLMBar's statistics need presentation orders "
+                          "(a table with an empty order holds one order: use accuracy())", column="order")
+    c = cons[[*by, "consistent_pairs", "both_parsed", "position_consistency", "position_consistency_low",
+              "position_consistency_high", "note"]].rename(columns={"note": "_cnote"})
+    out = out.merge(c, on=by, how="left") if by else pd.concat([out, c], axis=1)
+    out["note"] = [("; ".join(x for x in (a, b) if isinstance(x, str) and x)) for a, b in zip(out["note"], out["_cnote"],
+                                                                                          strict=True)]
+    return out.drop(columns="_cnote")
 
 
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
              n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Accuracy vs gold over parsed replies (all orders and samples pooled), with a bootstrap over items.
+    """Accuracy vs gold over the parsed replies of each group (every order and sample of an item pooled).
 
-    Works for pairwise and pointwise tables. Rows without gold are ignored.
+    Works for pairwise and pointwise tables, one order or both. Rows without gold are left out and counted.
 
     Returns
     -------
-    DataFrame: ``by`` + ``replies``, ``unparsed``, ``parsed``, ``correct``, ``accuracy`` in [0, 1], ``low``,
-    ``high`` (percentile bootstrap over items of correct/parsed).
+    DataFrame: ``by`` + ``replies``, ``no_gold`` (replies without gold, left out), ``unparsed`` (of those with
+    gold), ``parsed``, ``correct``, ``items``, ``accuracy`` in [0, 1], ``low``, ``high`` (Wilson with one reply per
+    item, else an item-cluster bootstrap of correct/parsed), ``note``.
+
+    Raises
+    ------
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample).
     """
-    d = df[df["gold"].notna()].assign(_ok=lambda x: x["verdict"].notna(),
-                                      _c=lambda x: (x["verdict"] == x["gold"]).fillna(False))
+    by = list(by)
+    check_design(df, by)
+    d = df.assign(_gold=df["gold"].notna(), _ok=df["verdict"].notna() & df["gold"].notna(),
+                  _c=(df["verdict"] == df["gold"]).fillna(False))
     rows = []
-    for key, g in d.groupby(list(by), dropna=False, observed=True, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        per = g.groupby("item_id", observed=True).agg(c=("_c", "sum"), p=("_ok", "sum"))
-        parsed, correct = int(per["p"].sum()), int(per["c"].sum())
-        lo, hi = stats.bootstrap_ratio(per["c"].to_numpy(), per["p"].to_numpy(), n_resamples=n_resamples,
-                                       confidence=confidence, seed=seed)
-        r = dict(zip(by, key, strict=True))
-        r.update(replies=len(g), unparsed=len(g) - parsed, parsed=parsed, correct=correct,
-                 accuracy=correct / parsed if parsed else np.nan, low=lo, high=hi)
-        rows.append(r)
+    for key, g in groups(d, by):
+        wg = g[g["_gold"]]
+        per = wg.groupby(["dataset", "item_id"], observed=True)[["_c", "_ok"]].sum().to_numpy(float)
+        parsed, correct = (int(per[:, 1].sum()), int(per[:, 0].sum())) if len(per) else (0, 0)
+        lo, hi = intervals.ratio_interval(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
+                                          seed=seed) if parsed else (NAN, NAN)
+        note = "" if parsed else not_computable("no gold labels" if wg.empty else "no parsed reply with gold")
+        rows.append(dict(key, replies=len(g), no_gold=int((~g["_gold"]).sum()), unparsed=int(len(wg) - parsed),
+                         parsed=parsed, correct=correct, items=len(per),
+                         accuracy=correct / parsed if parsed else NAN, low=lo, high=hi, note=note))
     return pd.DataFrame(rows)
 
 
-def _kappa_with_ci(y1: pd.Series, y2: pd.Series, confidence: float) -> tuple[float, float, float]:
-    """Cohen's kappa (scikit-learn) and kappa ± z·ASE with the asymptotic standard error of statsmodels, clipped to
-    [-1, 1] (the normal approximation can overshoot on small samples)."""
-    y1 = y1.astype(str).to_numpy()
-    y2 = y2.astype(str).to_numpy()
+# ---------------------------------------------------------------------------------------------- Cohen's kappa
+def _kappa_totals(t: np.ndarray, n_labels: int) -> np.ndarray:
+    """Cohen's kappa of flattened L×L contingency totals, vectorised over leading axes."""
+    m = t.reshape(*t.shape[:-1], n_labels, n_labels)
+    n = m.sum(axis=(-1, -2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = np.trace(m, axis1=-2, axis2=-1) / n
+        pe = (m.sum(axis=-1) * m.sum(axis=-2)).sum(axis=-1) / n ** 2
+        return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+
+
+def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None, confidence: float = 0.95,
+                n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float]:
+    """Cohen's kappa of two label sequences with an interval on the independent unit.
+
+    Parameters
+    ----------
+    y1, y2 : label sequences of equal length (the units both raters labelled).
+    clusters : the item of each unit; when some item holds several units (two orders, several samples) the
+        interval is a percentile item-cluster bootstrap of the per-item contingency counts, otherwise the asymptotic
+        interval kappa ± z·ASE of ``statsmodels.stats.inter_rater.cohens_kappa``.
+
+    Returns
+    -------
+    (kappa, low, high) : kappa from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
+    NaN when there are no units or a single category (kappa undefined).
+    """
+    y1 = np.asarray(y1, dtype=object).astype(str)
+    y2 = np.asarray(y2, dtype=object).astype(str)
     if len(y1) == 0:
-        return np.nan, np.nan, np.nan
-    labels = sorted(set(y1) | set(y2))
-    if len(labels) < 2:  # one category only: kappa is undefined
-        return np.nan, np.nan, np.nan
-    k = float(cohen_kappa_score(y1, y2, labels=labels))
-    table = pd.crosstab(pd.Categorical(y1, labels), pd.Categorical(y2, labels), dropna=False).to_numpy()
-    res = cohens_kappa(table, return_results=True)
-    z = float(norm.ppf(0.5 + confidence / 2))
-    se = float(res["std_kappa"])
-    return k, max(-1.0, k - z * se), min(1.0, k + z * se)  # kappa lies in [-1, 1]
+        return NAN, NAN, NAN
+    labels, codes = np.unique(np.concatenate([y1, y2]), return_inverse=True)
+    if len(labels) < 2:
+        return NAN, NAN, NAN
+    k = float(cohen_kappa_score(y1, y2, labels=list(labels)))
+    L = len(labels)
+    cell = codes[: len(y1)] * L + codes[len(y1):]
+    if clusters is not None:
+        cl, inv = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+        clustered = len(cl) < len(y1)
+    else:
+        clustered = False
+    if clustered:
+        if n_resamples <= 0:
+            return k, NAN, NAN
+        per = np.zeros((len(cl), L * L))
+        np.add.at(per, (inv, cell), 1)
+        lo, hi = intervals.bootstrap_sums(per, lambda t: _kappa_totals(t, L), n_resamples=n_resamples,
+                                          confidence=confidence, seed=seed)
+    else:
+        table = np.bincount(cell, minlength=L * L).reshape(L, L).astype(float)
+        with np.errstate(all="ignore"):
+            res = cohens_kappa(table, return_results=True)
+        z = intervals.z_value(confidence)
+        se = float(res["std_kappa"])
+        lo, hi = k - z * se, k + z * se
+    return k, max(-1.0, lo) if np.isfinite(lo) else lo, min(1.0, hi) if np.isfinite(hi) else hi
 
 
-def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy", "order"), *,
-                        confidence: float = 0.95) -> pd.DataFrame:
-    """Cohen's kappa of verdicts against gold on parsed replies, per group.
+def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy"), *,
+                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled,
+    the item as the resampling unit — see :func:`cohen_kappa`).
 
-    Returns ``by`` + ``n`` (parsed replies with gold), ``unparsed``, ``kappa`` in [-1, 1], ``kappa_low``,
-    ``kappa_high`` (asymptotic interval, statsmodels). NaN when only one category occurs.
+    Returns ``by`` + ``n`` (parsed replies with gold), ``items``, ``no_gold``, ``unparsed``, ``kappa`` in [−1, 1],
+    ``kappa_low``, ``kappa_high``, ``note`` (no gold; a single category).
     """
+    by = list(by)
+    check_design(df, by)
     rows = []
-    for key, g in df[df["gold"].notna()].groupby(list(by), dropna=False, observed=True, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        ok = g[g["verdict"].notna()]
-        k, lo, hi = _kappa_with_ci(ok["gold"], ok["verdict"], confidence)
-        r = dict(zip(by, key, strict=True))
-        r.update(n=len(ok), unparsed=len(g) - len(ok), kappa=k, kappa_low=lo, kappa_high=hi)
-        rows.append(r)
+    for key, g in groups(df, by):
+        wg = g[g["gold"].notna()]
+        ok = wg[wg["verdict"].notna()]
+        k, lo, hi = cohen_kappa(ok["gold"], ok["verdict"], clusters=ok["dataset"].astype(str) + "\x1f"
+                                + ok["item_id"].astype(str), confidence=confidence, n_resamples=n_resamples,
+                                seed=seed)
+        note = "" if np.isfinite(k) else not_computable(
+            "no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
+            "a single category among verdicts and gold (kappa undefined)")
+        rows.append(dict(key, n=len(ok), items=int(ok[["dataset", "item_id"]].drop_duplicates().shape[0]),
+                         no_gold=int(g["gold"].isna().sum()), unparsed=int(len(wg) - len(ok)), kappa=k,
+                         kappa_low=lo, kappa_high=hi, note=note))
     return pd.DataFrame(rows)
 
 
-UNIT = ("item_id", "strategy", "anchor_set", "order", "sample")
+# ------------------------------------------------------------------------------------- raters side by side
+def _wide(df: pd.DataFrame, raters: str, by: Sequence[str]) -> pd.DataFrame:
+    """Units (rows: by + dataset, item, order, sample) × raters (columns) of verdicts, NA where a rater has none."""
+    unit = [c for c in dict.fromkeys([*by, "dataset", "item_id", "order", "sample"]) if c != raters]
+    check_design(df, [raters, *by], unit=[c for c in unit if c not in by])
+    w = df.set_index(unit + [raters])["verdict"].unstack(raters)
+    w.columns = [str(c) for c in w.columns]
+    return w.sort_index()
 
 
-def _wide(df: pd.DataFrame, raters: str = "judge", unit: Sequence[str] = UNIT) -> pd.DataFrame:
-    """Units (rows) × raters (columns) of verdicts, NA where a rater has no parsed reply."""
-    unit = [c for c in unit if c != raters]
-    d = df.drop_duplicates(unit + [raters])
-    w = d.set_index(unit + [raters])["verdict"].unstack(raters)
-    w.columns.name = None
-    return w
+def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
+                    raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
+                    seed: int = 0) -> pd.DataFrame:
+    """Agreement of every two raters (judges) on the same units (dataset, item, order, sample within ``by``).
 
-
-def judge_agreement_matrix(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
-                           confidence: float = 0.95) -> pd.DataFrame:
-    """Agreement of every pair of judges on the same units (item, strategy, anchor set, order, sample).
+    Each rater must hold one reply per unit (strategy, model, anchor set constant within a rater and group, or in
+    ``by``); raters are told apart by ``raters``. Units a rater did not parse are left out of that pair.
 
     Returns
     -------
-    DataFrame, long: ``judge_a``, ``judge_b``, ``n`` (units both parsed), ``agreement`` in [0, 1] with Wilson
-    ``agreement_low``/``agreement_high``, ``kappa`` (Cohen, scikit-learn) with ``kappa_low``/``kappa_high``
-    (statsmodels). Both orders of each pair and the diagonal (agreement 1) are included, so
-    ``df.pivot(index="judge_a", columns="judge_b", values="kappa")`` gives the square matrix.
+    DataFrame, long: ``by`` + ``judge_a``, ``judge_b``, ``n`` (units both parsed), ``items``, ``agreement`` in
+    [0, 1] with ``agreement_low``/``_high`` (item-cluster interval), ``kappa`` (Cohen) with ``kappa_low``/``_high``,
+    ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units) are included,
+    so ``pivot(index="judge_a", columns="judge_b", values="kappa")`` gives the square matrix.
     """
-    w = _wide(df)
-    judges = list(judges) if judges else sorted(w.columns)
+    by = list(by)
     rows = []
-    for a, b in combinations(judges, 2):
-        both = w[[a, b]].dropna()
-        n = len(both)
-        eq = int((both[a] == both[b]).sum())
-        lo, hi = stats.wilson(eq, n, confidence)
-        k, klo, khi = _kappa_with_ci(both[a], both[b], confidence)
-        for x, y in ((a, b), (b, a)):
-            rows.append(dict(judge_a=x, judge_b=y, n=n, agreement=eq / n if n else np.nan, agreement_low=lo,
-                             agreement_high=hi, kappa=k, kappa_low=klo, kappa_high=khi))
-    for j in judges:
-        n = int(w[j].notna().sum())
-        rows.append(dict(judge_a=j, judge_b=j, n=n, agreement=1.0, agreement_low=1.0, agreement_high=1.0,
-                         kappa=1.0, kappa_low=1.0, kappa_high=1.0))
-    return pd.DataFrame(rows).sort_values(["judge_a", "judge_b"]).reset_index(drop=True)
+    for key, g in groups(df, by):
+        w = _wide(g, raters, [])
+        names = list(judges) if judges else sorted(w.columns)
+        missing = [j for j in names if j not in w.columns]
+        if missing:
+            raise EvallabError(f"rater(s) {missing} not in column {raters!r}; present: {sorted(w.columns)}")
+        item = (w.index.get_level_values("dataset").astype(str) + "\x1f"
+                + w.index.get_level_values("item_id").astype(str))
+        for a, b in combinations(names, 2):
+            m = w[a].notna().to_numpy() & w[b].notna().to_numpy()
+            va, vb, cl = w[a].to_numpy()[m], w[b].to_numpy()[m], np.asarray(item)[m]
+            eq = pd.Series(va == vb).groupby(cl).agg(["sum", "size"])
+            lo, hi = intervals.ratio_interval(eq["sum"], eq["size"], n_resamples=n_resamples,
+                                              confidence=confidence, seed=seed) if m.any() else (NAN, NAN)
+            k, klo, khi = cohen_kappa(va, vb, clusters=cl, confidence=confidence, n_resamples=n_resamples,
+                                      seed=seed)
+            note = "" if m.any() else not_computable("no unit parsed by both")
+            for x, y in ((a, b), (b, a)):
+                rows.append(dict(key, judge_a=x, judge_b=y, n=int(m.sum()), items=len(eq),
+                                 agreement=float((va == vb).mean()) if m.any() else NAN, agreement_low=lo,
+                                 agreement_high=hi, kappa=k, kappa_low=klo, kappa_high=khi, note=note))
+        for j in names:
+            n = int(w[j].notna().sum())
+            rows.append(dict(key, judge_a=j, judge_b=j, n=n, items=int(pd.Series(np.asarray(item)[
+                w[j].notna().to_numpy()]).nunique()), agreement=1.0, agreement_low=1.0, agreement_high=1.0,
+                kappa=1.0, kappa_low=1.0, kappa_high=1.0, note=""))
+    return pd.DataFrame(rows).sort_values([*by, "judge_a", "judge_b"]).reset_index(drop=True)
 
 
 def _codes(w: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    cats = sorted({v for v in w.to_numpy().ravel() if isinstance(v, str)})
+    vals = w.to_numpy(dtype=object)
+    isna = pd.isna(vals)
+    cats = sorted({str(v) for v in vals[~isna]})
     lut = {c: i for i, c in enumerate(cats)}
-    arr = np.array([[lut.get(v, np.nan) if isinstance(v, str) else np.nan for v in row] for row in w.to_numpy()],
-                   dtype=float)
+    arr = np.full(vals.shape, np.nan)
+    arr[~isna] = [lut[str(v)] for v in vals[~isna]]
     return arr, cats
 
 
-class _Clusters:
-    """Units grouped by item, for a bootstrap over items: ``rows(idx)`` gives the unit rows of resampled items."""
-
-    def __init__(self, units: pd.Index) -> None:
-        codes, _ = pd.factorize(pd.Index(units.get_level_values("item_id")))
-        self.order = np.argsort(codes, kind="stable")
-        self.counts = np.bincount(codes)
-        self.starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
-
-    def __len__(self) -> int:
-        return len(self.counts)
-
-    def rows(self, idx: np.ndarray) -> np.ndarray:
-        c = self.counts[idx]
-        offsets = np.arange(c.sum()) - np.repeat(np.cumsum(c) - c, c)
-        return self.order[np.repeat(self.starts[idx], c) + offsets]
+def _item_index(w: pd.DataFrame) -> np.ndarray:
+    it = (w.index.get_level_values("dataset").astype(str) + "\x1f" + w.index.get_level_values("item_id").astype(str))
+    return pd.factorize(it)[0]
 
 
-def fleiss_kappa_judges(df: pd.DataFrame, judges: Sequence[str] | None = None, *, raters: str = "judge",
-                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
-    """Fleiss' kappa across raters (judges, or samples with ``raters="sample"``) on units all raters parsed.
-
-    Returns ``{"kappa", "low", "high", "units", "units_dropped", "raters"}``; the interval is a percentile
-    bootstrap over items (all units of an item are resampled together). Kappa in [-1, 1]; NaN with < 2 raters.
-    """
-    w = _wide(df, raters=raters)
-    if judges:
-        w = w[list(judges)]
-    full = w.dropna()
-    out = {"units": len(full), "units_dropped": len(w) - len(full), "raters": int(w.shape[1])}
-    if w.shape[1] < 2 or len(full) == 0:
-        return out | {"kappa": np.nan, "low": np.nan, "high": np.nan}
-    codes, _ = _codes(full)
-    table, _ = aggregate_raters(codes.astype(int))
-    k = float(fleiss_kappa(table, method="fleiss"))
-    clusters = _Clusters(full.index)
-    table_all, _ = aggregate_raters(codes.astype(int), n_cat=int(codes.max()) + 1)
-
-    def stat(idx):
-        return fleiss_kappa(table_all[clusters.rows(idx)], method="fleiss")
-
-    lo, hi = stats.bootstrap_items(stat, len(clusters), n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return out | {"kappa": k, "low": lo, "high": hi}
+def _fleiss_totals(t: np.ndarray, m: int) -> np.ndarray:
+    """Fleiss' kappa from totals [Σ_i P_i·m(m−1) (agreeing rater pairs), N units, category counts...]."""
+    agree, n_units, counts = t[..., 0], t[..., 1], t[..., 2:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_bar = agree / (n_units * m * (m - 1))
+        p_j = counts / (n_units * m)[..., None]
+        p_e = (p_j ** 2).sum(axis=-1)
+        return np.where(p_e < 1, (p_bar - p_e) / (1 - p_e), np.nan)
 
 
-def krippendorff_alpha_judges(df: pd.DataFrame, judges: Sequence[str] | None = None, *, raters: str = "judge",
-                              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
-    """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them).
-
-    Returns ``{"alpha", "low", "high", "units", "raters"}``; alpha in [-1, 1]; the interval is a percentile
-    bootstrap over items.
-    """
-    w = _wide(df, raters=raters)
-    if judges:
-        w = w[list(judges)]
-    w = w[w.notna().sum(axis=1) >= 2]
-    out = {"units": len(w), "raters": int(w.shape[1])}
-    codes, cats = _codes(w)
-    if len(w) == 0 or len(cats) < 2:
-        return out | {"alpha": np.nan, "low": np.nan, "high": np.nan}
-    data = codes.T  # raters × units
-    a = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
-    clusters = _Clusters(w.index)
-
-    def stat(idx):
-        sub = data[:, clusters.rows(idx)]
-        if len(np.unique(sub[~np.isnan(sub)])) < 2:
-            return np.nan
-        return krippendorff.alpha(reliability_data=sub, level_of_measurement="nominal")
-
-    lo, hi = stats.bootstrap_items(stat, len(clusters), n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return out | {"alpha": a, "low": lo, "high": hi}
-
-
-def self_agreement(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95) -> pd.DataFrame:
-    """Agreement of a judge with itself across repeated samples of the same request.
-
-    A unit is (item, judge, strategy, anchor set, order) with ≥ 2 parsed samples. One vectorised pass over all
-    groups (a per-scenario table has hundreds of small groups).
+def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
+                 raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
+                 seed: int = 0) -> pd.DataFrame:
+    """Fleiss' kappa across raters (judges; or samples with ``raters="sample"``) on units every rater parsed.
 
     Returns
     -------
-    DataFrame: ``by`` + ``units``, ``unanimous``, ``unanimity`` in [0, 1] (Wilson ``unanimity_low``/``_high``),
-    ``flip_rate`` in [0, 1] (share of sample pairs within a unit whose verdicts differ), ``unparsed`` (replies),
-    ``fleiss_kappa`` (``statsmodels`` Fleiss' kappa with samples as raters, on the units holding the group's modal
-    number of parsed samples; NaN with fewer than 2 categories). Every group of ``df`` appears, with 0 units when
-    none has 2 parsed samples.
+    DataFrame, one row per group (one row for the whole table when ``by`` is empty): ``by`` + ``kappa`` in
+    [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``low``, ``high`` (percentile bootstrap over items of the
+    per-item agreeing-pair and category counts), ``units``, ``units_dropped`` (a rater missing or unparsed),
+    ``items``, ``raters``, ``note``.
     """
-    if not by:
-        return self_agreement(df.assign(_all="all"), by=("_all",), confidence=confidence).drop(columns="_all")
     by = list(by)
-    unit = ["item_id", "judge", "strategy", "anchor_set", "order"]
-    ok = df[df["verdict"].notna()]
-    keys = list(dict.fromkeys(by + unit))  # ``by`` may repeat a unit column (e.g. "judge")
-    counts = ok.groupby(keys + ["verdict"], observed=True, dropna=False).size().unstack("verdict", fill_value=0)
-    n = counts.sum(axis=1)
-    counts, n = counts[n >= 2], n[n >= 2]
     rows = []
-    for key, c in counts.groupby(level=by, observed=True, dropna=False, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        c = c.loc[:, (c > 0).any(axis=0)]
-        nn = c.sum(axis=1)
-        unanimous = int(((c > 0).sum(axis=1) == 1).sum())
-        same = float((c * (c - 1) / 2).to_numpy().sum())
-        pairs = float((nn * (nn - 1) / 2).sum())
-        fk = np.nan
-        if c.shape[1] >= 2:
-            modal = int(nn.mode().iloc[0])
-            fk = float(fleiss_kappa(c[nn == modal].to_numpy(), method="fleiss"))
-        lo, hi = stats.wilson(unanimous, len(c), confidence)
-        r = dict(zip(by, key, strict=True))
-        r.update(units=len(c), unanimous=unanimous, unanimity=unanimous / len(c), unanimity_low=lo,
-                 unanimity_high=hi, flip_rate=1 - same / pairs if pairs else np.nan, fleiss_kappa=fk)
+    for key, g in groups(df, by):
+        w = _wide(g, raters, [])
+        if judges:
+            w = w[[j for j in judges if j in w.columns]]
+        full = w.dropna()
+        r = dict(key, kappa=NAN, low=NAN, high=NAN, units=len(full), units_dropped=len(w) - len(full),
+                 items=0, raters=int(w.shape[1]), note="")
+        if w.shape[1] < 2:
+            r["note"] = not_computable(f"needs two or more raters ({raters}); the table has {w.shape[1]}")
+        elif full.empty:
+            r["note"] = not_computable("no unit parsed by every rater")
+        else:
+            codes, cats = _codes(full)
+            table, _ = aggregate_raters(codes.astype(int), n_cat=len(cats))
+            m = int(w.shape[1])
+            if len(cats) < 2:
+                r["note"] = not_computable("a single category (kappa undefined)")
+            else:
+                r["kappa"] = float(_sm_fleiss(table, method="fleiss"))
+                items = _item_index(full)
+                per_unit = np.column_stack([(table * (table - 1)).sum(1), np.ones(len(table)), table])
+                per = np.zeros((items.max() + 1, per_unit.shape[1]))
+                np.add.at(per, items, per_unit)
+                r["items"] = len(per)
+                r["low"], r["high"] = intervals.bootstrap_sums(per, lambda t, m=m: _fleiss_totals(t, m),
+                                                               n_resamples=n_resamples, confidence=confidence,
+                                                               seed=seed)
         rows.append(r)
-    cols = ["units", "unanimous", "unanimity", "unanimity_low", "unanimity_high", "flip_rate"]
-    groups = df.assign(unparsed=df["verdict"].isna()).groupby(by, observed=True, dropna=False, sort=True)[
-        "unparsed"].sum().astype(int).reset_index()
-    out = pd.DataFrame(rows, columns=[*by, *cols, "fleiss_kappa"])
-    out = groups.merge(out, on=by, how="left")[[*by, *cols, "unparsed", "fleiss_kappa"]]
-    out["units"] = out["units"].fillna(0).astype(int)
-    out["unanimous"] = out["unanimous"].fillna(0).astype(int)
-    return out.reset_index(drop=True)
+    return pd.DataFrame(rows)
+
+
+def _alpha_totals(t: np.ndarray, L: int) -> np.ndarray:
+    """Krippendorff's nominal alpha from the totals of the coincidence matrix (flattened L×L)."""
+    o = t.reshape(*t.shape[:-1], L, L)
+    n_c = o.sum(axis=-1)
+    n = n_c.sum(axis=-1)
+    diag = np.eye(L, dtype=bool)
+    do = o[..., ~diag].sum(axis=-1)
+    de = (n_c[..., :, None] * n_c[..., None, :])[..., ~diag].sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(de > 0, 1 - (n - 1) * do / de, np.nan)
+
+
+def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
+                       raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
+                       seed: int = 0) -> pd.DataFrame:
+    """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them),
+    units with fewer than two parsed replies carry no pairable value and are dropped.
+
+    Returns
+    -------
+    DataFrame, one row per group: ``by`` + ``alpha`` in [−1, 1] (``krippendorff.alpha``), ``low``, ``high``
+    (percentile bootstrap over items of each item's coincidence counts), ``units``, ``items``, ``raters``,
+    ``note``.
+    """
+    by = list(by)
+    rows = []
+    for key, g in groups(df, by):
+        w = _wide(g, raters, [])
+        if judges:
+            w = w[[j for j in judges if j in w.columns]]
+        w = w[w.notna().sum(axis=1) >= 2]
+        codes, cats = _codes(w)
+        r = dict(key, alpha=NAN, low=NAN, high=NAN, units=len(w), items=0, raters=int(w.shape[1]), note="")
+        if w.shape[1] < 2:
+            r["note"] = not_computable(f"needs two or more raters ({raters})")
+        elif len(w) == 0:
+            r["note"] = not_computable("no unit with two parsed replies")
+        elif len(cats) < 2:
+            r["note"] = not_computable("a single category (alpha undefined)")
+        else:
+            L = len(cats)
+            r["alpha"] = float(krippendorff.alpha(reliability_data=codes.T, level_of_measurement="nominal",
+                                                  value_domain=list(range(L))))
+            cnt = np.stack([(codes == c).sum(axis=1) for c in range(L)], axis=1).astype(float)  # units × L
+            mu = cnt.sum(1)
+            co = cnt[:, :, None] * cnt[:, None, :]
+            co[:, np.arange(L), np.arange(L)] -= cnt
+            co = co / (mu - 1)[:, None, None]
+            items = _item_index(w)
+            per = np.zeros((items.max() + 1, L * L))
+            np.add.at(per, items, co.reshape(len(co), -1))
+            r["items"] = len(per)
+            r["low"], r["high"] = intervals.bootstrap_sums(per, lambda t, L=L: _alpha_totals(t, L),
+                                                           n_resamples=n_resamples, confidence=confidence, seed=seed)
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+# -------------------------------------------------------------------------------------- repetition stability
+def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
+                         n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Agreement of a judge with itself across repeated samples of the same request.
+
+    A unit is one request — (dataset, item, order) within the group and its design columns — with at least two
+    parsed samples. Shi et al. (2024, §3.1) define repetition stability as the mean, over requests, of the share of
+    samples that gave the request's most frequent verdict.
+
+    Returns
+    -------
+    DataFrame: ``by`` + ``units``, ``items``, ``repetition_stability`` in [1/k, 1] (+ ``_low``/``_high``),
+    ``unanimous`` (units whose samples all agree), ``unanimity`` in [0, 1] (+ ``_low``/``_high``), ``flip_rate``
+    in [0, 1] = share of sample pairs within a unit whose verdicts differ (+ ``_low``/``_high``), ``unparsed``
+    (replies), ``note``. Intervals resample items. Every group of ``df`` appears; a group without repeated samples
+    has 0 units and a note.
+    """
+    by = list(by)
+    unit = list(dict.fromkeys([*by, "dataset", "item_id", "order",
+                               *[c for c in ("judge", "model", "strategy", "anchor_set") if c not in by]]))
+    check_design(df, [c for c in unit if c not in ("dataset", "item_id", "order")])
+    ok = df[df["verdict"].notna()]
+    counts = ok.groupby(unit + ["verdict"], observed=True, dropna=False).size().unstack("verdict", fill_value=0)
+    n = counts.sum(axis=1)
+    counts = counts[n >= 2]
+    rows = []
+    for key, g in groups(df, by):
+        c = counts
+        for col, v in key.items():
+            c = c[c.index.get_level_values(col).astype(object) == v] if len(c) else c
+        r = dict(key, units=len(c), items=0, unparsed=int(g["verdict"].isna().sum()), note="")
+        if len(c) == 0:
+            r.update(repetition_stability=NAN, repetition_stability_low=NAN, repetition_stability_high=NAN,
+                     unanimous=0, unanimity=NAN, unanimity_low=NAN, unanimity_high=NAN, flip_rate=NAN,
+                     flip_rate_low=NAN, flip_rate_high=NAN,
+                     note=not_computable("no request with two or more parsed samples"))
+            rows.append(r)
+            continue
+        arr = c.to_numpy(float)
+        nn = arr.sum(1)
+        modal = arr.max(1) / nn
+        unan = (arr.max(1) == nn).astype(float)
+        same_pairs = (arr * (arr - 1) / 2).sum(1)
+        pairs = nn * (nn - 1) / 2
+        items = pd.factorize(c.index.get_level_values("dataset").astype(str) + "\x1f"
+                             + c.index.get_level_values("item_id").astype(str))[0]
+        per = np.zeros((items.max() + 1, 5))
+        np.add.at(per, items, np.column_stack([modal, unan, np.ones(len(c)), pairs - same_pairs, pairs]))
+        r["items"] = len(per)
+        kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+        r["repetition_stability"] = float(modal.mean())
+        r["repetition_stability_low"], r["repetition_stability_high"] = intervals.ratio_interval(
+            per[:, 0], per[:, 2], **kw)
+        r["unanimous"] = int(unan.sum())
+        r["unanimity"] = float(unan.mean())
+        r["unanimity_low"], r["unanimity_high"] = intervals.ratio_interval(per[:, 1], per[:, 2], **kw)
+        r["flip_rate"] = float((pairs - same_pairs).sum() / pairs.sum())
+        r["flip_rate_low"], r["flip_rate_high"] = intervals.ratio_interval(per[:, 3], per[:, 4], **kw)
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------- LLMBar's table
+PUBLISHED_COLUMNS = {"n": "n", "correct_order_12": "correct_order_12", "correct_order_21": "correct_order_21",
+                     "correct_average_pct": "acc_pct", "correct_both": "correct_both",
+                     "positional_agreement_equal": "consistent_pairs"}
 
 
 def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
-    """Recompute LLMBar's published statistics from ``verdicts`` and set them beside the authors' table
-    (``published``: :func:`evallab.datasets.load_llmbar_statistics`, Zeng et al. 2024's ``statistics.csv``).
+    """Recompute LLMBar's published statistics from ``verdicts`` and set them beside the authors' table.
 
-    Uses :func:`evallab.metrics.agreement.pairwise_statistics` with ``unparsed="published"``.
+    Parameters
+    ----------
+    verdicts : LLMBar's tidy verdicts (:func:`evallab.datasets.load_llmbar`).
+    published : the authors' ``statistics.csv`` (:func:`evallab.datasets.load_llmbar_statistics`): per (subset,
+        judge, strategy) n, correct_order_12, correct_order_21, correct_average_pct (Acc., percent), correct_both,
+        positional_agreement_equal (Agr., a count).
 
     Returns
     -------
-    DataFrame, one row per published (subset, judge, strategy) present in ``verdicts``: for each of n,
-    correct_order_12, correct_order_21, correct_average_pct, correct_both, positional_agreement_equal the
-    published value and ours (``<col>_ours``), and ``match`` (all equal; Acc. within 1e-9).
+    DataFrame, one row per published (subset, judge, strategy) present in ``verdicts``: each published column and
+    ours beside it (``<col>_ours``, computed with :func:`pairwise_statistics` under ``unparsed="published"``), and
+    ``match`` (all equal; Acc. within 1e-9).
     """
-    cols = ["n", "correct_order_12", "correct_order_21", "correct_average_pct", "correct_both",
-            "positional_agreement_equal"]
     key = ["subset", "judge", "strategy"]
-    ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)[key + cols]
-    pub = published[key + cols]
-    m = pub.merge(ours, on=key, how="inner", suffixes=("", "_ours"))
+    ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)
+    ours["acc_pct"] = 100 * ours["acc"]
+    ours = ours[key + list(PUBLISHED_COLUMNS.values())].rename(
+        columns={v: f"{k}_ours" for k, v in PUBLISHED_COLUMNS.items()})
+    m = published[key + list(PUBLISHED_COLUMNS)].merge(ours, on=key, how="inner")
     ok = np.ones(len(m), dtype=bool)
-    for c in cols:
+    for c in PUBLISHED_COLUMNS:
         ok &= np.isclose(m[c].astype(float), m[f"{c}_ours"].astype(float), rtol=0, atol=1e-9)
     m["match"] = ok
     return m

@@ -1,80 +1,53 @@
-"""Judge drift: a baseline and a candidate judge on the same items, per subset / rubric / strategy, with a gate.
+"""Judge drift: a baseline and a candidate judge on the same requests, per group, with MeowKit's gate.
 
-When a judge model is upgraded (or its prompt or parser changes), which verdicts moved, and does the new judge
-still agree with the gold labels within tolerance? MeowKit rule 6 (``data/meowkit/rules/rubric-rules.md``, "Drift
-Check on Model Upgrade"): replay the calibration set with the new model; agreement with the stored gold verdicts
-must stay within 5% per rubric.
+When a judge model is upgraded (or its prompt or parser changes), which verdicts moved, and by how much?
+MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"; ``data/meowkit/rules/rubric-rules.md``): replay the
+calibration set with the new model; "re-evaluator agreement with stored gold-standard verdicts must stay within 5%
+per rubric. If drift exceeds 5%, recalibrate". Drift is therefore the share of calibration verdicts that CHANGED
+— a flip rate — measured against the tolerance; the change in accuracy against gold is shown beside it (the two
+differ: a judge can change half its verdicts and keep its accuracy).
 
 Estimators (all take tidy verdict tables, :mod:`evallab.verdicts`)
 ------------------------------------------------------------------
-- :func:`compare` — baseline vs candidate replies paired on the same request (item, strategy, anchor set, order,
-  sample by default): raw verdict agreement (Wilson interval) and Cohen's kappa (scikit-learn, asymptotic interval
-  of statsmodels, via :mod:`evallab.metrics.agreement`), the flip table, accuracy vs gold of each with the paired
-  difference and its percentile bootstrap interval over items (:mod:`scipy.stats.bootstrap`), McNemar's test on
-  the replies both parsed (:func:`evallab.metrics.intervals.mcnemar`), per group; and the tolerance gate (:func:`gate`).
+- :func:`compare` — baseline vs candidate replies paired on the same request (dataset, item, strategy, anchor set,
+  order, sample by default), per group and over all pairs: the flip rate (changed / both parsed) and raw agreement
+  with item-cluster intervals, Cohen's kappa (:func:`evallab.metrics.agreement.cohen_kappa`), the flip table,
+  accuracy vs gold of each with the paired difference (item-cluster bootstrap), McNemar's test pairing ITEMS (an
+  item counts for the baseline when more of its replies are right under the baseline), and the gate.
+- :func:`gate` — per group and overall: one-sided test of H0 "flip rate ≤ tolerance"
+  (:func:`evallab.metrics.intervals.ratio_test_greater`, item-cluster robust), p-values adjusted across the groups
+  (Holm by default, or Benjamini–Hochberg; statsmodels). The stated rule: a group DRIFTS when its adjusted p < α
+  (its flip rate exceeds the tolerance beyond chance); it is WITHIN tolerance when its interval's upper bound ≤
+  tolerance; otherwise INCONCLUSIVE (too few items to tell). The gate fails when any group or the overall row
+  drifts; inconclusive groups are listed.
 - :func:`compare_judges` — the same on one table holding both judges (e.g. LLMBar's ChatGPT-0301 and ChatGPT).
-- :func:`evaluator_metrics` — AlpacaEval's evaluator-leaderboard columns where the data allows: P(prefer output 1),
-  P(prefer the output shown first), P(prefer longer) (Dubois et al.; ``alpaca_eval/analyze.py``).
-- :func:`judge_pair_agreement`, :func:`win_rates`, :func:`rank_correlation`, :func:`leaderboard_rank_agreement` —
-  agreement between annotators and the judge-swap effect on rankings (Kendall's tau, ``scipy.stats.kendalltau``).
-- :func:`replay`, :func:`calibration_drift`, :func:`reverify` — the calibration set replayed through any
-  :class:`evallab.judges.Judge`, and the re-verify mode (re-judge a seeded sample of recorded verdicts).
 
-Conventions
------------
-- Unparsed replies (NA verdicts) are counted (``unparsed_baseline``/``unparsed_candidate``) and excluded; they
-  are never scored as wrong and never counted as a flip of a parsed verdict (the flip table shows them as
-  ``unparsed``).
-- Accuracy of a judge = correct / parsed replies with gold, over the paired replies only (both judges asked the
-  same requests), so the difference is paired.
-- The gate (:func:`gate`) flags every group whose accuracy vs gold moved by MORE than ``tolerance`` (absolute,
-  as a proportion: 0.05 = 5 percentage points; a move of exactly the tolerance passes). Without gold the
-  ``flip_rate`` metric is used instead: the share of replies both parsed whose verdict changed.
+Conventions: unparsed replies (NA verdicts) are counted (``unparsed_baseline``/``unparsed_candidate``) and excluded;
+they are never scored as wrong and never counted as a flip (the flip table shows them as ``unparsed``). Accuracy of
+a judge = correct / parsed replies with gold, over the paired replies only, so the difference is paired.
 
-Calibration set (gold set) format
----------------------------------
-A JSONL file, one JSON object per line (:func:`load_gold_set`):
-
-=============== ========== ==========================================================================
-field           required   meaning
-=============== ========== ==========================================================================
-item_id         yes        unique id of the calibration item
-gold            yes        gold verdict: pairwise ``1``/``2``/``tie``; pointwise ``pass``/``warn``/``fail``
-kind            no         ``pairwise`` or ``pointwise``; default from the gold vocabulary
-subset, rubric  no         grouping labels (e.g. ``LLMBar/Natural``; a MeowKit rubric name)
-dataset         no         default ``calibration``
-instruction     pairwise   the instruction; with ``output_1`` and ``output_2`` (ORIGINAL numbering)
-answer          pointwise  the text graded; with ``rubric_text`` (1–4 sentences), ``pass_criteria``
-                           (list of str) and optional ``fail_criteria`` (list of str)
-messages        no         the exact chat messages (list of ``{"role", "content"}``) to replay instead of a
-                           built prompt; pairwise then needs ``order`` (``ab``/``ba``) saying what they show
-=============== ========== ==========================================================================
-
-Other fields are kept as extra columns of the items table. Prompts are built with
-:func:`evallab.judges.prompts.build_pairwise` / :func:`~evallab.judges.prompts.build_pointwise` unless a
-``build_request`` callable is given.
+The calibration-set format is :mod:`evallab.datasets.calibration`; replaying it through a judge is
+:mod:`evallab.experiments.drift`.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from evallab import verdicts as V
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import intervals as stats
+from evallab.metrics.agreement import cohen_kappa
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
 DEFAULT_BY = ("subset", "strategy")
 DEFAULT_TOLERANCE = 0.05
-METRICS = ("auto", "accuracy", "flip_rate")
+NAN = float("nan")
 UNPARSED = "unparsed"
 #: float guard: a move of exactly the tolerance (up to rounding) is not "more than" it
 _EPS = 1e-9
@@ -167,177 +140,197 @@ def _group_name(by: Sequence[str], key: tuple) -> str:
     return ", ".join(f"{c}={v}" for c, v in zip(by, key, strict=True)) if by else "all"
 
 
-def _delta_ci(per: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -> tuple[float, float]:
-    arrays = [per[c].to_numpy(float) for c in ("cc", "cp", "bc", "bp")]
-    if len(per) < 2 or n_resamples <= 0 or arrays[1].sum() == 0 or arrays[3].sum() == 0:
-        return np.nan, np.nan
-    if np.array_equal(arrays[0], arrays[2]) and np.array_equal(arrays[1], arrays[3]):
-        return 0.0, 0.0  # identical judges: every resample gives a difference of 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scipy warns on degenerate resamples of tiny groups; NaN is returned
-        return stats.bootstrap_ratio_difference(*arrays, n_resamples=n_resamples, confidence=confidence, seed=seed)
+_SUMS = ("_one", "_bothp", "_same", "_chg", "_ua", "_ub", "_bp", "_cp", "_bc", "_cc", "_gold", "_ab", "_sab", "_ba",
+         "_sba")
 
 
-def _kappa(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """Cohen's kappa with the asymptotic interval of statsmodels, from a contingency table built in numpy
-    (equal to :func:`evallab.metrics.agreement._kappa_with_ci`, which goes through a slower pandas crosstab)."""
-    if len(a) == 0:
-        return np.nan, np.nan, np.nan
-    labels, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
-    if len(labels) < 2:
-        return np.nan, np.nan, np.nan
-    table = np.zeros((len(labels), len(labels)))
-    np.add.at(table, (codes[: len(a)], codes[len(a):]), 1)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)  # z statistic 0/0 when kappa is degenerate; unused
-        res = cohens_kappa(table, return_results=True)
-    k, se = float(res["kappa"]), float(res["std_kappa"])
-    z = float(norm.ppf(0.5 + confidence / 2))
-    return k, k - z * se, k + z * se
-
-
-_SUMS = ("_one", "_bothp", "_same", "_ua", "_ub", "_bp", "_cp", "_bc", "_cc", "_mb", "_mc", "_gold",
-         "_ab", "_sab", "_ba", "_sba")
-
-
-def summarize_pairs(p: pd.DataFrame, by: list[str], *, confidence: float, n_resamples: int, seed: int) -> pd.DataFrame:
+def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0.95, n_resamples: int = 1000,
+                    seed: int = 0) -> pd.DataFrame:
+    """Per group (``by``; one row "all" when empty): the drift figures of :func:`compare` from paired replies
+    (:func:`pair_verdicts`). Intervals resample items."""
+    by = list(by)
     a, b, g = p["verdict_baseline"], p["verdict_candidate"], p["gold"]
     has_gold = g.notna().to_numpy(bool)
     both = p["both_parsed"].to_numpy(bool)
-    same = both & ~p["changed"].to_numpy(bool)
+    chg = p["changed"].to_numpy(bool)
+    same = both & ~chg
     a_ok, b_ok = a.notna().to_numpy(bool), b.notna().to_numpy(bool)
     a_c = (a == g).fillna(False).to_numpy(bool) & has_gold
     b_c = (b == g).fillna(False).to_numpy(bool) & has_gold
     order = p["order"].astype(str).to_numpy() if "order" in p.columns else np.full(len(p), "")
-    cols = {
-        "_one": np.ones(len(p), int), "_bothp": both, "_same": same, "_ua": ~a_ok, "_ub": ~b_ok,
-        "_bp": a_ok & has_gold, "_cp": b_ok & has_gold, "_bc": a_c, "_cc": b_c,
-        "_mb": both & has_gold & a_c & ~b_c, "_mc": both & has_gold & ~a_c & b_c, "_gold": has_gold,
-        "_ab": both & (order == "ab"), "_sab": same & (order == "ab"),
-        "_ba": both & (order == "ba"), "_sba": same & (order == "ba"),
-    }
+    cols = {"_one": np.ones(len(p), int), "_bothp": both, "_same": same, "_chg": chg, "_ua": ~a_ok, "_ub": ~b_ok,
+            "_bp": a_ok & has_gold, "_cp": b_ok & has_gold, "_bc": a_c, "_cc": b_c, "_gold": has_gold,
+            "_ab": both & (order == "ab"), "_sab": same & (order == "ab"), "_ba": both & (order == "ba"),
+            "_sba": same & (order == "ba")}
     keys = by if by else ["_all"]
     d = pd.DataFrame({c: np.asarray(v).astype(int) for c, v in cols.items()}, index=p.index)
     for k in keys:
         d[k] = p[k] if k in p.columns else "all"
-    d["item_id"] = p["item_id"]
-    # per item within group, then per group: two groupby passes for every count
-    per_item = d.groupby(keys + ["item_id"], dropna=False, observed=True, sort=True)[list(_SUMS)].sum()
-    grp = per_item.groupby(level=list(range(len(keys))), dropna=False, observed=True, sort=True)
-    sums = grp.sum()
-    n_items = grp.size()
-    full = per_item["_bothp"] == per_item["_one"]
-    items_all = full.groupby(level=list(range(len(keys))), dropna=False, observed=True).sum()
-    items_same = (full & (per_item["_same"] == per_item["_one"])).groupby(
-        level=list(range(len(keys))), dropna=False, observed=True).sum()
+    d["_item"] = p["dataset"].astype(str) + "\x1f" + p["item_id"].astype(str) if "dataset" in p.columns \
+        else p["item_id"].astype(str)
+    per_item = d.groupby(keys + ["_item"], dropna=False, observed=True, sort=True)[list(_SUMS)].sum()
+    lvl = list(range(len(keys)))
     vb = a.astype(object).to_numpy()
     vc = b.astype(object).to_numpy()
     row_groups = d.groupby(keys, dropna=False, observed=True, sort=True).indices
+    kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = []
-    for key in sums.index:
+    for key, pi in per_item.groupby(level=lvl, dropna=False, observed=True, sort=True):
         key_t = key if isinstance(key, tuple) else (key,)
-        s = sums.loc[key]
+        s = pi.sum()
         r = dict(zip(by, key_t, strict=True)) if by else {}
         r["group"] = _group_name(by, key_t) if by else "all"
-        n_both, n_same = int(s["_bothp"]), int(s["_same"])
-        r.update(items=int(n_items.loc[key]), replies=int(s["_one"]), unparsed_baseline=int(s["_ua"]),
-                 unparsed_candidate=int(s["_ub"]), both_parsed=n_both, same=n_same, changed=n_both - n_same,
-                 agreement=n_same / n_both if n_both else np.nan)
-        r["agreement_low"], r["agreement_high"] = stats.wilson(n_same, n_both, confidence)
-        r["flip_rate"] = 1 - r["agreement"] if n_both else np.nan
+        n_both, n_chg = int(s["_bothp"]), int(s["_chg"])
+        full = pi["_bothp"] == pi["_one"]
+        r.update(items=len(pi), replies=int(s["_one"]), unparsed_baseline=int(s["_ua"]),
+                 unparsed_candidate=int(s["_ub"]), both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
+                 flip_rate=n_chg / n_both if n_both else NAN)
+        r["flip_rate_low"], r["flip_rate_high"] = stats.ratio_interval(pi["_chg"], pi["_bothp"], **kw) \
+            if n_both else (NAN, NAN)
+        r["agreement"] = 1 - r["flip_rate"] if n_both else NAN
+        r["agreement_low"], r["agreement_high"] = 1 - r["flip_rate_high"], 1 - r["flip_rate_low"]
+        r["flip_p"] = NAN  # set by gate()
         idx = row_groups[key]
         ok = idx[both[idx]]
-        r["kappa"], r["kappa_low"], r["kappa_high"] = _kappa(vb[ok].astype(str), vc[ok].astype(str), confidence)
+        r["kappa"], r["kappa_low"], r["kappa_high"] = cohen_kappa(vb[ok].astype(str), vc[ok].astype(str),
+                                                                  clusters=d["_item"].to_numpy()[ok], **kw)
         r.update(both_parsed_ab=int(s["_ab"]), same_ab=int(s["_sab"]), both_parsed_ba=int(s["_ba"]),
-                 same_ba=int(s["_sba"]), items_all_parsed=int(items_all.loc[key]),
-                 items_unchanged=int(items_same.loc[key]), gold_replies=int(s["_gold"]))
+                 same_ba=int(s["_sba"]), items_all_parsed=int(full.sum()),
+                 items_unchanged=int((full & (pi["_same"] == pi["_one"])).sum()), gold_replies=int(s["_gold"]))
         bp, cp, bc, cc = (int(s[c]) for c in ("_bp", "_cp", "_bc", "_cc"))
         r.update(baseline_parsed=bp, baseline_correct=bc, candidate_parsed=cp, candidate_correct=cc)
-        r["baseline_accuracy"] = bc / bp if bp else np.nan
-        r["candidate_accuracy"] = cc / cp if cp else np.nan
+        r["baseline_accuracy"] = bc / bp if bp else NAN
+        r["candidate_accuracy"] = cc / cp if cp else NAN
         r["delta_accuracy"] = r["candidate_accuracy"] - r["baseline_accuracy"]
-        pi = per_item.loc[key] if len(keys) > 1 else per_item.xs(key, level=0)
-        pi = pi[pi["_gold"] > 0].rename(columns={"_bc": "bc", "_bp": "bp", "_cc": "cc", "_cp": "cp"})
-        r["delta_low"], r["delta_high"] = _delta_ci(pi, n_resamples, confidence, seed) if bp and cp \
-            else (np.nan, np.nan)
-        m = stats.mcnemar(int(s["_mb"]), int(s["_mc"]))
-        r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"]
+        gi = pi[pi["_gold"] > 0]
+        r["delta_low"], r["delta_high"] = stats.ratio_difference_interval(
+            gi["_cc"], gi["_cp"], gi["_bc"], gi["_bp"], **kw) if bp and cp else (NAN, NAN)
+        # McNemar on items: which judge got more of the item's replies (both parsed, with gold) right
+        both_gold = pi[pi["_gold"] > 0]
+        mb = int((both_gold["_bc"] > both_gold["_cc"]).sum())
+        mc = int((both_gold["_cc"] > both_gold["_bc"]).sum())
+        m = stats.mcnemar(mb, mc)
+        r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"] if r["gold_replies"] else NAN
+        r["_num"], r["_den"] = pi["_chg"].to_numpy(float), pi["_bothp"].to_numpy(float)
         rows.append(r)
     return pd.DataFrame(rows)
 
 
+STATUSES = ("drift", "within", "inconclusive", "untested")
+
+
 @dataclass
 class GateResult:
-    """Outcome of the drift gate.
+    """Outcome of the drift gate (see :func:`gate`).
 
     Attributes
     ----------
-    passed : bool — no group moved by more than ``tolerance`` (and at least one group could be tested).
-    tolerance : float — in [0, 1], a proportion (0.05 = 5 percentage points).
-    metric : ``"accuracy"`` (|candidate − baseline accuracy vs gold|) or ``"flip_rate"`` (share of changed verdicts).
-    flagged : DataFrame — the groups over tolerance: ``group`` (its name), the ``by`` columns, ``value``.
-    untested : list of str — groups where the metric is undefined (no gold, or nothing parsed).
+    passed : bool — no group and not the overall row drifts, and at least one group could be tested.
+    tolerance : float in [0, 1] — the largest acceptable flip rate (0.05: 5% of verdicts changed).
+    alpha, adjust : the test level and the multiplicity adjustment across groups (``"holm"``, ``"bh"``).
+    flagged : DataFrame — the groups that drift: ``group``, the ``by`` columns, ``value`` (flip rate),
+        ``low``, ``high``, ``p_adjusted``.
+    inconclusive, untested : lists of group names (interval straddles the tolerance; nothing parsed).
+    overall : dict — the overall row's ``value``, ``low``, ``high``, ``p`` and ``status``.
     groups : int — groups tested.
     """
 
     passed: bool
     tolerance: float
-    metric: str
+    alpha: float
+    adjust: str
     flagged: pd.DataFrame
+    inconclusive: list[str] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)
+    overall: dict = field(default_factory=dict)
     groups: int = 0
 
     @property
     def names(self) -> list[str]:
-        """Names of the flagged groups, e.g. ``subset=LLMBar/Natural, strategy=Vanilla``."""
+        """Names of the drifting groups, e.g. ``subset=LLMBar/Natural, strategy=Vanilla``."""
         return list(self.flagged["group"])
 
     def summary(self) -> str:
         """One line per finding, for a terminal or a report."""
-        what = "accuracy vs gold moved" if self.metric == "accuracy" else "verdicts flipped"
-        lines = [f"gate {'PASS' if self.passed else 'FAIL'}: {len(self.flagged)} of {self.groups} group(s) where "
-                 f"{what} by more than {self.tolerance:.3g}"]
+        o = self.overall
+        lines = [f"gate {'PASS' if self.passed else 'FAIL'}: {len(self.flagged)} of {self.groups} group(s) change "
+                 f"more than {self.tolerance:.0%} of their verdicts ({self.adjust}-adjusted one-sided p < "
+                 f"{self.alpha:g}); overall flip rate {o.get('value', NAN):.1%} "
+                 f"[{o.get('low', NAN):.1%}, {o.get('high', NAN):.1%}]: {o.get('status', 'untested')}"]
         for r in self.flagged.itertuples():
-            lines.append(f"  FLAG {r.group}: {r.value:+.4f}" if self.metric == "accuracy"
-                         else f"  FLAG {r.group}: {r.value:.4f}")
+            lines.append(f"  DRIFT {r.group}: {r.value:.1%} of verdicts changed [{r.low:.1%}, {r.high:.1%}], "
+                         f"adjusted p = {r.p_adjusted:.2g}")
+        if self.inconclusive:
+            lines.append(f"  inconclusive (interval straddles {self.tolerance:.0%}): " + "; ".join(self.inconclusive[:10])
+                         + (" ..." if len(self.inconclusive) > 10 else ""))
         if self.untested:
-            lines.append(f"  untested ({'no gold or no parsed reply' if self.metric == 'accuracy' else 'nothing parsed'}): "
-                         + "; ".join(self.untested[:10]) + (" ..." if len(self.untested) > 10 else ""))
+            lines.append("  untested (no reply both judges parsed): " + "; ".join(self.untested[:10]))
         return "\n".join(lines)
 
 
-def gate(groups: pd.DataFrame, *, tolerance: float = DEFAULT_TOLERANCE, metric: str = "accuracy",
-         by: Sequence[str] | None = None) -> GateResult:
-    """Flag every group whose agreement with gold moved by more than ``tolerance`` (MeowKit rule 6).
+def _status(p_adj: float, high: float, tolerance: float, alpha: float) -> str:
+    if not np.isfinite(p_adj):
+        return "untested"
+    if p_adj < alpha:
+        return "drift"
+    if np.isfinite(high) and high <= tolerance + _EPS:
+        return "within"
+    return "inconclusive"
+
+
+def gate(groups: pd.DataFrame, overall: pd.DataFrame | None = None, *, tolerance: float = DEFAULT_TOLERANCE,
+         alpha: float = 0.05, adjust: str = "holm", by: Sequence[str] | None = None) -> GateResult:
+    """MeowKit rule 6 with intervals: which groups change more than ``tolerance`` of their verdicts.
 
     Parameters
     ----------
-    groups : the per-group table of :func:`compare` (``DriftReport.groups``).
-    tolerance : in [0, 1]; a move of exactly ``tolerance`` passes (rule 6: "must stay within 5%").
-    metric : ``"accuracy"``: value = ``delta_accuracy`` (candidate − baseline accuracy vs gold), flagged when
-        ``|value| > tolerance``; ``"flip_rate"``: value = share of replies both parsed whose verdict changed,
-        flagged when ``value > tolerance`` (for tables without gold).
+    groups, overall : the per-group and overall tables of :func:`summarize_pairs` (``DriftReport.groups``/
+        ``.overall``); their ``flip_p``/``flip_p_adjusted``/``status`` columns are filled in place.
+    tolerance : in [0, 1]; MeowKit's 5% is 0.05.
+    alpha : level of the one-sided test of H0 "flip rate ≤ tolerance" (in (0, 1)).
+    adjust : ``"holm"`` (default), ``"bh"`` or ``"none"`` — across the groups; the overall row is tested alone.
     by : the grouping columns to show in ``flagged`` (default: those before ``group``).
 
     Raises
     ------
     EvallabError
-        A tolerance outside [0, 1] or an unknown metric.
+        A tolerance outside [0, 1], an alpha outside (0, 1) or an unknown adjustment.
     """
     if not 0 <= tolerance <= 1:
-        raise EvallabError(f"tolerance={tolerance}; expected a proportion in [0, 1] (0.05 = 5 percentage points)")
-    if metric not in ("accuracy", "flip_rate"):
-        raise EvallabError(f"metric={metric!r}; expected 'accuracy' or 'flip_rate'")
-    col = "delta_accuracy" if metric == "accuracy" else "flip_rate"
+        raise EvallabError(f"tolerance={tolerance}; expected a proportion in [0, 1] (0.05 = 5% of verdicts changed)")
+    if not 0 < alpha < 1:
+        raise EvallabError(f"alpha={alpha}; expected a level in (0, 1)")
     by = list(by) if by is not None else list(groups.columns[: list(groups.columns).index("group")])
-    v = groups[col].astype(float)
-    tested = v.notna()
-    over = (v.abs() if metric == "accuracy" else v) > tolerance + _EPS
-    flagged = groups.loc[tested & over, by + ["group"]].assign(value=v[tested & over]).reset_index(drop=True)
-    untested = list(groups.loc[~tested, "group"])
-    n = int(tested.sum())
-    return GateResult(passed=bool(n > 0 and flagged.empty), tolerance=float(tolerance), metric=metric,
-                      flagged=flagged, untested=untested, groups=n)
+
+    def test(t: pd.DataFrame) -> np.ndarray:
+        return np.array([stats.ratio_test_greater(n, d, tolerance) if np.sum(d) else NAN
+                         for n, d in zip(t["_num"], t["_den"], strict=True)], dtype=float)
+
+    groups["flip_p"] = test(groups)
+    groups["flip_p_adjusted"] = stats.adjust_pvalues(groups["flip_p"], adjust)
+    groups["status"] = [_status(p, h, tolerance, alpha) for p, h in zip(groups["flip_p_adjusted"],
+                                                                        groups["flip_rate_high"], strict=True)]
+    groups["flagged"] = groups["status"] == "drift"
+    ov = {"status": "untested"}
+    if overall is not None and len(overall):
+        overall["flip_p"] = test(overall)
+        overall["flip_p_adjusted"] = overall["flip_p"]
+        overall["status"] = [_status(p, h, tolerance, alpha) for p, h in zip(overall["flip_p"],
+                                                                             overall["flip_rate_high"], strict=True)]
+        overall["flagged"] = overall["status"] == "drift"
+        o = overall.iloc[0]
+        ov = {"value": float(o["flip_rate"]), "low": float(o["flip_rate_low"]), "high": float(o["flip_rate_high"]),
+              "p": float(o["flip_p"]), "status": o["status"]}
+    f = groups[groups["flagged"]]
+    flagged = pd.DataFrame({**{c: f[c] for c in by}, "group": f["group"], "value": f["flip_rate"],
+                            "low": f["flip_rate_low"], "high": f["flip_rate_high"],
+                            "p_adjusted": f["flip_p_adjusted"]}).reset_index(drop=True)
+    tested = int((groups["status"] != "untested").sum())
+    passed = bool(tested > 0 and flagged.empty and ov["status"] != "drift")
+    return GateResult(passed=passed, tolerance=float(tolerance), alpha=float(alpha), adjust=adjust, flagged=flagged,
+                      inconclusive=list(groups.loc[groups["status"] == "inconclusive", "group"]),
+                      untested=list(groups.loc[groups["status"] == "untested", "group"]), overall=ov,
+                      groups=tested)
 
 
 @dataclass
@@ -348,14 +341,15 @@ class DriftReport:
     ----------
     groups : DataFrame, one row per group (``by`` columns, ``group`` name) with
         ``items``, ``replies`` (paired), ``unparsed_baseline``, ``unparsed_candidate``, ``both_parsed``,
-        ``same``, ``changed``, ``agreement`` in [0, 1] (+ Wilson ``_low``/``_high``), ``flip_rate``, ``kappa``
+        ``same``, ``changed``, ``flip_rate`` in [0, 1] (+ ``_low``/``_high``, item-cluster), ``agreement`` =
+        1 − flip rate (+ interval), ``flip_p`` / ``flip_p_adjusted`` (one-sided test of flip rate ≤ tolerance),
+        ``status`` (drift / within / inconclusive / untested), ``flagged`` (status == drift), ``kappa``
         (+ ``_low``/``_high``), ``both_parsed_ab``/``same_ab`` and ``_ba`` (per order), ``items_all_parsed`` and
-        ``items_unchanged`` (every paired reply of the item kept its verdict — for pairwise tables: the same
-        verdict in both orders), ``gold_replies``, ``baseline_parsed``/``_correct``/``_accuracy``,
-        ``candidate_parsed``/``_correct``/``_accuracy`` (in [0, 1]), ``delta_accuracy`` (candidate − baseline)
-        with ``delta_low``/``delta_high`` (paired percentile bootstrap over items), ``mcnemar_b`` (baseline right,
-        candidate wrong), ``mcnemar_c``, ``mcnemar_p``, ``flagged`` (bool).
-    overall : DataFrame, one row: the same over every paired reply.
+        ``items_unchanged`` (every paired reply of the item kept its verdict), ``gold_replies``,
+        ``baseline_parsed``/``_correct``/``_accuracy``, ``candidate_parsed``/``_correct``/``_accuracy`` (in
+        [0, 1]), ``delta_accuracy`` (candidate − baseline) with ``delta_low``/``delta_high`` (paired item bootstrap),
+        ``mcnemar_b`` (items the baseline got more right), ``mcnemar_c``, ``mcnemar_p``.
+    overall : DataFrame, one row: the same over every paired reply, gated on its own.
     flips : DataFrame, long: ``by`` + ``verdict_baseline`` + ``verdict_candidate`` (NA shown as ``unparsed``) +
         ``count``.
     pairs : DataFrame, one row per paired reply (see :func:`pair_verdicts`).
@@ -389,16 +383,18 @@ class DriftReport:
         t = f.pivot_table(index="verdict_baseline", columns="verdict_candidate", values="count", aggfunc="sum",
                           fill_value=0)
         labels = sorted(set(t.index) | set(t.columns), key=_label_order)
-        return t.reindex(index=labels, columns=labels, fill_value=0).astype(int)
+        t = t.reindex(index=labels, columns=labels, fill_value=0).astype(int)
+        t.index.name, t.columns.name = "baseline verdict", "candidate verdict"
+        return t
 
     def summary(self) -> str:
         o = self.overall.iloc[0]
         lines = [f"baseline {self.baseline_judge} vs candidate {self.candidate_judge}: {o['replies']} paired "
                  f"replies on {o['items']} items ({self.baseline_only} baseline-only, {self.candidate_only} "
                  f"candidate-only replies not compared)",
-                 f"agreement {o['agreement']:.4f}, kappa {o['kappa']:.3f}, changed {o['changed']} of "
-                 f"{o['both_parsed']}; " + (f"accuracy {o['baseline_accuracy']:.4f} -> {o['candidate_accuracy']:.4f}"
-                                            if o["gold_replies"] else "no gold labels"),
+                 f"changed {o['changed']} of {o['both_parsed']} verdicts (flip rate {o['flip_rate']:.1%}), kappa "
+                 f"{o['kappa']:.3f}; " + (f"accuracy {o['baseline_accuracy']:.1%} -> {o['candidate_accuracy']:.1%}"
+                                          if o["gold_replies"] else "no gold labels"),
                  self.gate.summary()]
         return "\n".join(lines)
 
@@ -409,8 +405,8 @@ def _label_order(x: str) -> tuple[int, str]:
 
 
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str] | None = DEFAULT_BY,
-            match_on: Sequence[str] = MATCH_ON, tolerance: float = DEFAULT_TOLERANCE, metric: str = "auto",
-            confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> DriftReport:
+            match_on: Sequence[str] = MATCH_ON, tolerance: float = DEFAULT_TOLERANCE, alpha: float = 0.05,
+            adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> DriftReport:
     """Drift of a candidate judge against a baseline judge on the same requests, per group, with the gate.
 
     Parameters
@@ -419,10 +415,8 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     by : grouping columns (default ``("subset", "strategy")``; add ``"rubric"`` when the tables carry it;
         ``()`` = one group).
     match_on : columns pairing the replies (default :data:`MATCH_ON`).
-    tolerance : the gate's tolerance, a proportion in [0, 1] (default 0.05, MeowKit rule 6).
-    metric : ``"auto"`` (``"accuracy"`` when any paired reply has gold, else ``"flip_rate"``), ``"accuracy"`` or
-        ``"flip_rate"`` — see :func:`gate`.
-    confidence, n_resamples, seed : interval settings (Wilson; bootstrap over items, ``n_resamples=0`` skips it).
+    tolerance, alpha, adjust : the gate (:func:`gate`; MeowKit's tolerance 0.05 = 5% of verdicts changed).
+    confidence, n_resamples, seed : interval settings (item-cluster; ``n_resamples=0`` skips the bootstraps).
 
     Returns
     -------
@@ -431,20 +425,16 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     Raises
     ------
     DataError
-        See :func:`pair_verdicts`. EvallabError for a bad tolerance or metric.
+        See :func:`pair_verdicts`. EvallabError for a bad tolerance, alpha or adjustment.
     """
-    if metric not in METRICS:
-        raise EvallabError(f"metric={metric!r}; expected one of {list(METRICS)}")
     by = list(by or [])
     pairs = pair_verdicts(baseline, candidate, match_on=match_on, by=by)
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     groups = summarize_pairs(pairs, by, **kw)
     overall = summarize_pairs(pairs, [], **kw)
-    if metric == "auto":
-        metric = "accuracy" if pairs["gold"].notna().any() else "flip_rate"
-    g = gate(groups, tolerance=tolerance, metric=metric, by=by)
-    groups["flagged"] = groups["group"].isin(g.names)
-    overall["flagged"] = False
+    g = gate(groups, overall, tolerance=tolerance, alpha=alpha, adjust=adjust, by=by)
+    groups = groups.drop(columns=["_num", "_den"])
+    overall = overall.drop(columns=["_num", "_den"])
     fl = pairs.assign(verdict_baseline=pairs["verdict_baseline"].fillna(UNPARSED),
                       verdict_candidate=pairs["verdict_candidate"].fillna(UNPARSED))
     flips = fl.groupby(by + ["verdict_baseline", "verdict_candidate"], dropna=False, observed=True).size() \

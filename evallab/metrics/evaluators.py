@@ -1,10 +1,25 @@
-"""AlpacaEval-style evaluator metrics, win rates and rank agreement between judges.
+"""AlpacaEval-style evaluator metrics, win rates (raw and length-controlled) and rank agreement between judges.
 
-- :func:`evaluator_metrics` — AlpacaEval's evaluator-leaderboard columns where the data allows: P(prefer output 1),
-  P(prefer the output shown first), P(prefer longer) (Dubois et al. 2023; ``alpaca_eval/analyze.py``).
-- :func:`judge_pair_agreement` — agreement between annotator configurations on the same pairs.
-- :func:`win_rates`, :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`
-  — the judge-swap effect on rankings (Kendall's tau, ``scipy.stats.kendalltau``).
+Sources: AlpacaEval (Li, Dubois et al. 2023; ``alpaca_eval/metrics.py`` ``get_winrate`` and ``analyze.py``
+``get_length_biases``) and Dubois et al. (2024), "Length-Controlled AlpacaEval" (the length-controlled win rate).
+
+- :func:`win_rates` — the win rate of output 2 over output 1 per group, from the CONTINUOUS preference where the
+  annotator gives one (AlpacaEval's leaderboard: ``win_rate = mean(preference − 1)``), else 1 / 0 / ½ per win /
+  loss / tie; item-cluster 95% interval.
+- :func:`length_controlled_win_rates` — the win rate with the length difference held at zero: a logistic GLM
+  (statsmodels, binomial family, fractional response) of the preference on an intercept and
+  ``tanh(Δlength / sd(Δlength))``; LC = logistic(intercept). Dubois et al. also fit an instruction-difficulty
+  term shared across models; with one model pair per fit it is absorbed in the intercept (a simplification,
+  stated in the report).
+- :func:`evaluator_metrics` — the evaluator-leaderboard columns the data allows, as measured here:
+  P(prefer output 1) = 2 − mean(preference) (AlpacaEval's definition); on AlpacaEval's pairs output 1 is ALWAYS
+  the baseline model, so it is the baseline's win rate, not a position effect. P(prefer the output shown first)
+  where the shown order is known. P(prefer longer) over pairs whose lengths differ by more than 30 characters
+  (AlpacaEval's ``significant_delta_length``); the longer output is mostly the baseline's
+  (``longer_is_output_1``), so P(prefer longer) is confounded with quality — read it beside the
+  length-controlled win rate.
+- :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement` — the judge-swap
+  effect on rankings (Kendall's tau, ``scipy.stats.kendalltau``), with the number of models n.
 """
 
 from __future__ import annotations
@@ -14,79 +29,166 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+import statsmodels.api as sm
+from scipy.special import expit
 from scipy.stats import kendalltau
 
 from evallab.errors import DataError
 from evallab.metrics import intervals
-from evallab.metrics.drift import check_table, pair_verdicts, summarize_pairs
+from evallab.metrics.design import check_design, groups, not_computable
+
+NAN = float("nan")
+#: AlpacaEval's ``significant_delta_length``
+MIN_LENGTH_GAP = 30
 
 
-def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by: Sequence[str] = ("judge",),
-                      min_length_gap: int = 30, confidence: float = 0.95,
-                      preference: str | None = "score") -> pd.DataFrame:
-    """AlpacaEval's evaluator-leaderboard columns that the data allows, per group.
-
-    Parameters
-    ----------
-    df : tidy pairwise verdict table.
-    items : table keyed by ``item_id`` with ``len_1``/``len_2`` (characters of each output); needed for
-        P(prefer longer) (:func:`evallab.datasets.load_alpaca_eval` gives it).
-    min_length_gap : only pairs whose outputs differ by MORE than this many characters count for P(prefer
-        longer) (AlpacaEval's ``significant_delta_length=30``).
-    preference : column holding AlpacaEval's preference in [1, 2] (1 = output 1 preferred, 2 = output 2; continuous
-        for the weighted, logprob-based annotators — :func:`evallab.datasets.load_alpaca_eval` puts it in
-        ``score``); ``None`` or an absent column: discrete verdicts only.
-
-    Returns
-    -------
-    DataFrame: ``by`` + ``replies``, ``unparsed``, ``ties``, ``p_prefer_output_1`` in [0, 1] = AlpacaEval's
-    ``2 − mean(preference)`` over parsed replies: a reply's preference is taken from ``preference`` where it is
-    not NA, else from its discrete verdict (``1`` → 1, ``2`` → 0, ``tie`` → 0.5 preferring output 1),
-    ``continuous`` (parsed replies whose preference came from the column),
-    ``shown_known`` (decisive replies whose shown order is known: ``order`` ab/ba, or a ``shown_first`` column),
-    ``p_prefer_shown_first`` (+ Wilson ``_low``/``_high``; 0.5 = no position preference),
-    ``longer_pairs`` (decisive replies on pairs with a length gap), ``p_prefer_longer`` (+ Wilson).
+def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -> pd.Series:
+    """Per reply, the preference for output 2 in [0, 1]: ``preference − 1`` from the column where it is present
+    (AlpacaEval: 1 = output 1 preferred, 2 = output 2, 1.5 = tie; continuous for weighted annotators), else from the
+    discrete verdict (``2`` → 1, ``1`` → 0, ``tie`` → ½); NaN for an unparsed reply.
 
     Raises
     ------
     DataError
-        When a parsed reply's ``preference`` value lies outside [1, 2] (the column is then not AlpacaEval's
-        preference, e.g. LLMBar's rating difference in ``score``: pass ``preference=None``).
-
-    Notes
-    -----
-    AlpacaEval's ``get_length_biases`` counts a tie (preference 1.5) as preferring output 2; here ties are left
-    out of P(prefer longer). On AlpacaEval's bundled pairs output 1 is always the baseline model, so
-    ``p_prefer_output_1`` is the preference for the baseline, not a position effect; the position effect is
-    ``p_prefer_shown_first``.
+        A parsed reply's ``preference`` outside [1, 2] (then the column is not AlpacaEval's preference — e.g.
+        LLMBar's rating difference in ``score``: pass ``preference=None``).
     """
-    by = list(by)
-    d = df.copy()
-    v = d["verdict"]
-    dec = v.isin(["1", "2"])
-    d["_n1"] = (v == "1").fillna(False).astype(float) + 0.5 * (v == "tie").fillna(False).astype(float)
-    d["_ok"] = v.notna()
-    d["_cont"] = False
-    if preference and preference in d.columns:
-        pref = pd.to_numeric(d[preference], errors="coerce").astype(float)
-        use = d["_ok"] & pref.notna()
+    v = df["verdict"]
+    x = v.map({"2": 1.0, "1": 0.0, "tie": 0.5}).astype(float)
+    if preference and preference in df.columns:
+        pref = pd.to_numeric(df[preference], errors="coerce").astype(float)
+        use = v.notna() & pref.notna()
         bad = use & ~pref.between(1.0, 2.0)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise DataError(f"{preference}={pref.iloc[i]!r} is not a preference in [1, 2] (AlpacaEval: 1 = output 1 "
-                            f"preferred, 2 = output 2); pass preference=None to use the discrete verdicts only",
-                            row=i, column=preference)
-        d.loc[use, "_n1"] = 2.0 - pref[use]
-        d["_cont"] = use
-    d["_tie"] = (v == "tie").fillna(False)
-    if "shown_first" in d.columns:
-        sf = d["shown_first"].astype("string")
+                            "preferred, 2 = output 2); pass preference=None to use the discrete verdicts only",
+                            row=i + 1, column=preference)
+        x = x.where(~use, pref - 1.0)
+    return x.where(v.notna())
+
+
+def _item(d: pd.DataFrame) -> pd.Series:
+    return d["dataset"].astype(str) + "\x1f" + d["item_id"].astype(str)
+
+
+def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *, preference: str | None = "score",
+              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Win rate of output 2 over output 1 per group (AlpacaEval's ``win_rate`` / 100).
+
+    Returns
+    -------
+    DataFrame: ``by`` + ``parsed``, ``unparsed``, ``wins`` (verdict 2), ``losses``, ``ties``, ``continuous``
+    (replies whose preference came from the column), ``win_rate`` in [0, 1] = mean preference for output 2
+    (:func:`preference_of_output_2`), ``low``/``high`` (item-cluster interval; Wilson for discrete one-reply items).
+    """
+    by = list(by)
+    check_design(df, by)
+    d = df.assign(_x=preference_of_output_2(df, preference))
+    cont = d["verdict"].notna()
+    if preference and preference in d.columns:
+        cont &= pd.to_numeric(d[preference], errors="coerce").notna()
     else:
-        sf = pd.Series(pd.NA, index=d.index, dtype="string")
+        cont &= False
+    d["_cont"] = cont
+    rows = []
+    for key, g in groups(d, by):
+        ok = g[g["_x"].notna()]
+        per = ok.assign(_n=1.0).groupby(_item(ok))[["_x", "_n"]].sum()
+        lo, hi = intervals.ratio_interval(per["_x"], per["_n"], n_resamples=n_resamples, confidence=confidence,
+                                          seed=seed) if len(per) else (NAN, NAN)
+        rows.append(dict(key, parsed=len(ok), unparsed=int(g["_x"].isna().sum()),
+                         wins=int((ok["verdict"] == "2").sum()), losses=int((ok["verdict"] == "1").sum()),
+                         ties=int((ok["verdict"] == "tie").sum()), continuous=int(ok["_cont"].sum()),
+                         win_rate=float(ok["_x"].mean()) if len(ok) else NAN, low=lo, high=hi,
+                         note="" if len(ok) else not_computable("no parsed reply")))
+    return pd.DataFrame(rows)
+
+
+def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"),
+                                *, preference: str | None = "score", confidence: float = 0.95) -> pd.DataFrame:
+    """Length-controlled win rate of output 2 per group (Dubois et al. 2024, simplified: see the module docstring).
+
+    Parameters
+    ----------
+    items : keyed by ``item_id`` with ``len_1``/``len_2`` (characters of each output), e.g.
+        :func:`evallab.datasets.load_alpaca_eval`'s items.
+
+    Returns
+    -------
+    DataFrame: ``by`` + ``pairs``, ``win_rate`` (raw, for comparison), ``lc_win_rate`` in [0, 1] with
+    ``lc_low``/``lc_high`` (Wald interval of the intercept with a heteroskedasticity-robust HC0 covariance, mapped
+    through the logistic function), ``length_coef`` (the tanh(Δlength/sd) coefficient, log-odds), ``note``.
+
+    Raises
+    ------
+    DataError
+        ``items`` without ``len_1``/``len_2``.
+    """
+    need = [c for c in ("item_id", "len_1", "len_2") if c not in items.columns]
+    if need:
+        raise DataError(f"items lack column(s) {need} needed for the length-controlled win rate", column=need[0])
+    by = list(by)
+    check_design(df, by)
+    lens = items.drop_duplicates("item_id").set_index("item_id")[["len_1", "len_2"]].astype(float)
+    d = df.assign(_x=preference_of_output_2(df, preference),
+                  _dl=df["item_id"].map(lens["len_2"]).astype(float) - df["item_id"].map(lens["len_1"]).astype(float))
+    z = intervals.z_value(confidence)
+    rows = []
+    for key, g in groups(d, by):
+        ok = g[g["_x"].notna() & g["_dl"].notna()]
+        r = dict(key, pairs=len(ok), win_rate=float(ok["_x"].mean()) if len(ok) else NAN, lc_win_rate=NAN,
+                 lc_low=NAN, lc_high=NAN, length_coef=NAN, note="")
+        sd = float(ok["_dl"].std()) if len(ok) > 2 else 0.0
+        if len(ok) < 10 or not sd > 0 or ok["_x"].nunique() < 2:
+            r["note"] = not_computable("needs 10 or more parsed pairs with varied lengths and verdicts")
+            rows.append(r)
+            continue
+        X = np.column_stack([np.ones(len(ok)), np.tanh(ok["_dl"].to_numpy() / sd)])
+        fit = sm.GLM(ok["_x"].to_numpy(float), X, family=sm.families.Binomial()).fit(cov_type="HC0")
+        b0, se0 = float(fit.params[0]), float(fit.bse[0])
+        r.update(lc_win_rate=float(expit(b0)), lc_low=float(expit(b0 - z * se0)), lc_high=float(expit(b0 + z * se0)),
+                 length_coef=float(fit.params[1]))
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by: Sequence[str] = ("judge",),
+                      min_length_gap: int = MIN_LENGTH_GAP, confidence: float = 0.95, n_resamples: int = 1000,
+                      seed: int = 0, preference: str | None = "score") -> pd.DataFrame:
+    """AlpacaEval's evaluator-leaderboard columns that the data allows, per group (definitions and the confounds
+    in the module docstring).
+
+    Parameters
+    ----------
+    items : keyed by ``item_id`` with ``len_1``/``len_2``; needed for P(prefer longer).
+    min_length_gap : only pairs whose outputs differ by MORE than this many characters count for P(prefer longer).
+    preference : the column holding AlpacaEval's preference in [1, 2] (``None``: discrete verdicts only).
+
+    Returns
+    -------
+    DataFrame: ``by`` + ``replies``, ``unparsed``, ``ties``, ``continuous``, ``p_prefer_output_1`` in [0, 1]
+    (+ ``_low``/``_high``); ``shown_known`` (decisive replies whose shown order is known: ``order`` ab/ba or a
+    ``shown_first`` column), ``p_prefer_shown_first`` (+ ``_low``/``_high``; 0.5 = no position preference);
+    ``longer_pairs`` (decisive replies on pairs with a length gap), ``longer_is_output_1`` (share of those pairs
+    whose longer output is output 1), ``p_prefer_longer`` (+ ``_low``/``_high``); ``note``. Intervals resample
+    items.
+    """
+    by = list(by)
+    check_design(df, by)
+    d = df.copy()
+    v = d["verdict"]
+    dec = v.isin(["1", "2"]).fillna(False)
+    d["_n1"] = 1.0 - preference_of_output_2(d, preference)
+    d["_tie"] = (v == "tie").fillna(False)
+    d["_cont"] = v.notna() & (pd.to_numeric(d[preference], errors="coerce").notna()
+                              if preference and preference in d.columns else False)
+    sf = d["shown_first"].astype("string") if "shown_first" in d.columns else pd.Series(pd.NA, index=d.index,
+                                                                                            dtype="string")
     sf = sf.fillna(d["order"].map({"ab": "1", "ba": "2"}).astype("string"))
     known = dec & sf.notna()
-    d["_sk"] = known
-    d["_sf"] = (known & (v == sf)).fillna(False)
+    d["_sk"] = known.astype(float)
+    d["_sf"] = (known & (v == sf)).fillna(False).astype(float)
     if items is not None:
         need = [c for c in ("item_id", "len_1", "len_2") if c not in items.columns]
         if need:
@@ -94,74 +196,43 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         lens = items.drop_duplicates("item_id").set_index("item_id")[["len_1", "len_2"]].astype(float)
         l1 = d["item_id"].map(lens["len_1"]).astype(float)
         l2 = d["item_id"].map(lens["len_2"]).astype(float)
-        gap = (l1 - l2).abs() > min_length_gap
+        gap = ((l1 - l2).abs() > min_length_gap).fillna(False)
         longer = pd.Series(np.where(l1 > l2, "1", "2"), index=d.index)
-        d["_lk"] = (dec & gap).fillna(False)
-        d["_ll"] = (d["_lk"] & (v == longer)).fillna(False)
+        d["_lk"] = (dec & gap).astype(float)
+        d["_ll"] = (dec & gap & (v == longer)).fillna(False).astype(float)
+        d["_l1"] = (dec & gap & (l1 > l2)).astype(float)
     else:
-        d["_lk"] = d["_ll"] = False
+        d["_lk"] = d["_ll"] = d["_l1"] = 0.0
+    d["_ok"] = v.notna().astype(float)
+    d["_item"] = _item(d)
+    kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = []
-    for key, g in d.groupby(by, dropna=False, observed=True, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        r = dict(zip(by, key, strict=True))
-        ok = int(g["_ok"].sum())
-        sk, sfk = int(g["_sk"].sum()), int(g["_sf"].sum())
-        lk, ll = int(g["_lk"].sum()), int(g["_ll"].sum())
-        r.update(replies=len(g), unparsed=len(g) - ok, ties=int(g["_tie"].sum()),
-                 p_prefer_output_1=float(g.loc[g["_ok"], "_n1"].mean()) if ok else np.nan,
-                 continuous=int(g["_cont"].sum()),
-                 shown_known=sk, p_prefer_shown_first=sfk / sk if sk else np.nan)
-        r["p_prefer_shown_first_low"], r["p_prefer_shown_first_high"] = intervals.wilson(sfk, sk, confidence)
-        r.update(longer_pairs=lk, p_prefer_longer=ll / lk if lk else np.nan)
-        r["p_prefer_longer_low"], r["p_prefer_longer_high"] = intervals.wilson(ll, lk, confidence)
+    for key, g in groups(d, by):
+        per = g.assign(_n1=g["_n1"].fillna(0.0)).groupby("_item")[["_n1", "_ok", "_sf", "_sk", "_ll", "_lk",
+                                                                     "_l1"]].sum()
+        ok = int(per["_ok"].sum())
+        r = dict(key, replies=len(g), unparsed=len(g) - ok, ties=int(g["_tie"].sum()),
+                 continuous=int(g["_cont"].sum()))
+        r["p_prefer_output_1"] = float(per["_n1"].sum() / ok) if ok else NAN
+        r["p_prefer_output_1_low"], r["p_prefer_output_1_high"] = intervals.ratio_interval(per["_n1"], per["_ok"],
+                                                                                           **kw)
+        sk, lk = int(per["_sk"].sum()), int(per["_lk"].sum())
+        r["shown_known"] = sk
+        r["p_prefer_shown_first"] = float(per["_sf"].sum() / sk) if sk else NAN
+        r["p_prefer_shown_first_low"], r["p_prefer_shown_first_high"] = intervals.ratio_interval(
+            per["_sf"], per["_sk"], **kw)
+        r["longer_pairs"] = lk
+        r["longer_is_output_1"] = float(per["_l1"].sum() / lk) if lk else NAN
+        r["p_prefer_longer"] = float(per["_ll"].sum() / lk) if lk else NAN
+        r["p_prefer_longer_low"], r["p_prefer_longer_high"] = intervals.ratio_interval(per["_ll"], per["_lk"], **kw)
+        notes = []
+        if not sk:
+            notes.append(not_computable("P(prefer shown first) needs the shown order"))
+        if items is None:
+            notes.append(not_computable("P(prefer longer) needs output lengths"))
+        r["note"] = "; ".join(notes)
         rows.append(r)
     return pd.DataFrame(rows)
-
-
-def judge_pair_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
-                         match_on: Sequence[str] = ("dataset", "item_id", "anchor_set", "order", "sample"),
-                         confidence: float = 0.95) -> pd.DataFrame:
-    """Agreement of every pair of judges (annotator configurations) on the replies both parsed.
-
-    The default ``match_on`` leaves out ``strategy`` so that two prompts of one model pair up (prompt drift).
-
-    Returns
-    -------
-    DataFrame, one row per pair (a, b) with a before b in ``judges`` order: ``judge_a``, ``judge_b``, ``items``,
-    ``both_parsed``, ``same``, ``agreement`` (+ Wilson), ``kappa`` (+ asymptotic interval), ``changed``.
-    """
-    df = check_table(df, "verdicts")
-    judges = list(judges) if judges else sorted(df["judge"].dropna().unique())
-    rows = []
-    for a, b in combinations(judges, 2):
-        try:
-            p = pair_verdicts(df[df["judge"] == a], df[df["judge"] == b], match_on=match_on, by=[])
-        except DataError as exc:
-            if "no reply in common" not in str(exc):
-                raise
-            continue
-        s = summarize_pairs(p, [], confidence=confidence, n_resamples=0, seed=0).iloc[0]
-        rows.append(dict(judge_a=a, judge_b=b, items=s["items"], both_parsed=s["both_parsed"], same=s["same"],
-                         agreement=s["agreement"], agreement_low=s["agreement_low"],
-                         agreement_high=s["agreement_high"], kappa=s["kappa"], kappa_low=s["kappa_low"],
-                         kappa_high=s["kappa_high"], changed=s["changed"]))
-    return pd.DataFrame(rows)
-
-
-def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2")) -> pd.DataFrame:
-    """Discrete win rate of output 2 per group (AlpacaEval's ``discrete_win_rate`` / 100).
-
-    Returns ``by`` + ``parsed``, ``wins`` (verdict 2), ``losses`` (verdict 1), ``ties``, ``win_rate`` in [0, 1]
-    (wins + ties/2 over parsed) and ``standard_error`` (of that mean over replies).
-    """
-    by = list(by)
-    d = df[df["verdict"].notna()]
-    x = d["verdict"].map({"2": 1.0, "1": 0.0, "tie": 0.5}).astype(float)
-    d = d.assign(_x=x, _w=(x == 1).astype(int), _l=(x == 0).astype(int), _t=(x == 0.5).astype(int))
-    out = d.groupby(by, observed=True, sort=True).agg(parsed=("_x", "size"), wins=("_w", "sum"),
-                                                      losses=("_l", "sum"), ties=("_t", "sum"),
-                                                      win_rate=("_x", "mean"), standard_error=("_x", "sem"))
-    return out.reset_index()
 
 
 def rank_correlation(a: pd.Series, b: pd.Series) -> dict:
@@ -187,7 +258,7 @@ def win_rate_rank_agreement(df: pd.DataFrame, *, entity: str = "generator_2") ->
     DataFrame: ``judge_a``, ``judge_b``, ``n`` (common entities), ``tau``, ``pvalue``, ``max_shift`` (largest
     |win rate b − win rate a| over common entities, in [0, 1]) and ``max_shift_entity``.
     """
-    w = win_rates(df, by=("judge", entity)).pivot(index=entity, columns="judge", values="win_rate")
+    w = win_rates(df, by=("judge", entity), n_resamples=0).pivot(index=entity, columns="judge", values="win_rate")
     rows = []
     for a, b in combinations(sorted(w.columns), 2):
         r = rank_correlation(w[a], w[b])

@@ -51,11 +51,14 @@ def _prep(df: pd.DataFrame) -> pd.DataFrame:
     gf = parsed & (g == "fail")
     d["_gf_n"] = gf.fillna(False).astype(int)
     d["_gf_pass"] = (gf & (v == "pass")).fillna(False).astype(int)
+    gp = parsed & (g == "pass")
+    d["_gp_n"] = gp.fillna(False).astype(int)
+    d["_gp_pass"] = (gp & (v == "pass")).fillna(False).astype(int)
     d["_v"] = v
     return d
 
 
-_CNT = ["_parsed", "_pass", "_gold_n", "_correct", "_gf_n", "_gf_pass"]
+_CNT = ["_parsed", "_pass", "_gold_n", "_correct", "_gf_n", "_gf_pass", "_gp_n", "_gp_pass"]
 
 
 def _per_item(g: pd.DataFrame) -> pd.DataFrame:
@@ -69,28 +72,34 @@ def _r(num: np.ndarray, den: np.ndarray) -> float:
 
 def _boot(arrays: Sequence[np.ndarray], fn, *, n_resamples: int, confidence: float, seed: int
           ) -> tuple[float, float]:
-    """Percentile bootstrap over items (rows resampled jointly across ``arrays``):
-    :func:`evallab.metrics.intervals.bootstrap_paired`; NaN when the statistic itself is undefined on the data."""
+    """Percentile bootstrap over items of ``fn`` of the per-item count columns ``arrays`` (resampled jointly,
+    :func:`evallab.metrics.intervals.bootstrap_sums`); NaN when the statistic itself is undefined on the data."""
+    sums = np.column_stack([np.asarray(a, dtype=float) for a in arrays])
     with np.errstate(invalid="ignore", divide="ignore"):
-        point = fn(*[np.asarray(a, dtype=float) for a in arrays], axis=-1)
+        point = fn(sums.sum(0))
     if not np.isfinite(point):
         return NAN, NAN
-    return stats.bootstrap_paired(arrays, fn, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    if len(arrays) == 2:
+        return stats.ratio_interval(sums[:, 0], sums[:, 1], n_resamples=n_resamples, confidence=confidence,
+                                    seed=seed)
+    if len(arrays) == 4 and fn is _diff_fn:
+        return stats.ratio_difference_interval(*sums.T, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return stats.bootstrap_sums(sums, fn, n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
-def _ratio_fn(n, d, axis=-1):
-    s = d.sum(axis)
-    return np.where(s > 0, n.sum(axis) / np.where(s > 0, s, 1), np.nan)
+def _ratio_fn(t):
+    n, d = t[..., 0], t[..., 1]
+    return np.where(d > 0, n / np.where(d > 0, d, 1), np.nan)
 
 
-def _inflation_fn(nv, dv, nb, db, axis=-1):
-    rv, rb = _ratio_fn(nv, dv, axis), _ratio_fn(nb, db, axis)
+def _inflation_fn(t):
+    rv, rb = _ratio_fn(t[..., :2]), _ratio_fn(t[..., 2:])
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(rb > 0, rv / np.where(rb > 0, rb, 1) - 1, np.nan)
 
 
-def _diff_fn(nv, dv, nb, db, axis=-1):
-    return _ratio_fn(nv, dv, axis) - _ratio_fn(nb, db, axis)
+def _diff_fn(t):
+    return _ratio_fn(t[..., :2]) - _ratio_fn(t[..., 2:])
 
 
 def _majority(g: pd.DataFrame) -> pd.Series:
@@ -151,7 +160,7 @@ def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: f
             it = _per_item(gv)
             r = dict(key, anchor_set=v, items=len(it), replies=len(gv), unparsed=int(len(gv) - gv["_parsed"].sum()),
                      passes=int(it["_pass"].sum()), pass_rate=_r(it["_pass"].to_numpy(), it["_parsed"].to_numpy()))
-            r["pass_rate_low"], r["pass_rate_high"] = stats.bootstrap_ratio(
+            r["pass_rate_low"], r["pass_rate_high"] = stats.ratio_interval(
                 it["_pass"].to_numpy(), it["_parsed"].to_numpy(), n_resamples=n_resamples, confidence=confidence,
                 seed=seed)
             rows.append(r)
@@ -161,7 +170,13 @@ def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: f
 def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: Sequence[str] | None = None,
                     by: Sequence[str] = ("judge",), confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> pd.DataFrame:
-    """Inflation, false-pass rate and agreement with gold per anchor set against ``baseline``.
+    """Positive-bias inflation per anchor set against ``baseline``: the change in the false-pass rate on gold-FAIL
+    items and in the pass rate on gold-PASS items, in percentage points with paired intervals (the headline), then
+    the pass-rate ratio (secondary: undefined at a zero baseline and dependent on it).
+
+    MeowKit (spec 001, "PASS / WARN / FAIL Anchors") reports "40–60% positive bias inflation when evaluators saw
+    only PASS examples"; a pass-rate ratio mixes items that should pass with items that should fail, so evallab
+    splits it by gold.
 
     Each variant is compared with the baseline on the items both were judged on (within each ``by`` group).
 
@@ -176,10 +191,12 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
     Returns
     -------
     DataFrame, one row per group × anchor set (baseline row first, with NaN comparisons):
-        ``items``, ``replies``, ``unparsed``; ``pass_rate`` (+ ``_low``/``_high``); ``inflation`` =
-        pass_rate / baseline pass_rate − 1 (+ ``_low``/``_high``; −1 .. +inf, 0 = none);
+        ``items``, ``replies``, ``unparsed``; ``delta_false_pass`` = false-pass rate − baseline's (gold-FAIL
+        items; + ``_low``/``_high``), ``delta_true_pass`` = pass rate on gold-PASS items − baseline's (+ CI);
         ``false_pass_rate`` = share of parsed replies on gold-FAIL items that are ``pass`` (+ CI);
-        ``delta_false_pass`` vs baseline (+ CI); ``agreement`` = share of parsed replies equal to gold (+ CI);
+        ``true_pass_rate`` = the same on gold-PASS items (+ CI); ``pass_rate`` (all items, + CI); ``inflation`` =
+        pass_rate / baseline pass_rate − 1 (+ CI; −1 .. +inf, NaN at a zero baseline); ``agreement`` = share of
+        parsed replies equal to gold (+ CI);
         ``delta_agreement`` (+ CI); ``mcnemar_b`` (items: variant pass, baseline not pass), ``mcnemar_c``
         (variant not pass, baseline pass), ``mcnemar_p``, ``mcnemar_ties`` — McNemar's exact test on ONE pair per
         item (its samples are not independent): each item's majority verdict across its parsed samples in the
@@ -216,22 +233,22 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
             r = dict(key, anchor_set=v, baseline=baseline, items=len(common), replies=len(gv),
                      unparsed=int(len(gv) - gv["_parsed"].sum()))
             for name, num, den in (("pass_rate", "_pass", "_parsed"), ("false_pass_rate", "_gf_pass", "_gf_n"),
-                                   ("agreement", "_correct", "_gold_n")):
+                                   ("true_pass_rate", "_gp_pass", "_gp_n"), ("agreement", "_correct", "_gold_n")):
                 r[name] = _r(x[num].to_numpy(), x[den].to_numpy())
                 r[f"{name}_low"], r[f"{name}_high"] = _boot([x[num], x[den]], _ratio_fn, **kw)
             arrays = [x["_pass"], x["_parsed"], b["_pass"], b["_parsed"]]
             if v == baseline:
-                for c in ("inflation", "delta_false_pass", "delta_agreement"):
+                for c in ("inflation", "delta_false_pass", "delta_true_pass", "delta_agreement"):
                     r[c] = r[f"{c}_low"] = r[f"{c}_high"] = NAN
                 r["mcnemar_b"] = r["mcnemar_c"] = r["mcnemar_ties"] = 0
                 r["mcnemar_p"] = NAN
             else:
-                r["inflation"] = float(_inflation_fn(*(np.asarray(a, float) for a in arrays)))
+                r["inflation"] = float(_inflation_fn(np.array([np.sum(a) for a in arrays], dtype=float)))
                 r["inflation_low"], r["inflation_high"] = _boot(arrays, _inflation_fn, **kw)
-                for c, num, den in (("delta_false_pass", "_gf_pass", "_gf_n"), ("delta_agreement", "_correct",
-                                                                                 "_gold_n")):
+                for c, num, den in (("delta_false_pass", "_gf_pass", "_gf_n"), ("delta_true_pass", "_gp_pass", "_gp_n"),
+                                    ("delta_agreement", "_correct", "_gold_n")):
                     arr = [x[num], x[den], b[num], b[den]]
-                    r[c] = float(_diff_fn(*(np.asarray(a, float) for a in arr)))
+                    r[c] = float(_diff_fn(np.array([np.sum(a) for a in arr], dtype=float)))
                     r[f"{c}_low"], r[f"{c}_high"] = _boot(arr, _diff_fn, **kw)
                 pv, ties = _paired_verdicts(gv, gb[gb["item_id"].isin(common)])
                 m = stats.mcnemar(int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum()),
@@ -240,7 +257,8 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                 r["mcnemar_ties"] = ties
             rows.append(r)
     cols = [*[c for c in by if c in d.columns], "anchor_set", "baseline", "items", "replies", "unparsed"]
-    for c in ("pass_rate", "inflation", "false_pass_rate", "delta_false_pass", "agreement", "delta_agreement"):
+    for c in ("delta_false_pass", "delta_true_pass", "false_pass_rate", "true_pass_rate", "pass_rate", "inflation",
+              "agreement", "delta_agreement"):
         cols += [c, f"{c}_low", f"{c}_high"]
     cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties"]
     return pd.DataFrame(rows, columns=cols)

@@ -1,95 +1,98 @@
-"""Intervals and tests: thin wrappers over statsmodels and scipy.
+"""Intervals and tests, on the unit that is independent: thin wrappers over statsmodels and scipy.
 
-- :func:`wilson` — Wilson score interval for a proportion (statsmodels ``proportion_confint``; Wilson 1927).
-- :func:`bootstrap_ratio` — percentile bootstrap over items of sum(x)/sum(y) (``scipy.stats.bootstrap``,
-  paired, vectorised): accuracy over a varying number of parsed replies per item.
-- :func:`bootstrap_paired` — percentile bootstrap over items of a vectorised statistic of several per-item arrays
-  resampled jointly (``scipy.stats.bootstrap``, paired); :func:`bootstrap_ratio_difference` — its use for the
-  paired difference of two ratios (e.g. accuracy of a candidate minus a baseline on the same items).
-- :func:`bootstrap_items` — percentile bootstrap over items of any statistic of resampled item indices.
+Every figure evallab reports from several replies per item (both presentation orders, several samples, several
+criteria) is a ratio of sums over items; its interval resamples the ITEM (the cluster), never the reply.
+
+- :func:`wilson` — Wilson score interval for k of n independent units (statsmodels ``proportion_confint``;
+  Wilson 1927).
+- :func:`ratio_interval` — a proportion built from per-cluster counts: Wilson when every cluster holds at most one
+  reply, else a percentile cluster bootstrap of ``sum(num) / sum(den)`` (``scipy.stats.bootstrap``, clusters
+  resampled with replacement).
+- :func:`bootstrap_sums` — the engine behind it: any statistic of the column totals of per-cluster sums,
+  percentile bootstrap over clusters (paired: every column resampled together), vectorised.
+- :func:`ratio_difference_interval` — paired difference of two ratios on the same clusters.
+- :func:`ratio_test_greater` — one-sided test of H0: ratio ≤ threshold with a cluster-robust (sandwich) standard
+  error of the ratio estimator (Cochran 1977, §6.4; exact binomial when every cluster holds one reply).
 - :func:`mcnemar` — McNemar's test on the discordant counts of a paired 2×2 table (statsmodels; exact binomial
   when b + c < 25, chi-square with continuity correction otherwise).
+- :func:`adjust_pvalues` — Holm or Benjamini–Hochberg across groups (statsmodels ``multipletests``).
+
+Coverage of each interval at its nominal level is checked by simulation (``make coverage``,
+``benchmarks/coverage.py``).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
+from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from evallab.errors import EvallabError
+
 NAN = float("nan")
+#: p-value adjustments accepted by :func:`adjust_pvalues`
+ADJUSTMENTS = {"holm": "holm", "bh": "fdr_bh", "none": None}
 
 
-def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for ``k`` successes of ``n``; ``(nan, nan)`` when ``n == 0``. Bounds in [0, 1]."""
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise EvallabError(f"confidence={confidence}; expected a level strictly between 0 and 1 (e.g. 0.95)")
+
+
+def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes of ``n`` independent units; ``(nan, nan)`` when ``n == 0``.
+
+    Bounds in [0, 1]. Source: Wilson (1927); statsmodels ``proportion_confint(method="wilson")``.
+    """
+    _check_confidence(confidence)
     if n <= 0:
         return NAN, NAN
-    lo, hi = proportion_confint(int(k), int(n), alpha=1 - confidence, method="wilson")
+    lo, hi = proportion_confint(int(round(k)), int(round(n)), alpha=1 - confidence, method="wilson")
     return float(lo), float(hi)
 
 
-def _ci(res) -> tuple[float, float]:
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def bootstrap_ratio(num: np.ndarray, den: np.ndarray, *, n_resamples: int = 1000, confidence: float = 0.95,
-                    seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``sum(num) / sum(den)``, resampling items (rows) with replacement.
+def bootstrap_sums(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, n_resamples: int = 1000,
+                   confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(totals)`` over clusters.
 
     Parameters
     ----------
-    num, den : arrays of shape (n_items,)
-        Per-item numerator (e.g. correct replies, 0..2) and denominator (e.g. parsed replies, 0..2).
+    sums : array of shape (n_clusters, k)
+        Per-cluster sums (e.g. per item: correct replies, parsed replies).
+    statistic : callable
+        Maps totals of shape (..., k) — the column sums of a resample of clusters — to values of shape (...);
+        must be vectorised over the leading axes and may return NaN (such resamples are left out).
+    n_resamples, confidence, seed : resamples (``<= 0``: no interval), level in (0, 1), seed of
+        ``numpy.random.default_rng``.
 
     Returns
     -------
-    (low, high) : floats; ``(nan, nan)`` with fewer than 2 items or a zero denominator. When every item has the
-    same ratio (e.g. all replies correct) the bootstrap distribution is a single point, which would claim false
-    certainty; the Wilson interval of the pooled counts is returned instead.
+    (low, high) : floats; ``(nan, nan)`` with fewer than 2 clusters, no resamples or no finite resampled value.
+    Computed with ``scipy.stats.bootstrap(paired=True, vectorized=True, method="percentile")``.
     """
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    if len(num) < 2 or den.sum() == 0 or n_resamples <= 0:
+    _check_confidence(confidence)
+    sums = np.asarray(sums, dtype=float)
+    if sums.ndim != 2:
+        raise EvallabError(f"sums has shape {sums.shape}; expected (n_clusters, k)")
+    if len(sums) < 2 or n_resamples <= 0:
         return NAN, NAN
-    if np.all(num * den.sum() == den * num.sum()):  # degenerate bootstrap: fall back to Wilson
-        return wilson(int(round(num.sum())), int(round(den.sum())), confidence)
+    cols = tuple(sums.T)
 
-    def stat(x, y, axis=-1):
-        s = y.sum(axis=axis)
-        return np.where(s > 0, x.sum(axis=axis) / np.where(s > 0, s, 1), np.nan)
+    def stat(*c, axis=-1):
+        return statistic(np.stack([x.sum(axis=axis) for x in c], axis=-1))
 
-    return bootstrap_paired((num, den), stat, n_resamples=n_resamples, confidence=confidence, seed=seed)
-
-
-def bootstrap_paired(arrays, statistic: Callable, *, n_resamples: int = 1000, confidence: float = 0.95,
-                     seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic(*arrays, axis=-1)``, resampling items (rows of every array
-    jointly) with replacement — ``scipy.stats.bootstrap(paired=True, vectorized=True)``.
-
-    Parameters
-    ----------
-    arrays : sequence of arrays of shape (n_items,)
-    statistic : vectorised function of the arrays and ``axis``; may return NaN for some resamples.
-
-    Returns
-    -------
-    (low, high) : floats; percentiles of the finite resampled values when some are undefined; ``(nan, nan)``
-    with fewer than 2 items, ``n_resamples <= 0`` or no finite resample.
-    """
-    arrays = tuple(np.asarray(a, dtype=float) for a in arrays)
-    if len(arrays[0]) < 2 or n_resamples <= 0:
-        return NAN, NAN
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", sps.DegenerateDataWarning)
-        res = sps.bootstrap(arrays, statistic, paired=True, vectorized=True, n_resamples=n_resamples,
+        res = sps.bootstrap(cols, stat, paired=True, vectorized=True, n_resamples=n_resamples,
                             confidence_level=confidence, method="percentile",
                             random_state=np.random.default_rng(seed))
-    lo, hi = _ci(res)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(lo) and np.isfinite(hi)):  # some resamples undefined: percentiles of the defined ones
         dist = np.asarray(res.bootstrap_distribution, dtype=float)
         dist = dist[np.isfinite(dist)]
         if len(dist) == 0:
@@ -99,57 +102,98 @@ def bootstrap_paired(arrays, statistic: Callable, *, n_resamples: int = 1000, co
     return lo, hi
 
 
-def _ratio_difference(n1, d1, n0, d0, axis=-1):
-    return n1.sum(axis) / d1.sum(axis) - n0.sum(axis) / d0.sum(axis)
+def _ratio(t: np.ndarray) -> np.ndarray:
+    num, den = t[..., 0], t[..., 1]
+    return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
-def bootstrap_ratio_difference(num1, den1, num0, den0, *, n_resamples: int = 1000, confidence: float = 0.95,
-                               seed: int = 0) -> tuple[float, float]:
-    """Paired percentile bootstrap over items of ``sum(num1)/sum(den1) − sum(num0)/sum(den0)``.
+def ratio_interval(num: Sequence[float], den: Sequence[float], *, n_resamples: int = 1000,
+                   confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Interval of ``sum(num) / sum(den)`` where each position is one cluster (item, or skill).
 
-    All four arrays have shape (n_items,) and hold the same items in the same order (e.g. correct and parsed
-    replies of a candidate judge, then of a baseline). See :func:`bootstrap_paired`.
+    Parameters
+    ----------
+    num, den : arrays of shape (n_clusters,)
+        Per-cluster counts, e.g. correct and parsed replies of one item (both orders, every sample).
+
+    Returns
+    -------
+    (low, high) in [0, 1] for a proportion. When every cluster holds at most one binary reply (``den <= 1`` and
+    ``num`` in {0, 1}) the units are independent and the Wilson interval of the totals is returned; otherwise a percentile cluster bootstrap
+    (:func:`bootstrap_sums`). When every cluster has the same ratio the bootstrap would collapse to a point and
+    claim false certainty: the Wilson interval with the cluster count as n is returned instead.
+    ``(nan, nan)`` when ``sum(den) == 0``.
     """
-    return bootstrap_paired((num1, den1, num0, den0), _ratio_difference, n_resamples=n_resamples,
-                            confidence=confidence, seed=seed)
-
-
-def bootstrap_items(statistic: Callable[[np.ndarray], float], n_items: int, *, n_resamples: int = 1000,
-                    confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic(idx)`` over resampled item indices.
-
-    ``statistic`` receives an int array of shape (n_items,) — item indices drawn with replacement — and returns a
-    float (NaN allowed: such resamples are ignored by taking percentiles of the finite values).
-    Uses ``scipy.stats.bootstrap`` (percentile method) on the index vector.
-    """
-    if n_items < 2 or n_resamples <= 0:
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    use = den > 0
+    num, den = num[use], den[use]
+    if den.sum() == 0:
         return NAN, NAN
-    idx = np.arange(n_items)
+    if den.max() <= 1 and np.isin(num, (0.0, 1.0)).all():
+        return wilson(num.sum(), den.sum(), confidence)
+    if n_resamples <= 0:
+        return NAN, NAN
+    r = num / den
+    if np.allclose(r, r[0]):
+        return wilson(r[0] * len(r), len(r), confidence)
+    return bootstrap_sums(np.column_stack([num, den]), _ratio, n_resamples=n_resamples, confidence=confidence,
+                          seed=seed)
 
-    def stat(i):
-        return statistic(np.asarray(i, dtype=int))
 
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
-        res = sps.bootstrap((idx,), stat, vectorized=False, n_resamples=n_resamples, confidence_level=confidence,
-                            method="percentile", random_state=np.random.default_rng(seed))
-    lo, hi = _ci(res)
-    if np.isnan(lo) or np.isnan(hi):  # some resamples undefined: percentiles of the defined ones
-        dist = np.asarray(res.bootstrap_distribution, dtype=float)
-        dist = dist[np.isfinite(dist)]
-        if len(dist) == 0:
-            return NAN, NAN
-        a = (1 - confidence) / 2
-        lo, hi = np.quantile(dist, [a, 1 - a])
-    return float(lo), float(hi)
+def _ratio_difference(t: np.ndarray) -> np.ndarray:
+    return _ratio(t[..., :2]) - _ratio(t[..., 2:])
+
+
+def ratio_difference_interval(num1, den1, num0, den0, *, n_resamples: int = 1000, confidence: float = 0.95,
+                              seed: int = 0) -> tuple[float, float]:
+    """Paired interval of ``sum(num1)/sum(den1) − sum(num0)/sum(den0)`` over the same clusters.
+
+    All four arrays have shape (n_clusters,) and hold the same clusters in the same order (e.g. per item: correct
+    and parsed replies of a candidate judge, then of a baseline). Percentile cluster bootstrap
+    (:func:`bootstrap_sums`); ``(0, 0)`` when the two sides are identical in every cluster; ``(nan, nan)`` when a
+    side has a zero denominator.
+    """
+    a = np.column_stack([np.asarray(x, dtype=float) for x in (num1, den1, num0, den0)])
+    if a[:, 1].sum() == 0 or a[:, 3].sum() == 0:
+        return NAN, NAN
+    if np.array_equal(a[:, :2], a[:, 2:]):
+        return 0.0, 0.0
+    return bootstrap_sums(a, _ratio_difference, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: float) -> float:
+    """One-sided p-value of H0: ``sum(num)/sum(den) <= threshold`` against ``> threshold``.
+
+    Per-cluster counts as in :func:`ratio_interval`. With at most one reply per cluster: the exact binomial test
+    (``scipy.stats.binomtest``, alternative "greater"). Otherwise a z-test with the cluster-robust standard error of
+    the ratio estimator, ``se² = n/(n−1) · Σ (num_i − r·den_i)² / (Σ den_i)²`` over the n clusters (Cochran 1977,
+    §6.4). NaN when nothing was observed.
+    """
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    use = den > 0
+    num, den = num[use], den[use]
+    total = den.sum()
+    if total == 0:
+        return NAN
+    if den.max() <= 1:
+        return float(sps.binomtest(int(round(num.sum())), int(round(total)), threshold,
+                                   alternative="greater").pvalue)
+    r = num.sum() / total
+    n = len(den)
+    se = float(np.sqrt(n / (n - 1) * np.sum((num - r * den) ** 2)) / total) if n > 1 else 0.0
+    if se == 0:
+        return 0.0 if r > threshold else 1.0
+    return float(sps.norm.sf((r - threshold) / se))
 
 
 def mcnemar(b: int, c: int) -> dict:
-    """McNemar's test of ``b`` vs ``c``, the discordant cells of a paired 2×2 table.
+    """McNemar's test of ``b`` vs ``c``, the discordant cells of a paired 2×2 table (one pair per independent unit).
 
     Returns ``{"b", "c", "statistic", "pvalue", "exact"}``; the exact binomial test when ``b + c < 25``
     (statsmodels ``mcnemar(exact=True)``), else chi-square with continuity correction. ``pvalue`` is 1.0 when
-    ``b + c == 0``.
+    ``b + c == 0``. Source: McNemar (1947).
     """
     b, c = int(b), int(c)
     if b + c == 0:
@@ -157,3 +201,26 @@ def mcnemar(b: int, c: int) -> dict:
     exact = b + c < 25
     r = _sm_mcnemar([[0, b], [c, 0]], exact=exact, correction=True)
     return {"b": b, "c": c, "statistic": float(r.statistic), "pvalue": float(r.pvalue), "exact": exact}
+
+
+def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> np.ndarray:
+    """p-values adjusted for multiplicity across groups: ``"holm"`` (Holm 1979, family-wise error),
+    ``"bh"`` (Benjamini–Hochberg 1995, false discovery rate) or ``"none"`` (statsmodels ``multipletests``).
+
+    NaN entries stay NaN and are not counted as tests. Raises :class:`EvallabError` for an unknown method.
+    """
+    if method not in ADJUSTMENTS:
+        raise EvallabError(f"adjust={method!r}; expected one of {sorted(ADJUSTMENTS)}")
+    p = np.asarray(pvalues, dtype=float)
+    out = p.copy()
+    ok = np.isfinite(p)
+    if ADJUSTMENTS[method] is None or not ok.any():
+        return out
+    out[ok] = multipletests(p[ok], method=ADJUSTMENTS[method])[1]
+    return out
+
+
+def z_value(confidence: float) -> float:
+    """The two-sided normal quantile of ``confidence`` (1.96 at 0.95)."""
+    _check_confidence(confidence)
+    return float(sps.norm.ppf(0.5 + confidence / 2))
