@@ -1,7 +1,8 @@
 """CLI: ``evallab drift --baseline A --candidate B --tolerance 0.05`` and ``evallab drift-replay GOLD ...``.
 
 Registered by :func:`evallab.cli._register` through :func:`register`. Exit status: 0 when the gate passes, 1 when
-it fails (a group moved by more than the tolerance, or nothing could be tested), 2 on bad input (one-line message
+it fails (a group or the whole table changes more than the tolerance of its verdicts beyond chance, or nothing
+could be tested), 2 on bad input (one-line message
 from :func:`evallab.cli.main`).
 """
 
@@ -16,8 +17,8 @@ from evallab.datasets import calibration
 from evallab.errors import EvallabError
 from evallab.experiments import drift as drift_exp
 
-SHOW = ["group", "items", "replies", "agreement", "kappa", "baseline_accuracy", "candidate_accuracy",
-        "delta_accuracy", "delta_low", "delta_high", "mcnemar_p", "flagged"]
+SHOW = ["group", "items", "replies", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "flip_p_adjusted",
+        "status", "kappa", "baseline_accuracy", "candidate_accuracy", "delta_accuracy", "delta_low", "delta_high"]
 
 
 def _parse_cols(values: list[str]) -> list[str]:
@@ -43,9 +44,8 @@ def _print_report(rep, echo=typer.echo) -> None:
     import pandas as pd
 
     cols = [c for c in SHOW if c in rep.groups.columns]
-    if rep.gate.metric == "flip_rate":
-        cols = [c for c in cols if "accuracy" not in c and c not in ("delta_low", "delta_high", "mcnemar_p")]
-        cols.insert(cols.index("kappa") + 1, "flip_rate")
+    if not rep.overall["gold_replies"].iloc[0]:
+        cols = [c for c in cols if "accuracy" not in c and c not in ("delta_low", "delta_high")]
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60,
                            "display.float_format", "{:.4f}".format):
         echo(rep.groups[cols].to_string(index=False))
@@ -61,13 +61,15 @@ def register(app: typer.Typer) -> None:
         baseline: Path = typer.Option(..., help="Baseline judge's verdict table (.csv/.jsonl/.parquet, tidy schema)"),
         candidate: Path = typer.Option(..., help="Candidate judge's verdict table on the same requests"),
         tolerance: float = typer.Option(0.05, min=0.0, max=1.0,
-                                        help="Largest allowed move per group (proportion; 0.05 = 5 points)"),
+                                        help="Largest allowed share of changed verdicts per group (MeowKit rule 6: "
+                                             "0.05)"),
+        alpha: float = typer.Option(0.05, min=0.0, max=1.0, help="Level of the one-sided test flip rate > tolerance"),
+        adjust: str = typer.Option("holm", help="Multiplicity adjustment across groups: holm | bh | none"),
         by: list[str] = typer.Option([], help="Grouping column(s), repeatable or comma-separated "
                                               "[default: subset,strategy]"),
         match_on: list[str] = typer.Option([], help="Columns pairing replies [default: dataset,item_id,strategy,"
                                                     "anchor_set,order,sample]; drop strategy for a prompt change"),
-        metric: str = typer.Option("auto", help="auto | accuracy (vs gold) | flip_rate (no gold needed)"),
-        n_resamples: int = typer.Option(1000, min=0, help="Bootstrap resamples for the accuracy-change interval"),
+        n_resamples: int = typer.Option(1000, min=0, help="Bootstrap resamples over items for the intervals"),
         out: Path | None = typer.Option(None, help="Write the per-group table here (.csv/.jsonl/.parquet)"),
         moved: Path | None = typer.Option(None, help="Write the replies whose verdict changed here"),
     ) -> None:
@@ -79,7 +81,7 @@ def register(app: typer.Typer) -> None:
         by_cols = _parse_cols(by) or list(drift.DEFAULT_BY)
         match = _parse_cols(match_on) or list(drift.MATCH_ON)
         try:
-            rep = drift.compare(b, c, by=by_cols, match_on=match, tolerance=tolerance, metric=metric.replace("-", "_"),
+            rep = drift.compare(b, c, by=by_cols, match_on=match, tolerance=tolerance, alpha=alpha, adjust=adjust,
                                 n_resamples=n_resamples)
         except EvallabError as exc:
             if getattr(exc, "path", None) in ("baseline", "candidate"):
@@ -97,7 +99,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("drift-replay")
     def replay_cmd(
-        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.metrics.drift)"),
+        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.datasets.calibration)"),
         base_url: str = typer.Option("", help="OpenAI-compatible endpoint of the NEW judge, e.g. http://host/v1"),
         model: str = typer.Option("", help="Model id of the new judge"),
         api_key_env: str = typer.Option("", help="NAME of the environment variable holding the API key"),

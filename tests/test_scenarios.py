@@ -18,11 +18,10 @@ from cli_helper import run_cli
 
 from evallab.errors import DataError, EvallabError
 from evallab.experiments import judge_check
-from evallab.paths import REPO_ROOT, data_dir
 from evallab.metrics import agreement
+from evallab.paths import REPO_ROOT, data_dir
 from evallab.skills import scenarios as S
-from evallab.skills.recordings import to_verdicts
-from evallab.skills.recordings import RecordingError, load_recording, load_recordings
+from evallab.skills.recordings import RecordingError, load_recording, load_recordings, to_verdicts
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
@@ -175,7 +174,7 @@ def test_pack_gate_rederives_a_tampered_report():
 
 
 def test_judge_consistency_lists_no_sleep_sync(reports):
-    jc = S.judge_consistency(reports).set_index("scenario")
+    jc = S.trial_disagreements(reports).set_index("scenario")
     assert set(jc.index) == {"no-sleep-sync", "table-driven-subtests"}
     r = jc.loc["no-sleep-sync"]
     assert r["pass_trials"] == [1, 2, 5] and r["fail_trials"] == [3, 4]

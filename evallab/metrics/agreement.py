@@ -45,7 +45,6 @@ from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import (
-    DesignError,
     check_design,
     groups,
     item_sums,
@@ -120,15 +119,20 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
     get = item_sums(p.loc[p["_gold"], [*by, "dataset", "item_id", *cols]].astype({c: float for c in cols}), by, cols)
     cnt = p.assign(_ng=~p["_gold"]).groupby(by, dropna=False, observed=True, sort=True)[["_ng", "_ua", "_ub"]].sum() \
         if by else p.assign(_ng=~p["_gold"])[["_ng", "_ua", "_ub"]].sum().to_frame().T
+    cnt_idx = {(k if isinstance(k, tuple) else (k,)): i for i, k in enumerate(cnt.index)} if by else {(): 0}
     rows = []
-    for i, (key, _) in enumerate(groups(p.iloc[:0] if not by else p[by].drop_duplicates(), by)):
+    for key, _ in groups(df[by].drop_duplicates() if by else df.iloc[:0], by):
+        i = cnt_idx.get(tuple(key[c] for c in by))
         per = get(key)
-        c = cnt.iloc[i]
+        c = cnt.iloc[i] if i is not None and len(cnt) else pd.Series({"_ng": 0, "_ua": 0, "_ub": 0})
         ca, pa, cb, pb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
         r = dict(key, n=len(per), no_gold=int(c["_ng"]), unparsed_ab=int(c["_ua"]), unparsed_ba=int(c["_ub"]),
                  correct_order_12=int(ca), correct_order_21=int(cb))
         notes = []
-        if len(per) == 0:
+        if i is None:
+            notes.append(not_computable("needs presentation orders 'ab'/'ba'; this group has none recorded (use "
+                                        "accuracy() for a one-order table)"))
+        elif len(per) == 0:
             notes.append(not_computable("no gold labels"))
         for name, cc, d, col in (("acc_order_12", ca, pa, 1), ("acc_order_21", cb, pb, 3)):
             r[name] = cc / d if d else NAN
@@ -154,13 +158,10 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
         r["note"] = "; ".join(notes)
         rows.append(r)
     out = pd.DataFrame(rows)
-    if len(out):
-        both = p.assign(_both=p["_ca"] & p["_cb"] & p["_gold"])
-        out["correct_both"] = (both.groupby(by, dropna=False, observed=True, sort=True)["_both"].sum().to_numpy()
-                               if by else [int(both["_both"].sum())])
-    if out.empty:
-        raise DesignError("no pairwise reply in order 'ab' or 'ba'; LLMBar's statistics need presentation orders "
-                          "(a table with an empty order holds one order: use accuracy())", column="order")
+    both = p.assign(_both=p["_ca"] & p["_cb"] & p["_gold"])
+    cb_ = both.groupby(by, dropna=False, observed=True, sort=True)["_both"].sum() if by else None
+    out["correct_both"] = [int(cb_.get(tuple(r[c] for c in by) if len(by) > 1 else r[by[0]], 0)) if by else
+                           int(both["_both"].sum()) for r in rows]
     c = cons[[*by, "consistent_pairs", "both_parsed", "position_consistency", "position_consistency_low",
               "position_consistency_high", "note"]].rename(columns={"note": "_cnote"})
     out = out.merge(c, on=by, how="left") if by else pd.concat([out, c], axis=1)

@@ -105,20 +105,37 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
     return pd.DataFrame(rows)
 
 
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 0.02, 0.98)
+    return np.log(p / (1 - p))
+
+
 def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"),
-                                *, preference: str | None = "score", confidence: float = 0.95) -> pd.DataFrame:
-    """Length-controlled win rate of output 2 per group (Dubois et al. 2024, simplified: see the module docstring).
+                                *, instruction: str | None = "instruction_idx", preference: str | None = "score",
+                                confidence: float = 0.95) -> pd.DataFrame:
+    """Length-controlled win rate of output 2 per group (Dubois et al. 2024; AlpacaEval ``glm_winrate.py``,
+    ``length_controlled_v1``).
+
+    The GLM of AlpacaEval's ``length_controlled_v1``: logit P(output 2 preferred) = β₀ + β₁·tanh(Δlength / sd) +
+    β₂·difficulty(instruction), fitted to the (fractional) preference with statsmodels' binomial GLM; the
+    length-controlled win rate is the mean over instructions of logistic(β₀ + β₂·difficulty), i.e. the prediction
+    with Δlength = 0. AlpacaEval takes the instruction difficulty from a fit over its whole leaderboard (downloaded at
+    run time); evallab estimates it from the data: the logit of the mean preference of the OTHER models of the same
+    judge on the same instruction (leave-this-model-out; clipped to [0.02, 0.98]). Without an ``instruction`` column
+    or other models, the difficulty term is left out (``note`` says so). AlpacaEval's regularisation toward the
+    baseline is not applied.
 
     Parameters
     ----------
     items : keyed by ``item_id`` with ``len_1``/``len_2`` (characters of each output), e.g.
         :func:`evallab.datasets.load_alpaca_eval`'s items.
+    instruction : the column naming the instruction shared across models (AlpacaEval: ``instruction_idx``).
 
     Returns
     -------
     DataFrame: ``by`` + ``pairs``, ``win_rate`` (raw, for comparison), ``lc_win_rate`` in [0, 1] with
-    ``lc_low``/``lc_high`` (Wald interval of the intercept with a heteroskedasticity-robust HC0 covariance, mapped
-    through the logistic function), ``length_coef`` (the tanh(Δlength/sd) coefficient, log-odds), ``note``.
+    ``lc_low``/``lc_high`` (delta-method Wald interval with the heteroskedasticity-robust HC0 covariance of the GLM),
+    ``length_coef`` (β₁, log-odds per unit of tanh), ``note``.
 
     Raises
     ------
@@ -133,22 +150,43 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
     lens = items.drop_duplicates("item_id").set_index("item_id")[["len_1", "len_2"]].astype(float)
     d = df.assign(_x=preference_of_output_2(df, preference),
                   _dl=df["item_id"].map(lens["len_2"]).astype(float) - df["item_id"].map(lens["len_1"]).astype(float))
+    use_diff = bool(instruction) and instruction in d.columns and "judge" in d.columns
+    if use_diff:  # leave-this-model-out mean preference per (judge, instruction)
+        key = ["judge", instruction]
+        tot = d.groupby(key, observed=True)["_x"].agg(["sum", "count"])
+        t = d.join(tot, on=key)
+        own = d["_x"].notna()
+        other_n = t["count"] - own.astype(int)
+        other_mean = (t["sum"] - d["_x"].fillna(0.0)) / other_n.where(other_n > 0)
+        d["_diff"] = pd.Series(_logit(other_mean.to_numpy(float)), index=d.index).where(other_n > 0)
     z = intervals.z_value(confidence)
     rows = []
     for key, g in groups(d, by):
         ok = g[g["_x"].notna() & g["_dl"].notna()]
+        with_diff = use_diff and ok["_diff"].notna().all() and len(ok) > 0
         r = dict(key, pairs=len(ok), win_rate=float(ok["_x"].mean()) if len(ok) else NAN, lc_win_rate=NAN,
-                 lc_low=NAN, lc_high=NAN, length_coef=NAN, note="")
+                 lc_low=NAN, lc_high=NAN, length_coef=NAN,
+                 note="" if with_diff else "instruction difficulty not estimable (no other model on the same "
+                                           "instructions): length term only")
         sd = float(ok["_dl"].std()) if len(ok) > 2 else 0.0
         if len(ok) < 10 or not sd > 0 or ok["_x"].nunique() < 2:
             r["note"] = not_computable("needs 10 or more parsed pairs with varied lengths and verdicts")
             rows.append(r)
             continue
-        X = np.column_stack([np.ones(len(ok)), np.tanh(ok["_dl"].to_numpy() / sd)])
+        cols = [np.ones(len(ok)), np.tanh(ok["_dl"].to_numpy() / sd)]
+        if with_diff:
+            cols.append(ok["_diff"].to_numpy(float))
+        X = np.column_stack(cols)
         fit = sm.GLM(ok["_x"].to_numpy(float), X, family=sm.families.Binomial()).fit(cov_type="HC0")
-        b0, se0 = float(fit.params[0]), float(fit.bse[0])
-        r.update(lc_win_rate=float(expit(b0)), lc_low=float(expit(b0 - z * se0)), lc_high=float(expit(b0 + z * se0)),
-                 length_coef=float(fit.params[1]))
+        beta, cov = np.asarray(fit.params), np.asarray(fit.cov_params())
+        X0 = X.copy()
+        X0[:, 1] = 0.0  # Δlength = 0
+        p0 = expit(X0 @ beta)
+        lc = float(p0.mean())
+        grad = (p0 * (1 - p0))[:, None] * X0
+        se = float(np.sqrt(grad.mean(0) @ cov @ grad.mean(0)))
+        r.update(lc_win_rate=lc, lc_low=max(0.0, lc - z * se), lc_high=min(1.0, lc + z * se),
+                 length_coef=float(beta[1]))
         rows.append(r)
     return pd.DataFrame(rows)
 

@@ -126,22 +126,27 @@ def plot_drift(report, *, label: str = "group", title: str | None = None, ax=Non
     return fig
 
 
-def plot_win_rates(rates: pd.DataFrame, *, entity: str = "generator_2", title: str | None = None, ax=None):
-    """Win rate of each entity (model) under each judge, as grouped bars with ±1 standard error (percent).
+def plot_win_rates(rates: pd.DataFrame, *, entity: str = "generator_2", title: str | None = None,
+                   confidence: float = 0.95, ax=None):
+    """Win rate of each entity (model) under each judge, as grouped bars with their intervals (percent).
 
-    ``rates`` is the table of :func:`win_rates`. Returns the matplotlib Figure.
+    ``rates`` is the table of :func:`evallab.metrics.evaluators.win_rates` (``win_rate``, ``low``, ``high``).
+    Returns the matplotlib Figure.
     """
     w = rates.pivot(index=entity, columns="judge", values="win_rate") * 100
-    se = rates.pivot(index=entity, columns="judge", values="standard_error") * 100
+    lo = rates.pivot(index=entity, columns="judge", values="low") * 100
+    hi = rates.pivot(index=entity, columns="judge", values="high") * 100
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, 4))
     x = np.arange(len(w))
     width = 0.8 / max(1, w.shape[1])
     for i, j in enumerate(w.columns):
-        ax.bar(x + (i - (w.shape[1] - 1) / 2) * width, w[j].to_numpy(float), width, yerr=se[j].to_numpy(float),
-               capsize=2, label=j)
+        v = w[j].to_numpy(float)
+        err = np.nan_to_num(np.vstack([np.clip(v - lo[j].to_numpy(float), 0, None),
+                                       np.clip(hi[j].to_numpy(float) - v, 0, None)]))
+        ax.bar(x + (i - (w.shape[1] - 1) / 2) * width, v, width, yerr=err, capsize=2, label=j)
     ax.set_xticks(x)
     ax.set_xticklabels(w.index.astype(str), rotation=30, ha="right")
-    ax.set_ylabel("win rate vs baseline (%, ±1 s.e.)")
+    ax.set_ylabel(f"win rate vs baseline (%, {confidence:.0%} interval)")
     ax.set_xlabel(entity)
     ax.set_title(title or "Win rate of each model under each annotator configuration")
     ax.legend(title="judge", fontsize="small")
@@ -185,5 +190,34 @@ def plot_threshold_sweep(results: Sequence, *, objective: str = "f1"):
         ax.legend(fontsize=7, loc="lower left")
         ax.grid(alpha=0.3)
     fig.suptitle("Metrics against the threshold (all probes)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_flip_rates(report, *, label: str = "group", title: str | None = None, confidence: float = 0.95, ax=None):
+    """MeowKit's drift measure per group: the share of verdicts that changed (baseline → candidate) with its
+    item-cluster interval, against the tolerance (dashed). Marker and colour encode the gate's status (drift /
+    within / inconclusive / untested, legend shown). ``report`` is a :class:`evallab.metrics.drift.DriftReport`.
+    Returns the matplotlib Figure."""
+    g = report.groups.sort_values("flip_rate", na_position="first").reset_index(drop=True)
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, max(2.5, 0.28 * len(g) + 1.2)))
+    y = np.arange(len(g))
+    v = 100 * g["flip_rate"].to_numpy(float)
+    err = np.nan_to_num(np.vstack([np.clip(v - 100 * g["flip_rate_low"].to_numpy(float), 0, None),
+                                   np.clip(100 * g["flip_rate_high"].to_numpy(float) - v, 0, None)]))
+    style = {"drift": ("#D55E00", "s"), "inconclusive": ("#E69F00", "D"), "within": ("#0072B2", "o"),
+             "untested": ("#999999", "x")}
+    for status, (color, marker) in style.items():
+        m = (g["status"] == status).to_numpy()
+        if m.any():
+            ax.errorbar(v[m], y[m], xerr=err[:, m], fmt=marker, color=color, capsize=2, label=status)
+    ax.axvline(100 * report.gate.tolerance, ls="--", lw=1, color="black",
+               label=f"tolerance {report.gate.tolerance:.0%}")
+    ax.set_yticks(y)
+    ax.set_yticklabels(g[label].astype(str))
+    ax.set_xlabel(f"verdicts changed, baseline → candidate (% of replies both parsed; {confidence:.0%} interval)")
+    ax.set_ylabel(label)
+    ax.set_title(title or f"Drift {report.baseline_judge} → {report.candidate_judge}")
+    ax.legend(title="gate status", loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     return fig

@@ -15,7 +15,7 @@ Public API
 - :func:`ag_matrix` / :func:`ag_findings` — the AG check offline from recordings (staleness, unanimity).
 - :func:`load_calibration_items` / :func:`calibration_items` — the four labelled calibration answers of every
   judge scenario as a flat items table (the inflation experiment's items).
-- :func:`load_eval_report` / :func:`pack_gate` / :func:`judge_consistency` — the pack gate with counts re-derived
+- :func:`load_eval_report` / :func:`pack_gate` / :func:`trial_disagreements` — the pack gate with counts re-derived
   from trial records, and the judge's disagreements with itself across trials.
 """
 
@@ -984,7 +984,7 @@ def trial_table(reports: Sequence[dict]) -> pd.DataFrame:
                                        "output_chars"])
 
 
-def judge_consistency(reports: Sequence[dict]) -> pd.DataFrame:
+def trial_disagreements(reports: Sequence[dict]) -> pd.DataFrame:
     """Scenarios whose trials got different judge verdicts, with the reasons side by side.
 
     Returns one row per such scenario: skill, scenario, pass_trials, fail_trials, and ``pass_reasons`` /

@@ -37,6 +37,7 @@ import pandas as pd
 from scipy import sparse
 
 from evallab.errors import EvallabError
+from evallab.metrics import intervals
 from evallab.skills.catalogs import Catalog, Skill, as_catalog
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -744,6 +745,31 @@ def leave_one_out(catalog, probes: pd.DataFrame | None = None, *, scorer: str = 
     return out
 
 
+def loo_summary(loo: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
+                seed: int = 0) -> pd.DataFrame:
+    """Leave-one-out trigger accuracy per probe kind and overall, with the SKILL as the resampling unit.
+
+    Parameters
+    ----------
+    loo : :func:`leave_one_out` output (``skill_id``, ``kind``, ``selected``).
+
+    Returns
+    -------
+    DataFrame, one row per kind plus ``all``: ``kind``, ``probes``, ``skills``, ``selected``, ``accuracy`` in [0, 1],
+    ``low``, ``high`` — a percentile bootstrap over skills of selected / probes
+    (:func:`evallab.metrics.intervals.ratio_interval`): a skill's triggers share its description, so they are not
+    independent probes.
+    """
+    rows = []
+    for kind, g in [*loo.groupby("kind", sort=True), ("all", loo)]:
+        per = g.assign(_s=g["selected"].astype(float), _n=1.0).groupby("skill_id")[["_s", "_n"]].sum()
+        lo, hi = intervals.ratio_interval(per["_s"], per["_n"], n_resamples=n_resamples, confidence=confidence,
+                                          seed=seed) if len(per) else (float("nan"), float("nan"))
+        rows.append({"kind": kind, "probes": len(g), "skills": len(per), "selected": int(g["selected"].sum()),
+                     "accuracy": float(g["selected"].mean()) if len(g) else float("nan"), "low": lo, "high": hi})
+    return pd.DataFrame(rows)
+
+
 def negative_probes(catalog, *, n_negatives: int = 3, scorer: str = "keryx",
                     strip_exclusions: bool = True) -> pd.DataFrame:
     """Negatives per skill (keryx eval.ts ``synthesizeNegatives``): the first trigger (else the description) of
@@ -998,8 +1024,8 @@ def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[n
 
 def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n_resamples: int,
                       confidence: float, seed: int) -> tuple[float, float, float, float]:
-    """Percentile bootstrap over probes (``scipy.stats.bootstrap``, vectorised) of the chosen threshold and of the
-    value it reaches. Resamples where the choice is undefined (NaN) are left out of the percentiles."""
+    """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — (``scipy.stats.bootstrap``,
+    vectorised) of the chosen threshold and of the value it reaches. Resamples where the choice is undefined (NaN) are left out of the percentiles."""
     import warnings
 
     from scipy import stats as sps
@@ -1066,8 +1092,8 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     target : "select" (keryx 0.30), "support" (0.12) or "use" (0.55): which decision score to threshold.
     grid : candidate thresholds (default 0, 0.01, …, 1).
     objectives : any of "accuracy", "f1", "recall_at_zero_fp" (see :func:`choose_threshold`).
-    n_resamples : bootstrap resamples over probes (``scipy.stats.bootstrap``, percentile, vectorised); 0 skips the
-        intervals.
+    n_resamples : bootstrap resamples over skills (a skill's probes are not independent; ``scipy.stats.bootstrap``,
+        percentile, vectorised); 0 skips the intervals.
     n_splits : folds of scikit-learn ``GroupKFold`` over probes grouped by their skill (a skill's probes never sit
         on both sides); the threshold is chosen on the training folds and measured on the held-out fold.
     keryx_threshold : the constant to compare with (default :data:`KERYX_THRESHOLDS` [target]).
@@ -1085,15 +1111,17 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     total = counts.sum(0)
     P = len(counts)
     groups = pd.factorize(skills)[0]
+    by_skill = np.zeros((groups.max() + 1 if len(groups) else 0, *counts.shape[1:]))
+    np.add.at(by_skill, groups, counts)  # a skill's probes are not independent: the skill is the resampling unit
     k = min(n_splits, len(np.unique(groups)))
     rows = []
     for obj in objectives:
         thr, val = choose_threshold(total, g, obj)
         row = {"target": target, "objective": obj, "threshold": thr, "value": val,
                "keryx_threshold": kt, "keryx_value": metric_at(total, g, obj, kt)}
-        if n_resamples > 0 and P >= 2:
+        if n_resamples > 0 and len(by_skill) >= 2:
             (row["threshold_low"], row["threshold_high"], row["value_low"],
-             row["value_high"]) = _bootstrap_choice(counts, g, obj, n_resamples=n_resamples,
+             row["value_high"]) = _bootstrap_choice(by_skill, g, obj, n_resamples=n_resamples,
                                                     confidence=confidence, seed=seed)
         else:
             row.update(threshold_low=np.nan, threshold_high=np.nan, value_low=np.nan, value_high=np.nan)
@@ -1172,7 +1200,7 @@ __all__ = [
     "OBJECTIVES", "STOP_WORDS", "SCORERS", "ScoutResult", "SelectionCheck", "TfidfIndex", "TuningResult",
     "USE_THRESHOLD", "build_index", "check_selected", "check_selected_leave_one_out",
     "choose_threshold", "compare_scorers", "confusion_by_probe", "entry_token_list", "entry_parts", "entry_text", "entry_tokens", "idf",
-    "leave_one_out", "loo_scores", "make_probes", "metric_at", "nearest_skills",
+    "leave_one_out", "loo_summary", "loo_scores", "make_probes", "metric_at", "nearest_skills",
     "negative_probes", "normalize", "pair_scores", "query_tokens", "rank", "roc_pr",
     "score_matrix", "scout", "stem", "strip_exclusions", "stripping_effect", "token_set", "tokenize",
     "trigger_accuracy", "tune_thresholds", "use_when_clause",

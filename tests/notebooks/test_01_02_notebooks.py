@@ -51,12 +51,19 @@ def test_agreement_notebook_metrics(batch, csv_rows):
     assert m["unparsed_replies"] == unparsed
     assert m["published_rows_reproduced"] == m["published_rows"] == 499
     assert m["natural_vanilla_gpt4_acc_published"] == 95.5 and m["natural_vanilla_gpt4_agr_published"] == 95
-    # principled accuracy of each judge: correct parsed replies / parsed replies, counted from the CSV
+    # LLMBar's Acc. = mean of the two order accuracies over parsed replies; pooled accuracy under its own name
     for row in m["accuracy"]:
         rs = [r for r in csv_rows if r["judge"] == row["judge"]]
+        acc = []
+        for col in ("winner_order_12", "winner_order_21"):
+            parsed = [(r[col], r["label"]) for r in rs if r[col]]
+            acc.append(sum(w == g for w, g in parsed) / len(parsed))
+        assert row["acc"] == pytest.approx(sum(acc) / 2)
+        assert row["acc_low"] <= row["acc"] <= row["acc_high"]
+    for row in m["accuracy_pooled"]:
+        rs = [r for r in csv_rows if r["judge"] == row["judge"]]
         parsed = [(w, r["label"]) for r in rs for w in (r["winner_order_12"], r["winner_order_21"]) if w]
-        assert row["correct_average_pct"] == pytest.approx(100 * sum(w == g for w, g in parsed) / len(parsed))
-        assert row["acc_low_pct"] <= row["correct_average_pct"] <= row["acc_high_pct"]
+        assert row["accuracy"] == pytest.approx(sum(w == g for w, g in parsed) / len(parsed))
     assert (out / "01_judge_agreement.html").exists()
 
 
@@ -64,17 +71,20 @@ def test_position_notebook_metrics(batch, csv_rows):
     results, out = batch
     assert results["02_position_bias"].status == "ok", results["02_position_bias"].error
     m = metrics(out, "02_position_bias")
-    for row in m["consistency"]:
+    for row in m["position_bias"]:
         rs = [r for r in csv_rows if r["judge"] == row["judge"]]
         both = [r for r in rs if r["winner_order_12"] and r["winner_order_21"]]
         assert row["both_parsed"] == len(both)
         assert row["consistent"] == sum(r["winner_order_12"] == r["winner_order_21"] for r in both)
+        # MT-Bench's breakdown: the winners are the ORIGINAL output index in both columns
+        assert row["biased_first"] == sum(r["winner_order_12"] == "1" and r["winner_order_21"] == "2" for r in both)
+        assert row["biased_second"] == sum(r["winner_order_12"] == "2" and r["winner_order_21"] == "1" for r in both)
         firsts = Counter()
         for r in rs:
             firsts["first"] += (r["winner_order_12"] == "1") + (r["winner_order_21"] == "2")
             firsts["decisive"] += (r["winner_order_12"] != "") + (r["winner_order_21"] != "")
         assert (row["first_slot"], row["decisive"]) == (firsts["first"], firsts["decisive"])
-    gpt4 = next(r for r in m["consistency"] if r["judge"] == "GPT-4")
+    gpt4 = next(r for r in m["position_bias"] if r["judge"] == "GPT-4")
     assert gpt4["consistent"] == 95
     assert {r["strategy"] for r in m["anchor_effect"]} == {"Vanilla", "Vanilla_1shot"}
 

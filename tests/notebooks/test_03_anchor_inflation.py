@@ -80,7 +80,7 @@ def test_offline_llmbar_anchor_effect(runs, csv_rows):
         decisive = sum((r["winner_order_12"] in ("1", "2")) + (r["winner_order_21"] in ("1", "2")) for r in rs)
         parsed = [(w, r["label"]) for r in rs for w in (r["winner_order_12"], r["winner_order_21"]) if w]
         assert row["items"] == len(common)
-        assert row["first_slot_rate"] == pytest.approx(first / decisive)
+        assert row["first_slot_preference"] == pytest.approx(first / decisive)
         assert row["accuracy"] == pytest.approx(sum(w == g for w, g in parsed) / len(parsed))
         if row["strategy"] != "Vanilla":
             assert row["delta_first_slot_low"] <= row["delta_first_slot"] <= row["delta_first_slot_high"]
@@ -124,6 +124,9 @@ def test_live_run_against_local_server(runs):
     assert m["pass_only_inflation"] == pytest.approx(hand)
     # the simulated judge injects +50% under PASS-only anchors and -0.2 P(pass) under FAIL-last
     assert m["pass_only_inflation_low"] <= 0.5 <= m["pass_only_inflation_high"]
+    fp = {v: c[v][2] / c[v][3] for v in VARIANTS}
+    assert m["pass_only_delta_false_pass"] == pytest.approx(fp["pass-only"] - fp["balanced"])
+    assert m["pass_only_delta_false_pass_low"] <= m["pass_only_delta_false_pass"] <= m["pass_only_delta_false_pass_high"]
     assert m["fail_last_shift"] == pytest.approx(c["fail-last"][0] / c["fail-last"][1]
                                                  - c["balanced"][0] / c["balanced"][1])
     assert (rec / "anchor-inflation.json").exists()
