@@ -231,6 +231,8 @@ def yaml_message(exc: Exception, expected: str, line_offset: int = 0) -> str:
     line = f" (line {mark.line + 1 + line_offset})" if mark is not None else ""
     problem = getattr(exc, "problem", None) or str(exc)
     problem = " ".join(str(problem).split())
+    if "expected unique keys" in problem:  # a repeated key already says what was expected
+        return f"not valid YAML{line}: {problem}"
     return f"not valid YAML{line}: {problem}; expected {expected}"
 
 

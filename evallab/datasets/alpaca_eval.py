@@ -184,6 +184,12 @@ def load_alpaca_eval(
     if missing:
         raise DataError(f"missing column(s) {missing}; expected {PREFERENCE_COLUMNS}", path=str(ppath),
                         column=missing[0])
+    try:  # rows of the file, before any filter
+        preference_to_verdict(raw["preference"])
+    except DataError as exc:
+        exc.path = str(ppath)
+        exc.message += f" (file line {exc.row + 1})"
+        raise
     for name, col, wanted in (("annotators", "annotator", annotators), ("generators", "generator_2", generators)):
         if wanted:
             m = raw[col].isin(list(wanted))

@@ -66,7 +66,8 @@ def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
                 raise DataError(f"line {lineno} repeats the key {exc.args[0]!r}; expected each key once per object",
                                 path=str(path), row=lineno, column=str(exc.args[0])) from None
             except json.JSONDecodeError as exc:
-                raise DataError(f"line {lineno} is not valid JSON ({exc.msg} at column {exc.colno}); expected "
+                raise DataError(f"line {lineno} is not valid JSON ({exc.msg.removesuffix(' at')} at column "
+                                f"{exc.colno}); expected "
                                 f"{expected}", path=str(path), row=lineno) from None
             except RecursionError:
                 raise DataError(f"line {lineno} is nested too deeply; expected {expected}", path=str(path),

@@ -96,6 +96,14 @@ def load_llmbar(
     if missing:
         raise DataError(f"missing column(s) {missing}; expected {VERDICT_COLUMNS}", path=str(vpath),
                         column=missing[0])
+    for col in ("label", "winner_order_12", "winner_order_21"):
+        v = raw[col].str.strip()
+        bad = v.notna() & ~v.isin(V.PAIRWISE_VERDICTS)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0]) + 1
+            raise DataError(f"unknown {col} {raw[col][bad].iloc[0]!r}; expected one of {list(V.PAIRWISE_VERDICTS)}"
+                            f"{'' if col == 'label' else ' or empty (unparsed)'} (file line {r + 1})",
+                            path=str(vpath), row=r, column=col)
     for name, col, wanted in (("subsets", "subset", V.as_list(subsets)), ("judges", "judge", V.as_list(judges)),
                               ("strategies", "strategy", V.as_list(strategies))):
         m = _match(raw[col], wanted)

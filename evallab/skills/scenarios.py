@@ -904,10 +904,15 @@ def load_eval_report(path: str | Path) -> list[dict]:
         if not isinstance(r.get("scenarios"), list):
             raise EvalReportError(f"report {i}: 'scenarios' is not a list", path=str(path), row=i,
                                   column="scenarios")
-        for s in r["scenarios"]:
-            tr = s.get("trialRecords", []) if isinstance(s, dict) else None
-            if not isinstance(s, dict) or not isinstance(tr, list) or not all(isinstance(t, dict) for t in tr):
-                raise EvalReportError(f"report {i}: a scenario or its trialRecords is malformed", path=str(path),
+        for j, s in enumerate(r["scenarios"]):
+            if not isinstance(s, dict):
+                raise EvalReportError(f"report {i}: scenarios[{j}] is {type(s).__name__}; expected an object",
+                                      path=str(path), row=i, column="scenarios")
+            tr = s.get("trialRecords", [])
+            if not isinstance(tr, list) or not all(isinstance(t, dict) for t in tr):
+                bad = tr if not isinstance(tr, list) else next(t for t in tr if not isinstance(t, dict))
+                raise EvalReportError(f"report {i}: scenarios[{j}] ({s.get('id', '?')}): 'trialRecords' holds a "
+                                      f"{type(bad).__name__}; expected a list of trial objects", path=str(path),
                                       row=i, column="trialRecords")
     return reports
 
