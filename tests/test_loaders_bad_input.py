@@ -48,10 +48,16 @@ LOADERS = {
     "load_llmbar": load_llmbar,
     "load_alpaca_eval": load_alpaca_eval,
     "load_alpaca_eval_annotators": load_alpaca_eval_annotators,
+    "load_tree": S.load_tree,
 }
 
 # (loader, input under tests/data/bad, exact message with {path} = the input path)
 CASES = [
+    ("load_tree", "evals_tree_duplicate_skill", "{path}/b/review/evals.json: skill 'review' is also defined by "
+                                                "{path}/a/review/evals.json; expected one evals.json per <pack>__<skill>"),
+    ("load_alpaca_eval_annotators", "alpaca_config_duplicate_annotator",
+     "{path}/evaluator_configs/b/configs.yaml, column 'ann': annotator 'ann' is also configured in "
+     "{path}/evaluator_configs/a/configs.yaml; expected one configuration per annotator"),
     ("load_alpaca_eval_annotators", "alpaca_config_repeated_key", "{path}/evaluator_configs/ann/configs.yaml: not valid YAML (line 4): duplicated key 'prompt_template' (first on line 2); expected unique keys (the later one would silently replace the first)"),
     ("load_alpaca_eval", "alpaca_preference_out_of_range", "{path}/multi_annotator_preferences.csv, row 2, column 'preference': preference 3.0 outside [1, 2] (file line 3)"),
     ("load_catalog", "catalog_duplicate_name.jsonl", "{path}, row 3, column 'name': duplicate skill name 'review' (first on line 1); expected each name once, else one skill shadows the other"),

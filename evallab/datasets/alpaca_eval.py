@@ -93,9 +93,10 @@ def load_alpaca_eval_annotators(path: str | Path | None = None) -> pd.DataFrame:
     ------
     DataError
         A missing folder; a ``configs.yaml`` that is not a regular UTF-8 file (byte-order mark accepted), not
-        valid YAML, repeats a key, or is not a mapping of mappings.
+        valid YAML, repeats a key, or is not a mapping of mappings; an annotator configured in two files (both
+        named).
     """
-    rows = []
+    rows, seen = [], {}
     for cfg in sorted((_folder(path) / "evaluator_configs").glob("*/configs.yaml")):
         doc = F.load_yaml(cfg, "an annotator configuration (YAML mapping name -> settings)")
         if doc is not None and not isinstance(doc, dict):
@@ -105,6 +106,10 @@ def load_alpaca_eval_annotators(path: str | Path | None = None) -> pd.DataFrame:
             if not isinstance(c, dict):
                 raise DataError(f"annotator {name!r} is {type(c).__name__}; expected a mapping of settings",
                                 path=str(cfg), column=str(name))
+            if name in seen:
+                raise DataError(f"annotator {name!r} is also configured in {seen[name]}; expected one configuration "
+                                "per annotator", path=str(cfg), column=str(name))
+            seen[name] = str(cfg)
             kw = c.get("completions_kwargs", {}) or {}
             rows.append({"annotator": name, "model": kw.get("model_name"),
                          "strategy": str(c.get("prompt_template", "")).split("/")[0] or name,

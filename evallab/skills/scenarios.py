@@ -332,13 +332,17 @@ def load_tree(root: str | Path) -> dict[str, EvalSpec]:
     Raises
     ------
     EvalSpecError
-        ``root`` missing or not a folder; the first malformed file (see :func:`load_evals`).
+        ``root`` missing or not a folder; the first malformed file (see :func:`load_evals`); two files with the
+        same recording name (both named: one would silently replace the other).
     """
     root = F.check_folder(root, "a folder holding stacks/<pack>/skills/<skill>/evals.json", EvalSpecError)
     files = sorted(root.glob("stacks/*/skills/*/evals.json")) or sorted(root.glob("**/evals.json"))
     out = {}
     for f in files:
         spec = load_evals(f)
+        if spec.recording_name in out:
+            raise EvalSpecError(f"skill {spec.recording_name!r} is also defined by {out[spec.recording_name].path}; "
+                                "expected one evals.json per <pack>__<skill>", path=str(f))
         out[spec.recording_name] = spec
     return out
 
