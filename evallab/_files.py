@@ -17,6 +17,7 @@ Every error is raised as the caller's error class (a :class:`~evallab.errors.Dat
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -178,6 +179,7 @@ def load_json(path: str | Path, expected: str, err: type[DataError] = DataError,
     return parse_json(read_text(p, expected, err, missing=missing), p, expected, err)
 
 
+@functools.cache
 def _yaml_loader():
     import yaml
 
