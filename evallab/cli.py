@@ -6,6 +6,7 @@ to its code.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -63,12 +64,50 @@ def _register() -> None:
 _register()
 
 
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _input_error(exc: BaseException) -> str | None:
+    """One line for an input error that escaped a loader (file system, decoding, JSON/YAML syntax, a user regex),
+    or ``None`` when ``exc`` is not one."""
+    import json
+
+    import regex
+    import yaml
+
+    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    if isinstance(exc, TimeoutError):
+        return f"timed out: {exc}; expected input that can be processed in bounded time (e.g. a regex without " \
+               "catastrophic backtracking)"
+    if isinstance(exc, UnicodeError):
+        return f"not UTF-8 text ({exc}); expected UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    if isinstance(exc, yaml.YAMLError):
+        return f"not valid YAML: {exc}"
+    if isinstance(exc, (regex.error, re.error)):
+        return f"a regular expression does not compile: {exc}"
+    return None
+
+
 def main() -> None:
-    """Entry point: turns evallab's own errors into a one-line message and exit status 2 (no traceback)."""
+    """Entry point: turns evallab's own errors — and input errors that escaped a loader (``OSError``,
+    ``UnicodeError``, JSON/YAML syntax errors, a regex that does not compile or times out) — into a one-line
+    ``error: ...`` message on stderr and exit status 2 (no traceback). Any other exception is a bug and keeps its
+    traceback."""
     try:
         app(standalone_mode=True)
     except EvallabError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_one_line(exc)}", err=True)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - narrowed by _input_error; anything else is re-raised
+        msg = _input_error(exc)
+        if msg is None:
+            raise
+        typer.echo(f"error: {_one_line(msg)}", err=True)
         sys.exit(2)
 
 

@@ -118,7 +118,13 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
         if c not in out.columns:
             out[c] = DEFAULTS.get(c, pd.NA)
     for c in ("verdict", "gold"):
-        out[c] = _norm_verdict(out[c])
+        norm = _norm_verdict(out[c])
+        bad = norm.notna() & ~norm.isin(VERDICTS)
+        if bad.any():  # name the value as written, not as normalised
+            raise VerdictTableError(
+                f"unknown {c} {out[c][bad].iloc[0]!r}; expected one of {list(VERDICTS)} or empty (NA)",
+                path=path, row=_row(bad), column=c)
+        out[c] = norm
     out["order"] = out["order"].astype("string").fillna("").str.strip().str.lower()
     for c, t in SCHEMA.items():
         if c in ("verdict", "gold", "order"):
@@ -162,8 +168,9 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
     Raises
     ------
     VerdictTableError
-        On a missing column; a verdict or gold outside :data:`VERDICTS`; an order outside ``ab``/``ba``/``""``;
-        a negative sample; a duplicated key (:data:`KEY`); a table with no rows.
+        On a missing column; a verdict or gold outside :data:`VERDICTS` (row and value named); an order outside
+        ``ab``/``ba``/``""``; a negative sample; a duplicated key (:data:`KEY`; both rows named); a table with no
+        rows.
     """
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -192,12 +199,16 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
                                 column="sample")
     dup = df.duplicated(list(KEY), keep="first")
     if dup.any():
-        first = df[dup].iloc[0]
-        key = {k: (None if pd.isna(first[k]) else first[k]) for k in KEY}
+        at = _row(dup) - 1
+        first = df.iloc[at]
+        key = {k: (None if pd.isna(first[k]) else first[k].item() if hasattr(first[k], "item") else first[k])
+               for k in KEY}
+        keys = df[list(KEY)].astype("string").fillna("\0")
+        same = (keys == keys.iloc[at]).all(axis=1)
         raise VerdictTableError(
-            f"duplicated key {key}: more than one reply for the same (dataset, item_id, judge, strategy, "
-            f"anchor_set, order, sample); expected one row per reply",
-            path=path, row=_row(dup), column="item_id")
+            f"duplicated key {key} (first at row {_row(same)}): more than one reply for the same (dataset, item_id, "
+            f"judge, strategy, anchor_set, order, sample); expected one row per reply",
+            path=path, row=at + 1, column="item_id")
     return df
 
 

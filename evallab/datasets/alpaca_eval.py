@@ -32,8 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from evallab import _files as F
 from evallab import verdicts as V
 from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError
@@ -61,14 +61,13 @@ class AlpacaEval(NamedTuple):
 
 
 def _folder(path: str | Path | None) -> Path:
-    return Path(path) if path else data_dir("alpaca_eval")
+    return F.check_folder(Path(path) if path else data_dir("alpaca_eval"),
+                          "AlpacaEval's folder (see data/alpaca_eval/SOURCE.md)")
 
 
 def _need(path: Path, what: str) -> Path:
-    if not path.exists():
-        raise DataError(f"no such file; expected AlpacaEval's {what} (see data/alpaca_eval/SOURCE.md)",
-                        path=str(path))
-    return path
+    return F.check_file(path, f"AlpacaEval's {what}",
+                        missing=f"no such file; expected AlpacaEval's {what} (see data/alpaca_eval/SOURCE.md)")
 
 
 def _read_jsonl(path: Path, fields: Sequence[str]) -> pd.DataFrame:
@@ -89,14 +88,28 @@ def load_alpaca_eval_annotators(path: str | Path | None = None) -> pd.DataFrame:
     -------
     DataFrame: ``annotator``, ``model`` (the model called), ``strategy`` (prompt template folder),
     ``temperature``, ``max_tokens``, ``parser`` (``fn_completion_parser``).
+
+    Raises
+    ------
+    DataError
+        A missing folder; a ``configs.yaml`` that is not a regular UTF-8 file (byte-order mark accepted), not
+        valid YAML, repeats a key, or is not a mapping of mappings; an annotator configured in two files (both
+        named).
     """
-    rows = []
+    rows, seen = [], {}
     for cfg in sorted((_folder(path) / "evaluator_configs").glob("*/configs.yaml")):
-        try:
-            doc = yaml.safe_load(cfg.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise DataError(f"not valid YAML ({exc})", path=str(cfg)) from None
+        doc = F.load_yaml(cfg, "an annotator configuration (YAML mapping name -> settings)")
+        if doc is not None and not isinstance(doc, dict):
+            raise DataError(f"top level is {type(doc).__name__}; expected a mapping annotator name -> settings",
+                            path=str(cfg))
         for name, c in (doc or {}).items():
+            if not isinstance(c, dict):
+                raise DataError(f"annotator {name!r} is {type(c).__name__}; expected a mapping of settings",
+                                path=str(cfg), column=str(name))
+            if name in seen:
+                raise DataError(f"annotator {name!r} is also configured in {seen[name]}; expected one configuration "
+                                "per annotator", path=str(cfg), column=str(name))
+            seen[name] = str(cfg)
             kw = c.get("completions_kwargs", {}) or {}
             rows.append({"annotator": name, "model": kw.get("model_name"),
                          "strategy": str(c.get("prompt_template", "")).split("/")[0] or name,
@@ -164,17 +177,24 @@ def load_alpaca_eval(
     Raises
     ------
     DataError
-        A missing file or column, a preference outside [1, 2], or a filter that selects nothing (naming the
-        values available).
+        A missing folder, file or column; a path that is not a folder / regular file (refused before opening); a
+        file that is not UTF-8 (byte-order mark accepted) or not well-formed; a preference outside [1, 2]; or a
+        filter that selects nothing (naming the values available).
     """
     folder = _folder(path)
     ppath = _need(folder / "multi_annotator_preferences.csv", "multi_annotator_preferences.csv")
-    raw = pd.read_csv(ppath, dtype={"dataset": "string", "generator_1": "string", "generator_2": "string",
+    raw = F.read_csv(ppath, "AlpacaEval's multi_annotator_preferences.csv", dtype={"dataset": "string", "generator_1": "string", "generator_2": "string",
                                     "annotator": "string", "referenced_models": "string"})
     missing = [c for c in PREFERENCE_COLUMNS if c not in raw.columns]
     if missing:
         raise DataError(f"missing column(s) {missing}; expected {PREFERENCE_COLUMNS}", path=str(ppath),
                         column=missing[0])
+    try:  # rows of the file, before any filter
+        preference_to_verdict(raw["preference"])
+    except DataError as exc:
+        exc.path = str(ppath)
+        exc.message += f" (file line {exc.row + 1})"
+        raise
     for name, col, wanted in (("annotators", "annotator", annotators), ("generators", "generator_2", generators)):
         if wanted:
             m = raw[col].isin(list(wanted))
@@ -281,7 +301,7 @@ def load_alpaca_eval_leaderboards(path: str | Path | None = None) -> pd.DataFram
                         path=str(folder))
     parts = []
     for f in files:
-        df = pd.read_csv(f)
+        df = F.read_csv(f, "an AlpacaEval leaderboard CSV")
         df = df.rename(columns={df.columns[0]: "model"})
         if "win_rate" not in df.columns:
             raise DataError("missing column 'win_rate'", path=str(f), column="win_rate")
@@ -315,7 +335,7 @@ def load_alpaca_eval_evaluators(path: str | Path | None = None) -> pd.DataFrame:
     All are measured upstream against ~2.5K AlpacaFarm human cross-annotations that are not bundled.
     """
     p = _need(_folder(path) / "evaluators_leaderboard.csv", "evaluators_leaderboard.csv")
-    df = pd.read_csv(p)
+    df = F.read_csv(p, "AlpacaEval's evaluators_leaderboard.csv")
     names = {df.columns[0]: "evaluator", "Human agreement": "human_agreement",
              "Price [$/1000 examples]": "price_per_1000", "Time [seconds/1000 examples]": "time_per_1000",
              "Spearman corr.": "spearman", "Pearson corr.": "pearson", "Bias": "bias", "Variance": "variance",

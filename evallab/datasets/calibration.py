@@ -48,14 +48,20 @@ def load_gold_set(path: str | Path) -> pd.DataFrame:
     Raises
     ------
     DataError
-        Naming the file, the line and the field: invalid JSON, a missing required field, an unknown gold or kind,
-        a duplicated item_id, missing text fields for the kind, or malformed messages.
+        Naming the file, the line and the field: a missing path or one that is not a regular file (directory,
+        FIFO, device — refused before opening), invalid JSON or UTF-8, a missing required field, an unknown gold
+        or kind, a duplicated item_id (naming both lines), missing text fields for the kind, or malformed
+        messages. A UTF-8 byte-order mark is accepted.
     """
     path = Path(path)
-    if not path.exists():
-        raise DataError("no such file; expected a calibration set (JSONL, one item per line)", path=str(path))
-    rows = [_check_gold_item(o, str(path), lineno)
-            for lineno, o in iter_jsonl(path, expected="one calibration item per line, a JSON object")]
+    rows, first = [], {}
+    for lineno, o in iter_jsonl(path, expected="one calibration item per line, a JSON object"):
+        item = _check_gold_item(o, str(path), lineno)
+        if item["item_id"] in first:
+            raise DataError(f"duplicated item_id {item['item_id']!r} (first on line {first[item['item_id']]}); "
+                            "expected unique ids", path=str(path), row=lineno, column="item_id")
+        first[item["item_id"]] = lineno
+        rows.append(item)
     if not rows:
         raise DataError("the file holds no item; expected one JSON object per line", path=str(path))
     return gold_set_frame(rows, path=str(path))
@@ -119,8 +125,11 @@ def gold_set_frame(items: Sequence[dict] | pd.DataFrame, *, path: str | None = N
         df[c] = df[c].fillna(default).astype("string") if c in df.columns else default
     dup = df["item_id"].duplicated()
     if dup.any():
-        raise DataError(f"duplicated item_id {df.loc[dup, 'item_id'].iloc[0]!r}; expected unique ids", path=path,
-                        row=int(np.flatnonzero(dup)[0]) + 1, column="item_id")
+        at = int(np.flatnonzero(dup)[0])
+        key = df["item_id"].iloc[at]
+        first = int(np.flatnonzero(df["item_id"] == key)[0]) + 1
+        raise DataError(f"duplicated item_id {key!r} (first at row {first}); expected unique ids", path=path,
+                        row=at + 1, column="item_id")
     return df.reset_index(drop=True)
 
 

@@ -8,14 +8,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab import _files as F
 from evallab import verdicts as V
+from evallab._files import _DuplicateKey, _unique_pairs
 from evallab.errors import DataError, VerdictTableError
 
+TABLE_EXPECTED = "a table (.csv, .tsv, .jsonl, .ndjson or .parquet)"
 
-def _check_text(path: Path) -> str:
-    raw = path.read_bytes()
-    if not raw.strip():
-        raise DataError("the file is empty; expected a header line and at least one row", path=str(path))
+
+def _check_text(path: Path, expected: str = "a header line and at least one row") -> str:
+    """The UTF-8 text of a regular file (byte-order mark removed); refuses a non-regular or empty file."""
+    raw = F.read_bytes(path, expected)
+    if not raw.strip() or raw.strip() == b"\xef\xbb\xbf":
+        raise DataError(f"the file is empty; expected {expected}", path=str(path))
     for lineno, line in enumerate(raw.splitlines(), start=1):
         try:
             line.decode("utf-8")
@@ -30,17 +35,24 @@ def _check_text(path: Path) -> str:
 def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
     """Yield ``(line_number, object)`` for each non-blank line of a JSON-lines file (1-based line numbers).
 
+    A UTF-8 byte-order mark at the start of the file is accepted.
+
     Raises
     ------
     DataError
-        Missing file; a line that is not UTF-8, not valid JSON, or not a JSON object — naming the file and line and
-        saying what was ``expected``.
+        Missing file, or a path that is not a regular file (directory, FIFO, device — refused before it is
+        opened); a read error; a line that is not UTF-8, not valid JSON, or not a JSON object — naming the file
+        and line and saying what was ``expected``.
     """
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"no such file; expected JSON lines ({expected})", path=str(path))
-    with path.open("rb") as fh:
+    path = F.check_file(path, f"JSON lines ({expected})")
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise DataError(f"cannot read ({exc.strerror or exc})", path=str(path)) from None
+    with fh:
         for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -49,10 +61,17 @@ def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_pairs)
+            except _DuplicateKey as exc:
+                raise DataError(f"line {lineno} repeats the key {exc.args[0]!r}; expected each key once per object",
+                                path=str(path), row=lineno, column=str(exc.args[0])) from None
             except json.JSONDecodeError as exc:
-                raise DataError(f"line {lineno} is not valid JSON ({exc.msg} at column {exc.colno}); expected "
+                raise DataError(f"line {lineno} is not valid JSON ({exc.msg.removesuffix(' at')} at column "
+                                f"{exc.colno}); expected "
                                 f"{expected}", path=str(path), row=lineno) from None
+            except RecursionError:
+                raise DataError(f"line {lineno} is nested too deeply; expected {expected}", path=str(path),
+                                row=lineno) from None
             if not isinstance(obj, dict):
                 raise DataError(f"line {lineno} is a JSON {type(obj).__name__}; expected {expected}",
                                 path=str(path), row=lineno)
@@ -62,15 +81,16 @@ def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read a CSV, JSONL/NDJSON or Parquet file into a DataFrame of strings/numbers, without validation.
 
+    Text files (CSV, TSV, JSONL) may start with a UTF-8 byte-order mark.
+
     Raises
     ------
     DataError
-        Missing file, empty file, a non-UTF-8 line (named), a JSONL line that is not a JSON object (named),
-        or an unknown extension.
+        Missing file or a path that is not a regular file (directory, FIFO, device: refused before opening),
+        empty file, a non-UTF-8 line (named), a JSONL line that is not a JSON object or repeats a key (named), a
+        malformed CSV or Parquet file, or an unknown extension.
     """
-    path = Path(path)
-    if not path.exists():
-        raise DataError("no such file", path=str(path))
+    path = F.check_file(path, TABLE_EXPECTED, missing=f"no such file; expected {TABLE_EXPECTED}")
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         if path.stat().st_size == 0:
@@ -84,10 +104,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
         try:
             return pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str,
                                keep_default_na=False, na_values=[""])
-        except pd.errors.ParserError as exc:
-            raise DataError(f"not a well-formed CSV table ({exc})", path=str(path)) from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise DataError(f"not a well-formed CSV table ({' '.join(str(exc).split())})", path=str(path)) from None
     if suffix in (".jsonl", ".ndjson", ".json"):
-        _check_text(path)
+        _check_text(path, "one JSON object per line")
         return pd.DataFrame([obj for _, obj in iter_jsonl(path)])
     raise DataError(f"unknown file type {suffix!r}; expected .csv, .tsv, .jsonl, .ndjson or .parquet",
                     path=str(path))

@@ -6,6 +6,7 @@ up to 15 strategies, each judged in both orders.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -13,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from evallab import _files as F
 from evallab import verdicts as V
 from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError
@@ -81,18 +83,27 @@ def load_llmbar(
     Raises
     ------
     DataError
-        A missing file or column, or a filter that selects nothing (naming the values available).
+        A missing folder or file, a path that is not a folder / regular file (refused before opening), a file
+        that is not UTF-8 CSV (a byte-order mark is accepted), a missing column, or a filter that selects nothing
+        (naming the values available).
     """
-    folder = Path(path) if path else data_dir("llmbar")
+    folder = F.check_folder(Path(path) if path else data_dir("llmbar"),
+                            "LLMBar's folder with verdicts.csv (see data/llmbar/SOURCE.md)")
     vpath = folder / "verdicts.csv"
-    if not vpath.exists():
-        raise DataError("no such file; expected LLMBar's verdicts.csv (see data/llmbar/SOURCE.md)", path=str(vpath))
-    raw = pd.read_csv(vpath, dtype={"label": "string", "winner_order_12": "string", "winner_order_21": "string",
+    raw = F.read_csv(vpath, "LLMBar's verdicts.csv (see data/llmbar/SOURCE.md)", dtype={"label": "string", "winner_order_12": "string", "winner_order_21": "string",
                                     "subset": "string", "judge": "string", "strategy": "string"})
     missing = [c for c in VERDICT_COLUMNS if c not in raw.columns]
     if missing:
         raise DataError(f"missing column(s) {missing}; expected {VERDICT_COLUMNS}", path=str(vpath),
                         column=missing[0])
+    for col in ("label", "winner_order_12", "winner_order_21"):
+        v = raw[col].str.strip()
+        bad = v.notna() & ~v.isin(V.PAIRWISE_VERDICTS)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0]) + 1
+            raise DataError(f"unknown {col} {raw[col][bad].iloc[0]!r}; expected one of {list(V.PAIRWISE_VERDICTS)}"
+                            f"{'' if col == 'label' else ' or empty (unparsed)'} (file line {r + 1})",
+                            path=str(vpath), row=r, column=col)
     for name, col, wanted in (("subsets", "subset", V.as_list(subsets)), ("judges", "judge", V.as_list(judges)),
                               ("strategies", "strategy", V.as_list(strategies))):
         m = _match(raw[col], wanted)
@@ -138,16 +149,19 @@ def load_llmbar(
 
 def _models(path: Path) -> pd.Series:
     """(judge, strategy) → engine/model of the strategy's last step, from judges.csv (empty when absent)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return pd.Series(dtype="string", index=pd.MultiIndex.from_tuples([], names=["judge", "strategy"]))
-    j = pd.read_csv(path, dtype=str)
+    j = F.read_csv(path, "LLMBar's judges.csv (judge, strategy, step, engine_or_model)", dtype=str)
+    missing = [c for c in ("judge", "strategy", "step", "engine_or_model") if c not in j.columns]
+    if missing:
+        raise DataError(f"missing column(s) {missing}; expected judge, strategy, step, engine_or_model",
+                        path=str(path), column=missing[0])
     j = j.sort_values("step").groupby(["judge", "strategy"]).tail(1)
     return j.set_index(["judge", "strategy"])["engine_or_model"]
 
 
 def _instances(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise DataError("no such file; expected LLMBar's instances.jsonl", path=str(path))
+    F.check_file(path, "LLMBar's instances.jsonl", missing="no such file; expected LLMBar's instances.jsonl")
     rows = [{k: o.get(k) for k in ("subset", "idx", "input", "output_1", "output_2")} for _, o in iter_jsonl(path)]
     df = pd.DataFrame(rows)
     df["subset"] = df["subset"].astype("string")
@@ -161,6 +175,4 @@ def load_llmbar_statistics(path: str | Path | None = None) -> pd.DataFrame:
     "Acc.", percent), correct_both, positional_agreement_equal (the paper's "Agr.", a count), kappa_*.
     """
     p = (Path(path) if path else data_dir("llmbar")) / "statistics.csv"
-    if not p.exists():
-        raise DataError("no such file; expected LLMBar's statistics.csv", path=str(p))
-    return pd.read_csv(p)
+    return F.read_csv(p, "LLMBar's statistics.csv")

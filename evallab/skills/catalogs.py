@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evallab import _files as F
 from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError, EvallabError
 from evallab.paths import data_dir
@@ -66,6 +67,27 @@ class Catalog:
                                                           s.category, s.line) for s in self.skills], self.path)
 
 
+#: skill names repeated in a bundled catalog as published upstream (distinct ids, see data/catalogs/SOURCE.md); only
+#: these are accepted twice, and only in that file — any other repeated name is refused
+UPSTREAM_DUPLICATE_NAMES = {
+    "sickn33_antigravity-awesome-skills.jsonl": frozenset({"brand-guidelines", "internal-comms"}),
+}
+
+
+def _check_unique(s: Skill, line: int, ids: dict[str, int], names: dict[str, int], path: str | None,
+                  allowed: frozenset[str] = frozenset()) -> None:
+    """Refuse a repeated id or name, naming both lines (a repeated name would let one skill shadow the other)."""
+    if s.id in ids:
+        raise DataError(f"duplicate skill id {s.id!r} (first on line {ids[s.id]})", path=path, row=line,
+                        column="id")
+    ids[s.id] = line
+    key = s.name.strip()
+    if key in names and key not in allowed:
+        raise DataError(f"duplicate skill name {key!r} (first on line {names[key]}); expected each name once, "
+                        "else one skill shadows the other", path=path, row=line, column="name")
+    names.setdefault(key, line)
+
+
 def _category(skill_id: str) -> str:
     return skill_id.split("/", 1)[0]
 
@@ -107,16 +129,13 @@ def catalog_from_records(records: Iterable[Mapping], path: str | None = None) ->
     Raises
     ------
     DataError
-        Missing/empty name or description, non-list triggers or a non-string trigger, a duplicated id — naming the
-        file and the 1-based record (line) number.
+        Missing/empty name or description, non-list triggers or a non-string trigger, a duplicated id or name
+        (both records named) — naming the file and the 1-based record (line) number.
     """
-    skills, seen = [], {}
+    skills, ids, names = [], {}, {}
     for i, rec in enumerate(records, start=1):
         s = _record_to_skill(rec, path, i)
-        if s.id in seen:
-            raise DataError(f"duplicate skill id {s.id!r} (first on line {seen[s.id]})", path=path, row=i,
-                            column="id")
-        seen[s.id] = i
+        _check_unique(s, i, ids, names, path)
         skills.append(s)
     if not skills:
         raise DataError("the catalog has no skills", path=path)
@@ -143,22 +162,26 @@ def load_catalog(path: str | Path) -> Catalog:
     ----------
     path : a file path, or a bundled short name (see :func:`resolve_catalog_path`).
 
+    A UTF-8 byte-order mark is accepted.
+
     Raises
     ------
     DataError
-        Missing file; a line that is not valid JSON; any error of :func:`catalog_from_records` — each naming the
-        file and line.
+        Missing file, or a path that is not a regular file (directory, FIFO, device: refused before opening); a
+        line that is not UTF-8 or not valid JSON; any error of :func:`catalog_from_records`, including a skill id
+        or NAME used twice (both lines named; the bundled catalogs' upstream duplicates
+        :data:`UPSTREAM_DUPLICATE_NAMES` excepted) — each naming the file and line.
     """
     p = resolve_catalog_path(path)
-    if not p.exists():
-        raise DataError("no such catalog file; expected a JSONL file with one skill per line", path=str(p))
-    skills, seen = [], {}
+    F.check_file(p, "a JSONL catalog, one skill per line",
+                 missing="no such catalog file; expected a JSONL file with one skill per line")
+    allowed = frozenset()
+    if p.name in UPSTREAM_DUPLICATE_NAMES and p.resolve() == (data_dir("catalogs") / p.name).resolve():
+        allowed = UPSTREAM_DUPLICATE_NAMES[p.name]
+    skills, ids, names = [], {}, {}
     for ln, rec in iter_jsonl(p, expected="one skill per line, a JSON object"):
         s = _record_to_skill(rec, str(p), ln)
-        if s.id in seen:
-            raise DataError(f"duplicate skill id {s.id!r} (first on line {seen[s.id]})", path=str(p), row=ln,
-                            column="id")
-        seen[s.id] = ln
+        _check_unique(s, ln, ids, names, str(p), allowed)
         skills.append(s)
     if not skills:
         raise DataError("the catalog has no skills", path=str(p))

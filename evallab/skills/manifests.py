@@ -52,9 +52,10 @@ import pandas as pd
 import regex
 import yaml
 
+from evallab import _files as F
 from evallab.errors import ScopedDataError
 
-REGEX_TIMEOUT_S = 1.0
+REGEX_TIMEOUT_S = F.REGEX_TIMEOUT_S
 CHRONIC_AFTER = 3  # failing > 3 consecutive runs
 BOOTSTRAP_RUNS = 5
 LIST_TYPES = ("required_patterns", "forbidden_patterns", "required_sections")
@@ -76,7 +77,6 @@ _PAPER = re.compile(r"arxiv\.org/(abs|pdf)/\d{4}\.\d{4,5}|\barxiv:\s*\d{4}\.\d{4
 # of a header are trimmed in Python (see _headers)
 _HEADER = re.compile(r"^ {0,3}#{1,6}[ \t]+([^\n]*)$", re.M)
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+([^\n]+)$", re.M)
-_NESTED = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]")
 
 
 def _headers(text: str) -> list[str]:
@@ -105,15 +105,12 @@ class ManifestError(ScopedDataError):
 
 
 # ----------------------------------------------------------------------------------------------- load/validate
-def nested_quantifier(pattern: str) -> bool:
-    """True when a group that contains a quantifier is itself quantified (``(a+)+``, ``(\\w+\\s?)*``) — the
-    classic catastrophic-backtracking shape. A heuristic: evaluation still runs under a timeout."""
-    return bool(_NESTED.search(pattern))
+nested_quantifier = F.nested_quantifier
 
 
 def _compile(p: str, path: str, skill: str, fld: str) -> None:
     try:
-        regex.compile(p)
+        F.compile_regex(p)
     except regex.error as exc:
         raise ManifestError(f"regex {p!r} does not compile: {exc}", path, skill, fld) from None
 
@@ -191,24 +188,22 @@ def parse_manifest(doc: object, path: str = "<memory>") -> dict[str, dict]:
 
 
 def load_manifest(path: str | Path) -> dict[str, dict]:
-    """Read a YAML (``.yaml``/``.yml``) or JSON manifest; raises :class:`ManifestError` with the line of a
-    syntax error."""
+    """Read a YAML (``.yaml``/``.yml``) or JSON manifest (UTF-8, a byte-order mark accepted).
+
+    Raises
+    ------
+    ManifestError
+        A missing path or one that is not a regular file (directory, FIFO, device: refused before opening); bad
+        UTF-8 (line named); a syntax error (line named); a skill name or key given twice (PyYAML and JSON would
+        keep the last one silently; the line of both is named for YAML); any error of :func:`parse_manifest`.
+    """
     path = Path(path)
-    if not path.exists():
-        raise ManifestError("no such manifest file", str(path))
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix.lower() == ".json":
-            doc = json.loads(text)
-        else:
-            doc = yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise ManifestError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                            str(path)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark else ""
-        raise ManifestError(f"not valid YAML{line}: {getattr(exc, 'problem', exc)}", str(path)) from None
+    what = "an assertion manifest (mapping skill -> assertions)"
+    text = F.read_text(path, what, ManifestError, missing="no such manifest file")
+    if path.suffix.lower() == ".json":
+        doc = F.parse_json(text, path, what, ManifestError)
+    else:
+        doc = F.parse_yaml(text, path, what, ManifestError)
     return parse_manifest(doc, str(path))
 
 
@@ -243,7 +238,7 @@ class AssertionResult:
 
 
 def _search(pattern: str, text: str, flags: int = 0):
-    return regex.search(pattern, text, flags, timeout=REGEX_TIMEOUT_S)
+    return F.search(pattern, text, flags, timeout=REGEX_TIMEOUT_S)
 
 
 def evaluate(skill: str, assertions: Mapping, text: str) -> list[AssertionResult]:
@@ -300,7 +295,7 @@ def evaluate(skill: str, assertions: Mapping, text: str) -> list[AssertionResult
     for i, c in enumerate(assertions.get("numeric_checks") or []):
         aid = f"numeric_checks[{i}]"
         try:
-            ms = list(regex.finditer(c["pattern"], text, timeout=REGEX_TIMEOUT_S))
+            ms = F.finditer(c["pattern"], text, timeout=REGEX_TIMEOUT_S)
         except TimeoutError:
             add(aid, "numeric", None, error=f"regex {c['pattern']!r} timed out after {REGEX_TIMEOUT_S} s")
             continue
@@ -363,13 +358,20 @@ STATE_VERSION = 1
 
 
 def load_state(path: str | Path) -> dict:
-    """Read ``evals-state.json`` (``{}`` content when the file does not exist). Raises :class:`ManifestError`
-    for a truncated or malformed file — and never overwrites it."""
+    """Read ``evals-state.json`` (``{}`` content when the file does not exist).
+
+    Raises
+    ------
+    ManifestError
+        A path that exists but is not a regular file (refused before opening), bad UTF-8, a truncated or
+        malformed file — and never overwrites it.
+    """
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return {"version": STATE_VERSION, "skills": {}}
+    text = F.read_text(path, "an evals-state.json file; left untouched", ManifestError)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ManifestError(f"state file is not valid JSON: {exc.msg} (line {exc.lineno}); left untouched — fix "
                             "or move it", str(path)) from None
@@ -509,8 +511,9 @@ def run_eval(manifest: Mapping[str, dict], outputs: Mapping[str, str | Path] | N
             p, text = "<text>", texts[sk]
         else:
             p = Path(outputs[sk])
+            F.check_file(p, f"the latest output of skill {sk!r} (a text file)", ManifestError)
             try:
-                text = p.read_text(encoding="utf-8", errors="replace")
+                text = p.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
             except OSError as exc:
                 raise ManifestError(f"cannot read output: {exc.strerror}", str(p), sk) from None
         st = state["skills"].setdefault(sk, {"assertions": {}})

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab import _files as F
 from evallab.errors import DataError
 
 #: the canned answer kinds a keryx recording may hold (``empty`` is never sent to the judge)
@@ -105,18 +106,21 @@ def _need(obj: dict, key: str, typ: type | tuple, path: str, where: str) -> obje
 EXTENDED_VERDICTS = ("pass", "warn", "fail", "1", "2", "tie")
 
 
-def _sample(obj: object, path: str, where: str, allowed: tuple[str, ...] = ("pass", "fail")) -> Sample:
+def _sample(obj: object, path: str, where: str, allowed: tuple[str, ...] = ("pass", "fail"),
+            row: int | None = None) -> Sample:
+    """One sample; ``verdict`` must be one of ``allowed`` (case-insensitive) or null (unparsed, ``error`` says
+    why). Raises :class:`RecordingError` naming the entry, the sample and the value otherwise."""
     if not isinstance(obj, dict):
-        raise RecordingError(f"{where}: a sample is {type(obj).__name__}; expected an object", path=path)
+        raise RecordingError(f"{where}: a sample is {type(obj).__name__}; expected an object", path=path, row=row)
     verdict = obj.get("verdict")
     if verdict is not None and not isinstance(verdict, str):
         raise RecordingError(f"{where}: 'verdict' is {type(verdict).__name__}; expected a string", path=path,
-                             column="verdict")
+                             row=row, column="verdict")
     v = verdict.strip().lower() if isinstance(verdict, str) else None
     err = obj.get("error")
     if v is not None and v not in allowed:
-        err = err or f"unknown verdict {verdict!r}"
-        v = None
+        raise RecordingError(f"{where}: unknown verdict {verdict!r}; expected one of {list(allowed)}, or null with "
+                             "an 'error' for an unparsed reply", path=path, row=row, column="verdict")
     if v is None and not err:
         err = "no verdict recorded"
     reason = obj.get("reason", "")
@@ -124,7 +128,15 @@ def _sample(obj: object, path: str, where: str, allowed: tuple[str, ...] = ("pas
 
 
 def parse_recording(doc: object, path: str = "<memory>") -> Recording:
-    """Validate a decoded recording document. Raises :class:`RecordingError` naming the file, entry and field."""
+    """Validate a decoded recording document.
+
+    Raises
+    ------
+    RecordingError
+        Naming the file, the entry (1-based, with its ``scenarioId/kind``), the sample and the field: a wrong
+        shape or type, an unknown kind, a malformed digest, an unknown verdict (e.g. ``'PASS!'``), or a
+        (scenarioId, kind) recorded twice (both entries named).
+    """
     if not isinstance(doc, dict):
         raise RecordingError(f"top level is {type(doc).__name__}; expected an object", path=path)
     pv = _need(doc, "judgePromptVersion", str, path, "recording")
@@ -134,7 +146,7 @@ def parse_recording(doc: object, path: str = "<memory>") -> Recording:
     raw_entries = _need(doc, "entries", list, path, "recording")
     extended = isinstance(doc.get("evallab"), dict)  # written by evallab: free kinds, tidy verdicts
     allowed = EXTENDED_VERDICTS if extended else ("pass", "fail")
-    entries, seen = [], set()
+    entries, seen = [], {}
     for i, e in enumerate(raw_entries, start=1):
         where = f"entry {i}"
         if not isinstance(e, dict):
@@ -150,14 +162,15 @@ def parse_recording(doc: object, path: str = "<memory>") -> Recording:
             raise RecordingError(f"{where}: requestDigest {dg!r} is not a sha256 hex digest", path=path, row=i,
                                  column="requestDigest")
         if (sid, kind) in seen:
-            raise RecordingError(f"{where}: duplicated (scenarioId, kind)", path=path, row=i, column="kind")
-        seen.add((sid, kind))
+            raise RecordingError(f"{where}: duplicated (scenarioId, kind), first recorded as entry {seen[sid, kind]}; "
+                                 "expected one entry per scenario and kind", path=path, row=i, column="kind")
+        seen[sid, kind] = i
         if "samples" in e:
             raw = _need(e, "samples", list, path, where)
-            samples = [_sample(s, path, f"{where} sample {j}", allowed) for j, s in enumerate(raw, start=1)]
+            samples = [_sample(s, path, f"{where} sample {j}", allowed, i) for j, s in enumerate(raw, start=1)]
             legacy = False
         elif "verdict" in e:
-            samples, legacy = [_sample(e, path, where, allowed)], True
+            samples, legacy = [_sample(e, path, where, allowed, i)], True
         else:
             raise RecordingError(f"{where}: neither 'samples' nor 'verdict'", path=path, row=i, column="samples")
         entries.append(Entry(sid, kind, dg, samples, legacy))
@@ -167,25 +180,31 @@ def parse_recording(doc: object, path: str = "<memory>") -> Recording:
 
 
 def load_recording(path: str | Path) -> Recording:
-    """Read one recording file. Raises :class:`RecordingError` (missing file, bad JSON with its line, bad field)."""
+    """Read one recording file (UTF-8, a byte-order mark accepted).
+
+    Raises
+    ------
+    RecordingError
+        A missing path or one that is not a regular file (directory, FIFO, device: refused before opening); bad
+        UTF-8 or JSON (line named); a key repeated within an object; any error of :func:`parse_recording`.
+    """
     path = Path(path)
-    if not path.exists():
-        raise RecordingError("no such recording file", path=str(path))
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RecordingError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise RecordingError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                             path=str(path), row=exc.lineno) from None
+    doc = F.load_json(path, "a keryx judge recording (JSON object with 'entries')", RecordingError,
+                      missing="no such recording file")
     return parse_recording(doc, str(path))
 
 
 def load_recordings(folder: str | Path) -> dict[str, Recording]:
-    """Every ``*.json`` recording in ``folder``, keyed by file stem (``<pack>__<skill>``)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise RecordingError("no such recordings folder", path=str(folder))
+    """Every ``*.json`` recording in ``folder``, keyed by file stem (``<pack>__<skill>``).
+
+    Raises
+    ------
+    RecordingError
+        ``folder`` missing or not a folder; any error of :func:`load_recording` (a ``*.json`` that is a
+        directory or FIFO included).
+    """
+    folder = F.check_folder(folder, "a folder of keryx judge recordings (*.json)", RecordingError,
+                            missing="no such recordings folder")
     return {p.stem: load_recording(p) for p in sorted(folder.glob("*.json"))}
 
 

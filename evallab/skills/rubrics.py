@@ -22,6 +22,7 @@ Source: MeowKit rubric library (``data/meowkit``; spec "Rubric Library", ``rules
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from evallab import _files as F
 from evallab.errors import DataError
 from evallab.paths import data_dir
 
@@ -192,13 +194,10 @@ class Preset:
 
 # --------------------------------------------------------------------------------------------- parsing
 def _read(path: str | Path) -> list[str]:
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise RubricError("file not found; expected a rubric or preset markdown file", path=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise RubricError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(p)) from None
+    """Lines of a rubric/preset file: a regular UTF-8 file, byte-order mark accepted. Raises :class:`RubricError`
+    (missing, not a regular file — refused before opening —, unreadable, bad UTF-8 with its line)."""
+    return F.read_text(path, "a rubric or preset markdown file", RubricError,
+                       missing="file not found; expected a rubric or preset markdown file").splitlines()
 
 
 def _frontmatter(lines: list[str], path: str) -> tuple[dict | None, dict[str, int], int, list[Finding]]:
@@ -211,12 +210,16 @@ def _frontmatter(lines: list[str], path: str) -> tuple[dict | None, dict[str, in
         return None, {}, 0, [_f(path, 1, "frontmatter-missing", "frontmatter opened with '---' is never closed")]
     text = "\n".join(lines[1:end])
     try:
-        meta = yaml.safe_load(text) or {}
+        meta = yaml.load(text, Loader=F._yaml_loader()) or {}  # noqa: S506 - SafeLoader refusing repeated keys
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", exc)
+        if isinstance(problem, str) and "(first on line " in problem:  # a repeated key: lines of the file
+            problem = re.sub(r"\(first on line (\d+)\)", lambda m: f"(first on line {int(m.group(1)) + 1})",
+                             problem)
         return None, {}, end + 1, [_f(path, line, "frontmatter-yaml", f"frontmatter is not valid YAML: "
-                                                                     f"{getattr(exc, 'problem', exc)}")]
+                                                                     f"{problem}")]
     if not isinstance(meta, dict):
         return None, {}, end + 1, [_f(path, 2, "frontmatter-yaml", "frontmatter must be a YAML mapping")]
     keys = {}
@@ -566,10 +569,17 @@ def library_files(root: str | Path | None = None) -> tuple[list[Path], list[Path
 
     Rubric files are ``<root>/*.md`` except ``schema.md`` and ``RUBRICS_INDEX.md``; presets are
     ``<root>/composition-presets/*.md``.
+
+    Raises
+    ------
+    RubricError
+        ``root`` missing or not a folder, or a ``composition-presets`` that exists but is not a folder.
     """
     root = Path(root) if root else data_dir("meowkit") / "rubrics"
-    if not root.is_dir():
-        raise RubricError("rubric library folder not found; expected a folder of rubric .md files", path=str(root))
+    F.check_folder(root, "a folder of rubric .md files", RubricError,
+                   missing="rubric library folder not found; expected a folder of rubric .md files")
+    if os.path.lexists(root / "composition-presets"):
+        F.check_folder(root / "composition-presets", "a folder of composition preset .md files", RubricError)
     skip = {"schema.md", "RUBRICS_INDEX.md", "README.md"}
     rubrics = sorted(p for p in root.glob("*.md") if p.name not in skip)
     presets = sorted((root / "composition-presets").glob("*.md"))
@@ -609,7 +619,9 @@ def load_library(root: str | Path | None = None, *, strict: bool = True) -> Libr
     ------
     RubricError
         With ``strict`` (default), when any file has a finding (the first one is named; see
-        :func:`validate_library` for all).
+        :func:`validate_library` for all). Always: a missing library folder, a file that is not a regular UTF-8
+        file, and two rubrics (or two presets) with the same ``name`` — both files named, since one would
+        silently replace the other.
     """
     if strict:
         t = validate_library(root)
@@ -618,9 +630,18 @@ def load_library(root: str | Path | None = None, *, strict: bool = True) -> Libr
             raise RubricError(f"[{f['code']}/{f['rule']}] {f['message']} ({len(t)} finding(s) in the library)",
                               path=str(f["path"]), row=int(f["line"]))
     rubrics, presets = library_files(root)
-    rs = {r.name: r for r in map(parse_rubric, rubrics)}
-    ps = {p.name: p for p in map(parse_preset, presets)}
-    return Library(rs, ps)
+    return Library(_by_name(map(parse_rubric, rubrics), "rubric"), _by_name(map(parse_preset, presets), "preset"))
+
+
+def _by_name(parsed: Iterable[Rubric | Preset], what: str) -> dict:
+    """Parsed files by ``name``; a name used twice is refused, naming both files."""
+    out: dict = {}
+    for x in parsed:
+        if x.name in out:
+            raise RubricError(f"duplicated {what} name {x.name!r}: also used by {out[x.name].path}; expected one "
+                              f"{what} per name", path=x.path, row=x.lines.get("name"), column="name")
+        out[x.name] = x
+    return out
 
 
 # --------------------------------------------------------------------------------------------- verdict

@@ -22,7 +22,7 @@ Public API
 from __future__ import annotations
 
 import hashlib
-import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import regex
 
+from evallab import _files as F
 from evallab.errors import DataError, ScopedDataError
 from evallab.paths import data_dir
 from evallab.skills.recordings import EXPECTED, KINDS, Recording
@@ -197,9 +199,13 @@ def _expectation(e: object, i: int, path: str, sid: str) -> Expectation:
     value = _str(e, "value", path, sid, f"{fld}.value", nonempty=True)
     if g == "regex":
         try:
-            re.compile(value)
-        except re.error as exc:
+            F.compile_regex(value)
+        except regex.error as exc:
             raise EvalSpecError(f"regex {value!r} does not compile: {exc}", path, sid, f"{fld}.value") from None
+        if F.nested_quantifier(value):
+            raise EvalSpecError(f"regex {value!r} nests quantifiers (catastrophic backtracking risk); expected a "
+                                "pattern without a quantified group that itself holds a quantifier", path, sid,
+                                f"{fld}.value")
     return Expectation(g, value)
 
 
@@ -211,7 +217,8 @@ def parse_evals(doc: object, path: str = "<memory>", *, pack: str = "", skill: s
     ------
     EvalSpecError
         naming the file, the scenario id and the field: wrong top-level shape, bad triggers, a scenario without
-        id/prompt, a duplicated id, an unknown grader, a regex that does not compile, a deterministic expectation
+        id/prompt, a duplicated id (naming both positions), an unknown grader, a regex that does not compile (with
+        the ``regex`` package) or nests quantifiers (``(a+)+``: catastrophic backtracking), a deterministic expectation
         without value, more than one judge expectation, a judge expectation with a value / empty rubric / no pass
         criterion, a judge scenario without calibration or with an empty or repeated calibration answer, an
         empty anti_patterns entry.
@@ -231,15 +238,16 @@ def parse_evals(doc: object, path: str = "<memory>", *, pack: str = "", skill: s
     if not isinstance(raw, list):
         raise EvalSpecError(f"is {type(raw).__name__}; expected a list", path, None, "scenarios")
     sid_of = f"{pack}/{skill}" if pack else skill
-    scenarios, seen = [], set()
+    scenarios, seen = [], {}
     for n, s in enumerate(raw):
         if not isinstance(s, dict):
             raise EvalSpecError(f"scenario {n} is {type(s).__name__}; expected an object", path, None,
                                 f"scenarios[{n}]")
         sid = _str(s, "id", path, f"#{n}", "id")
         if sid in seen:
-            raise EvalSpecError("duplicated scenario id", path, sid, "id")
-        seen.add(sid)
+            raise EvalSpecError(f"duplicated scenario id: scenarios[{seen[sid]}] and scenarios[{n}] both use it; "
+                                "expected unique ids", path, sid, "id")
+        seen[sid] = n
         prompt = _str(s, "prompt", path, sid, "prompt")
         strict = s.get("strictness", "high")
         if strict not in STRICTNESS:
@@ -274,15 +282,10 @@ def parse_evals(doc: object, path: str = "<memory>", *, pack: str = "", skill: s
     return EvalSpec(path, pack, skill, dict(triggers), scenarios, skill_md, frontmatter)
 
 
-def _read_json(path: Path, err: type[DataError] = EvalSpecError) -> object:
-    if not path.exists():
-        raise err("no such file", path=str(path))
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise err(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise err(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", path=str(path)) from None
+def _read_json(path: Path, err: type[DataError] = EvalSpecError, expected: str = "a JSON document") -> object:
+    """A JSON file (UTF-8, byte-order mark accepted); refuses a missing path, a non-regular file (before opening
+    it), bad UTF-8 (line named), bad JSON (line and column named) and a key repeated within an object."""
+    return F.load_json(path, expected, err, missing="no such file")
 
 
 def _skill_body(md: str) -> str:
@@ -296,29 +299,50 @@ def load_evals(path: str | Path, *, skill_md: str | Path | None = None) -> EvalS
 
     The pack and skill are taken from a ``stacks/<pack>/skills/<skill>/evals.json`` layout when present (else the
     parent folder name is the skill). ``skill_md``: a SKILL.md path; by default ``SKILL.md`` beside the file is
-    used when it exists (its body feeds I4/I5/I6); ``SKILL.frontmatter.md`` is read as frontmatter only.
+    used when it exists (its body feeds I4/I5/I6); ``SKILL.frontmatter.md`` is read as frontmatter only. Every
+    file may start with a UTF-8 byte-order mark.
+
+    Raises
+    ------
+    EvalSpecError
+        A missing path or one that is not a regular file (directory, FIFO, device: refused before opening), a
+        file that is not UTF-8 or not valid JSON (line named) or repeats a key, any error of :func:`parse_evals`;
+        likewise for a SKILL.md / SKILL.frontmatter.md that is present but not a readable regular UTF-8 file.
     """
     path = Path(path)
-    doc = _read_json(path)
+    doc = _read_json(path, expected="a keryx evals.json object with 'scenarios'")
     parts = path.resolve().parts
     pack, skill = "", path.resolve().parent.name
     if len(parts) >= 5 and parts[-3] == "skills":
         pack = parts[-4]
     md = Path(skill_md) if skill_md else path.parent / "SKILL.md"
-    body = _skill_body(md.read_text(encoding="utf-8")) if md.exists() else None
+    body = None
+    if skill_md or os.path.lexists(md):
+        body = _skill_body(F.read_text(md, "the skill's SKILL.md (markdown)", EvalSpecError))
     fm_path = path.parent / "SKILL.frontmatter.md"
-    fm = fm_path.read_text(encoding="utf-8") if fm_path.exists() else None
+    fm = F.read_text(fm_path, "SKILL.md frontmatter (markdown)", EvalSpecError) if os.path.lexists(fm_path) \
+        else None
     return parse_evals(doc, str(path), pack=pack, skill=skill, skill_md=body, frontmatter=fm)
 
 
 def load_tree(root: str | Path) -> dict[str, EvalSpec]:
     """Every ``stacks/*/skills/*/evals.json`` under ``root`` (or ``root`` itself if it holds ``stacks``), keyed
-    by recording name ``<pack>__<skill>``. Raises :class:`EvalSpecError` on the first malformed file."""
-    root = Path(root)
+    by recording name ``<pack>__<skill>``.
+
+    Raises
+    ------
+    EvalSpecError
+        ``root`` missing or not a folder; the first malformed file (see :func:`load_evals`); two files with the
+        same recording name (both named: one would silently replace the other).
+    """
+    root = F.check_folder(root, "a folder holding stacks/<pack>/skills/<skill>/evals.json", EvalSpecError)
     files = sorted(root.glob("stacks/*/skills/*/evals.json")) or sorted(root.glob("**/evals.json"))
     out = {}
     for f in files:
         spec = load_evals(f)
+        if spec.recording_name in out:
+            raise EvalSpecError(f"skill {spec.recording_name!r} is also defined by {out[spec.recording_name].path}; "
+                                "expected one evals.json per <pack>__<skill>", path=str(f))
         out[spec.recording_name] = spec
     return out
 
@@ -337,14 +361,49 @@ class Grade:
 
 def check_expectation(answer: str, e: Expectation) -> bool:
     """A deterministic expectation against an answer: ``contains``/``not-contains`` are case-sensitive substring
-    tests, ``regex`` is :func:`re.search` of the pattern as written (keryx semantics)."""
+    tests, ``regex`` is a search of the pattern as written (keryx semantics), run with the ``regex`` package under
+    :data:`evallab._files.REGEX_TIMEOUT_S`.
+
+    Raises
+    ------
+    EvalSpecError
+        A regex that runs past the time bound (catastrophic backtracking) or does not compile; the field is
+        ``value`` (:func:`grade_answer` adds the scenario and the expectation's position).
+    ValueError
+        A grader that is not deterministic.
+    """
     if e.grader == "contains":
         return e.value in answer
     if e.grader == "not-contains":
         return e.value not in answer
     if e.grader == "regex":
-        return re.search(e.value, answer) is not None
+        try:
+            return F.search(e.value, answer) is not None
+        except TimeoutError:
+            raise EvalSpecError(f"regex {e.value!r} timed out after {F.REGEX_TIMEOUT_S} s on a {len(answer)}-"
+                                "character answer (catastrophic backtracking); expected a pattern that runs in "
+                                "bounded time", field="value") from None
+        except regex.error as exc:
+            raise EvalSpecError(f"regex {e.value!r} does not compile: {exc}", field="value") from None
     raise ValueError(f"not a deterministic grader: {e.grader!r}")
+
+
+def _check_all(scenario: Scenario, answer: str) -> list[bool]:
+    """:func:`check_expectation` of every deterministic expectation; a regex error names the scenario and the
+    expectation's position."""
+    out = []
+    for i, e in enumerate(scenario.expected_behavior):
+        if e.grader == "judge":
+            continue
+        try:
+            out.append(check_expectation(answer, e))
+        except EvalSpecError as exc:
+            exc.scope = exc.scope or scenario.id
+            exc.column = f"expected_behavior[{i}].value"
+            if scenario.skill_id and exc.path is None:
+                exc.message = f"skill {scenario.skill_id}: {exc.message}"
+            raise
+    return out
 
 
 JudgeFn = Callable[[Scenario, str], "str | tuple[str | None, str] | None"]
@@ -362,10 +421,12 @@ def grade_answer(scenario: Scenario, answer: str, judge: JudgeFn | None = None) 
 
     Raises
     ------
+    EvalSpecError
+        a regex expectation that times out (see :func:`check_expectation`), naming the scenario and field.
     ValueError
         a judge scenario with a non-empty answer and no judge.
     """
-    det = [check_expectation(answer, e) for e in scenario.deterministic]
+    det = _check_all(scenario, answer)
     ok = all(det)
     if scenario.judge is None:
         return Grade(ok, det)
@@ -431,7 +492,7 @@ def rule_i2(spec: EvalSpec, s: Scenario) -> list[Finding]:
     """I2: fails against the echo answer. A judge scenario's echo verdict comes from its recording (rule AG);
     here only the deterministic part is checked, which a judge scenario may leave to the judge."""
     echo = ECHO_PREFIX + s.prompt
-    det = [check_expectation(echo, e) for e in s.deterministic]
+    det = _check_all(s, echo)
     if s.judge is None and all(det):
         return [_f(spec, s, "I2", "the echo answer passes every deterministic expectation")]
     return []
@@ -442,7 +503,8 @@ def rule_i3(spec: EvalSpec, s: Scenario) -> list[Finding]:
     judge scenario has a non-empty rubric, >= 1 pass criterion and four pairwise-different calibration answers."""
     if s.judge is None:
         pos = [e for e in s.deterministic if e.grader in ("contains", "regex")]
-        if not any(not check_expectation(s.prompt, e) for e in pos):
+        probe = Scenario(s.id, s.prompt, s.strictness, pos, skill_id=s.skill_id)
+        if not any(not ok for ok in _check_all(probe, s.prompt)):
             return [_f(spec, s, "I3", "no positive contains/regex expectation that the prompt does not already "
                                       "match")]
         return []
@@ -561,7 +623,14 @@ RULES: dict[str, Callable[[EvalSpec, Scenario], list[Finding]]] = {
 
 def integrity_findings(specs: EvalSpec | Mapping[str, EvalSpec] | Iterable[EvalSpec],
                        rules: Sequence[str] | None = None) -> list[Finding]:
-    """Run the integrity rules I1–I10 (not AG, see :func:`ag_findings`) on every scenario."""
+    """Run the integrity rules I1–I10 (not AG, see :func:`ag_findings`) on every scenario.
+
+    Raises
+    ------
+    EvalSpecError
+        A regex expectation that runs past the time bound on the prompt or echo answer, naming the file, the
+        scenario and the field.
+    """
     if isinstance(specs, EvalSpec):
         specs = [specs]
     elif isinstance(specs, Mapping):
@@ -570,7 +639,13 @@ def integrity_findings(specs: EvalSpec | Mapping[str, EvalSpec] | Iterable[EvalS
     for spec in specs:
         for s in spec.scenarios:
             for name in rules or RULES:
-                out.extend(RULES[name](spec, s))
+                try:
+                    out.extend(RULES[name](spec, s))
+                except EvalSpecError as exc:  # a regex that timed out: name the file it came from
+                    if exc.path is None:
+                        exc.path = spec.path
+                        exc.message = exc.message.removeprefix(f"skill {s.skill_id}: ")
+                    raise
     return out
 
 
@@ -814,9 +889,14 @@ class EvalReportError(DataError):
 def load_eval_report(path: str | Path) -> list[dict]:
     """The skill reports of an eval report file ``{schemaVersion, reports: [...]}`` (or a single report).
 
-    Raises :class:`EvalReportError` naming the file and field for bad JSON or shapes."""
+    Raises
+    ------
+    EvalReportError
+        Naming the file and field: a missing path or one that is not a regular file (refused before opening), bad
+        UTF-8 or JSON (line named; a byte-order mark is accepted), a repeated key, or a wrong shape.
+    """
     path = Path(path)
-    doc = _read_json(path, EvalReportError)
+    doc = _read_json(path, EvalReportError, "an eval report {schemaVersion, reports: [...]}")
     reports = doc.get("reports") if isinstance(doc, dict) and "reports" in doc else [doc]
     if not isinstance(reports, list):
         raise EvalReportError("expected a list of reports", path=str(path), column="reports")
@@ -828,10 +908,15 @@ def load_eval_report(path: str | Path) -> list[dict]:
         if not isinstance(r.get("scenarios"), list):
             raise EvalReportError(f"report {i}: 'scenarios' is not a list", path=str(path), row=i,
                                   column="scenarios")
-        for s in r["scenarios"]:
-            tr = s.get("trialRecords", []) if isinstance(s, dict) else None
-            if not isinstance(s, dict) or not isinstance(tr, list) or not all(isinstance(t, dict) for t in tr):
-                raise EvalReportError(f"report {i}: a scenario or its trialRecords is malformed", path=str(path),
+        for j, s in enumerate(r["scenarios"]):
+            if not isinstance(s, dict):
+                raise EvalReportError(f"report {i}: scenarios[{j}] is {type(s).__name__}; expected an object",
+                                      path=str(path), row=i, column="scenarios")
+            tr = s.get("trialRecords", [])
+            if not isinstance(tr, list) or not all(isinstance(t, dict) for t in tr):
+                bad = tr if not isinstance(tr, list) else next(t for t in tr if not isinstance(t, dict))
+                raise EvalReportError(f"report {i}: scenarios[{j}] ({s.get('id', '?')}): 'trialRecords' holds a "
+                                      f"{type(bad).__name__}; expected a list of trial objects", path=str(path),
                                       row=i, column="trialRecords")
     return reports
 
