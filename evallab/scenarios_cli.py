@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from evallab import fileio
 from evallab.errors import EvallabError
 from evallab.experiments import judge_check as JC
 
@@ -29,6 +30,9 @@ def _kind_of(path: Path) -> str:
         return "manifest"
     if path.parent.name == "judge-recordings":
         return "recording"
+    if path.is_dir():
+        return "folder"
+    fileio.check_file(path, "a JSON file (evals.json, a recording or an eval report)")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):

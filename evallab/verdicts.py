@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pandas as pd
+import yaml
 
 from evallab.errors import VerdictTableError
 
@@ -250,8 +251,6 @@ def as_list(value) -> list[str]:
         if not v:
             return []
         if v.startswith("["):
-            import yaml
-
             try:
                 parsed = yaml.safe_load(v)
             except yaml.YAMLError:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from cli_helper import run_cli
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab.datasets import load_alpaca_eval, load_gold_set, load_llmbar, load_verdicts, read_table
 from evallab.datasets.alpaca_eval import load_alpaca_eval_annotators
 from evallab.errors import DataError, EvallabError

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab import verdicts as V
 from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab import verdicts as V
-from evallab._files import _DuplicateKey, _unique_pairs
 from evallab.errors import DataError, VerdictTableError
+from evallab.fileio import DuplicateKey, unique_pairs
 
 TABLE_EXPECTED = "a table (.csv, .tsv, .jsonl, .ndjson or .parquet)"
 
@@ -61,8 +61,8 @@ def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line, object_pairs_hook=_unique_pairs)
-            except _DuplicateKey as exc:
+                obj = json.loads(line, object_pairs_hook=unique_pairs)
+            except DuplicateKey as exc:
                 raise DataError(f"line {lineno} repeats the key {exc.args[0]!r}; expected each key once per object",
                                 path=str(path), row=lineno, column=str(exc.args[0])) from None
             except json.JSONDecodeError as exc:

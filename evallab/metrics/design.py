@@ -115,7 +115,9 @@ def describe(df: pd.DataFrame) -> dict:
     parts.append(f"up to {samples} sample(s) per item and order" if samples > 1 else "one sample per item and order")
     parts.append(f"{unparsed:,} unparsed replies (counted, never scored)")
     if design:
-        parts.append("several " + ", ".join(f"{c}s ({len(v)})" for c, v in design.items()))
+        plural = {"dataset": "datasets", "subset": "subsets", "judge": "judges", "model": "models",
+                  "strategy": "strategies", "anchor_set": "anchor sets"}
+        parts.append("several " + ", ".join(f"{plural[c]} ({len(v)})" for c, v in design.items()))
     return {"replies": len(df), "items": items, "kind": kind, "orders": orders, "both_orders": both, "gold": gold,
             "gold_items": gold_items, "samples": samples, "unparsed": unparsed, "design": design,
             "text": "; ".join(parts) + "."}

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError, EvallabError
 from evallab.paths import data_dir

@@ -42,6 +42,7 @@ import json
 import math
 import os
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ import pandas as pd
 import regex
 import yaml
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab.errors import ScopedDataError
 
 REGEX_TIMEOUT_S = F.REGEX_TIMEOUT_S
@@ -558,8 +559,6 @@ def history(manifest: Mapping[str, dict], runs: Mapping[str, Sequence[str]], *, 
     Returns ``(timeline, last)``: the per-run results with a 1-based ``run`` column, and the last run's
     :class:`EvalRun`.
     """
-    import tempfile
-
     frames, last = [], None
     with tempfile.TemporaryDirectory() as tmp:
         sp = Path(state_path) if state_path else Path(tmp) / "evals-state.json"

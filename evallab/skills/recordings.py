@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab import _files as F
+from evallab import fileio as F
+from evallab import verdicts as V
 from evallab.errors import DataError
 
 #: the canned answer kinds a keryx recording may hold (``empty`` is never sent to the judge)
@@ -246,8 +247,6 @@ def to_verdicts(recordings: dict[str, Recording] | list[Recording], *, dataset: 
     recording's judge label, ``model`` = judgeModel, ``strategy`` = judgePromptVersion, ``order`` = "",
     ``sample`` = index, ``gold`` = the kind's expected verdict (:data:`EXPECTED`).
     """
-    from evallab import verdicts as V
-
     recs = recordings.items() if isinstance(recordings, dict) else \
         [(Path(r.path).stem if r.path else str(i), r) for i, r in enumerate(recordings)]
     rows = []

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab.errors import DataError
 from evallab.paths import data_dir
 

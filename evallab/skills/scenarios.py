@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import regex
 
-from evallab import _files as F
+from evallab import fileio as F
 from evallab.errors import DataError, ScopedDataError
 from evallab.paths import data_dir
 from evallab.skills.recordings import EXPECTED, KINDS, Recording
@@ -362,7 +362,7 @@ class Grade:
 def check_expectation(answer: str, e: Expectation) -> bool:
     """A deterministic expectation against an answer: ``contains``/``not-contains`` are case-sensitive substring
     tests, ``regex`` is a search of the pattern as written (keryx semantics), run with the ``regex`` package under
-    :data:`evallab._files.REGEX_TIMEOUT_S`.
+    :data:`evallab.fileio.REGEX_TIMEOUT_S`.
 
     Raises
     ------

@@ -28,13 +28,21 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import bm25s
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from scipy import stats as sps
+from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
+from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
+from sklearn.metrics.pairwise import linear_kernel
+from sklearn.model_selection import GroupKFold
 
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
@@ -297,14 +305,10 @@ class TfidfIndex:
     """scikit-learn ``TfidfVectorizer`` cosine over the same tokens (stemmed, stop-listed, exclusion-stripped)."""
 
     def __init__(self, catalog: Catalog, field: str = "full", *, strip: bool = True):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         self.vec = TfidfVectorizer(analyzer=_identity)
         self.E = self.vec.fit_transform([entry_token_list(s, field, strip=strip) for s in catalog.skills])
 
     def score(self, queries: Sequence[str], *, is_description: bool = False) -> np.ndarray:
-        from sklearn.metrics.pairwise import linear_kernel
-
         texts = [tokenize(strip_exclusions(q) if is_description else q) for q in queries]
         return np.round(np.clip(linear_kernel(self.vec.transform(texts), self.E), 0.0, 1.0), _DECIMALS)
 
@@ -318,8 +322,6 @@ class BM25Index:
     """
 
     def __init__(self, catalog: Catalog, field: str = "full", *, strip: bool = True):
-        import bm25s
-
         corpus = [entry_token_list(s, field, strip=strip) or ["\u2205"] for s in catalog.skills]
         self.vocab = {t: i for i, t in enumerate(sorted({t for d in corpus for t in d}))}
         ids = [[self.vocab[t] for t in d] for d in corpus]
@@ -586,10 +588,6 @@ def _loo_full_scores_tfidf(catalog: Catalog, probes: pd.DataFrame, strip: bool) 
     """Leave-one-out TF-IDF cosine without re-tokenizing the catalog: the count matrix is built once; per left-out
     trigger only the skill's row is replaced, columns left with df 0 are dropped (as a fresh fit would drop them),
     and scikit-learn's ``TfidfTransformer`` refits the IDF — the numbers of a ``TfidfVectorizer`` refit."""
-    from collections import Counter
-
-    from sklearn.feature_extraction.text import TfidfTransformer
-
     docs = [entry_token_list(s, "full", strip=strip) for s in catalog.skills]
     vocab: dict[str, int] = {}
     for d in docs:
@@ -931,8 +929,6 @@ def roc_pr(pairs: pd.DataFrame, target: str = "select") -> dict:
     Returns ``{"fpr", "tpr", "roc_thresholds", "precision", "recall", "pr_thresholds", "roc_auc",
     "average_precision"}`` (arrays and floats).
     """
-    from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
-
     y, d = pairs["label"].to_numpy(), pairs[f"d_{target}"].to_numpy()
     fpr, tpr, th = roc_curve(y, d)
     prec, rec, pth = precision_recall_curve(y, d)
@@ -1026,10 +1022,6 @@ def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n
                       confidence: float, seed: int) -> tuple[float, float, float, float]:
     """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — (``scipy.stats.bootstrap``,
     vectorised) of the chosen threshold and of the value it reaches. Resamples where the choice is undefined (NaN) are left out of the percentiles."""
-    import warnings
-
-    from scipy import stats as sps
-
     P = len(counts)
     flat = counts.reshape(P, -1)
 
@@ -1102,8 +1094,6 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     -------
     TuningResult
     """
-    from sklearn.model_selection import GroupKFold
-
     if target not in KERYX_THRESHOLDS:
         raise EvallabError(f"target must be one of {tuple(KERYX_THRESHOLDS)}, got {target!r}")
     kt = KERYX_THRESHOLDS[target] if keryx_threshold is None else keryx_threshold

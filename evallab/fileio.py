@@ -18,13 +18,16 @@ Every error is raised as the caller's error class (a :class:`~evallab.errors.Dat
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 import re
 import stat
 from pathlib import Path
 
+import pandas as pd
 import regex
+import yaml
 
 from evallab.errors import DataError
 
@@ -135,17 +138,21 @@ def read_text(path: str | Path, expected: str, err: type[DataError] = DataError,
     return decode(read_bytes(p, expected, err, missing=missing), p, err)
 
 
-class _DuplicateKey(ValueError):
+class DuplicateKey(ValueError):
+    """A JSON object that gives one key twice (raised by :func:`unique_pairs`; ``key`` names it)."""
+
     def __init__(self, key: object) -> None:
         super().__init__(key)
         self.key = key
 
 
-def _unique_pairs(pairs: list[tuple[str, object]]) -> dict:
+def unique_pairs(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``' ``object_pairs_hook`` that refuses a repeated key (:class:`DuplicateKey`) instead of keeping
+    the last value silently."""
     out: dict = {}
     for k, v in pairs:
         if k in out:
-            raise _DuplicateKey(k)
+            raise DuplicateKey(k)
         out[k] = v
     return out
 
@@ -161,8 +168,8 @@ def parse_json(text: str, path: str | Path | None, expected: str, err: type[Data
     """
     where = None if path is None else str(path)
     try:
-        return json.loads(text, object_pairs_hook=_unique_pairs)
-    except _DuplicateKey as exc:
+        return json.loads(text, object_pairs_hook=unique_pairs)
+    except DuplicateKey as exc:
         raise err(f"duplicated key {exc.key!r} in a JSON object; expected unique keys (the later one would "
                   "silently replace the first)", path=where) from None
     except json.JSONDecodeError as exc:
@@ -181,8 +188,6 @@ def load_json(path: str | Path, expected: str, err: type[DataError] = DataError,
 
 @functools.cache
 def _yaml_loader():
-    import yaml
-
     class UniqueKeyLoader(yaml.SafeLoader):
         """SafeLoader that refuses a mapping key given twice (PyYAML keeps the last one silently)."""
 
@@ -216,7 +221,6 @@ def parse_yaml(text: str, path: str | Path | None, expected: str, err: type[Data
         ``not valid YAML (line L): <problem>; expected ...`` (``line_offset`` is added to L, for a YAML block
         inside a larger file).
     """
-    import yaml
 
     try:
         return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
@@ -254,10 +258,6 @@ def read_csv(path: str | Path, expected: str, err: type[DataError] = DataError, 
     err
         As :func:`check_file`; an empty file; a non-UTF-8 line (named); a malformed table.
     """
-    import io
-
-    import pandas as pd
-
     p = Path(path)
     text = read_text(p, expected, err, missing=missing)
     if not text.strip():
