@@ -170,16 +170,19 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
     return out.drop(columns="_cnote")
 
 
-def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
-             n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str = "exclude",
+             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Accuracy vs gold over the parsed replies of each group (every order and sample of an item pooled).
 
     Works for pairwise and pointwise tables, one order or both. Rows without gold are left out and counted.
+    ``unparsed="published"`` counts an unparsed reply as wrong (LLMBar's convention for Acc.) instead of leaving it
+    out.
 
     Returns
     -------
     DataFrame: ``by`` + ``replies``, ``no_gold`` (replies without gold, left out), ``unparsed`` (of those with
-    gold), ``parsed``, ``correct``, ``items``, ``accuracy`` in [0, 1], ``low``, ``high`` (Wilson with one reply per
+    gold), ``parsed`` (the denominator: parsed replies with gold, or every reply with gold under
+    ``"published"``), ``correct``, ``items``, ``accuracy`` in [0, 1], ``low``, ``high`` (Wilson with one reply per
     item, else an item-cluster bootstrap of correct/parsed), ``note``.
 
     Raises
@@ -187,9 +190,11 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: fl
     DesignError
         When ``by`` leaves several replies per (item, order, sample).
     """
+    _check_mode(unparsed)
     by = list(by)
     check_design(df, by)
-    d = df.assign(_gold=df["gold"].notna(), _ok=df["verdict"].notna() & df["gold"].notna(),
+    counted = df["verdict"].notna() | (unparsed == "published")
+    d = df.assign(_gold=df["gold"].notna(), _ok=counted & df["gold"].notna(),
                   _c=(df["verdict"] == df["gold"]).fillna(False))
     rows = []
     for key, g in groups(d, by):
@@ -199,8 +204,8 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: fl
         lo, hi = intervals.ratio_interval(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
                                           seed=seed) if parsed else (NAN, NAN)
         note = "" if parsed else not_computable("no gold labels" if wg.empty else "no parsed reply with gold")
-        rows.append(dict(key, replies=len(g), no_gold=int((~g["_gold"]).sum()), unparsed=int(len(wg) - parsed),
-                         parsed=parsed, correct=correct, items=len(per),
+        rows.append(dict(key, replies=len(g), no_gold=int((~g["_gold"]).sum()),
+                         unparsed=int(wg["verdict"].isna().sum()), parsed=parsed, correct=correct, items=len(per),
                          accuracy=correct / parsed if parsed else NAN, low=lo, high=hi, note=note))
     return pd.DataFrame(rows)
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from evallab.errors import DataError
 from evallab.metrics import intervals as stats
+from evallab.metrics.design import groups
 
 NAN = float("nan")
 
@@ -134,13 +135,8 @@ def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, in
 
 
 def _groups(d: pd.DataFrame, by: Sequence[str]):
-    by = [c for c in by if c in d.columns]
-    if not by:
-        yield {}, d
-        return
-    for key, g in d.groupby(by, dropna=False, observed=True, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        yield dict(zip(by, key, strict=True)), g
+    """:func:`evallab.metrics.design.groups` over the ``by`` columns the table has."""
+    return groups(d, [c for c in by if c in d.columns])
 
 
 def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
