@@ -58,6 +58,7 @@ def _register() -> None:
 
     for mod in (judges_cli, scenarios_cli, triggers_cli, rubrics_cli, drift_cli):
         mod.register(app)
+    __import__("evallab.import_cli", fromlist=["register"]).register(app)
 
 
 _register()
