@@ -127,12 +127,13 @@ def read_json(path: str | Path, expected: str) -> Document:
     """
     p = check_file(path, expected)
     text = read_text(p, expected)
-    try:
-        return Document(p, "json", value=json.loads(text))
-    except json.JSONDecodeError as exc:
-        if not (exc.msg == "Extra data" and text.lstrip().startswith("{")):
-            raise ImportDataError(f"not valid JSON ({exc.msg} at column {exc.colno}); expected {expected}", p,
-                                  f"line {exc.lineno}") from None
+    if p.suffix.lower() not in (".jsonl", ".ndjson"):
+        try:
+            return Document(p, "json", value=json.loads(text))
+        except json.JSONDecodeError as exc:
+            if not (exc.msg == "Extra data" and text.lstrip().startswith("{")):
+                raise ImportDataError(f"not valid JSON ({exc.msg}: column {exc.colno}); expected {expected}", p,
+                                      f"line {exc.lineno}") from None
     records = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -140,7 +141,7 @@ def read_json(path: str | Path, expected: str) -> Document:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ImportDataError(f"not valid JSON ({exc.msg} at column {exc.colno}); expected one JSON object "
+            raise ImportDataError(f"not valid JSON ({exc.msg}: column {exc.colno}); expected one JSON object "
                                   f"per line ({expected})", p, f"line {lineno}") from None
         if not isinstance(obj, dict):
             raise ImportDataError(f"is a JSON {_jtype(obj)}; expected one JSON object per line ({expected})", p,
@@ -189,7 +190,7 @@ def finish(rows: Iterable[dict] | pd.DataFrame, path: Path | str | None) -> pd.D
         first = int((skey == same).all(axis=1).to_numpy().nonzero()[0][0])
         refs = df["source_ref"].astype(str).tolist() if "source_ref" in df else [f"row {i + 1}" for i in
                                                                               range(len(df))]
-        k = {c: key.iloc[second][c] for c in V.KEY}
+        k = {c: (v.item() if hasattr(v, "item") else v) for c, v in key.iloc[second].items()}
         raise ImportDataError(
             f"repeats the judge reply of {refs[first]} (same key {k}); expected one reply per (dataset, item_id, "
             "judge, strategy, anchor_set, order, sample)", path, refs[second])
