@@ -178,10 +178,10 @@ def finish(rows: Iterable[dict] | pd.DataFrame, path: Path | str | None) -> pd.D
     if "raw_verdict" in df:  # as written in the file (numbers, strings, booleans) -> one string column
         df["raw_verdict"] = pd.Series([None if v is None else v if isinstance(v, str) else json.dumps(v)
                                        for v in df["raw_verdict"]], index=df.index, dtype="string")
-    key = df.reindex(columns=list(V.KEY))
+    key = df.reindex(columns=list(V.KEY)).astype(object)
     for c, d in V.DEFAULTS.items():
         if c in key:
-            key[c] = key[c].fillna(d)
+            key[c] = key[c].where(key[c].notna(), d)
     skey = key.astype("string").fillna("<NA>")
     dup = skey.duplicated(keep="first")
     if dup.any():
