@@ -18,6 +18,7 @@ from cli_helper import run_cli
 
 from evallab import importers as I
 from evallab.datasets import load_verdicts
+from evallab.errors import DataError
 from evallab.paths import data_dir
 
 FORMATS = data_dir("formats")
@@ -482,3 +483,29 @@ def test_importers_import_no_estimator():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             assert not [n for n in names if n.startswith(banned)], (f, names)
+
+
+def test_mapped_csv_fast_path_checks_like_validate(tmp_path):
+    """The CSV fast path (Arrow) and the pandas path agree: same rows, and the same refusals."""
+    ok = tmp_path / "ok.csv"
+    ok.write_text("q,j,w,o,s\n1,a,model_a,ab,0\n1,a,model_b,ba,0\n1,b,model_a,ab,0\n2,a,tie,ab,1\n2,a,,ab,0\n")
+    kw = dict(columns="item_id=q,judge=j,verdict=w,order=o,sample=s", values="model_a=1,model_b=2,tie=tie")
+    df = I.import_table(ok, **kw)
+    assert df["verdict"].tolist()[:4] == ["1", "2", "1", "tie"] and pd.isna(df["verdict"].iloc[4])
+    assert df["sample"].tolist() == [0, 0, 0, 1, 0]
+    as_json = tmp_path / "ok.jsonl"
+    pd.read_csv(ok, dtype=str, keep_default_na=False).to_json(as_json, orient="records", lines=True)
+    slow = I.import_table(as_json, **kw)  # JSON lines always take the pandas path
+    cols = ["item_id", "judge", "order", "sample", "verdict", "error"]
+    pd.testing.assert_frame_equal(df[cols], slow[cols])
+    for body, msg in [
+        ("q,j,w,o,s\n1,a,model_a,ab,0\n1,b,model_a,ab,0\n1,a,model_b,ab,0\n", "row 3, column 'item_id': duplicated key"),
+        ("q,j,w,o,s\n1,a,model_a,xy,0\n", "row 1, column 'order': unknown order 'xy'"),
+        ("q,j,w,o,s\n1,,model_a,ab,0\n", "row 1, column 'judge': empty judge"),
+        ("q,j,w,o,s\n1,a,model_a,ab,-1\n", "row 1, column 'sample': negative sample index"),
+    ]:
+        bad = tmp_path / "bad.csv"
+        bad.write_text(body)
+        with pytest.raises(DataError) as ei:
+            I.import_table(bad, **kw)
+        assert str(ei.value).startswith(f"{bad}, {msg}"), str(ei.value)
