@@ -509,3 +509,44 @@ def test_mapped_csv_fast_path_checks_like_validate(tmp_path):
         with pytest.raises(DataError) as ei:
             I.import_table(bad, **kw)
         assert str(ei.value).startswith(f"{bad}, {msg}"), str(ei.value)
+
+
+def test_gold_from_annotators_majority_unanimity_and_wide_format():
+    labels = {  # item -> labels of annotators x, y, z (None = no label)
+        "a": ["1", "1", "2"], "b": ["tie", "2", None], "c": ["pass", "pass", "pass"], "d": [None, None, None],
+        "e": ["1", "2", "tie"], "f": ["fail", None, None],
+    }
+    long = pd.DataFrame([(i, ann, v) for i, vs in labels.items() for ann, v in zip("xyz", vs, strict=True)],
+                        columns=["item_id", "annotator", "label"])
+    wide = pd.DataFrame([[i, *vs] for i, vs in labels.items()], columns=["item_id", "x", "y", "z"])
+
+    def expect(rule):
+        out = {}
+        for i, vs in labels.items():
+            given = [v for v in vs if v is not None]
+            top = collections.Counter(given).most_common(1)
+            if rule == "majority":
+                out[i] = top[0][0] if top and top[0][1] * 2 > len(given) else None
+            else:
+                out[i] = given[0] if given and len(set(given)) == 1 else None
+        return out
+
+    multi = [i for i, vs in labels.items() if sum(v is not None for v in vs) >= 2]
+    unanimous = [i for i in multi if len({v for v in labels[i] if v is not None}) == 1]
+    for rule in ("majority", "unanimous"):
+        for g in (I.gold_from_annotators(long, rule=rule),
+                  I.gold_from_annotators(wide, rule=rule, annotator=None, label=["x", "y", "z"])):
+            got = {r.item_id: (None if pd.isna(r.gold) else r.gold) for r in g.table.itertuples()}
+            want = expect(rule)
+            assert got == want
+            assert g.summary["with_gold"] == sum(v is not None for v in want.values())
+            assert g.summary["no_majority"] == sum(v is None for v in want.values()) - 1  # "d" has no label
+            assert g.summary["unlabelled"] == 1
+            assert g.summary["unanimous_pct"] == pytest.approx(100 * len(unanimous) / len(multi))
+    with pytest.raises(I.ImportDataError, match=r"row 2, field 'label': unknown label 'maybe'"):
+        I.gold_from_annotators(pd.DataFrame({"item_id": ["a", "a"], "annotator": ["x", "y"],
+                                             "label": ["1", "maybe"]}))
+    # attach: verdicts of a judge get the gold of their item
+    v = pd.DataFrame({"item_id": list(labels), "judge": "j", "verdict": "1"})
+    out = I.attach_gold(v, I.gold_from_annotators(long).table)
+    assert [None if pd.isna(x) else x for x in out["gold"]] == list(expect("majority").values())

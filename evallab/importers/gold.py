@@ -133,7 +133,7 @@ def attach_gold(verdicts: pd.DataFrame, gold: pd.DataFrame, *, on: str | list[st
                               "gold label per item", where=f"row {i + 1}", field=on[0])
     g = gold[on + ["gold"]].rename(columns={"gold": "_gold"})
     g = g.astype({c: "string" for c in on})
-    out = verdicts.astype({c: "string" for c in on}).merge(g, on=on, how="left")
+    out = V.coerce(verdicts).astype({c: "string" for c in on}).merge(g, on=on, how="left")
     new = V._norm_verdict(out["_gold"])
     out["gold"] = new if overwrite else out["gold"].fillna(new)
     return V.coerce(out.drop(columns="_gold"))
