@@ -550,3 +550,20 @@ def test_gold_from_annotators_majority_unanimity_and_wide_format():
     v = pd.DataFrame({"item_id": list(labels), "judge": "j", "verdict": "1"})
     out = I.attach_gold(v, I.gold_from_annotators(long).table)
     assert [None if pd.isna(x) else x for x in out["gold"]] == list(expect("majority").values())
+
+
+def test_tidy_table_detected_and_reimported(tmp_path):
+    df = I.import_file(PAIR)
+    for ext in ("csv", "parquet", "jsonl"):
+        p = tmp_path / f"tidy.{ext}"
+        if ext == "csv":
+            df.to_csv(p, index=False)
+        elif ext == "parquet":
+            df.to_parquet(p, index=False)
+        else:
+            df.to_json(p, orient="records", lines=True)
+        assert I.detect_format(p) == "table"
+        again = I.import_file(p)
+        assert again["verdict"].isna().sum() == df["verdict"].isna().sum()
+        assert again["verdict"].fillna("NA").tolist() == df["verdict"].fillna("NA").tolist()
+        assert again["order"].tolist() == df["order"].tolist()

@@ -62,6 +62,8 @@ def _detect_record(o: dict | None) -> str | None:
     if not isinstance(o, dict):
         return None
     k = set(o)
+    if {"item_id", "judge", "verdict"} <= k:  # already tidy (e.g. written by evallab import)
+        return "table"
     if {"g1_winner", "g2_winner"} <= k:
         return "mt_bench_pair"
     if {"games", "question_id"} <= k:
@@ -74,8 +76,6 @@ def _detect_record(o: dict | None) -> str | None:
         return "mt_bench_single"
     if {"instruction", "preference"} <= k and ("output_1" in k or "generator_1" in k):
         return "alpaca_eval"
-    if {"item_id", "judge", "verdict"} <= k:
-        return "table"
     return None
 
 

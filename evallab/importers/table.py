@@ -266,7 +266,7 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
             tbl = pq.read_table(p)
         except Exception as exc:  # pyarrow raises several types
             raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
-        unit, line_of = "row", None
+        unit, line_of, pdf = "row", None, None
     else:
         # pandas' C reader (the fastest here); "" is the only NA marker, as in the pandas path
         try:
@@ -283,7 +283,7 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
             tbl = pa.Table.from_pandas(df, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return None
-        unit, line_of = "row", 2
+        unit, line_of, pdf = "row", 2, df
     names = tbl.column_names
     missing = [src for src in cmap.values() if src not in names]
     if missing:
@@ -371,7 +371,7 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         return None  # a value the pandas path names (e.g. a non-numeric score)
     if _has_duplicate_key(out, consts, n):
         return None
-    table = pa.table({**out, **extra})
+    table = pa.table(out if pdf is not None else {**out, **extra})
 
     def mapper(t):
         if pa.types.is_string(t) or pa.types.is_large_string(t):
@@ -382,4 +382,8 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
             return pd.Float64Dtype()
         return None
 
-    return table.to_pandas(types_mapper=mapper)
+    tidy = table.to_pandas(types_mapper=mapper)
+    if pdf is None:
+        return tidy
+    # extra columns exactly as pandas read them (no round trip through Arrow)
+    return pd.DataFrame({**{c: tidy[c] for c in tidy.columns}, **{c: pdf[c] for c in extra}}, copy=False)
