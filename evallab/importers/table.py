@@ -213,15 +213,15 @@ def _const(value, n: int, typ):
     return arr if t == pa.string() else arr.cast(pa.string())
 
 
-def _has_duplicate_key(out: dict, consts: dict, n: int) -> bool:
-    """Whether two rows share the tidy key: sort on the key columns that vary, compare neighbours (Arrow)."""
+def _has_duplicate_key(out: dict, constant: set, n: int) -> bool:
+    """Whether two rows share the tidy key (``constant``: columns known to hold one value)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     varying = []
     for k in V.KEY:
         a = out[k]
-        if k in consts or (k not in ("item_id",) and a.null_count == 0 and (lambda m: m["min"] == m["max"])(
+        if k in constant or (k not in ("item_id",) and a.null_count == 0 and (lambda m: m["min"] == m["max"])(
                 pc.min_max(a).as_py())):
             continue
         varying.append(k)
@@ -239,8 +239,8 @@ def _has_duplicate_key(out: dict, consts: dict, n: int) -> bool:
             srt = col.take(order)
             new = np.ones(n, dtype=bool)
             new[1:] = pc.not_equal(srt.slice(1), srt.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-            if len(varying) == 1:
-                return not new.all()
+            if new.all():
+                return False  # every item_id differs: so does every key
             c = np.empty(n, dtype=np.int64)
             c[order.to_numpy()] = np.cumsum(new) - 1
             card = int(new.sum())
@@ -252,7 +252,8 @@ def _has_duplicate_key(out: dict, consts: dict, n: int) -> bool:
             return True  # too many combinations for one int64: let the pandas path check
         codes = c if codes is None else codes * card + c
         total *= max(card, 1)
-    return pc.count_distinct(pa.array(codes)).as_py() != n
+    codes.sort()
+    return bool((codes[1:] == codes[:-1]).any())
 
 
 def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame | None:
@@ -338,18 +339,21 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         reason = pc.if_else(na_by_map, pa.scalar(f"the value map sends this '{src}' value to NA"), reason)
     cols["error"] = pc.coalesce(cols["error"].cast(pa.string()), reason) if "error" in cols else reason
     out = {}
+    constant = set(consts)
     try:
         for c, t in V.SCHEMA.items():
             if c not in cols:
                 default = V.DEFAULTS.get(c)
                 typ = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64()}[t]
                 out[c] = _const(default, n, typ) if default is not None else pa.nulls(n, typ)
+                constant.add(c)
                 continue
             a = cols[c]
             if t == "string":
                 a = a.cast(pa.string())
                 if c in ("item_id", "judge"):
-                    empty = pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_trim_whitespace(a), ""))
+                    empty = pc.or_kleene(pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_length(a), 0)),
+                                         pc.utf8_is_space(a))
                     if pc.any(empty).as_py():
                         return None
                 if c == "order":
@@ -369,7 +373,7 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
             out[c] = a
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None  # a value the pandas path names (e.g. a non-numeric score)
-    if _has_duplicate_key(out, consts, n):
+    if _has_duplicate_key(out, constant, n):
         return None
     table = pa.table(out if pdf is not None else {**out, **extra})
 
