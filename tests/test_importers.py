@@ -567,3 +567,19 @@ def test_tidy_table_detected_and_reimported(tmp_path):
         assert again["verdict"].isna().sum() == df["verdict"].isna().sum()
         assert again["verdict"].fillna("NA").tolist() == df["verdict"].fillna("NA").tolist()
         assert again["order"].tolist() == df["order"].tolist()
+
+
+def test_arena_hard_v2_layout_uid_category_null_game(tmp_path):
+    lines = [{"uid": "u1", "category": "hard_prompt", "judge": "gpt-4.1", "model": "m",
+              "games": [{"user_prompt": "p", "judgment": "j", "score": "A<<B"}, None]},
+             {"uid": "u2", "category": "creative_writing", "judge": "gpt-4.1", "model": "m",
+              "games": [{"user_prompt": "p", "judgment": "j", "score": "B=A"},
+                        {"user_prompt": "p", "judgment": "j", "score": "B<A"}]}]
+    p = tmp_path / "m.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert I.detect_format(p) == "arena_hard"
+    df = I.import_file(p)
+    # game 1: baseline = A, so A<<B = the model (output 2) much better; game 2: model = A, so B<A = model better
+    assert [None if pd.isna(v) else v for v in df["verdict"]] == ["2", None, "tie", "2"]
+    assert df["subset"].tolist() == ["hard_prompt", "hard_prompt", "creative_writing", "creative_writing"]
+    assert df["item_id"].tolist() == ["m#u1", "m#u1", "m#u2", "m#u2"]

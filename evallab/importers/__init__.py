@@ -66,7 +66,7 @@ def _detect_record(o: dict | None) -> str | None:
         return "table"
     if {"g1_winner", "g2_winner"} <= k:
         return "mt_bench_pair"
-    if {"games", "question_id"} <= k:
+    if "games" in k and ("question_id" in k or "uid" in k):
         return "arena_hard"
     if {"judgments", "pair_id"} <= k or {"judgments", "response_A", "response_B"} <= k:
         return "judgebench"

@@ -33,7 +33,7 @@ def relation_verdict(rel: str, order: str) -> tuple[str, float]:
 
 ARENA_FIELDS = "question_id, model, judge, games[2] of {user_prompt, judgment, score}"
 ARENA_NULL = ("no verdict parsed: Arena-Hard's get_score found no single [[...]] label in the judge's reply "
-              "(score = null)")
+              "(score = null, or the game is null)")
 
 
 def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.DataFrame:
@@ -43,14 +43,16 @@ def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.Da
     question ``{"question_id", "model", "judge", "games": [...]}``; game 1 shows the baseline's answer as
     Assistant A and the model's as B, game 2 swaps them (``if game % 2 == 1: # swap position``); each game's
     ``score`` is the label matched by the config's ``regex_pattern`` (``A>>B``, ``A>B``, ``A=B``, ``B>A``,
-    ``B>>A``) or null (``get_score`` found none, or several different ones); ``show_result.py`` reads game 2 with
-    A and B exchanged.
+    ``B>>A``) or null (``get_score`` found none, or several different ones); ``show_result.py`` (v2) scores game 2
+    as is and game 1 as ``1 - score`` and also accepts ``A<B``, ``A<<B``, ``B=A``, ``B<A``, ``B<<A``, and skips null
+    games. v2 lines carry ``uid`` and ``category`` instead of ``question_id``.
 
     Mapping: output ``1`` = the baseline, output ``2`` = ``model`` (as AlpacaEval's output_1 = baseline);
     game 1 → ``order`` ``ab``, game 2 → ``ba``; ``verdict`` = the winner's original index, ``tie`` for ``A=B``;
     ``score`` = signed strength (:func:`relation_verdict`: +2 = output 2 much better ... -2); null → NA with
-    ``error``. ``item_id`` = ``<model>#<question_id>`` (the pair; upstream writes one file per model, so the
-    files of one judge folder concatenate); ``judge`` = ``model`` column = ``judge``; ``dataset`` =
+    ``error``. ``subset`` = ``category`` (v2). ``item_id`` = ``<model>#<question_id or uid>`` (the pair; upstream
+    writes one file per model, so the files of one judge folder concatenate); ``judge`` = ``model`` = ``judge``;
+    ``dataset`` =
     ``arena_hard``. ``baseline``: the baseline model's name for ``output_1_model`` (not in the file; from the
     judge config's ``baseline_model``). A single-game (non-pairwise) line gives one row.
 
@@ -63,17 +65,19 @@ def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.Da
     doc = read_json(path, f"Arena-Hard model_judgment JSON lines ({ARENA_FIELDS})")
     rows = []
     for where, o in doc.objects(f"Arena-Hard judgments ({ARENA_FIELDS})"):
-        qid = text_field(o, "question_id", doc.path, where, "the Arena-Hard question id")
+        qfield = "uid" if "uid" in o and "question_id" not in o else "question_id"  # v2 writes uid
+        qid = text_field(o, qfield, doc.path, where, "the Arena-Hard question id (question_id, or uid in v2)")
         model = text_field(o, "model", doc.path, where, "the evaluated model's name")
         judge = text_field(o, "judge", doc.path, where, "the judge model's name")
         games = need(o, "games", doc.path, where, "a list of 2 games (1 when not pairwise)")
-        if not isinstance(games, list) or not 1 <= len(games) <= 2 or not all(isinstance(g, dict) for g in games):
+        if not isinstance(games, list) or not 1 <= len(games) <= 2 or not all(isinstance(g, dict) or g is None
+                                                                             for g in games):
             raise ImportDataError(f"is {str(games)[:60]!r}; expected a list of 2 game objects (1 when not "
                                   "pairwise)", doc.path, where, "games")
         for k, g in enumerate(games):
             order = "ab" if k == 0 else "ba"
             w = f"{where} game {k + 1}"
-            s = need(g, "score", doc.path, w, EXPECTED_REL)
+            s = None if g is None else need(g, "score", doc.path, w, EXPECTED_REL)
             if s is None:
                 verdict, score, err = None, None, ARENA_NULL
             else:
@@ -85,7 +89,8 @@ def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.Da
                     raise ImportDataError(f"unknown verdict {s!r}; expected {EXPECTED_REL}", doc.path, w,
                                           "score") from None
                 err = None
-            rows.append({"item_id": f"{model}#{qid}", "dataset": "arena_hard", "judge": judge, "model": judge,
+            rows.append({"item_id": f"{model}#{qid}", "dataset": "arena_hard", "subset": o.get("category") or "",
+                         "judge": judge, "model": judge,
                          "order": order, "verdict": verdict, "score": score, "error": err,
                          "question_id": qid, "output_1_model": baseline, "output_2_model": model, "game": k + 1,
                          "raw_verdict": s, "source_ref": w})
