@@ -1,0 +1,177 @@
+"""Importers: judge-verdict files as other tools write them → the tidy verdict table (:mod:`evallab.verdicts`).
+
+One function per format; :func:`import_file` detects the format from the content when none is named.
+
+============== ======================================== ===============================================
+format         function                                 written by
+============== ======================================== ===============================================
+mt_bench_pair  :func:`import_mt_bench_pair`             FastChat ``fastchat/llm_judge/common.py``
+mt_bench_single:func:`import_mt_bench_single`           FastChat ``fastchat/llm_judge/common.py``
+mt_bench_human :func:`import_mt_bench_human`            ``lmsys/mt_bench_human_judgments`` layout
+alpaca_eval    :func:`import_alpaca_eval`               tatsu-lab/alpaca_eval ``src/alpaca_eval/main.py``
+arena_hard     :func:`import_arena_hard`                lmarena/arena-hard-auto ``gen_judgment.py``
+inspect        :func:`import_inspect_log`               inspect_ai ``log/_log.py`` (``.json``, ``.eval``)
+promptfoo      :func:`import_promptfoo`                 promptfoo ``src/types/index.ts`` export
+judgebench     :func:`import_judgebench`                ScalerLab/JudgeBench ``run_judge.py``
+table          :func:`import_table`                     any CSV/JSONL/JSON array/Parquet + column/value map
+============== ======================================== ===============================================
+
+Gold from several annotators: :func:`gold_from_annotators` (majority or unanimity, items without gold counted,
+percent of items unanimous) and :func:`attach_gold`.
+
+These modules only read files and build tables; they never import an estimator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from evallab.importers._common import ZIP_MAGIC, ImportDataError, check_file, read_json
+from evallab.importers.alpaca_eval import import_alpaca_eval
+from evallab.importers.gold import Gold, attach_gold, gold_from_annotators
+from evallab.importers.inspect_ai import import_inspect_log
+from evallab.importers.mt_bench import (
+    import_mt_bench_human,
+    import_mt_bench_pair,
+    import_mt_bench_single,
+    mt_bench_human_gold,
+)
+from evallab.importers.pairwise_labels import import_arena_hard, import_judgebench
+from evallab.importers.promptfoo import import_promptfoo
+from evallab.importers.table import import_table, read_any_table
+
+FORMATS: dict[str, Callable[..., pd.DataFrame]] = {
+    "mt_bench_pair": import_mt_bench_pair,
+    "mt_bench_single": import_mt_bench_single,
+    "mt_bench_human": import_mt_bench_human,
+    "alpaca_eval": import_alpaca_eval,
+    "arena_hard": import_arena_hard,
+    "inspect": import_inspect_log,
+    "promptfoo": import_promptfoo,
+    "judgebench": import_judgebench,
+    "table": import_table,
+}
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+
+
+def _detect_record(o: dict | None) -> str | None:
+    if not isinstance(o, dict):
+        return None
+    k = set(o)
+    if {"item_id", "judge", "verdict"} <= k:  # already tidy (e.g. written by evallab import)
+        return "table"
+    if {"g1_winner", "g2_winner"} <= k:
+        return "mt_bench_pair"
+    if "games" in k and ("question_id" in k or "uid" in k):
+        return "arena_hard"
+    if {"judgments", "pair_id"} <= k or {"judgments", "response_A", "response_B"} <= k:
+        return "judgebench"
+    if {"model_a", "model_b", "winner"} <= k:
+        return "mt_bench_human"
+    if {"question_id", "model", "score", "judge"} <= k:
+        return "mt_bench_single"
+    if {"instruction", "preference"} <= k and ("output_1" in k or "generator_1" in k):
+        return "alpaca_eval"
+    return None
+
+
+def _table_columns(p: Path) -> set[str]:
+    """The header of a CSV/TSV (first line) or the schema of a Parquet file, without reading the rows."""
+    if p.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return set(pq.read_schema(p).names)
+        except Exception as exc:  # pyarrow raises several types
+            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+    import csv
+
+    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+        header = next(csv.reader(fh, delimiter="\t" if p.suffix.lower() == ".tsv" else ","), [])
+    return {h.strip() for h in header}
+
+
+def detect_format(path: str | Path) -> str:
+    """The format name of a file, from its content (the extension only separates tables from JSON).
+
+    Raises
+    ------
+    ImportDataError
+        The file is not a regular file, or its content matches no known format (naming what was seen).
+    """
+    p = check_file(path, "a judge-verdict file")
+    with p.open("rb") as fh:
+        magic = fh.read(4)
+    if magic == ZIP_MAGIC:
+        return "inspect"
+    if p.suffix.lower() in TABLE_SUFFIXES:
+        cols = _table_columns(p)
+        fmt = _detect_record(dict.fromkeys(cols))
+        if fmt in ("mt_bench_human", "table"):
+            return fmt
+        raise ImportDataError(f"columns {sorted(cols)[:20]} match no known layout; expected the tidy columns "
+                              "(item_id, judge, verdict) or --format table with --map/--values", p)
+    doc = read_json(p, "a judge-verdict JSON / JSON-lines file")
+    v = doc.value
+    if doc.kind == "json" and isinstance(v, dict):
+        if "eval" in v and ("samples" in v or "results" in v) and isinstance(v.get("eval"), dict):
+            return "inspect"
+        if isinstance(v.get("results"), dict) and isinstance(v["results"].get("results"), list):
+            return "promptfoo"
+    fmt = _detect_record(doc.first_object())
+    if fmt is None:
+        first = doc.first_object()
+        seen = sorted(first)[:15] if isinstance(first, dict) else type(v).__name__
+        raise ImportDataError(f"content matches no known format (first record's fields: {seen}); expected one of "
+                              f"{list(FORMATS)} — name it with --format", p)
+    return fmt
+
+
+def import_file(path: str | Path, format: str | None = None, **options) -> pd.DataFrame:  # noqa: A002
+    """Import one judge-verdict file into the tidy verdict table.
+
+    Parameters
+    ----------
+    path : the file.
+    format : one of :data:`FORMATS`; ``None`` = detected from the content (:func:`detect_format`).
+    **options : passed to the format's function (e.g. ``thresholds=`` for ``mt_bench_single``, ``columns=`` /
+        ``values=`` / ``constants=`` for ``table``, ``scorers=`` for ``inspect``, ``baseline=`` for
+        ``arena_hard``).
+
+    Returns
+    -------
+    DataFrame
+        The tidy verdict table (validated), with the format's extra columns and ``source_format``.
+
+    Raises
+    ------
+    ImportDataError
+        Unknown format or option, and every error of the format's function (one line naming file, place, field
+        and what was expected).
+    """
+    if format is None:
+        format = detect_format(path)  # noqa: A001
+    fn = FORMATS.get(format)
+    if fn is None:
+        raise ImportDataError(f"unknown format {format!r}; expected one of {list(FORMATS)}", path, field="format")
+    import inspect as _inspect
+
+    params = _inspect.signature(fn).parameters
+    unknown = [k for k in options if k not in params]
+    if unknown:
+        allowed = [k for k in params if k != "path"]
+        raise ImportDataError(f"option(s) {unknown} do not apply to format {format!r}; it takes {allowed}", path,
+                              field=unknown[0])
+    df = fn(path, **options)
+    df["source_format"] = pd.Series(format, index=df.index, dtype="string")
+    return df
+
+
+__all__ = ["FORMATS", "Gold", "ImportDataError", "attach_gold", "detect_format", "gold_from_annotators",
+           "import_alpaca_eval", "import_arena_hard", "import_file", "import_inspect_log", "import_judgebench",
+           "import_mt_bench_human", "import_mt_bench_pair", "import_mt_bench_single", "import_promptfoo",
+           "import_table", "mt_bench_human_gold", "read_any_table"]
