@@ -221,9 +221,11 @@ def balanced_position_accuracy(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY,
         raise EvallabError(f"tie_credit={tie_credit}; expected a value in [0, 1]")
     by = list(by)
     p = order_pairs(df, by)
-    ok = p["verdict_ab"].notna() & p["verdict_ba"].notna() & p["gold"].notna()
+    p = p.assign(_ok=p["verdict_ab"].notna() & p["verdict_ba"].notna() & p["gold"].notna())
+    get = _subsets(p, by)
     rows = []
-    for key, g in groups(p.assign(_ok=ok), by):
+    for key, _ in groups(df[by].drop_duplicates() if by else df.iloc[:0], by):
+        g = get(key)
         h = g[g["_ok"]]
         r = dict(key, pairs=len(h), excluded=len(g) - len(h))
         if h.empty:
