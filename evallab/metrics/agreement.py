@@ -351,6 +351,13 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
     return pd.DataFrame(rows).sort_values([*by, "judge_a", "judge_b"]).reset_index(drop=True)
 
 
+def _rater_tables(df: pd.DataFrame, by: Sequence[str], raters: str, judges: Sequence[str] | None):
+    """``(key, units × raters table)`` per group of ``by``, restricted to ``judges`` when given."""
+    for key, g in groups(df, list(by)):
+        w = _wide(g, raters, [])
+        yield key, (w[[j for j in judges if j in w.columns]] if judges else w)
+
+
 def _codes(w: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     vals = w.to_numpy(dtype=object)
     isna = pd.isna(vals)
@@ -388,12 +395,8 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
     per-item agreeing-pair and category counts), ``units``, ``units_dropped`` (a rater missing or unparsed),
     ``items``, ``raters``, ``note``.
     """
-    by = list(by)
     rows = []
-    for key, g in groups(df, by):
-        w = _wide(g, raters, [])
-        if judges:
-            w = w[[j for j in judges if j in w.columns]]
+    for key, w in _rater_tables(df, by, raters, judges):
         full = w.dropna()
         r = dict(key, kappa=NAN, low=NAN, high=NAN, units=len(full), units_dropped=len(w) - len(full),
                  items=0, raters=int(w.shape[1]), note="")
@@ -445,12 +448,8 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
     (percentile bootstrap over items of each item's coincidence counts), ``units``, ``items``, ``raters``,
     ``note``.
     """
-    by = list(by)
     rows = []
-    for key, g in groups(df, by):
-        w = _wide(g, raters, [])
-        if judges:
-            w = w[[j for j in judges if j in w.columns]]
+    for key, w in _rater_tables(df, by, raters, judges):
         w = w[w.notna().sum(axis=1) >= 2]
         codes, cats = _codes(w)
         r = dict(key, alpha=NAN, low=NAN, high=NAN, units=len(w), items=0, raters=int(w.shape[1]), note="")
