@@ -2,26 +2,21 @@
 
 The library computes; notebooks in ``notebooks/`` ask the questions; ``evallab report`` runs them into HTML.
 
-Public API (one module per concept):
+Public API, by layer (a layer imports only the layers below it; see the project design):
 
 - :mod:`evallab.verdicts` — the tidy verdict table (one row per judge reply) and ``validate``.
-- :mod:`evallab.datasets` — loaders (LLMBar, a user's own CSV/JSONL/Parquet verdict table, ...).
-- :mod:`evallab.metrics.agreement` — accuracy vs gold, Cohen's/Fleiss' kappa, Krippendorff's alpha, self-agreement.
-- :mod:`evallab.metrics.position` — position consistency, first-slot preference, swap-averaged accuracy, anchor effect.
-- :mod:`evallab.metrics.intervals` — Wilson and bootstrap intervals, McNemar's test.
-- :mod:`evallab.skills.rubrics` / :mod:`evallab.metrics.inflation` — MeowKit rubric validation, hard-fail verdict, anchor-set
-  variants; the PASS-only vs balanced inflation experiment and its estimators.
-- :mod:`evallab.skills.scenarios` — keryx judge scenarios: evals.json schema, grading, canned anti-gaming answers,
-  integrity rules I1–I10/AG from recordings, the stable-pack gate; :mod:`evallab.skills.manifests` — aeon assertion
-  manifests, regression states, bootstrap.
-- :mod:`evallab.metrics.drift` — baseline vs candidate judge (flips, kappa, accuracy change, McNemar), the tolerance gate,
-  calibration-set replay and re-verify through any Judge, AlpacaEval evaluator metrics and ranking Kendall's tau.
-- :mod:`evallab.skills.triggers` — keryx's IDF trigger scorer, exclusion-clause stripping, leave-one-out trigger
-  accuracy, TF-IDF/BM25 comparison, threshold tuning (ROC/PR, bootstrap, cross-validation).
-- :mod:`evallab.reporting.batch` — the papermill batch and ``save_metrics``.
-- :mod:`evallab.judges` — live OpenAI-compatible judges over httpx (concurrency, retries, cache, cost), prompts,
-  parsing, recordings and replay, the resumable job runner (``evallab judge``); :mod:`evallab.testing` — a local
-  OpenAI-compatible server with a simulated judge and fault injection.
+- :mod:`evallab.datasets` — loaders of the bundled data and a user's own table (LLMBar, AlpacaEval, calibration sets);
+  :mod:`evallab.importers` — MT-Bench, AlpacaEval, Arena-Hard, inspect, promptfoo, JudgeBench and mapped tables to
+  the tidy schema. Neither imports an estimator.
+- :mod:`evallab.metrics` — pure estimators in the field's terms with item-clustered intervals (agreement, position,
+  drift, inflation, evaluators; design checks and intervals).
+- :mod:`evallab.skills` — keryx scenarios, recordings, catalogs and the trigger scorer; MeowKit rubrics; aeon
+  manifests.
+- :mod:`evallab.judges` — live OpenAI-compatible judges, prompts, parsing, cache, replay, the job runner.
+- :mod:`evallab.experiments` — what calls a judge: inflation runs, drift replay, judge-check.
+- :mod:`evallab.reporting` — the papermill batch, metrics files, figures.
+- :mod:`evallab.simulation` / :mod:`evallab.testing` — tables drawn from a known truth (coverage checks); the local
+  simulated judge server.
 """
 
 from evallab.errors import DataError, EvallabError, VerdictTableError

@@ -1,0 +1,21 @@
+"""Pure estimators in the field's terms: tidy verdict tables in, DataFrames out; no file I/O, no judge calls, no
+plots. Every estimator takes the grouping ``by`` that defines a design cell and refuses to pool replies silently
+(:mod:`evallab.metrics.design`); every interval resamples the item (:mod:`evallab.metrics.intervals`).
+
+- :mod:`~evallab.metrics.design` — design checks, table shape, replies paired across presentation orders.
+- :mod:`~evallab.metrics.intervals` — Wilson, item-cluster bootstrap, paired differences, McNemar, Holm/BH.
+- :mod:`~evallab.metrics.agreement` — LLMBar's Acc. and per-order accuracy, accuracy, Cohen's kappa, judge × judge
+  agreement, Fleiss' kappa, Krippendorff's alpha, repetition stability, LLMBar's published table.
+- :mod:`~evallab.metrics.position` — position consistency, MT-Bench's breakdown, preference fairness, first-slot
+  preference, McNemar's order effect, balanced position calibration, few-shot anchor effect.
+- :mod:`~evallab.metrics.drift` — baseline vs candidate judge, MeowKit's flip-rate gate.
+- :mod:`~evallab.metrics.inflation` — positive-bias inflation by gold, pass-rate ratio, FAIL-last priming.
+- :mod:`~evallab.metrics.evaluators` — AlpacaEval win rates (continuous, length-controlled), evaluator metrics,
+  rank agreement.
+"""
+
+from evallab.metrics import agreement, design, drift, evaluators, inflation, intervals, position
+from evallab.metrics.design import DesignError, describe
+
+__all__ = ["DesignError", "agreement", "describe", "design", "drift", "evaluators", "inflation", "intervals",
+           "position"]
