@@ -156,3 +156,11 @@ def test_gpt4_first_slot_interval_width_matches_item_bootstrap(nat_adv):
     width = r["first_slot_preference_high"] - r["first_slot_preference_low"]
     assert abs(width - (hi - lo)) <= 0.2 * (hi - lo)
     assert r["first_slot_preference_low"] <= r["first_slot_preference"] <= r["first_slot_preference_high"]
+
+
+def test_one_order_tables_say_why_instead_of_returning_nothing():
+    df = V.coerce(pd.DataFrame(HAND)).query("order == 'ab'").assign(order="")
+    for out in (P.balanced_position_accuracy(df, ["judge"]), P.position_consistency(df, ["judge"])):
+        assert list(out["judge"]) == ["J"]
+        assert out["note"].iloc[0].startswith("not computable") and "both" in out["note"].iloc[0]
+    assert np.isnan(P.balanced_position_accuracy(df, ["judge"])["bpc_accuracy"].iloc[0])

@@ -242,6 +242,12 @@ def balanced_position_accuracy(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY,
                  low=lo, high=hi, strict_accuracy=float((ca * cb).mean()), abstention=float((~cons).mean()),
                  note="")
         rows.append(r)
+    seen = {tuple(r[c] for c in by) for r in rows}
+    for key, g in groups(df, by):  # groups with no reply in order ab/ba: a row saying why, never left out
+        if tuple(key[c] for c in by) not in seen:
+            rows.append(dict(key, pairs=0, excluded=0, acc_order_12=NAN, acc_order_21=NAN, bpc_accuracy=NAN,
+                             low=NAN, high=NAN, strict_accuracy=NAN, abstention=NAN,
+                             note=not_computable("needs pairs judged in both presentation orders (ab and ba)")))
     return pd.DataFrame(rows)
 
 
@@ -301,7 +307,11 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                 r[f"delta_{name}"] = (arrays[0].sum() / arrays[1].sum() - arrays[2].sum() / arrays[3].sum()
                                       if arrays[1].sum() and arrays[3].sum() else NAN)
                 r[f"delta_{name}_low"], r[f"delta_{name}_high"] = intervals.ratio_difference_interval(*arrays, **kw)
-            r["note"] = "baseline" if s == baseline else ""
+            undefined = [n for n in ("first_slot_preference", "accuracy") if not np.isfinite(r[n])]
+            r["note"] = "; ".join((["baseline"] if s == baseline else [])
+                                  + [not_computable(f"{n} has no decisive reply" if n == "first_slot_preference"
+                                                    else "accuracy has no parsed reply with gold")
+                                     for n in undefined])
             rows.append(r)
     out = pd.DataFrame(rows)
     out.attrs["missing_baseline"] = missing
