@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
-from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
@@ -504,3 +504,21 @@ def test_reverify_pointwise_items():
     oracle = drift_exp.reverify(OracleJudge(), rec, gs, n_items=5, n_resamples=0)
     assert list(oracle.disagreements["item_id"]) == ["fn-fail"]
     assert oracle.disagreements["verdict_new"].iloc[0] == "fail"
+
+
+def test_evaluator_metrics_say_why_a_figure_is_missing():
+    items = pd.DataFrame({"item_id": ["a", "b"], "len_1": [100, 100], "len_2": [110, 120]})  # gaps <= 30
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "b"], "judge": "J", "verdict": ["1", "2"]}))
+    m = evaluators.evaluator_metrics(df, items, n_resamples=0).iloc[0]
+    assert m["longer_pairs"] == 0 and np.isnan(m["p_prefer_longer"])
+    assert "not computable: P(prefer longer) needs decisive replies" in m["note"]
+    none = evaluators.evaluator_metrics(df.assign(verdict=pd.NA), n_resamples=0).iloc[0]
+    assert np.isnan(none["p_prefer_output_1"]) and "not computable: no parsed reply" in none["note"]
+
+
+def test_judge_agreement_single_category_kappa_has_a_note():
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "b", "a", "b"], "judge": ["X", "X", "Y", "Y"],
+                                "verdict": ["1", "1", "1", "1"]}))
+    r = judge_agreement(df, n_resamples=0).query("judge_a == 'X' and judge_b == 'Y'").iloc[0]
+    assert r["agreement"] == 1.0 and np.isnan(r["kappa"])  # sklearn: kappa undefined with one category
+    assert r["note"] == "not computable: a single category (kappa undefined)"

@@ -95,7 +95,7 @@ def test_design_functions(df):
     assert d["replies"] == len(df) and isinstance(d["text"], str) and d["text"]
     p = run(D.order_pairs, df, ["judge"])
     if p is not None:
-        assert p["has_ab"].sum() == ((df["order"] == "ab")).sum()
+        assert p["has_ab"].sum() == (df["order"] == "ab").sum()
 
 
 @SETTINGS

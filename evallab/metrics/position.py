@@ -243,7 +243,7 @@ def balanced_position_accuracy(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY,
                  note="")
         rows.append(r)
     seen = {tuple(r[c] for c in by) for r in rows}
-    for key, g in groups(df, by):  # groups with no reply in order ab/ba: a row saying why, never left out
+    for key, _g in groups(df, by):  # groups with no reply in order ab/ba: a row saying why, never left out
         if tuple(key[c] for c in by) not in seen:
             rows.append(dict(key, pairs=0, excluded=0, acc_order_12=NAN, acc_order_21=NAN, bpc_accuracy=NAN,
                              low=NAN, high=NAN, strict_accuracy=NAN, abstention=NAN,
