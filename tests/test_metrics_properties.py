@@ -214,3 +214,25 @@ def test_interval_functions(cells, threshold):
     assert (np.isnan(lo) and np.isnan(hi)) or -1 <= lo <= hi <= 1
     m = I.mcnemar(int(num.sum()), int(den.sum()))
     assert 0 <= m["pvalue"] <= 1
+
+
+ORDER_FREE = [
+    (A.pairwise_statistics, dict(by=["judge"])), (A.accuracy, dict(by=["judge"])),
+    (A.cohen_kappa_vs_gold, dict(by=["judge"])), (A.judge_agreement, {}), (A.fleiss_kappa, {}),
+    (A.krippendorff_alpha, {}), (A.repetition_stability, dict(by=["judge"])),
+    (P.position_consistency, dict(by=["judge"])), (P.position_bias, dict(by=["judge"])),
+    (P.balanced_position_accuracy, dict(by=["judge"])),
+]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(tables(), st.integers(0, 2 ** 16))
+def test_row_order_never_changes_a_figure(df, seed):
+    shuffled = df.sample(frac=1, random_state=seed)
+    for fn, kw in ORDER_FREE:
+        a = run(fn, df, **kw, **KW)
+        b = run(fn, shuffled, **kw, **KW)
+        if a is None or b is None:
+            assert a is None and b is None, fn.__name__
+            continue
+        pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), obj=fn.__name__)
