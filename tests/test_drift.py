@@ -406,11 +406,12 @@ def test_calibration_replay_through_fake_judge(tmp_path):
     assert (adv["candidate_parsed"], adv["candidate_correct"]) == (4, 2)
     assert (fn["candidate_parsed"], fn["candidate_correct"]) == (2, 1)  # always 'pass': wrong on fn-fail
     assert nat["baseline_accuracy"] == 1 and nat["delta_accuracy"] == pytest.approx(-0.5)
-    assert not rep.passed
-    assert sorted(rep.gate.names) == ["subset=LLMBar/Adversarial, rubric=", "subset=LLMBar/Natural, rubric="]
-    # functionality: 1 of 2 pointwise verdicts changed; the exact test cannot tell 50% from 5% on 2 items
+    # each group has 2 items (half of each item's verdicts changed): 2 items cannot tell 50% from 5% — the exact
+    # test on the items gives p = 1 - 0.95^2 > 0.05 — so every group is inconclusive; the 6 items together drift
     assert sps.binomtest(1, 2, 0.05, alternative="greater").pvalue > 0.05
-    assert fn["status"] == "inconclusive" and "subset=, rubric=functionality" in rep.gate.inconclusive
+    assert rep.gate.names == [] and sorted(rep.gate.inconclusive) == [
+        "subset=, rubric=functionality", "subset=LLMBar/Adversarial, rubric=", "subset=LLMBar/Natural, rubric="]
+    assert rep.gate.overall["status"] == "drift" and not rep.passed
     assert cand.loc[cand["item_id"] == "raw-1", "error"].iloc[0].startswith("unparsed")
     # a recorded baseline identical to the candidate: no drift
     again = drift.compare(cand, cand.assign(judge="again"), by=["subset", "rubric"], n_resamples=0)

@@ -111,3 +111,14 @@ def test_ratio_difference_interval_identical_sides_and_scipy_reference():
 
 def test_z_value():
     assert I.z_value(0.95) == pytest.approx(sps.norm.ppf(0.975))
+
+
+def test_ratio_test_greater_equal_cluster_ratios_do_not_claim_certainty():
+    # two items, each with 1 of 2 replies changed: the sandwich standard error is 0. Two items cannot make a
+    # 50% flip rate certain against a 5% tolerance: the exact test on the 2 items (1 of 2) is the honest answer.
+    p = I.ratio_test_greater([1, 1], [2, 2], 0.05)
+    assert p == pytest.approx(sps.binomtest(1, 2, 0.05, alternative="greater").pvalue) == pytest.approx(1 - 0.95 ** 2)
+    assert p > 0.05
+    assert I.ratio_test_greater([0, 0, 0], [2, 2, 2], 0.05) == 1.0
+    many = I.ratio_test_greater(np.ones(40), np.full(40, 2.0), 0.05)  # 40 items, each half changed: clear drift
+    assert many == pytest.approx(sps.binomtest(20, 40, 0.05, alternative="greater").pvalue) and many < 1e-6
