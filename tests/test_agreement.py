@@ -1,4 +1,5 @@
-"""Agreement estimators against the LLMBar authors' published statistics, hand counts and library reference calls."""
+"""Agreement estimators against the LLMBar authors' published statistics, hand counts from the raw CSV and
+library reference calls (sklearn, statsmodels, krippendorff) made in the test."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as sps
 from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
@@ -16,42 +16,91 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import verdicts as V
 from evallab.datasets import load_llmbar
+from evallab.errors import EvallabError
 from evallab.metrics import agreement as A
+from evallab.metrics.design import DesignError
 from evallab.paths import data_dir
 
 with open(data_dir("llmbar") / "statistics.csv", newline="", encoding="utf-8") as _fh:
     PUBLISHED = list(csv.DictReader(_fh))
+with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as _fh:
+    RAW = list(csv.DictReader(_fh))
+
+
+def _published_frame() -> pd.DataFrame:
+    t = pd.DataFrame(PUBLISHED)
+    for c in ("n", "correct_order_12", "correct_order_21", "correct_both", "positional_agreement_equal"):
+        t[c] = t[c].astype(int)
+    t["correct_average_pct"] = t["correct_average_pct"].astype(float)
+    return t
 
 
 @pytest.fixture(scope="module")
-def ours():
-    v = load_llmbar().verdicts
-    s = A.pairwise_statistics(v, unparsed="published", n_resamples=0)
-    return s.set_index(["subset", "judge", "strategy"])
+def check():
+    return A.published_check(load_llmbar().verdicts, _published_frame())
 
 
 def test_published_table_has_499_rows():
     assert len(PUBLISHED) == 499
 
 
-@pytest.mark.parametrize("row", PUBLISHED, ids=lambda r: f"{r['subset']}|{r['judge']}|{r['strategy']}")
-def test_recomputes_published_statistics_exactly(ours, row):
-    got = ours.loc[(row["subset"], row["judge"], row["strategy"])]
-    for col in ("n", "correct_order_12", "correct_order_21", "correct_both", "positional_agreement_equal"):
-        assert int(got[col]) == int(row[col]), col
-    assert got["correct_average_pct"] == pytest.approx(float(row["correct_average_pct"]), abs=1e-9)
+def test_recomputes_all_499_published_rows_exactly(check):
+    assert len(check) == 499
+    bad = check.loc[~check["match"], ["subset", "judge", "strategy"]]
+    assert bad.empty, bad.head().to_string()
+    # the match flag is not the only thing checked: the columns themselves are equal
+    for c in ("n", "correct_order_12", "correct_order_21", "correct_both", "positional_agreement_equal"):
+        assert (check[c] == check[f"{c}_ours"]).all(), c
+    assert np.allclose(check["correct_average_pct"], check["correct_average_pct_ours"], rtol=0, atol=1e-9)
 
 
-def test_paper_example_natural_vanilla_gpt4(ours):
-    got = ours.loc[("LLMBar/Natural", "GPT-4", "Vanilla")]
-    assert got["correct_average_pct"] == 95.5 and got["positional_agreement_equal"] == 95 and got["n"] == 100
+def test_published_check_detects_a_wrong_row():
+    t = _published_frame()
+    t.loc[0, "correct_order_12"] += 1
+    m = A.published_check(load_llmbar(subsets=[t.loc[0, "subset"]], judges=[t.loc[0, "judge"]],
+                                      strategies=[t.loc[0, "strategy"]]).verdicts, t)
+    assert list(m["match"]) == [False]
 
 
-def _hand_table():
+def test_paper_example_natural_vanilla_gpt4(check):
+    got = check.set_index(["subset", "judge", "strategy"]).loc[("LLMBar/Natural", "GPT-4", "Vanilla")]
+    assert got["correct_average_pct_ours"] == 95.5 and got["positional_agreement_equal_ours"] == 95
+    assert got["n_ours"] == 100
+
+
+def test_readme_chatgpt_natural_vanilla_order_12():
+    rows = [r for r in RAW if r["subset"] == "LLMBar/Natural" and r["judge"] == "ChatGPT"
+            and r["strategy"] == "Vanilla"]
+    parsed = [r for r in rows if r["winner_order_12"] != ""]
+    right = sum(r["winner_order_12"] == r["label"] for r in parsed)
+    assert (right, len(parsed)) == (80, 100)
+    s = A.pairwise_statistics(load_llmbar(subsets=["LLMBar/Natural"]).verdicts, ["judge", "strategy"])
+    r = s[(s["judge"] == "ChatGPT") & (s["strategy"] == "Vanilla")].iloc[0]
+    assert r["acc_order_12"] == pytest.approx(right / len(parsed)) == 0.800
+    assert r["correct_order_12"] == right
+
+
+def test_two_strategies_need_strategy_in_by_and_row_order_is_irrelevant():
+    df = load_llmbar(subsets=["LLMBar/Natural"], judges=["ChatGPT"], strategies=["Vanilla", "CoT"]).verdicts
+    assert set(df["strategy"]) == {"Vanilla", "CoT"}
+    with pytest.raises(DesignError, match="strategy") as e:
+        A.pairwise_statistics(df, ["judge"])
+    assert e.value.column == "strategy"
+    a = A.pairwise_statistics(df, ["judge", "strategy"], n_resamples=200)
+    b = A.pairwise_statistics(df.sample(frac=1, random_state=1), ["judge", "strategy"], n_resamples=200)
+    pd.testing.assert_frame_equal(a, b)
+    # and the figures are the hand counts of each strategy
+    for strategy, row in a.set_index("strategy").iterrows():
+        rows = [r for r in RAW if r["subset"] == "LLMBar/Natural" and r["judge"] == "ChatGPT"
+                and r["strategy"] == strategy]
+        assert row["correct_order_21"] == sum(r["winner_order_21"] == r["label"] for r in rows)
+
+
+def _hand_table(pairs=None):
     # 4 pairs judged in both orders; gold 1,1,2,2. Replies: p1 (1,1) p2 (1,NA) p3 (NA,NA) p4 (1,2)
     rows = []
-    for item, gold, ab, ba in (("p1", "1", "1", "1"), ("p2", "1", "1", None), ("p3", "2", None, None),
-                               ("p4", "2", "1", "2")):
+    for item, gold, ab, ba in pairs or (("p1", "1", "1", "1"), ("p2", "1", "1", None), ("p3", "2", None, None),
+                                        ("p4", "2", "1", "2")):
         rows += [dict(item_id=item, judge="J", order="ab", verdict=ab, gold=gold),
                  dict(item_id=item, judge="J", order="ba", verdict=ba, gold=gold)]
     return V.coerce(pd.DataFrame(rows))
@@ -60,36 +109,91 @@ def _hand_table():
 def test_unparsed_conventions_by_hand():
     df = _hand_table()
     pub = A.pairwise_statistics(df, ["judge"], unparsed="published", n_resamples=0).iloc[0]
-    # published: n=4; correct ab: p1,p2 = 2; correct ba: p1,p4 = 2; Acc = 4/8; both: p1 = 1;
+    # published: n=4; correct ab: p1,p2 = 2; correct ba: p1,p4 = 2; Acc = (2/4 + 2/4)/2; both: p1 = 1;
     # Agr: p1 (equal) + p3 (both unparsed counts as agreeing) = 2
     assert (pub["n"], pub["correct_order_12"], pub["correct_order_21"], pub["correct_both"],
-            pub["positional_agreement_equal"]) == (4, 2, 2, 1, 2)
-    assert pub["correct_average_pct"] == 50.0
+            pub["consistent_pairs"]) == (4, 2, 2, 1, 2)
+    assert pub["acc"] == 0.5
     exc = A.pairwise_statistics(df, ["judge"], n_resamples=0).iloc[0]
-    # principled: parsed ab = 3 (2 correct), parsed ba = 2 (2 correct) -> Acc = 4/5; both-parsed pairs = p1, p4;
-    # Agr = p1 only = 1 of 2
-    assert (exc["unparsed_ab"], exc["unparsed_ba"], exc["n_both_parsed"]) == (1, 2, 2)
+    # exclude: parsed ab = 3 (2 correct), parsed ba = 2 (2 correct) -> Acc = (2/3 + 2/2)/2, pooled 4/5;
+    # both-parsed pairs = p1, p4; consistency = p1 only = 1 of 2
+    assert (exc["unparsed_ab"], exc["unparsed_ba"], exc["both_parsed"]) == (1, 2, 2)
     assert exc["acc_order_12"] == pytest.approx(2 / 3) and exc["acc_order_21"] == 1.0
-    assert exc["correct_average_pct"] == pytest.approx(80.0)
-    assert exc["positional_agreement_equal"] == 1 and exc["agr_rate"] == 0.5
+    assert exc["acc"] == pytest.approx((2 / 3 + 1) / 2)
+    assert exc["accuracy_pooled"] == pytest.approx(4 / 5)
+    assert exc["consistent_pairs"] == 1 and exc["position_consistency"] == 0.5
     lo, hi = proportion_confint(2, 3, alpha=0.05, method="wilson")
     assert (exc["acc_order_12_low"], exc["acc_order_12_high"]) == pytest.approx((lo, hi))
 
 
-def test_accuracy_bootstrap_matches_scipy_reference():
-    num = np.array([2, 1, 0, 2, 2, 1, 1, 0, 2, 2], float)
-    den = np.array([2, 2, 1, 2, 2, 2, 1, 2, 2, 2], float)
-    lo, hi = A.stats.bootstrap_ratio(num, den, n_resamples=500, confidence=0.9, seed=7)
-    ref = sps.bootstrap((num, den), lambda x, y, axis: x.sum(axis) / y.sum(axis), paired=True, vectorized=True,
-                        n_resamples=500, confidence_level=0.9, method="percentile",
-                        random_state=np.random.default_rng(7))
-    assert (lo, hi) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
-    assert lo <= num.sum() / den.sum() <= hi
+def test_unknown_unparsed_mode():
+    with pytest.raises(EvallabError, match="unparsed"):
+        A.pairwise_statistics(_hand_table(), unparsed="drop")
 
 
+def test_goldless_pairs_leave_accuracy_at_100_percent():
+    df = _hand_table((("r1", "1", "1", "1"), ("r2", "2", "2", "2"), ("g1", None, "1", "2"), ("g2", None, "2", "2")))
+    r = A.pairwise_statistics(df, ["judge"], n_resamples=0).iloc[0]
+    assert (r["acc"], r["n"], r["no_gold"]) == (1.0, 2, 2)
+    assert r["acc_order_12"] == 1.0 and r["acc_order_21"] == 1.0
+    acc = A.accuracy(df, n_resamples=0).iloc[0]
+    assert (acc["accuracy"], acc["parsed"], acc["no_gold"]) == (1.0, 4, 4)
+
+
+def test_no_gold_table_reports_gold_figures_not_computable():
+    df = _hand_table((("a", None, "1", "1"), ("b", None, "2", "1")))
+    r = A.pairwise_statistics(df, ["judge"], n_resamples=0).iloc[0]
+    for c in ("acc", "acc_order_12", "acc_order_21", "accuracy_pooled"):
+        assert np.isnan(r[c]), c
+    assert r["note"].startswith("not computable") and "gold" in r["note"]
+    assert r["position_consistency"] == 0.5  # not gold-based: still computed
+    acc = A.accuracy(df).iloc[0]
+    assert np.isnan(acc["accuracy"]) and acc["note"].startswith("not computable")
+    k = A.cohen_kappa_vs_gold(df, ["judge"]).iloc[0]
+    assert np.isnan(k["kappa"]) and k["note"].startswith("not computable")
+
+
+def test_one_order_table_gives_per_order_accuracy_and_says_consistency_needs_both():
+    base = _hand_table((("a", "1", "1", "1"), ("b", "2", "1", "2"), ("c", "1", "1", "2")))
+    ab = base[base["order"] == "ab"]  # a, b, c in order ab: right a, c -> 2/3
+    r = A.pairwise_statistics(ab, ["judge"], n_resamples=0).iloc[0]
+    assert r["acc_order_12"] == pytest.approx(2 / 3) and np.isnan(r["acc_order_21"]) and np.isnan(r["acc"])
+    assert np.isnan(r["position_consistency"])
+    assert "not computable" in r["note"] and "both" in r["note"]
+    unrecorded = ab.assign(order="")
+    with pytest.raises(DesignError, match="accuracy"):
+        A.pairwise_statistics(unrecorded, ["judge"])
+    acc = A.accuracy(unrecorded, n_resamples=0).iloc[0]
+    assert acc["accuracy"] == pytest.approx(2 / 3) and acc["parsed"] == 3
+    assert (acc["low"], acc["high"]) == pytest.approx(proportion_confint(2, 3, method="wilson"))
+    from evallab.metrics.position import position_consistency
+    pc = position_consistency(unrecorded, ["judge"]).iloc[0]
+    assert np.isnan(pc["position_consistency"]) and "needs both presentation orders" in pc["note"]
+
+
+def test_accuracy_pointwise_excludes_unparsed():
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "a", "b", "c"], "judge": "J", "sample": [0, 1, 0, 0],
+                                "verdict": ["pass", "fail", None, "fail"], "gold": ["pass", "pass", "fail", "fail"]}))
+    r = A.accuracy(df, n_resamples=0).iloc[0]
+    assert (r["replies"], r["unparsed"], r["parsed"], r["correct"], r["items"]) == (4, 1, 3, 2, 3)
+    assert r["accuracy"] == pytest.approx(2 / 3)
+
+
+# ------------------------------------------------------------------------------------------------ Cohen's kappa
 @pytest.fixture(scope="module")
 def natural():
     return load_llmbar(subsets=["LLMBar/Natural"], strategies=["Vanilla"]).verdicts
+
+
+def test_cohen_kappa_matches_sklearn_and_statsmodels_ase():
+    rng = np.random.default_rng(5)
+    y1 = rng.choice(["1", "2", "tie"], 60)
+    y2 = np.where(rng.random(60) < 0.7, y1, rng.choice(["1", "2", "tie"], 60))
+    k, lo, hi = A.cohen_kappa(y1, y2, confidence=0.9)
+    assert k == pytest.approx(cohen_kappa_score(y1, y2))
+    ref = cohens_kappa(pd.crosstab(y1, y2).to_numpy())
+    z = norm.ppf(0.95)
+    assert (lo, hi) == pytest.approx((ref["kappa"] - z * ref["std_kappa"], ref["kappa"] + z * ref["std_kappa"]))
 
 
 def test_cohen_kappa_vs_gold_matches_sklearn_and_statsmodels(natural):
@@ -102,13 +206,36 @@ def test_cohen_kappa_vs_gold_matches_sklearn_and_statsmodels(natural):
     table = pd.crosstab(gold, pred).reindex(index=["1", "2"], columns=["1", "2"], fill_value=0).to_numpy()
     ref = cohens_kappa(table)
     z = norm.ppf(0.95)
-    assert row["kappa"] == pytest.approx(ref["kappa"])
     assert (row["kappa_low"], row["kappa_high"]) == pytest.approx(
         (ref["kappa"] - z * ref["std_kappa"], ref["kappa"] + z * ref["std_kappa"]))
+    # both orders pooled: two replies per item, the interval resamples items and holds the point
+    both = A.cohen_kappa_vs_gold(natural, ["judge"], n_resamples=300).set_index("judge").loc["PaLM2"]
+    d2 = natural[(natural["judge"] == "PaLM2") & natural["verdict"].notna()]
+    assert both["kappa"] == pytest.approx(cohen_kappa_score(d2["gold"].astype(str), d2["verdict"].astype(str)))
+    assert both["items"] == d2["item_id"].nunique() == 98  # PaLM2 parsed neither order of 2 items
+    assert both["kappa_low"] <= both["kappa"] <= both["kappa_high"]
 
 
-def test_judge_matrix_matches_direct_computation(natural):
-    m = A.judge_agreement_matrix(natural)
+def test_kappa_interval_of_111112_vs_111122_stays_in_range():
+    y1, y2 = list("111112"), list("111122")
+    ref = cohens_kappa(pd.crosstab(pd.Series(y1), pd.Series(y2)).to_numpy())
+    z = norm.ppf(0.975)
+    assert ref["kappa"] + z * ref["std_kappa"] > 1  # the raw asymptotic interval overshoots ...
+    k, lo, hi = A.cohen_kappa(y1, y2)
+    assert k == pytest.approx(cohen_kappa_score(y1, y2)) == pytest.approx(8 / 14)
+    assert -1 <= lo <= k <= hi <= 1 and hi == 1.0  # ... clipped
+    assert lo == pytest.approx(ref["kappa"] - z * ref["std_kappa"])
+    df = V.coerce(pd.DataFrame({"item_id": list("abcdef"), "judge": "J", "gold": y1, "verdict": y2}))
+    r = A.cohen_kappa_vs_gold(df, ["judge"]).iloc[0]
+    assert r["kappa"] == pytest.approx(8 / 14) and -1 <= r["kappa_low"] <= r["kappa_high"] <= 1
+    # both orders of each item (clustered bootstrap): still inside [-1, 1]
+    two = pd.concat([df.assign(order="ab"), df.assign(order="ba")], ignore_index=True)
+    r = A.cohen_kappa_vs_gold(two, ["judge"], n_resamples=300).iloc[0]
+    assert -1 <= r["kappa_low"] <= r["kappa"] <= r["kappa_high"] <= 1
+
+
+def test_judge_agreement_matches_direct_computation(natural):
+    m = A.judge_agreement(natural, n_resamples=200)
     r = m[(m["judge_a"] == "GPT-4") & (m["judge_b"] == "PaLM2")].iloc[0]
     a = natural[natural["judge"] == "GPT-4"].set_index(["item_id", "order"])["verdict"]
     b = natural[natural["judge"] == "PaLM2"].set_index(["item_id", "order"])["verdict"]
@@ -116,57 +243,84 @@ def test_judge_matrix_matches_direct_computation(natural):
     assert r["n"] == len(j) == 196  # 200 replies, PaLM2 left 4 unparsed, GPT-4 none
     assert r["agreement"] == pytest.approx((j["a"] == j["b"]).mean())
     assert r["kappa"] == pytest.approx(cohen_kappa_score(j["a"].astype(str), j["b"].astype(str)))
+    assert r["agreement_low"] <= r["agreement"] <= r["agreement_high"]
     sym = m[(m["judge_a"] == "PaLM2") & (m["judge_b"] == "GPT-4")].iloc[0]
     assert sym["kappa"] == r["kappa"]
+    sq = m.pivot(index="judge_a", columns="judge_b", values="kappa")
+    assert sq.shape == (natural["judge"].nunique(),) * 2 and (np.diag(sq) == 1).all()
+    with pytest.raises(EvallabError, match="not in column"):
+        A.judge_agreement(natural, ["GPT-4", "GPT-5"])
 
 
-def test_fleiss_and_krippendorff_match_library_calls(natural):
-    f = A.fleiss_kappa_judges(natural, n_resamples=200, seed=1)
-    a = A.krippendorff_alpha_judges(natural, n_resamples=200, seed=1)
-    wide = natural.pivot_table(index=["item_id", "order"], columns="judge", values="verdict", aggfunc="first")
+# ------------------------------------------------------------------------------------ Fleiss and Krippendorff
+def _wide(natural):
+    return natural.pivot_table(index=["item_id", "order"], columns="judge", values="verdict", aggfunc="first")
+
+
+def test_fleiss_kappa_matches_statsmodels(natural):
+    f = A.fleiss_kappa(natural, n_resamples=200, seed=1).iloc[0]
+    wide = _wide(natural)
     full = wide.dropna()
     codes = np.array([[{"1": 0, "2": 1}[x] for x in row] for row in full.to_numpy()])
+    table = aggregate_raters(codes)[0]
     assert f["units"] == len(full) and f["units_dropped"] == len(wide) - len(full)
-    assert f["kappa"] == pytest.approx(fleiss_kappa(aggregate_raters(codes)[0]))
-    assert f["low"] <= f["kappa"] <= f["high"]
+    assert f["kappa"] == pytest.approx(fleiss_kappa(table, method="fleiss"))
+    assert np.isfinite(f["low"]) and np.isfinite(f["high"]) and f["low"] <= f["kappa"] <= f["high"]
+    assert f["items"] == full.index.get_level_values("item_id").nunique()
+    # the vectorised statistic of the bootstrap, on the totals of the whole table, is Fleiss' kappa
+    m = table.sum(1)[0]
+    totals = np.concatenate([[(table * (table - 1)).sum(), len(table)], table.sum(0)]).astype(float)
+    assert float(A._fleiss_totals(totals, m)) == pytest.approx(fleiss_kappa(table, method="fleiss"))
+
+
+def test_krippendorff_alpha_matches_library(natural):
+    a = A.krippendorff_alpha(natural, n_resamples=200, seed=1).iloc[0]
+    wide = _wide(natural)
     rel = np.array([[{"1": 0.0, "2": 1.0}.get(x, np.nan) if isinstance(x, str) else np.nan for x in col]
                     for col in wide.T.to_numpy()])
-    assert a["alpha"] == pytest.approx(krippendorff.alpha(reliability_data=rel, level_of_measurement="nominal"))
-    assert a["low"] <= a["alpha"] <= a["high"]
+    ref = krippendorff.alpha(reliability_data=rel, level_of_measurement="nominal")
+    assert a["alpha"] == pytest.approx(ref)
+    assert np.isfinite(a["low"]) and np.isfinite(a["high"]) and a["low"] <= a["alpha"] <= a["high"]
+    # the vectorised statistic on the coincidence matrix built by hand (Krippendorff 2011, eq. for o_ck)
+    o = np.zeros((2, 2))
+    for unit in rel.T:
+        vals = unit[~np.isnan(unit)].astype(int)
+        if len(vals) < 2:
+            continue
+        for i in range(len(vals)):
+            for j in range(len(vals)):
+                if i != j:
+                    o[vals[i], vals[j]] += 1 / (len(vals) - 1)
+    assert float(A._alpha_totals(o.ravel(), 2)) == pytest.approx(ref)
 
 
-def test_accuracy_pointwise_excludes_unparsed():
-    df = V.coerce(pd.DataFrame({"item_id": ["a", "a", "b", "c"], "judge": "J", "sample": [0, 1, 0, 0],
-                                "verdict": ["pass", "fail", None, "fail"], "gold": ["pass", "pass", "fail", "fail"]}))
-    r = A.accuracy(df, n_resamples=0).iloc[0]
-    assert (r["replies"], r["unparsed"], r["parsed"], r["correct"]) == (4, 1, 3, 2)
-    assert r["accuracy"] == pytest.approx(2 / 3)
+def test_fleiss_and_alpha_small_resamples_keep_the_point(natural):
+    f = A.fleiss_kappa(natural, n_resamples=20, seed=0).iloc[0]
+    a = A.krippendorff_alpha(natural, n_resamples=20, seed=0).iloc[0]
+    assert f["kappa"] == pytest.approx(A.fleiss_kappa(natural, n_resamples=0).iloc[0]["kappa"])
+    assert a["alpha"] == pytest.approx(A.krippendorff_alpha(natural, n_resamples=0).iloc[0]["alpha"])
+    assert np.isnan(A.fleiss_kappa(natural, n_resamples=0).iloc[0]["low"])
 
 
-def test_self_agreement_by_hand():
+def test_fleiss_one_rater_not_computable(natural):
+    one = natural[natural["judge"] == "GPT-4"]
+    f = A.fleiss_kappa(one).iloc[0]
+    a = A.krippendorff_alpha(one).iloc[0]
+    assert np.isnan(f["kappa"]) and f["note"].startswith("not computable")
+    assert np.isnan(a["alpha"]) and a["note"].startswith("not computable")
+
+
+# -------------------------------------------------------------------------------------- repetition stability
+def test_repetition_stability_by_hand():
     # unit a: pass,pass,pass (unanimous); unit b: pass,fail,fail (1 of 3 pairs agree); unit c: one parsed sample
     rows = [("a", s, "pass") for s in range(3)] + [("b", 0, "pass"), ("b", 1, "fail"), ("b", 2, "fail")] + \
         [("c", 0, "fail"), ("c", 1, None)]
     df = V.coerce(pd.DataFrame(rows, columns=["item_id", "sample", "verdict"]).assign(judge="J"))
-    r = A.self_agreement(df).iloc[0]
+    r = A.repetition_stability(df, n_resamples=0).iloc[0]
     assert (r["units"], r["unanimous"], r["unparsed"]) == (2, 1, 1)
     assert r["unanimity"] == 0.5
     assert r["flip_rate"] == pytest.approx(2 / 6)  # 0 of 3 pairs differ in a, 2 of 3 in b
+    assert r["repetition_stability"] == pytest.approx((1 + 2 / 3) / 2)  # modal share: a 3/3, b 2/3
     table = aggregate_raters(np.array([[0, 0, 0], [0, 1, 1]]))[0]
-    assert r["fleiss_kappa"] == pytest.approx(fleiss_kappa(table))
-
-
-def test_unknown_unparsed_mode():
-    with pytest.raises(A.EvallabError, match="unparsed"):
-        A.pairwise_statistics(_hand_table(), unparsed="drop")
-
-
-def test_kappa_interval_is_clipped_to_its_range():
-    # 5 items, 4 agree: the asymptotic interval kappa + 1.96 * ASE would pass 1
-    gold = pd.Series(["1", "1", "2", "2", "2"])
-    pred = pd.Series(["1", "1", "2", "2", "1"])
-    k, lo, hi = A._kappa_with_ci(gold, pred, 0.95)
-    ref = cohens_kappa(pd.crosstab(gold, pred).to_numpy())
-    assert k == pytest.approx(ref["kappa"])
-    assert ref["kappa"] + norm.ppf(0.975) * ref["std_kappa"] > 1  # the raw interval overshoots ...
-    assert hi == 1.0 and lo == pytest.approx(ref["kappa"] - norm.ppf(0.975) * ref["std_kappa"])  # ... clipped
+    f = A.fleiss_kappa(df[df["item_id"] != "c"], raters="sample", n_resamples=0).iloc[0]
+    assert f["kappa"] == pytest.approx(fleiss_kappa(table))

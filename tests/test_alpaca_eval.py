@@ -143,3 +143,25 @@ def test_evaluator_leaderboard_and_annotators():
 def test_outputs_loader():
     out = load_alpaca_eval_outputs()
     assert len(out) == 5635 and (out["length"] == out["output"].str.len()).all()
+
+
+def test_weighted_annotator_win_rates_from_continuous_preference(raw, ae):
+    from evallab.metrics.evaluators import win_rates
+
+    judge = "weighted_alpaca_eval_gpt4_turbo"
+    hand = {}
+    for r in raw:
+        if r["annotator"] == judge and r["preference"] != "":
+            hand.setdefault(r["generator_2"], []).append(float(r["preference"]) - 1)
+    w = win_rates(ae.verdicts[ae.verdicts["judge"] == judge], n_resamples=200).set_index("generator_2")
+    for gen, published in (("alpaca-7b", 2.59), ("claude-2.1", 15.73), ("gpt-3.5-turbo-0301", 9.62)):
+        mean = sum(hand[gen]) / len(hand[gen])
+        assert round(100 * mean, 2) == published
+        assert w.loc[gen, "win_rate"] == pytest.approx(mean)
+        assert w.loc[gen, "parsed"] == len(hand[gen]) == 805
+        assert w.loc[gen, "continuous"] == 805
+        assert w.loc[gen, "low"] <= w.loc[gen, "win_rate"] <= w.loc[gen, "high"]
+    # the discrete verdicts alone give another figure: the continuous preference is what is used
+    disc = win_rates(ae.verdicts[ae.verdicts["judge"] == judge], preference=None, n_resamples=0)
+    assert not np.isclose(disc.set_index("generator_2").loc["claude-2.1", "win_rate"], w.loc["claude-2.1",
+                                                                                               "win_rate"])

@@ -13,9 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.multitest import multipletests
 
 from evallab import verdicts as V
 from evallab.datasets import calibration, load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
@@ -24,7 +26,7 @@ from evallab.experiments import drift as drift_exp
 from evallab.judges.parsing import parse_reply
 from evallab.judges.types import JudgeReply
 from evallab.metrics import drift, evaluators
-from evallab.metrics.agreement import _kappa_with_ci
+from evallab.metrics.agreement import cohen_kappa, judge_agreement
 from evallab.paths import REPO_ROOT, data_dir
 
 HERE = Path(__file__).parent / "data" / "drift"
@@ -33,7 +35,8 @@ BASE, CAND = "ChatGPT-0301", "ChatGPT"
 # Hand count (the csv module over data/llmbar/verdicts.csv, re-done in test_hand_count_matches_csv below):
 # LLMBar/Natural + LLMBar/Adversarial/*, strategy "Vanilla", gpt-3.5-turbo-0301 vs -0613, every reply parsed.
 HAND = dict(items=419, same_ab=348, same_ba=350, same_both_orders=291, base_correct=403, cand_correct=335,
-            replies=838, b=104, c=36, ab_1_to_2=40, ab_2_to_1=31)
+            replies=838, b=93, c=31, ab_1_to_2=40, ab_2_to_1=31)
+# McNemar pairs ITEMS: b = items with more replies right under the baseline than under the candidate, c = the reverse
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +62,12 @@ def test_hand_count_matches_csv():
     assert sum(p[BASE]["winner_order_21"] == p[CAND]["winner_order_21"] for p in pairs) == HAND["same_ba"]
     assert sum(p[BASE]["winner_order_12"] == p[CAND]["winner_order_12"]
                and p[BASE]["winner_order_21"] == p[CAND]["winner_order_21"] for p in pairs) == HAND["same_both_orders"]
+    def right(p, j):
+        return (p[j]["winner_order_12"] == p[j]["label"]) + (p[j]["winner_order_21"] == p[j]["label"])
     for j, key in ((BASE, "base_correct"), (CAND, "cand_correct")):
-        assert sum((p[j]["winner_order_12"] == p[j]["label"]) + (p[j]["winner_order_21"] == p[j]["label"])
-                   for p in pairs) == HAND[key]
+        assert sum(right(p, j) for p in pairs) == HAND[key]
+    assert sum(right(p, BASE) > right(p, CAND) for p in pairs) == HAND["b"]
+    assert sum(right(p, CAND) > right(p, BASE) for p in pairs) == HAND["c"]
 
 
 def test_llmbar_drift_figures_match_hand_count(report):
@@ -93,8 +99,47 @@ def test_kappa_matches_sklearn_and_agreement_module(report):
     o = report.overall.iloc[0]
     assert o["kappa"] == pytest.approx(cohen_kappa_score(p["verdict_baseline"].astype(str),
                                                          p["verdict_candidate"].astype(str)))
-    k, lo, hi = _kappa_with_ci(p["verdict_baseline"], p["verdict_candidate"], 0.95)
+    k, lo, hi = cohen_kappa(p["verdict_baseline"], p["verdict_candidate"],
+                            clusters=p["dataset"].astype(str) + "|" + p["item_id"].astype(str), n_resamples=500)
     assert (o["kappa"], o["kappa_low"], o["kappa_high"]) == pytest.approx((k, lo, hi))
+    assert -1 <= lo <= k <= hi <= 1
+
+
+def test_drift_depth2_same_verdict_counts(vanilla):
+    cut = drift.subset_level(vanilla, 2)
+    assert sorted(cut["subset"].unique()) == ["LLMBar/Adversarial", "LLMBar/Natural"]
+    rep = drift.compare_judges(cut, BASE, CAND, n_resamples=0)
+    o = rep.overall.iloc[0]
+    assert (o["same_ab"], o["same_ba"], o["items_unchanged"]) == (HAND["same_ab"], HAND["same_ba"],
+                                                                  HAND["same_both_orders"]) == (348, 350, 291)
+    assert rep.groups["items"].sum() == HAND["items"]
+
+
+def test_gate_flags_casestudy_base10_swap():
+    # hand count from the raw CSV: replies both judges parsed, and of them those whose winner differs
+    rows = {}
+    with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if r["subset"] == "CaseStudy/Base_10" and r["strategy"] == "Swap" and r["judge"] in (BASE, CAND):
+                rows.setdefault(r["idx"], {})[r["judge"]] = r
+    both = changed = 0
+    for p in rows.values():
+        for col in ("winner_order_12", "winner_order_21"):
+            a, b = p[BASE][col], p[CAND][col]
+            if a and b:
+                both += 1
+                changed += a != b
+    assert changed / both == pytest.approx(0.537, abs=0.005)
+    rep = drift.compare_judges(load_llmbar(judges=[BASE, CAND]).verdicts, BASE, CAND, by=["subset", "strategy"],
+                               n_resamples=200)
+    g = rep.groups.set_index(["subset", "strategy"]).loc[("CaseStudy/Base_10", "Swap")]
+    assert (g["changed"], g["both_parsed"]) == (changed, both)
+    assert g["flip_rate"] == pytest.approx(changed / both)
+    assert g["status"] == "drift" and g["flagged"]
+    assert "subset=CaseStudy/Base_10, strategy=Swap" in rep.gate.names
+    assert rep.overall.iloc[0]["status"] in drift.STATUSES and rep.gate.overall["status"] == \
+        rep.overall.iloc[0]["status"]
+    assert not rep.passed
 
 
 def _drifted(df: pd.DataFrame, subset: str, n_items: int) -> pd.DataFrame:
@@ -108,47 +153,68 @@ def _drifted(df: pd.DataFrame, subset: str, n_items: int) -> pd.DataFrame:
     return out
 
 
-def test_gate_flags_synthetic_8pct_drift_and_passes_identical_copy(vanilla):
+def _flip_test(base, cand, subset, tolerance=0.05):
+    """One-sided p of H0 flip rate <= tolerance, by hand: per item changed / both-parsed replies, ratio estimator
+    with the cluster-robust standard error (Cochran 1977, 6.4)."""
+    j = base.merge(cand, on=["item_id", "order"], suffixes=("_b", "_c"))
+    j = j[j["subset_b"] == subset]
+    per = j.assign(ch=(j["verdict_b"] != j["verdict_c"]).astype(float), n=1.0).groupby("item_id")[["ch", "n"]].sum()
+    num, den = per["ch"].to_numpy(), per["n"].to_numpy()
+    r, n = num.sum() / den.sum(), len(num)
+    se = np.sqrt(n / (n - 1) * ((num - r * den) ** 2).sum()) / den.sum()
+    return r, float(sps.norm.sf((r - tolerance) / se)) if se > 0 else (0.0 if r > tolerance else 1.0)
+
+
+def test_gate_flags_synthetic_drift_and_passes_identical_copy(vanilla):
     base = drift.subset_level(vanilla[vanilla["judge"] == BASE], 2)
     assert sorted(base["subset"].unique()) == ["LLMBar/Adversarial", "LLMBar/Natural"]
     natural_items = base.loc[base["subset"] == "LLMBar/Natural", "item_id"].nunique()
     assert natural_items == 100
-    drifted = _drifted(base, "LLMBar/Natural", 8)  # 8 of 100 items wrong in both orders: -8 points
-    assert (drifted["verdict"] != base["verdict"]).sum() == 16
+    drifted = _drifted(base, "LLMBar/Natural", 20)  # 20 of 100 items flipped in both orders: 20% of verdicts
+    assert (drifted["verdict"] != base["verdict"]).sum() == 40
     rep = drift.compare(base, drifted, tolerance=0.05, n_resamples=200)
     g = rep.groups.set_index("subset")
-    assert g.loc["LLMBar/Natural", "delta_accuracy"] == pytest.approx(-0.08)
-    assert g.loc["LLMBar/Adversarial", "delta_accuracy"] == 0
+    assert g.loc["LLMBar/Natural", "flip_rate"] == pytest.approx(0.20)
+    assert g.loc["LLMBar/Natural", "delta_accuracy"] == pytest.approx(-0.20)
+    assert g.loc["LLMBar/Adversarial", "flip_rate"] == 0
+    r, p = _flip_test(base, drifted, "LLMBar/Natural")
+    _, p_adv = _flip_test(base, drifted, "LLMBar/Adversarial")
+    assert r == pytest.approx(0.2) and g.loc["LLMBar/Natural", "flip_p"] == pytest.approx(p)
+    holm = multipletests([p_adv, p], method="holm")[1]  # groups sorted: Adversarial, Natural
+    assert list(rep.groups["flip_p_adjusted"]) == pytest.approx(list(holm))
+    assert g.loc["LLMBar/Natural", "status"] == "drift" and g.loc["LLMBar/Adversarial", "status"] == "within"
     assert not rep.passed
     assert rep.gate.names == ["subset=LLMBar/Natural, strategy=Vanilla"]
-    assert "FLAG subset=LLMBar/Natural, strategy=Vanilla: -0.0800" in rep.gate.summary()
+    assert "DRIFT subset=LLMBar/Natural, strategy=Vanilla: 20.0%" in rep.gate.summary()
     copy = base.assign(judge="copy")
     same = drift.compare(base, copy, tolerance=0.05, n_resamples=200)
     assert same.passed and same.gate.flagged.empty and same.gate.groups == 2
+    assert (same.groups["status"] == "within").all()
     assert (same.groups["agreement"] == 1).all() and (same.groups[["delta_low", "delta_high"]] == 0).all().all()
 
 
-def test_gate_boundary_exactly_tolerance_passes(vanilla):
+def test_gate_boundary_exactly_tolerance_is_not_drift(vanilla):
     base = drift.subset_level(vanilla[vanilla["judge"] == BASE], 2)
-    five = drift.compare(base, _drifted(base, "LLMBar/Natural", 5), n_resamples=0)
-    six = drift.compare(base, _drifted(base, "LLMBar/Natural", 6), n_resamples=0)
-    assert five.groups.set_index("subset").loc["LLMBar/Natural", "delta_accuracy"] == pytest.approx(-0.05)
-    assert five.passed  # "within 5%": a move of exactly 5 points passes
-    assert not six.passed and six.gate.names == ["subset=LLMBar/Natural, strategy=Vanilla"]
-    tight = drift.gate(five.groups, tolerance=0.04, by=["subset", "strategy"])
-    assert tight.names == ["subset=LLMBar/Natural, strategy=Vanilla"]
+    five = drift.compare(base, _drifted(base, "LLMBar/Natural", 5), n_resamples=200)
+    g = five.groups.set_index("subset").loc["LLMBar/Natural"]
+    assert g["flip_rate"] == pytest.approx(0.05)
+    assert g["flip_p"] == pytest.approx(0.5)  # z = 0: a flip rate of exactly the tolerance is not "more than" it
+    assert g["status"] == "inconclusive" and five.passed  # 100 items cannot show it is within 5% either
+    assert five.gate.inconclusive == ["subset=LLMBar/Natural, strategy=Vanilla"]
+    with pytest.raises(EvallabError, match="alpha"):
+        drift.compare(base, base.assign(judge="x"), alpha=1.5)
+    with pytest.raises(EvallabError, match="adjust"):
+        drift.compare(base, base.assign(judge="x"), adjust="bonferroni-ish")
 
 
-def test_flip_rate_metric_without_gold(vanilla):
+def test_flip_rate_gate_without_gold(vanilla):
     nogold = vanilla.assign(gold=pd.NA)
     rep = drift.compare_judges(nogold, BASE, CAND, by=[], n_resamples=0)
-    assert rep.gate.metric == "flip_rate"
     o = rep.overall.iloc[0]
     assert o["flip_rate"] == pytest.approx(1 - (HAND["same_ab"] + HAND["same_ba"]) / HAND["replies"])
-    assert np.isnan(o["delta_accuracy"]) and not rep.passed
+    assert np.isnan(o["delta_accuracy"]) and np.isnan(o["mcnemar_p"]) and not rep.passed
     assert rep.gate.flagged["value"].iloc[0] == pytest.approx(o["flip_rate"])
-    with_gold = drift.gate(rep.groups, metric="accuracy", by=[])
-    assert not with_gold.passed and with_gold.groups == 0 and with_gold.untested == ["all"]
+    assert rep.gate.overall["status"] == "drift"
 
 
 def test_unparsed_counted_not_scored():
@@ -228,7 +294,10 @@ def test_win_rates_hand_case():
     w = evaluators.win_rates(df).iloc[0]
     assert (w["parsed"], w["wins"], w["losses"], w["ties"]) == (4, 2, 1, 1)
     assert w["win_rate"] == pytest.approx(2.5 / 4)
-    assert w["standard_error"] == pytest.approx(np.std([1, 1, 0, 0.5], ddof=1) / 2)
+    x = np.array([1, 1, 0, 0.5])
+    ref = sps.bootstrap((x, np.ones(4)), lambda a, b, axis: a.sum(axis) / b.sum(axis), paired=True,
+                        vectorized=True, n_resamples=1000, method="percentile", random_state=np.random.default_rng(0))
+    assert (w["low"], w["high"]) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
 
 
 def test_kendall_tau_matches_scipy():
@@ -270,9 +339,9 @@ def test_alpaca_annotator_agreement_matches_csv():
     both = [(label(v[a]), label(v[b])) for v in pref.values() if a in v and b in v]
     both = [(x, y) for x, y in both if x and y]
     ae = load_alpaca_eval()
-    t = evaluators.judge_pair_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
-    assert t.loc[(a, b), "both_parsed"] == len(both)
-    assert t.loc[(a, b), "same"] == sum(x == y for x, y in both)
+    t = judge_agreement(ae.verdicts, [a, b], n_resamples=0).set_index(["judge_a", "judge_b"])
+    assert t.loc[(a, b), "n"] == len(both)
+    assert t.loc[(a, b), "agreement"] * len(both) == pytest.approx(sum(x == y for x, y in both))
     rk = evaluators.win_rate_rank_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])
     assert rk.loc[(a, b), "n"] == 4  # Mixtral, cohere, gemini-pro, gpt-3.5-turbo-0301 judged by both
 
@@ -337,7 +406,12 @@ def test_calibration_replay_through_fake_judge(tmp_path):
     assert (adv["candidate_parsed"], adv["candidate_correct"]) == (4, 2)
     assert (fn["candidate_parsed"], fn["candidate_correct"]) == (2, 1)  # always 'pass': wrong on fn-fail
     assert nat["baseline_accuracy"] == 1 and nat["delta_accuracy"] == pytest.approx(-0.5)
-    assert not rep.passed and len(rep.gate.names) == 3
+    # each group has 2 items (half of each item's verdicts changed): 2 items cannot tell 50% from 5% — the exact
+    # test on the items gives p = 1 - 0.95^2 > 0.05 — so every group is inconclusive; the 6 items together drift
+    assert sps.binomtest(1, 2, 0.05, alternative="greater").pvalue > 0.05
+    assert rep.gate.names == [] and sorted(rep.gate.inconclusive) == [
+        "subset=, rubric=functionality", "subset=LLMBar/Adversarial, rubric=", "subset=LLMBar/Natural, rubric="]
+    assert rep.gate.overall["status"] == "drift" and not rep.passed
     assert cand.loc[cand["item_id"] == "raw-1", "error"].iloc[0].startswith("unparsed")
     # a recorded baseline identical to the candidate: no drift
     again = drift.compare(cand, cand.assign(judge="again"), by=["subset", "rubric"], n_resamples=0)
@@ -431,3 +505,21 @@ def test_reverify_pointwise_items():
     oracle = drift_exp.reverify(OracleJudge(), rec, gs, n_items=5, n_resamples=0)
     assert list(oracle.disagreements["item_id"]) == ["fn-fail"]
     assert oracle.disagreements["verdict_new"].iloc[0] == "fail"
+
+
+def test_evaluator_metrics_say_why_a_figure_is_missing():
+    items = pd.DataFrame({"item_id": ["a", "b"], "len_1": [100, 100], "len_2": [110, 120]})  # gaps <= 30
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "b"], "judge": "J", "verdict": ["1", "2"]}))
+    m = evaluators.evaluator_metrics(df, items, n_resamples=0).iloc[0]
+    assert m["longer_pairs"] == 0 and np.isnan(m["p_prefer_longer"])
+    assert "not computable: P(prefer longer) needs decisive replies" in m["note"]
+    none = evaluators.evaluator_metrics(df.assign(verdict=pd.NA), n_resamples=0).iloc[0]
+    assert np.isnan(none["p_prefer_output_1"]) and "not computable: no parsed reply" in none["note"]
+
+
+def test_judge_agreement_single_category_kappa_has_a_note():
+    df = V.coerce(pd.DataFrame({"item_id": ["a", "b", "a", "b"], "judge": ["X", "X", "Y", "Y"],
+                                "verdict": ["1", "1", "1", "1"]}))
+    r = judge_agreement(df, n_resamples=0).query("judge_a == 'X' and judge_b == 'Y'").iloc[0]
+    assert r["agreement"] == 1.0 and np.isnan(r["kappa"])  # sklearn: kappa undefined with one category
+    assert r["note"] == "not computable: a single category (kappa undefined)"

@@ -51,6 +51,20 @@ def test_inflation_table_hand_counts():
         assert p[f"{c}_low"] <= p[c] <= p[f"{c}_high"]
 
 
+def test_inflation_split_by_gold_hand_counts():
+    # gold PASS: i1 (pass, pass), i2 (fail, pass); gold FAIL: i3 (fail, pass), i4 (fail, fail)  [balanced, pass-only]
+    df = _table([("i1", "balanced", 0, "pass", "pass"), ("i2", "balanced", 0, "fail", "pass"),
+                 ("i3", "balanced", 0, "fail", "fail"), ("i4", "balanced", 0, "fail", "fail"),
+                 ("i1", "pass-only", 0, "pass", "pass"), ("i2", "pass-only", 0, "pass", "pass"),
+                 ("i3", "pass-only", 0, "pass", "fail"), ("i4", "pass-only", 0, "fail", "fail")])
+    t = I.inflation_table(df, n_resamples=0).set_index("anchor_set")
+    b, p = t.loc["balanced"], t.loc["pass-only"]
+    assert b["true_pass_rate"] == 0.5 and p["true_pass_rate"] == 1.0 and p["delta_true_pass"] == pytest.approx(0.5)
+    assert b["false_pass_rate"] == 0.0 and p["false_pass_rate"] == 0.5 and p["delta_false_pass"] == pytest.approx(0.5)
+    assert p["inflation"] == pytest.approx((3 / 4) / (1 / 4) - 1)
+    assert p["delta_agreement"] == pytest.approx(3 / 4 - 3 / 4)
+
+
 def test_pass_rate_interval_matches_scipy_reference():
     rng = np.random.default_rng(3)
     n = 40

@@ -1,16 +1,22 @@
-"""Position-bias estimators against hand counts and statsmodels/scipy reference calls."""
+"""Position-bias estimators against hand counts (hand-made tables and the raw LLMBar CSV), statsmodels and an item
+bootstrap written in the test."""
 
 from __future__ import annotations
+
+import csv
 
 import numpy as np
 import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.proportion import proportion_confint
 
 from evallab import verdicts as V
 from evallab.datasets import load_llmbar
+from evallab.errors import EvallabError
 from evallab.metrics import position as P
+from evallab.paths import data_dir
+
+SUBSETS = ["LLMBar/Natural", "LLMBar/Adversarial"]
 
 
 def table(pairs, judge="J", strategy="S"):
@@ -28,35 +34,56 @@ HAND = table([
     ("p4", "2", "2", "1"),  # second slot both times
     ("p5", "2", "2", "2"),  # consistent, correct
     ("p6", "1", None, "1"),  # one reply unparsed
+    ("p7", "1", "tie", "1"),  # a tie in one order, a win in the other: MT-Bench's "error"
 ])
 
 
 def test_position_bias_by_hand():
     df = V.coerce(pd.DataFrame(HAND))
-    r = P.position_bias(df, ["judge"]).iloc[0]
-    assert (r["pairs"], r["both_parsed"], r["consistent"]) == (6, 5, 2)
-    assert r["consistency"] == pytest.approx(2 / 5)
-    # decisive replies: 11 parsed; first-shown picks: ab->1: p1,p2,p3 (3); ba->2: p2,p3,p5 (3) -> 6 of 11
-    assert (r["decisive"], r["first_slot"]) == (11, 6)
-    lo, hi = proportion_confint(6, 11, method="wilson")
-    assert (r["first_slot_low"], r["first_slot_high"]) == pytest.approx((lo, hi))
-    assert (r["first_both"], r["second_both"]) == (2, 1)
+    r = P.position_bias(df, ["judge"], n_resamples=300).iloc[0]
+    assert (r["pairs"], r["both_parsed"], r["pairs_unparsed"]) == (7, 6, 1)
+    assert (r["consistent"], r["biased_first"], r["biased_second"], r["error"]) == (2, 2, 1, 1)
+    assert r["position_consistency"] == pytest.approx(2 / 6)
+    assert (r["consistent_rate"], r["biased_first_rate"], r["biased_second_rate"], r["error_rate"]) == \
+        pytest.approx((2 / 6, 2 / 6, 1 / 6, 1 / 6))
+    assert r["preference_fairness"] == pytest.approx((1 - 2) / 6)
+    # decisive replies: 12 (p6/ab unparsed, p7/ab a tie); first-shown picks: ab->1: p1,p2,p3; ba->2: p2,p3,p5
+    assert (r["decisive"], r["first_slot"]) == (12, 6)
+    assert r["first_slot_preference"] == 0.5
+    assert r["first_slot_preference_low"] <= 0.5 <= r["first_slot_preference_high"]
+    assert (r["mcnemar_items_first"], r["mcnemar_items_second"]) == (2, 1)
     assert r["mcnemar_p"] == pytest.approx(mcnemar([[0, 2], [1, 0]], exact=True).pvalue)
-    assert r["unparsed"] == 1
+    assert r["unparsed"] == 1 and r["note"] == ""
 
 
-def test_swap_averaged_accuracy_by_hand():
+def test_first_slot_per_reply():
+    df = V.coerce(pd.DataFrame({"item_id": list("abcde"), "judge": "J", "order": ["ab", "ba", "ab", "ba", ""],
+                                "verdict": ["1", "1", "tie", None, "1"]}))
+    got = P.first_slot(df)
+    assert got.iloc[0] == 1.0 and got.iloc[1] == 0.0 and got.iloc[2:].isna().all()
+
+
+def test_position_consistency_unparsed_modes_by_hand():
+    df = V.coerce(pd.DataFrame(table([("a", "1", "1", "1"), ("b", "1", None, None), ("c", "1", "1", "2")])))
+    exc = P.position_consistency(df, ["judge"]).iloc[0]
+    assert (exc["pairs"], exc["both_parsed"], exc["consistent_pairs"]) == (3, 2, 1)
+    pub = P.position_consistency(df, ["judge"], unparsed="published").iloc[0]
+    assert pub["consistent_pairs"] == 2 and pub["position_consistency"] == pytest.approx(2 / 3)
+
+
+def test_balanced_position_accuracy_by_hand():
     df = V.coerce(pd.DataFrame(HAND))
-    r = P.swap_averaged_accuracy(df, ["judge"], n_resamples=0).iloc[0]
-    # p1 1, p2 tie, p3 tie, p4 tie, p5 1 -> (1 + .5 + .5 + .5 + 1)/5; p6 excluded
-    assert (r["pairs"], r["excluded"], r["inconsistent"]) == (5, 1, 3)
-    assert r["swap_averaged_accuracy"] == pytest.approx(3.5 / 5)
-    # single order (ab) correct: p1, p2, p4, p5 -> 4/5
-    assert r["single_order_accuracy"] == pytest.approx(4 / 5)
-    strict = P.swap_averaged_accuracy(df, ["judge"], tie_credit=0.0, n_resamples=0).iloc[0]
-    assert strict["swap_averaged_accuracy"] == pytest.approx(2 / 5)
-    with pytest.raises(ValueError):
-        P.swap_averaged_accuracy(df, tie_credit=2)
+    r = P.balanced_position_accuracy(df, ["judge"], n_resamples=0).iloc[0]
+    # p1 1, p2 tie, p3 tie, p4 tie, p5 1, p7 tie -> (1 + .5 + .5 + .5 + 1 + .5)/6; p6 excluded
+    assert (r["pairs"], r["excluded"]) == (6, 1)
+    assert r["bpc_accuracy"] == pytest.approx(4 / 6)
+    # order ab right: p1, p2, p4, p5 -> 4/6; order ba right: p1, p3, p5, p7 -> 4/6; FairEval = their mean
+    assert r["acc_order_12"] == pytest.approx(4 / 6) and r["acc_order_21"] == pytest.approx(4 / 6)
+    assert r["strict_accuracy"] == pytest.approx(2 / 6) and r["abstention"] == pytest.approx(4 / 6)
+    strict = P.balanced_position_accuracy(df, ["judge"], tie_credit=0.0, n_resamples=0).iloc[0]
+    assert strict["bpc_accuracy"] == pytest.approx(2 / 6)
+    with pytest.raises(EvallabError, match="tie_credit"):
+        P.balanced_position_accuracy(df, tie_credit=2)
 
 
 def test_anchor_effect_by_hand():
@@ -66,16 +93,74 @@ def test_anchor_effect_by_hand():
     out = P.anchor_effect(df, variants=["Vanilla_1shot"], n_resamples=200).set_index("strategy")
     # baseline first-slot: a(ab1 yes, ba2 yes), b(ab2 no, ba1 no), c(ab1 yes, ba1 no) -> 3/6
     # 1-shot: every reply picks the first-shown output -> 6/6
-    assert out.loc["Vanilla", "first_slot_rate"] == 0.5 and out.loc["Vanilla_1shot", "first_slot_rate"] == 1.0
+    assert out.loc["Vanilla", "first_slot_preference"] == 0.5
+    assert out.loc["Vanilla_1shot", "first_slot_preference"] == 1.0
     assert out.loc["Vanilla_1shot", "delta_first_slot"] == pytest.approx(0.5)
     # accuracy: baseline a:1/2 b:1/2 c:2/2 -> 4/6; 1-shot a:1/2 b:1/2 c:1/2 -> 3/6
     assert out.loc["Vanilla", "accuracy"] == pytest.approx(4 / 6)
     assert out.loc["Vanilla_1shot", "delta_accuracy"] == pytest.approx(-1 / 6)
-    assert out.loc["Vanilla_1shot", "delta_first_slot_low"] <= 0.5 <= out.loc["Vanilla_1shot", "delta_first_slot_high"]
-    assert np.isnan(out.loc["Vanilla", "delta_accuracy"])
+    assert out.loc["Vanilla_1shot", "delta_first_slot_low"] <= 0.5 <= out.loc["Vanilla_1shot",
+                                                                              "delta_first_slot_high"]
+    assert np.isnan(out.loc["Vanilla", "delta_accuracy"]) and out.loc["Vanilla", "note"] == "baseline"
+    with pytest.raises(EvallabError, match="strategy"):
+        P.anchor_effect(df, by=["strategy"])
 
 
 def test_llmbar_gpt4_natural_consistency_matches_paper_agr():
     v = load_llmbar(subsets=["LLMBar/Natural"], judges=["GPT-4"], strategies=["Vanilla"]).verdicts
-    r = P.position_bias(v, ["judge"]).iloc[0]
+    r = P.position_bias(v, ["judge"], n_resamples=0).iloc[0]
     assert (r["pairs"], r["consistent"]) == (100, 95)  # the paper's Agr. 95 of 100 (no unparsed replies here)
+
+
+@pytest.fixture(scope="module")
+def nat_adv():
+    return load_llmbar(subsets=SUBSETS, judges=["ChatGPT", "GPT-4"], strategies=["Vanilla"]).verdicts
+
+
+def test_mtbench_biased_first_matches_csv_hand_count(nat_adv):
+    # verdicts.csv: both winners are ORIGINAL output indices (data/llmbar/SOURCE.md). Output 1 is shown first in
+    # order 12 and output 2 in order 21, so "the first-shown output won both times" = winner_12 1 and winner_21 2.
+    hand = {"ChatGPT": {}, "GPT-4": {}}
+    with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if (r["strategy"] == "Vanilla" and r["judge"] in hand
+                    and (r["subset"] == "LLMBar/Natural" or r["subset"].startswith("LLMBar/Adversarial/"))):
+                c = hand[r["judge"]]
+                w12, w21 = r["winner_order_12"], r["winner_order_21"]
+                c["pairs"] = c.get("pairs", 0) + 1
+                c["first"] = c.get("first", 0) + (w12 == "1" and w21 == "2")
+                c["second"] = c.get("second", 0) + (w12 == "2" and w21 == "1")
+                c["consistent"] = c.get("consistent", 0) + (w12 != "" and w12 == w21)
+    pb = P.position_bias(nat_adv, ["judge"], n_resamples=0).set_index("judge")
+    for judge, c in hand.items():
+        assert pb.loc[judge, "pairs"] == c["pairs"] == 419
+        assert pb.loc[judge, "biased_first"] == c["first"], judge
+        assert pb.loc[judge, "biased_second"] == c["second"], judge
+        assert pb.loc[judge, "consistent"] == c["consistent"], judge
+    assert hand["ChatGPT"]["first"] > 0
+
+
+def test_gpt4_first_slot_interval_width_matches_item_bootstrap(nat_adv):
+    g = nat_adv[nat_adv["judge"] == "GPT-4"]
+    r = P.position_bias(g, ["judge"], n_resamples=2000).iloc[0]
+    # per item: decisive replies and those that picked the output shown first, from the verdicts themselves
+    dec = g[g["verdict"].isin(["1", "2"])]
+    first = ((dec["order"] == "ab") & (dec["verdict"] == "1")) | ((dec["order"] == "ba") & (dec["verdict"] == "2"))
+    per = pd.DataFrame({"item": dec["item_id"].to_numpy(), "f": first.to_numpy(float), "n": 1.0}) \
+        .groupby("item")[["f", "n"]].sum().to_numpy()
+    assert (r["decisive"], r["first_slot"]) == (per[:, 1].sum(), per[:, 0].sum())
+    rng = np.random.default_rng(12345)
+    idx = rng.integers(0, len(per), size=(2000, len(per)))
+    stat = per[idx, 0].sum(1) / per[idx, 1].sum(1)
+    lo, hi = np.percentile(stat, [2.5, 97.5])
+    width = r["first_slot_preference_high"] - r["first_slot_preference_low"]
+    assert abs(width - (hi - lo)) <= 0.2 * (hi - lo)
+    assert r["first_slot_preference_low"] <= r["first_slot_preference"] <= r["first_slot_preference_high"]
+
+
+def test_one_order_tables_say_why_instead_of_returning_nothing():
+    df = V.coerce(pd.DataFrame(HAND)).query("order == 'ab'").assign(order="")
+    for out in (P.balanced_position_accuracy(df, ["judge"]), P.position_consistency(df, ["judge"])):
+        assert list(out["judge"]) == ["J"]
+        assert out["note"].iloc[0].startswith("not computable") and "both" in out["note"].iloc[0]
+    assert np.isnan(P.balanced_position_accuracy(df, ["judge"])["bpc_accuracy"].iloc[0])

@@ -95,9 +95,11 @@ def test_ag_flags_go_code_review_stale_and_missing_kinds(ag):
 def _self_agreement_tables(recs):
     df = to_verdicts(dict(recs))
     k = int(df.groupby(["subset", "item_id"])["sample"].size().mode().iloc[0])
-    return {"overall": agreement.self_agreement(df, by=()), "by_kind": agreement.self_agreement(df, by=("kind",)),
-            "by_scenario": agreement.self_agreement(df, by=("subset", "scenario_id")),
-            "fleiss": agreement.fleiss_kappa_judges(df[df["sample"] < k], raters="sample", n_resamples=50)}
+    kw = dict(n_resamples=50)
+    return {"overall": agreement.repetition_stability(df, by=(), **kw),
+            "by_kind": agreement.repetition_stability(df, by=("kind",), **kw),
+            "by_scenario": agreement.repetition_stability(df, by=("subset", "scenario_id"), **kw),
+            "fleiss": agreement.fleiss_kappa(df[df["sample"] < k], raters="sample", **kw).iloc[0]}
 
 
 def test_self_agreement_from_recordings(recs):
@@ -113,6 +115,7 @@ def test_self_agreement_from_recordings(recs):
     bs = t["by_scenario"]
     assert len(bs) == 34  # the legacy single-verdict recording's 2 scenarios have no repeated samples:
     assert bs.loc[bs["units"] == 0, "subset"].tolist() == ["go__go-code-review"] * 2
+    assert bs.loc[bs["units"] == 0, "note"].str.startswith("not computable").all()
     assert t["fleiss"]["units"] == 224 and t["fleiss"]["raters"] == 3
 
 
@@ -123,6 +126,9 @@ def test_self_agreement_counts_a_flip():
     assert ov["units"] == 7 and ov["unanimous"] == 6
     # one unit of 3 samples with a 2–1 split: 2 of its 3 pairs differ; 7 units × 3 pairs = 21 pairs
     assert ov["flip_rate"] == pytest.approx(2 / 21)
+    # Shi et al.'s repetition stability: mean modal share, 6 units at 3/3 and one at 2/3
+    assert ov["repetition_stability"] == pytest.approx((6 + 2 / 3) / 7)
+    assert ov["unanimity"] == pytest.approx(6 / 7)
 
 
 def test_pack_gate_on_go_eval_report(reports):

@@ -338,7 +338,8 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
                                               confidence=confidence, seed=seed) if m.any() else (NAN, NAN)
             k, klo, khi = cohen_kappa(va, vb, clusters=cl, confidence=confidence, n_resamples=n_resamples,
                                       seed=seed)
-            note = "" if m.any() else not_computable("no unit parsed by both")
+            note = (not_computable("no unit parsed by both") if not m.any() else
+                    not_computable("a single category (kappa undefined)") if not np.isfinite(k) else "")
             for x, y in ((a, b), (b, a)):
                 rows.append(dict(key, judge_a=x, judge_b=y, n=int(m.sum()), items=len(eq),
                                  agreement=float((va == vb).mean()) if m.any() else NAN, agreement_low=lo,

@@ -190,7 +190,7 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         r["agreement"] = 1 - r["flip_rate"] if n_both else NAN
         r["agreement_low"], r["agreement_high"] = 1 - r["flip_rate_high"], 1 - r["flip_rate_low"]
         r["flip_p"] = NAN  # set by gate()
-        idx = row_groups[key_t[0] if len(key_t) == 1 else key_t]
+        idx = row_groups[key_t if len(keys) > 1 else key_t[0]]  # .indices keys a single column by its value
         ok = idx[both[idx]]
         r["kappa"], r["kappa_low"], r["kappa_high"] = cohen_kappa(vb[ok].astype(str), vc[ok].astype(str),
                                                                   clusters=d["_item"].to_numpy()[ok], **kw)

@@ -264,10 +264,15 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         r["p_prefer_longer"] = float(per["_ll"].sum() / lk) if lk else NAN
         r["p_prefer_longer_low"], r["p_prefer_longer_high"] = intervals.ratio_interval(per["_ll"], per["_lk"], **kw)
         notes = []
+        if not ok:
+            notes.append(not_computable("no parsed reply"))
         if not sk:
             notes.append(not_computable("P(prefer shown first) needs the shown order"))
         if items is None:
             notes.append(not_computable("P(prefer longer) needs output lengths"))
+        elif not lk:
+            notes.append(not_computable(f"P(prefer longer) needs decisive replies on pairs whose lengths differ by "
+                                        f"more than {min_length_gap} characters"))
         r["note"] = "; ".join(notes)
         rows.append(r)
     return pd.DataFrame(rows)

@@ -168,7 +168,9 @@ def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: fl
     Per-cluster counts as in :func:`ratio_interval`. With at most one reply per cluster: the exact binomial test
     (``scipy.stats.binomtest``, alternative "greater"). Otherwise a z-test with the cluster-robust standard error of
     the ratio estimator, ``se² = n/(n−1) · Σ (num_i − r·den_i)² / (Σ den_i)²`` over the n clusters (Cochran 1977,
-    §6.4). NaN when nothing was observed.
+    §6.4). When every cluster has the same ratio that standard error is 0 and would claim certainty: the exact
+    binomial test of the ratio on the n clusters is used instead (as :func:`ratio_interval` falls back to Wilson).
+    NaN when nothing was observed.
     """
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
@@ -183,8 +185,10 @@ def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: fl
     r = num.sum() / total
     n = len(den)
     se = float(np.sqrt(n / (n - 1) * np.sum((num - r * den) ** 2)) / total) if n > 1 else 0.0
-    if se == 0:
-        return 0.0 if r > threshold else 1.0
+    if se == 0:  # every cluster has the same ratio: no certainty from n clusters, as in ratio_interval
+        if r <= threshold:
+            return 1.0
+        return float(sps.binomtest(int(round(r * n)), n, threshold, alternative="greater").pvalue)
     return float(sps.norm.sf((r - threshold) / se))
 
 

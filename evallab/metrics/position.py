@@ -303,7 +303,11 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                 r[f"delta_{name}"] = (arrays[0].sum() / arrays[1].sum() - arrays[2].sum() / arrays[3].sum()
                                       if arrays[1].sum() and arrays[3].sum() else NAN)
                 r[f"delta_{name}_low"], r[f"delta_{name}_high"] = intervals.ratio_difference_interval(*arrays, **kw)
-            r["note"] = "baseline" if s == baseline else ""
+            undefined = [n for n in ("first_slot_preference", "accuracy") if not np.isfinite(r[n])]
+            r["note"] = "; ".join((["baseline"] if s == baseline else [])
+                                  + [not_computable(f"{n} has no decisive reply" if n == "first_slot_preference"
+                                                    else "accuracy has no parsed reply with gold")
+                                     for n in undefined])
             rows.append(r)
     out = pd.DataFrame(rows)
     out.attrs["missing_baseline"] = missing
