@@ -5,10 +5,12 @@ in a background thread (default) or a separate process (``process=True``: the se
 event loop nor the GIL with the client, as a remote endpoint would — use it for throughput measurements). It
 answers with a :class:`SimulatedJudge` whose leniency, accuracy, position bias and anchor effects are
 parameters, deterministically per (seed, request content, sample index), so estimators can be checked for
-recovering a bias we injected; it can hold every reply for ``latency`` seconds; and it injects faults
-(:class:`Fault`): 429 with ``Retry-After``, 500/503, a dropped connection, a timeout (a reply slower than the
-client waits), a malformed JSON body, empty ``choices``, prose with no verdict, a 503 echoing the API key, and
-400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
+recovering a bias we injected; it can hold every reply for ``latency`` seconds, answer one request at a time
+(``serial=True``, like llama.cpp's server with one slot) and emulate OpenAI's rate-limit headers
+(``rate_limit=``); and it injects faults (:class:`Fault`): 429 with Retry-After (seconds, an HTTP date,
+``retry-after-ms``, ``x-ms-retry-after-ms``), 500/503, a dropped connection, a timeout (a reply slower than the
+client waits), a malformed JSON body, empty ``choices`` or content, a reply cut by max_tokens, prose with no
+verdict, a 503 echoing the API key, and 400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
 request's ``seed``.
 
 Control routes (for tests): ``GET /_evallab/stats`` (requests seen, completions served, faults injected),
@@ -34,8 +36,10 @@ import httpx
 from evallab.judges.prompts import anchor_headings, answer_text, shown_outputs
 
 #: fault kinds :class:`Fault` understands
-FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices", "prose",
-               "400", "401", "403", "404")
+FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices",
+               "empty_content", "length_cut", "prose", "400", "401", "403", "404")
+#: how a 429 fault says when to come back (``Fault.retry_header``)
+RETRY_HEADERS = ("retry-after", "retry-after-date", "retry-after-ms", "x-ms-retry-after-ms")
 
 
 @dataclass
@@ -50,13 +54,19 @@ class Fault:
         careless proxy might — clients must mask it before storing the message),
         ``"drop"`` (the connection is closed with no reply), ``"timeout"`` (the reply waits ``delay`` s),
         ``"malformed"`` (a 200 with a cut-off JSON body), ``"empty_choices"`` (a 200 with ``choices: []``),
+        ``"empty_content"`` (a 200 whose message content is empty), ``"length_cut"`` (a 200 cut by max_tokens
+        before any verdict: ``finish_reason: "length"``),
         ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``.
     times : int
         How many requests it hits (then it is used up); ``-1`` = every matching request.
     match : str, optional
         Only requests whose last user message contains this text.
     retry_after : float
-        Seconds sent in ``Retry-After`` (429 only).
+        Seconds the 429 asks to wait.
+    retry_header : str
+        How the 429 says it (:data:`RETRY_HEADERS`): ``"retry-after"`` (seconds), ``"retry-after-date"`` (an HTTP
+        date in ``Retry-After``; whole seconds), ``"retry-after-ms"`` (OpenAI) or ``"x-ms-retry-after-ms"``
+        (Azure OpenAI), both in milliseconds.
     delay : float
         Seconds the ``timeout`` fault holds the reply.
     """
@@ -66,10 +76,23 @@ class Fault:
     match: str | None = None
     retry_after: float = 1.0
     delay: float = 5.0
+    retry_header: str = "retry-after"
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"fault kind {self.kind!r}; expected one of {list(FAULT_KINDS)}")
+        if self.retry_header not in RETRY_HEADERS:
+            raise ValueError(f"retry_header {self.retry_header!r}; expected one of {list(RETRY_HEADERS)}")
+
+    def headers(self) -> dict[str, str]:
+        """The 429 headers of this fault."""
+        if self.retry_header == "retry-after-date":
+            import email.utils
+
+            return {"Retry-After": email.utils.formatdate(time.time() + self.retry_after, usegmt=True)}
+        if self.retry_header == "retry-after":
+            return {"Retry-After": f"{self.retry_after:g}"}
+        return {self.retry_header: f"{1000 * self.retry_after:g}"}
 
 
 def _uniforms(*parts: object, n: int = 2) -> list[float]:
@@ -164,6 +187,9 @@ class _Config:
     faults: list = field(default_factory=list)
     api_key: str | None = None
     served_model: str | None = None
+    serial: bool = False
+    backlog: int = 1024
+    rate_limit: tuple[int, float] | None = None
 
 
 class _App:
@@ -172,10 +198,32 @@ class _App:
     def __init__(self, cfg: _Config) -> None:
         self.cfg = cfg
         self.faults = [Fault(**f) if isinstance(f, dict) else f for f in cfg.faults]
+        self._in_flight = 0
+        self._lock = None
         self.reset()
 
     def reset(self) -> None:
-        self.stats = {"requests": 0, "completions": 0, "faults": {}, "unauthorized": 0}
+        self.stats = {"requests": 0, "completions": 0, "faults": {}, "unauthorized": 0, "max_in_flight": 0,
+                      "rate_limited": 0}
+        self._window = (0.0, 0)  # (start, requests) of the rate-limit window
+
+    def _rate_limit(self):
+        """``(429 response or None, headers)`` under the fixed-window limit ``cfg.rate_limit``."""
+        limit, window = self.cfg.rate_limit
+        now = time.monotonic()
+        start, n = self._window
+        if now - start >= window:
+            start, n = now, 0
+        left = window - (now - start)
+        if n >= limit:
+            self._window = (start, n)
+            self.stats["rate_limited"] += 1
+            return self._error(429, "Rate limit reached for requests; retry later.",
+                               {"retry-after-ms": f"{1000 * left:.0f}"}), {}
+        self._window = (start, n + 1)
+        return None, {"x-ratelimit-limit-requests": str(limit),
+                      "x-ratelimit-remaining-requests": str(limit - n - 1),
+                      "x-ratelimit-reset-requests": f"{left:.3f}s"}
 
     def _take(self, user: str) -> Fault | None:
         for f in self.faults:
@@ -221,9 +269,27 @@ class _App:
                                  status=status, headers=headers)
 
     async def completions(self, request):
+        self.stats["requests"] += 1
+        self._in_flight += 1
+        self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
+        try:
+            if not self.cfg.serial:
+                return await self._complete(request)
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:  # one request at a time; the others wait, their clocks running
+                return await self._complete(request)
+        finally:
+            self._in_flight -= 1
+
+    async def _complete(self, request):
         from aiohttp import web
 
-        self.stats["requests"] += 1
+        extra_headers = {}
+        if self.cfg.rate_limit is not None:
+            limited, extra_headers = self._rate_limit()
+            if limited is not None:
+                return limited
         raw = await request.read()
         if self.cfg.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.cfg.api_key}":
             self.stats["unauthorized"] += 1
@@ -247,8 +313,7 @@ class _App:
             self.stats["faults"][fault.kind] = self.stats["faults"].get(fault.kind, 0) + 1
             k = fault.kind
             if k == "429":
-                return self._error(429, "Rate limit reached; retry later.",
-                                   {"Retry-After": f"{fault.retry_after:g}"})
+                return self._error(429, "Rate limit reached; retry later.", fault.headers())
             if k in ("400", "401", "403", "404", "500", "503"):
                 return self._error(int(k), f"simulated HTTP {k}")
             if k == "503_echo_key":
@@ -273,11 +338,16 @@ class _App:
                           "total_tokens": max(1, len(raw) // 4) + max(1, len(text) // 4)}}
         if fault is not None and fault.kind == "empty_choices":
             body["choices"] = []
+        if fault is not None and fault.kind == "empty_content":
+            body["choices"][0]["message"]["content"] = ""
+        if fault is not None and fault.kind == "length_cut":
+            body["choices"][0].update(finish_reason="length", message={"role": "assistant",
+                                                                       "content": "Let me compare the two"})
         self.stats["completions"] += 1
         payload = json.dumps(body)
         if fault is not None and fault.kind == "malformed":
             payload = payload[: len(payload) // 2]
-        return web.Response(text=payload, content_type="application/json")
+        return web.Response(text=payload, content_type="application/json", headers=extra_headers or None)
 
 
 async def _start(cfg: _Config, host: str, port: int):
@@ -287,7 +357,7 @@ async def _start(cfg: _Config, host: str, port: int):
     app_obj = _App(cfg)
     runner = web.AppRunner(app_obj.build(), access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024, reuse_address=True)
+    site = web.TCPSite(runner, host, port, backlog=cfg.backlog, reuse_address=True)
     await site.start()
     bound = site._server.sockets[0].getsockname()[1]
     return runner, bound
@@ -328,6 +398,16 @@ class LocalJudgeServer:
         When set, requests without ``Authorization: Bearer <api_key>`` get HTTP 401.
     served_model : str, optional
         The model id reported in replies (default: the requested model).
+    serial : bool
+        Answer one request at a time, as llama.cpp's server with one slot does on a small machine: requests that
+        arrive while one is being answered wait in arrival order (``latency`` each), their clients' timeouts
+        running. ``stats()["max_in_flight"]`` reports the most requests the server held at once.
+    backlog : int
+        The listen backlog of the server socket (connections the kernel queues before they are accepted).
+    rate_limit : (int, float), optional
+        ``(requests, window_seconds)``: a fixed-window rate limit with OpenAI's headers
+        (``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests``) on every reply, and a 429 with
+        ``retry-after-ms`` past the limit (counted in ``stats()["rate_limited"]``).
     process : bool
         Run in a separate process (``python -m evallab.testing``, config pickled over stdin; ``sim.truth`` must
         then be a function of an importable module) instead of a background thread.
@@ -340,8 +420,10 @@ class LocalJudgeServer:
 
     def __init__(self, sim: SimulatedJudge | None = None, *, latency: float = 0.0, faults: Sequence[Fault] = (),
                  api_key: str | None = None, served_model: str | None = None, process: bool = False,
-                 host: str = "127.0.0.1") -> None:
-        self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model)
+                 host: str = "127.0.0.1", serial: bool = False, backlog: int = 1024,
+                 rate_limit: tuple[int, float] | None = None) -> None:
+        self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
+                           tuple(rate_limit) if rate_limit else None)
         self.process, self.host = process, host
         self.port: int | None = None
         self._thread = self._loop = self._runner = self._proc = None
@@ -427,7 +509,8 @@ class LocalJudgeServer:
             return r.json()
 
     def stats(self) -> dict:
-        """``{"requests": n, "completions": n, "faults": {kind: n}, "unauthorized": n}`` since start/reset."""
+        """``{"requests", "completions", "faults": {kind: n}, "unauthorized", "max_in_flight", "rate_limited"}``
+        since start/reset."""
         return self._control("GET", "/_evallab/stats")
 
     def reset(self) -> None:

@@ -64,16 +64,41 @@ def test_persistent_503_gives_up_and_reports_failed_row(server):
     assert "HTTP 503" in df["error"].iloc[0] and "3 attempts" in df["error"].iloc[0]
 
 
-@pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("prose", "no pointwise verdict")])
-def test_reply_faults_are_reported_not_retried(server, kind, error):
-    server.set_faults([Fault(kind)])
+def test_prose_reply_is_reported_not_retried(server):
+    server.set_faults([Fault("prose")])
     j = _judge(server)
     df = run_jobs(j, _reqs(1), progress=False)
     assert server.stats()["requests"] == 1
-    assert pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
+    assert pd.isna(df["verdict"].iloc[0]) and "no pointwise verdict" in df["error"].iloc[0]
     assert not bool(df["failed"].iloc[0])
-    if kind == "prose":  # the raw text is kept for the NA row
-        assert "reasonably written" in df["raw"].iloc[0]
+    assert "reasonably written" in df["raw"].iloc[0]  # the raw text is kept for the NA row
+
+
+@pytest.mark.parametrize("kind", ["empty_choices", "empty_content", "length_cut"])
+def test_reply_without_verdict_content_is_retried_then_answered(server, kind):
+    """Issue 13: a 200 with no choices, empty content, or cut by max_tokens before any verdict is retried."""
+    server.set_faults([Fault(kind, times=2)])
+    j = _judge(server)
+    df = run_jobs(j, _reqs(1), progress=False)
+    assert server.stats()["requests"] == 3 and server.stats()["faults"] == {kind: 2}
+    assert df["verdict"].iloc[0] in ("pass", "fail") and not bool(df["failed"].iloc[0])
+    assert j.stats.retries == 2 and j.stats.empty == 2
+
+
+@pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("empty_content", "empty reply"),
+                                        ("length_cut", "cut at max_tokens")])
+def test_persistent_reply_without_verdict_is_failed_and_asked_again_on_rerun(server, tmp_path, kind, error):
+    server.set_faults([Fault(kind, times=-1)])
+    out = tmp_path / "v.jsonl"
+    j = _judge(server, max_retries=2, cache=tmp_path / "c.sqlite")
+    df = run_jobs(j, _reqs(1), out=out, progress=False)
+    assert server.stats()["requests"] == 3  # 1 + max_retries, then given up
+    assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
+    assert len(Cache(tmp_path / "c.sqlite")) == 0  # nothing cached: a rerun asks again
+    server.set_faults([])
+    server.reset()
+    again = run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), _reqs(1), out=out, progress=False)
+    assert server.stats()["requests"] == 1 and again["verdict"].iloc[0] in ("pass", "fail")
 
 
 @pytest.mark.parametrize("status", ["400", "401", "403", "404"])
