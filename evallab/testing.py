@@ -59,6 +59,9 @@ class Fault:
         ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``.
     times : int
         How many requests it hits (then it is used up); ``-1`` = every matching request.
+    rate : float, optional
+        Hit each matching request with this probability instead of the next ``times`` ones (``times`` still
+        bounds the hits; draws from a generator seeded per server, so a run is reproducible).
     match : str, optional
         Only requests whose last user message contains this text.
     retry_after : float
@@ -77,6 +80,7 @@ class Fault:
     retry_after: float = 1.0
     delay: float = 5.0
     retry_header: str = "retry-after"
+    rate: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -200,6 +204,9 @@ class _App:
         self.faults = [Fault(**f) if isinstance(f, dict) else f for f in cfg.faults]
         self._in_flight = 0
         self._lock = None
+        import random
+
+        self._rng = random.Random(cfg.sim.seed)
         self.reset()
 
     def reset(self) -> None:
@@ -228,6 +235,8 @@ class _App:
     def _take(self, user: str) -> Fault | None:
         for f in self.faults:
             if f.times != 0 and (f.match is None or f.match in user):
+                if f.rate is not None and self._rng.random() >= f.rate:
+                    continue
                 if f.times > 0:
                     f.times -= 1
                 return f

@@ -206,3 +206,32 @@ def test_limiter_holds_requests_over_the_limit_and_during_a_pause():
         assert lim.limit == 2  # fixed: no adaptation
 
     asyncio.run(main())
+
+
+def test_fifteen_percent_of_every_transient_fault_still_answers_every_key_once(tmp_path):
+    """429 (every Retry-After form), 500, 503, dropped connections, timeouts, malformed bodies, empty choices and
+    content: each hits 15% of the requests (together 77% of the attempts fail; 41 attempts make giving up on a
+    key a 2e-5 event); every key is answered, once, and a rerun from the cache makes no call."""
+    import json
+
+    kinds = [Fault("429", times=-1, rate=0.15, retry_after=0.02, retry_header="retry-after-ms")]
+    kinds += [Fault(k, times=-1, rate=0.15, delay=0.5) for k in ("500", "503", "drop", "timeout", "malformed",
+                                                                 "empty_choices", "empty_content")]
+    reqs = _points(40) + _pairs(10)
+    out = tmp_path / "v.jsonl"
+    with LocalJudgeServer(SimulatedJudge(seed=4), faults=kinds) as srv:
+        j = OpenAICompatibleJudge(srv.base_url, "sim-judge", timeout=0.15, max_retries=40, backoff_initial=0.01,
+                                  backoff_max=0.05, cache=tmp_path / "c.sqlite")
+        df = run_jobs(j, reqs, out=out, progress=False)
+        st = srv.stats()
+        assert all(st["faults"].get(k, 0) > 0 for k in ("429", "500", "503", "drop", "timeout", "malformed"))
+        srv.set_faults([])
+        srv.reset()
+        again = run_jobs(OpenAICompatibleJudge(srv.base_url, "sim-judge", cache=tmp_path / "c.sqlite"), reqs,
+                         progress=False)
+        assert srv.stats()["requests"] == 0 and again["cached"].all()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    keys = [(r["item_id"], r["order"]) for r in rows]
+    assert len(rows) == len(reqs) == len(set(keys))
+    assert not df["failed"].any() and df["verdict"].notna().all()
+    assert j.stats.retries == j.stats.calls - len(reqs)  # every extra call was a counted retry
