@@ -49,7 +49,7 @@ from evallab.errors import EvallabError
 from evallab.judges.cache import Cache, body_key, chat_body
 from evallab.judges.limits import OK, OTHER, OVERLOAD, AdaptiveLimiter, parse_duration, ratelimit_pause
 from evallab.judges.limits import parse_retry_after as _retry_after_headers
-from evallab.judges.parsing import parse_reply
+from evallab.judges.parsing import parse_reply, parse_reply_full
 from evallab.judges.pricing import cost_usd, price_table
 from evallab.judges.types import JudgeReply, JudgeRequest, Usage
 
@@ -367,7 +367,8 @@ class OpenAICompatibleJudge:
         return body_key(self.base_url, self.body(request), int(request.metadata.get("sample", 0) or 0))
 
     def _reply(self, request: JudgeRequest, value: dict, *, cached: bool) -> JudgeReply:
-        verdict, reason, error = parse_reply(value.get("raw"), request)
+        parsed = parse_reply_full(value.get("raw"), request)
+        verdict, reason, error = parsed.verdict, parsed.reason, parsed.error
         if value.get("error") and verdict is None:
             error = value["error"]
         inp, out = value.get("input_tokens"), value.get("output_tokens")
@@ -375,7 +376,8 @@ class OpenAICompatibleJudge:
         return JudgeReply(raw=value.get("raw") or "", verdict=verdict, reason=reason,
                           usage=Usage(inp, out, cost_usd(model, inp, out, self.prices)),
                           latency_s=value.get("latency_s"), model=model,
-                          system_fingerprint=value.get("system_fingerprint"), error=error, cached=cached)
+                          system_fingerprint=value.get("system_fingerprint"), error=error, cached=cached,
+                          score=parsed.score)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         """Answer ``request`` from the cache or the endpoint.

@@ -105,7 +105,7 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
         "strategy": str(m.get("strategy") or request.prompt_version or ""),
         "anchor_set": str(m.get("anchor_set") or "none"), "order": str(m.get("order") or ""),
         "sample": int(m.get("sample", 0) or 0), "verdict": reply.verdict, "gold": _scalar(m.get("gold")),
-        "score": None, "error": reply.error, "latency_s": reply.latency_s,
+        "score": getattr(reply, "score", None), "error": reply.error, "latency_s": reply.latency_s,
         "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens,
         "cost_usd": reply.usage.cost_usd,
         "reason": reply.reason, "request_digest": request_digest(request),
