@@ -44,6 +44,14 @@ def parse_judge_spec(spec: str) -> dict:
                        "or replay:PATH")
 
 
+def _cost(run: dict) -> str:
+    """The run's cost in words: ``$0.0123``, or unknown with the count of replies that have no price."""
+    n = int(run.get("unpriced", 0) or 0)
+    if n or run.get("cost_usd") is None:
+        return f"unknown ({n} repl{'y' if n == 1 else 'ies'} without a price; pass --prices)"
+    return f"${run['cost_usd']:.4f}"
+
+
 def judge(
     items: Path = typer.Argument(..., help="Items table (.csv/.tsv/.jsonl/.parquet): pairwise item_id, instruction, "
                                 "output_1, output_2 — or pointwise item_id, rubric, pass_criteria, answer"),
@@ -98,7 +106,7 @@ def judge(
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
                f"{run.get('reasked', 0)} asked again (request changed), "
                f"{run.get('calls', 0)} HTTP calls (retries included), {run.get('cache_hits', 0)} cache hits, "
-               f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost ${run.get('cost_usd', 0.0):.4f}")
+               f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost {_cost(run)}")
     if record:
         typer.echo(f"wrote {record}")
     s = usage_summary(df)

@@ -274,3 +274,27 @@ def test_server_messages_are_redacted(monkeypatch):
     out = redact(msg, "EVALLAB_RKEY")
     assert "k3y-value-0042" not in out and "sk-proj-Ab12Cd34Ef" not in out and "sk-ab" not in out
     assert out.startswith("Incorrect API key provided: ***;")
+
+
+def test_unknown_cost_is_unknown_not_zero(server, tmp_path, capsys):
+    """A model with no price: the run's cost and the totals are NA with the count of unpriced replies."""
+    from evallab.judges import usage_summary
+
+    reqs = _reqs(3)
+    df = run_jobs(_judge(server), reqs, progress=False)  # "sim-judge" is in no price table
+    run = df.attrs["run"]
+    assert run["cost_usd"] is None and run["unpriced"] == 3
+    assert df["cost_usd"].isna().all()
+    s = usage_summary(df)
+    assert pd.isna(s["cost_usd"].iloc[0]) and int(s["unpriced"].iloc[0]) == 3
+    # one priced reply beside unpriced ones does not make the total known either
+    mixed = pd.concat([df, run_jobs(_judge(server, prices={"sim-judge": [1, 1]}), _reqs(1, prefix="x"),
+                                    progress=False)])
+    s = usage_summary(mixed)
+    assert pd.isna(s["cost_usd"].iloc[0]) and int(s["unpriced"].iloc[0]) == 3
+    priced = run_jobs(_judge(server, prices={"sim-judge": [1, 1]}), reqs, progress=False)
+    assert priced.attrs["run"]["unpriced"] == 0 and priced.attrs["run"]["cost_usd"] > 0
+    assert usage_summary(priced)["cost_usd"].iloc[0] == pytest.approx(priced["cost_usd"].astype(float).sum())
+    from evallab.judges_cli import _cost
+
+    assert _cost(run) == "unknown (3 replies without a price; pass --prices)"

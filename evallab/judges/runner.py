@@ -54,7 +54,9 @@ class RunStats:
     """Counters of one run: replies written, live HTTP calls, cache hits, unparsed replies, failed calls, cost.
 
     ``skipped`` = rows already in ``out`` for the same request; ``reasked`` = rows in ``out`` whose request changed
-    since they were written (asked again, the old row replaced).
+    since they were written (asked again, the old row replaced). ``cost_usd`` is the USD cost of this run's live
+    replies, or ``None`` (unknown) when ``unpriced`` > 0 of them have no price (a model missing from the price
+    table) — never a 0 that hides them.
     """
 
     total: int = 0
@@ -65,7 +67,8 @@ class RunStats:
     cache_hits: int = 0
     unparsed: int = 0
     failed: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+    unpriced: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
@@ -266,7 +269,10 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     return V.coerce(df)
 
 
-def _fmt_cost(x: float) -> str:
+def _fmt_cost(x: float | None, unpriced: int = 0) -> str:
+    """``$0.0123`` / ``$12.34``; ``unknown (N unpriced)`` when some replies have no price."""
+    if unpriced or x is None:
+        return f"unknown ({unpriced} unpriced)" if unpriced else "unknown"
     return f"${x:.4f}" if x < 10 else f"${x:,.2f}"
 
 
@@ -292,7 +298,7 @@ class _Progress:
             s = self.stats
             dt = max(now - self.t0, 1e-9)
             self.bar.set_postfix_str(f"calls/s={s.calls / dt:.1f} hits={s.cache_hits} errors={s.errors} "
-                                     f"cost={_fmt_cost(s.cost_usd)}", refresh=False)
+                                     f"cost={_fmt_cost(s.cost_usd, s.unpriced)}", refresh=False)
             self._last = now
 
     def close(self) -> None:
@@ -356,7 +362,10 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
             stats.failed += bool(reply.failed)
             stats.unparsed += reply.verdict is None and not reply.failed
             if not reply.cached:
-                stats.cost_usd += reply.usage.cost_usd or 0.0
+                if reply.usage.cost_usd is not None:
+                    stats.cost_usd += reply.usage.cost_usd
+                elif not reply.failed:
+                    stats.unpriced += 1
                 stats.input_tokens += reply.usage.input_tokens or 0
                 stats.output_tokens += reply.usage.output_tokens or 0
             stats.calls = getattr(jstats, "calls", 0) - calls0
@@ -388,6 +397,8 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
             write_run_recording(judge, requests, keys, results, record)
     ordered = [results[k] for k in keys if k in results]
     df = _table(ordered)
+    if stats.unpriced:
+        stats.cost_usd = None
     df.attrs["run"] = stats.__dict__ | {"errors": stats.errors}
     return df
 
@@ -538,16 +549,23 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
     -------
     DataFrame
         Columns ``by + [replies, live_calls, cache_hits, unparsed, failed, input_tokens, output_tokens, cost_usd,
-        mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made).
+        unpriced, mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made) and
+        is NA when any answered reply of the group has no price (``unpriced`` counts them); failed calls cost
+        nothing here.
     """
     by = [c for c in by if c in df.columns]
     d = df.assign(_cached=df["cached"].fillna(False).astype(bool) if "cached" in df else False,
                   _failed=df["failed"].fillna(False).astype(bool) if "failed" in df else False)
     d["_unparsed"] = d["verdict"].isna() & ~d["_failed"]
+    cost = pd.to_numeric(d["cost_usd"], errors="coerce") if "cost_usd" in d else pd.Series(float("nan"), d.index)
+    d["_unpriced"] = cost.isna() & ~d["_failed"]
+    d["_cost"] = cost.where(~d["_failed"], 0.0)
     g = d.groupby(by, dropna=False) if by else d.groupby(lambda _: "all")
     out = g.agg(replies=("item_id", "size"), cache_hits=("_cached", "sum"), unparsed=("_unparsed", "sum"),
                 failed=("_failed", "sum"), input_tokens=("input_tokens", "sum"),
-                output_tokens=("output_tokens", "sum"), cost_usd=("cost_usd", "sum"),
+                output_tokens=("output_tokens", "sum"),
+                cost_usd=("_cost", lambda c: c.sum() if c.notna().all() else float("nan")),
+                unpriced=("_unpriced", "sum"),
                 mean_latency_s=("latency_s", "mean")).reset_index()
     out.insert(len(by) + 1, "live_calls", out["replies"] - out["cache_hits"])
     return out
