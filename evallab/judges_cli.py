@@ -68,7 +68,8 @@ def judge(
     temperature: float = typer.Option(0.0, help="Sampling temperature"),
     seed: int = typer.Option(None, help="Seed sent to the server (where supported)"),
     max_tokens: int = typer.Option(None, help="Max tokens per reply"),
-    concurrency: int = typer.Option(16, min=1, help="Requests in flight at once"),
+    concurrency: int = typer.Option(16, min=1, help="Ceiling of requests in flight at once (the limit adapts "
+                                    "below it: starts at 2, grows while latency holds, cuts on timeouts/429)"),
     retries: int = typer.Option(5, min=0, help="Retries on 429/5xx/timeouts/connection errors"),
     timeout: float = typer.Option(60.0, help="Seconds per connect/read"),
     cache: Path = typer.Option(None, help="Reply cache file (default .evallab-cache/judges.sqlite)"),
@@ -78,6 +79,10 @@ def judge(
     record: Path = typer.Option(None, help="Also write a keryx-format recording of the replies here"),
     limit: int = typer.Option(0, min=0, help="Only the first N items (0 = all)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="tqdm progress bar"),
+    wait: bool = typer.Option(False, "--wait", help="If another run is writing OUT, wait for it and then resume "
+                              "(default: stop at once, naming it)"),
+    rpm: float = typer.Option(None, "--rpm", help="Client-side budget of requests per minute"),
+    tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
     """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
     from evallab.datasets.generic import read_table
@@ -92,7 +97,8 @@ def judge(
     if not spec.get("replay_dir"):
         path = cache or Path(REPO_ROOT / ".evallab-cache" / "judges.sqlite")
         kw = {"cache": None if no_cache else Cache(path, read=not refresh_cache), "timeout": timeout,
-              "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None}
+              "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None,
+              "requests_per_minute": rpm, "tokens_per_minute": tpm}
     j = make_judge(spec.get("base_url", ""), spec.get("model", ""), api_key_env, label=label or None,
                    replay_dir=spec.get("replay_dir"), **kw)
     table = read_table(items)
@@ -101,7 +107,7 @@ def judge(
     order_list = [o.strip() for o in orders.split(",") if o.strip()]
     reqs = requests_from_items(table, kind=kind, orders=order_list, samples=samples, temperature=temperature,
                                seed=seed, max_tokens=max_tokens, path=items)
-    df = run_jobs(j, reqs, out=out, progress=progress, record=record)
+    df = run_jobs(j, reqs, out=out, progress=progress, record=record, wait=wait)
     run = df.attrs.get("run", {})
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
                f"{run.get('reasked', 0)} asked again (request changed), "

@@ -15,6 +15,13 @@ is asked again and REPLACED, and the count is reported (``RunStats.reasked``, a 
 are retried. The output ends with one row per key, the latest: a ``.jsonl`` output that got a second row for a key
 is rewritten atomically (temporary file + ``os.replace``) when the run ends.
 
+One run per output at a time: a run holds an exclusive lock on ``<out>.lock`` (filelock: ``flock`` on POSIX, so a
+killed run's lock goes with its process) while it reads, appends to and folds its output, and names itself in
+``<out>.lock.owner`` (pid, host, start time). A second run on the same output stops at once with an error naming
+the holder, or waits for it (``wait=``, ``--wait``) and then resumes from what the first one wrote — so two runs
+never duplicate rows nor make the same paid call twice. The reply cache is an sqlite file in WAL mode, shared
+safely by processes (:mod:`evallab.judges.cache`).
+
 Progress: a tqdm bar per run with live calls/s, cache hits, errors (unparsed + failed calls) and cost so far.
 """
 
@@ -259,6 +266,51 @@ class _Output:
         self.journal.unlink()
 
 
+class OutputBusyError(EvallabError):
+    """Another run holds the output's lock (see the module docstring)."""
+
+
+def _owner_text(owner: Path) -> str:
+    try:
+        doc = json.loads(owner.read_text(encoding="utf-8"))
+        return f"pid {doc['pid']} on {doc['host']}, started {doc['started']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that did not name itself"
+
+
+async def _lock_output(out: Path, wait: bool | float):
+    """Take the exclusive lock of ``out`` (waiting up to ``wait`` seconds, forever for ``True``, not at all for
+    ``False``) and name this process in ``<out>.lock.owner``; returns the lock (release it when done)."""
+    import socket
+
+    from filelock import FileLock, Timeout
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(out) + ".lock", thread_local=False)
+    owner = Path(str(out) + ".lock.owner")
+    timeout = -1 if wait is True else (0 if wait is False else float(wait))
+    try:
+        if timeout == 0:
+            lock.acquire(timeout=0)
+        else:
+            await asyncio.to_thread(lock.acquire, timeout=timeout, poll_interval=0.05)
+    except Timeout:
+        raise OutputBusyError(f"{out} is being written by another run ({_owner_text(owner)}); wait for it to "
+                              "finish, or pass --wait (wait=True) to resume after it") from None
+    owner.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": _dt.datetime.now().astimezone().isoformat(timespec="seconds")}),
+                     encoding="utf-8")
+    return lock, owner
+
+
+def _unlock_output(held) -> None:
+    lock, owner = held
+    try:
+        owner.unlink(missing_ok=True)
+    finally:
+        lock.release()
+
+
 def _table(rows: list[dict]) -> pd.DataFrame:
     if not rows:
         return V.empty()
@@ -309,8 +361,19 @@ class _Progress:
 
 async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
                     progress: bool = True, record: str | Path | None = None,
-                    max_in_flight: int | None = None) -> pd.DataFrame:
+                    max_in_flight: int | None = None, wait: bool | float = False) -> pd.DataFrame:
     """Async :func:`run_jobs` (same parameters); call it with ``await`` from a running event loop."""
+    held = await _lock_output(Path(out), wait) if out is not None else None
+    try:
+        return await _arun_jobs(judge, requests, out=out, progress=progress, record=record,
+                                max_in_flight=max_in_flight)
+    finally:
+        if held is not None:
+            _unlock_output(held)
+
+
+async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, progress, record,
+                     max_in_flight) -> pd.DataFrame:
     requests = list(requests)
     keys = [request_key(judge, r) for r in requests]
     seen: dict[tuple, int] = {}
@@ -405,7 +468,7 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
 
 def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
              progress: bool = True, record: str | Path | None = None,
-             max_in_flight: int | None = None) -> pd.DataFrame:
+             max_in_flight: int | None = None, wait: bool | float = False) -> pd.DataFrame:
     """Run judge requests and return the tidy verdict table (one row per reply, in request order).
 
     Parameters
@@ -426,6 +489,9 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     max_in_flight : int, optional
         Worker count (default: twice the judge's ``max_concurrency``, or 32; the judge itself bounds the
         requests in flight).
+    wait : bool or float
+        When another run holds ``out``'s lock: ``False`` stops at once with :class:`OutputBusyError` naming the
+        holder; ``True`` waits for it (then resumes from its rows); a number waits that many seconds at most.
 
     Returns
     -------
@@ -437,14 +503,14 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     Raises
     ------
     EvallabError
-        Duplicate keys or a request without ``item_id``; :class:`~evallab.judges.client.JudgeFatalError` (e.g.
+        Duplicate keys or a request without ``item_id``; :class:`OutputBusyError` when another run holds ``out``; :class:`~evallab.judges.client.JudgeFatalError` (e.g.
         HTTP 401) or :class:`~evallab.judges.replay.ReplayMissError` stop the run at once — rows already answered
         are kept in ``out``.
     """
     async def main() -> pd.DataFrame:
         try:
             return await arun_jobs(judge, requests, out=out, progress=progress, record=record,
-                                   max_in_flight=max_in_flight)
+                                   max_in_flight=max_in_flight, wait=wait)
         finally:
             close = getattr(judge, "aclose", None)
             if close is not None:
@@ -616,5 +682,5 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     return OpenAICompatibleJudge(base_url, model, api_key_env=api_key_env or None, label=label or None, **kw)
 
 
-__all__ = ["RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "sent_digest", "usage_summary",
+__all__ = ["OutputBusyError", "RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "sent_digest", "usage_summary",
            "write_run_recording"]
