@@ -81,6 +81,9 @@ def judge(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="tqdm progress bar"),
     wait: bool = typer.Option(False, "--wait", help="If another run is writing OUT, wait for it and then resume "
                               "(default: stop at once, naming it)"),
+    structured: str = typer.Option("off", help="Ask for a JSON-schema verdict: off, auto (detect the endpoint's "
+                                   "dialect), openai, llamacpp or ollama"),
+    logprobs: bool = typer.Option(False, "--logprobs", help="Record the verdict token's log-probability"),
     rpm: float = typer.Option(None, "--rpm", help="Client-side budget of requests per minute"),
     tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
@@ -98,7 +101,8 @@ def judge(
         path = cache or Path(REPO_ROOT / ".evallab-cache" / "judges.sqlite")
         kw = {"cache": None if no_cache else Cache(path, read=not refresh_cache), "timeout": timeout,
               "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None,
-              "requests_per_minute": rpm, "tokens_per_minute": tpm}
+              "requests_per_minute": rpm, "tokens_per_minute": tpm, "structured": structured,
+              "logprobs": logprobs}
     j = make_judge(spec.get("base_url", ""), spec.get("model", ""), api_key_env, label=label or None,
                    replay_dir=spec.get("replay_dir"), **kw)
     table = read_table(items)

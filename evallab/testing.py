@@ -194,6 +194,13 @@ class _Config:
     serial: bool = False
     backlog: int = 1024
     rate_limit: tuple[int, float] | None = None
+    dialect: str | None = None
+
+
+#: structured-output dialects the server can emulate (``LocalJudgeServer(dialect=...)``)
+DIALECTS = ("openai", "llamacpp", "ollama", "none")
+#: the log-probability the server gives the verdict token of a structured reply (when logprobs are asked)
+VERDICT_LOGPROB = -0.1335  # ln(0.875)
 
 
 class _App:
@@ -317,6 +324,26 @@ class _App:
             sample = int(request.headers.get("X-Evallab-Sample") or 0)
         except ValueError:
             return self._error(400, "X-Evallab-Sample: expected an integer sample index")
+        structured = False
+        if self.cfg.dialect is not None:
+            self.stats.setdefault("formats", {})
+            rf, fmt = doc.get("response_format"), doc.get("format")
+            asked = (rf or {}).get("type") if isinstance(rf, dict) else ("format" if fmt is not None else "text")
+            if fmt is not None and rf is None:
+                asked = "format"
+            self.stats["formats"][asked] = self.stats["formats"].get(asked, 0) + 1
+            d = self.cfg.dialect
+            if d == "openai":
+                if fmt is not None:
+                    return self._error(400, "Unrecognized request argument supplied: format")
+                structured = isinstance(rf, dict) and rf.get("type") in ("json_schema", "json_object")
+            elif d == "llamacpp":
+                if isinstance(rf, dict) and rf.get("type") == "json_schema":
+                    return self._error(500, "Internal Server Error: response_format type json_schema is not "
+                                            "supported")
+                structured = isinstance(rf, dict) and rf.get("type") == "json_object"
+            elif d == "ollama":
+                structured = fmt is not None
         fault = self._take(user)
         if fault is not None:
             self.stats["faults"][fault.kind] = self.stats["faults"].get(fault.kind, 0) + 1
@@ -337,11 +364,20 @@ class _App:
             await asyncio.sleep(self.cfg.latency)
         model = self.cfg.served_model or doc.get("model") or "sim-judge"
         text = self.cfg.sim.reply_text(system, user, sample)
+        logprobs = None
+        if structured:
+            verdict, reason = self.cfg.sim.decide(system, user, sample)
+            text = json.dumps({"verdict": verdict, "reason": reason}, separators=(",", ":"))
+            if doc.get("logprobs"):
+                toks = ['{"', "verdict", '":"', verdict, '","', "reason", '":"', reason, '"}']
+                logprobs = {"content": [{"token": t, "logprob": VERDICT_LOGPROB if i == 3 else -0.01,
+                                         "bytes": list(t.encode()), "top_logprobs": []}
+                                        for i, t in enumerate(toks)]}
         if fault is not None and fault.kind == "prose":
             text = "Both approaches have merits and the answer is reasonably written overall."
         body = {"id": f"chatcmpl-sim-{self.stats['requests']}", "object": "chat.completion",
                 "created": int(time.time()), "model": model, "system_fingerprint": "fp_evallab_sim",
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
                              "message": {"role": "assistant", "content": text}}],
                 "usage": {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(text) // 4),
                           "total_tokens": max(1, len(raw) // 4) + max(1, len(text) // 4)}}
@@ -413,6 +449,14 @@ class LocalJudgeServer:
         running. ``stats()["max_in_flight"]`` reports the most requests the server held at once.
     backlog : int
         The listen backlog of the server socket (connections the kernel queues before they are accepted).
+    dialect : str, optional
+        Emulate a server's structured-output support (:data:`DIALECTS`): ``"openai"`` (OpenAI, vLLM: takes
+        ``response_format`` of type ``json_schema`` or ``json_object``, answers an unknown ``format`` field with 400),
+        ``"llamacpp"`` (llama-cpp-python: takes ``{type: json_object, schema}``, answers the ``json_schema`` type
+        with HTTP 500, ignores ``format``), ``"ollama"`` (takes ``format: <schema>``, ignores ``response_format``),
+        ``"none"`` (ignores both). A request whose format is taken gets ``{"verdict", "reason"}`` JSON (and, with
+        ``logprobs: true``, token log-probabilities: the verdict token's is :data:`VERDICT_LOGPROB`); otherwise the
+        simulated judge's ``reply_format``. ``None`` (default): no emulation.
     rate_limit : (int, float), optional
         ``(requests, window_seconds)``: a fixed-window rate limit with OpenAI's headers
         (``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests``) on every reply, and a 429 with
@@ -430,9 +474,11 @@ class LocalJudgeServer:
     def __init__(self, sim: SimulatedJudge | None = None, *, latency: float = 0.0, faults: Sequence[Fault] = (),
                  api_key: str | None = None, served_model: str | None = None, process: bool = False,
                  host: str = "127.0.0.1", serial: bool = False, backlog: int = 1024,
-                 rate_limit: tuple[int, float] | None = None) -> None:
+                 rate_limit: tuple[int, float] | None = None, dialect: str | None = None) -> None:
+        if dialect is not None and dialect not in DIALECTS:
+            raise ValueError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
         self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
-                           tuple(rate_limit) if rate_limit else None)
+                           tuple(rate_limit) if rate_limit else None, dialect)
         self.process, self.host = process, host
         self.port: int | None = None
         self._thread = self._loop = self._runner = self._proc = None

@@ -60,6 +60,65 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 52
 #: statuses that say the endpoint is overloaded (the adaptive limit is cut)
 OVERLOAD_STATUSES = frozenset({429, 503, 529})
 
+#: structured-output dialects, in the order ``structured="auto"`` tries them
+DIALECTS = ("openai", "llamacpp", "ollama")
+#: statuses by which an endpoint refuses a response format (llama-cpp-python answers the json_schema type with 500)
+_REFUSAL_STATUSES = frozenset({400, 415, 422, 500, 501})
+#: dialects learnt in this process, per (base URL, model) — also kept in the cache file when there is one
+_DIALECT_MEMORY: dict[tuple[str, str], str] = {}
+_VERDICT_ENUM = {"pairwise": ["a", "b", "tie"], "pointwise": ["pass", "fail"]}
+
+
+def verdict_schema(kind: str) -> dict:
+    """The JSON schema of a structured verdict: ``{"verdict": <enum>, "reason": <string>}``, both required; the
+    enum is ``a``/``b``/``tie`` (pairwise, as shown) or ``pass``/``fail`` (pointwise)."""
+    return {"type": "object", "properties": {"verdict": {"type": "string", "enum": _VERDICT_ENUM[kind]},
+                                             "reason": {"type": "string"}},
+            "required": ["verdict", "reason"], "additionalProperties": False}
+
+
+def format_fields(dialect: str, kind: str) -> dict:
+    """The body fields asking ``dialect`` for a structured verdict of ``kind``.
+
+    - ``openai`` (OpenAI, vLLM, DeepSeek-compatible servers): ``response_format: {type: json_schema,
+      json_schema: {name, strict: true, schema}}``;
+    - ``llamacpp`` (llama-cpp-python's server): ``response_format: {type: json_object, schema}`` — it answers the
+      ``json_schema`` type with HTTP 500;
+    - ``ollama``: ``format: <schema>``;
+    - anything else (``text``): no field, the text prompt alone.
+    """
+    if kind not in _VERDICT_ENUM:
+        return {}
+    schema = verdict_schema(kind)
+    if dialect == "openai":
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": f"{kind}_verdict",
+                                                                           "strict": True, "schema": schema}}}
+    if dialect == "llamacpp":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if dialect == "ollama":
+        return {"format": schema}
+    return {}
+
+
+def verdict_logprob(logprobs: dict | None, verdict_text: str | None) -> float | None:
+    """The log-probability of the verdict token in an OpenAI-style ``choices[0].logprobs`` (``{"content": [{"token",
+    "logprob"}, ...]}``): the first token after one holding ``verdict`` whose text, stripped of quotes and
+    spaces, is the verdict value; ``None`` when absent."""
+    content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else None
+    if not content or not verdict_text:
+        return None
+    want = verdict_text.strip().lower()
+    seen_key = False
+    for t in content:
+        tok = str(t.get("token", ""))
+        if "verdict" in tok.lower():
+            seen_key = True
+            continue
+        if seen_key and tok.strip().strip('"').strip().lower() == want:
+            lp = t.get("logprob")
+            return float(lp) if lp is not None else None
+    return None
+
 
 @dataclass
 class _Attempt:
@@ -249,6 +308,16 @@ class OpenAICompatibleJudge:
         HTTP transport under the httpx API (see module docstring).
     extra_body : mapping, optional
         Extra JSON fields sent with every request (e.g. ``{"top_p": 0.9}``).
+    structured : {"off", "auto", "openai", "llamacpp", "ollama"}
+        Ask for a JSON verdict whose ``verdict`` is an enum (:func:`verdict_schema`, :func:`format_fields`).
+        ``"auto"`` detects the endpoint's dialect before the first request (:meth:`prepare`): each dialect in
+        :data:`DIALECTS` order is asked once, without retries — a refusal (400/415/422/500/501) or a reply that
+        ignored the format moves on to the next, and when none holds the text prompt is used — and the result is
+        remembered per (base URL, model) in the cache file (and the process). The response format is part of the
+        body, so of the cache key and the runner's ``sent_digest``; the row's ``response_format`` column names it.
+    logprobs : bool
+        Also ask for token log-probabilities (``logprobs: true, top_logprobs: 5``) and record the verdict
+        token's in the ``verdict_logprob`` column when the server returns them.
 
     Raises
     ------
@@ -263,7 +332,8 @@ class OpenAICompatibleJudge:
                  backoff_initial: float = 0.5, backoff_max: float = 30.0, max_retry_after: float = 120.0,
                  transport: str = "aiohttp", extra_body: Mapping | None = None, adaptive: bool = True,
                  initial_concurrency: int = 2, requests_per_minute: float | None = None,
-                 tokens_per_minute: float | None = None, ratelimit_headers: bool = True) -> None:
+                 tokens_per_minute: float | None = None, ratelimit_headers: bool = True,
+                 structured: str = "off", logprobs: bool = False) -> None:
         base_url = check_base_url(base_url)
         if not model:
             raise EvallabError("judge model is empty; expected a model id such as 'gpt-4o-mini'")
@@ -275,6 +345,11 @@ class OpenAICompatibleJudge:
                 raise EvallabError(f"{name} {v!r}; expected a positive number or None")
         if transport not in ("aiohttp", "httpx"):
             raise EvallabError(f"transport {transport!r}; expected 'aiohttp' or 'httpx'")
+        if structured not in ("off", "auto", *DIALECTS):
+            raise EvallabError(f"structured {structured!r}; expected 'off', 'auto' or one of {list(DIALECTS)}")
+        self.structured, self.logprobs = structured, bool(logprobs)
+        #: the structured-output dialect in use: a DIALECTS name, "text", or None (auto, not detected yet)
+        self.dialect: str | None = {"off": "text", "auto": None}.get(structured, structured)
         self.base_url = base_url
         self.url = self.base_url + "/chat/completions"
         self._url = httpx.URL(self.url)  # parsed once
@@ -357,9 +432,86 @@ class OpenAICompatibleJudge:
                 pass
 
     # -- the protocol -----------------------------------------------------------------------------------
-    def body(self, request: JudgeRequest) -> dict:
-        """The JSON body sent for ``request`` (:func:`~evallab.judges.cache.chat_body`, ``extra_body`` included)."""
-        return chat_body(self.model, request, self.extra_body)
+    def body(self, request: JudgeRequest, dialect: str | None = None) -> dict:
+        """The JSON body sent for ``request``: :func:`~evallab.judges.cache.chat_body`, the response-format fields
+        of the dialect in use (:func:`format_fields`), logprobs when asked, then ``extra_body`` over them."""
+        dialect = dialect or self.dialect
+        if (dialect in (None, "text")) and not self.logprobs:
+            return chat_body(self.model, request, self.extra_body)
+        b = chat_body(self.model, request)
+        b.update(format_fields(dialect or "text", request.kind))
+        if self.logprobs:
+            b.update(logprobs=True, top_logprobs=5)
+        b.update(self.extra_body)
+        return b
+
+    def _memory_key(self) -> str:
+        return f"dialect {self.base_url} {self.model}"
+
+    async def prepare(self, request: JudgeRequest | None = None) -> str | None:
+        """Settle the structured-output dialect before a run (``structured="auto"`` only): from memory (this
+        process, then the cache file), else by asking ``request`` in each dialect of :data:`DIALECTS` (one attempt
+        each; transient failures — 429/502/503/504/timeouts — are retried as usual). The accepted reply is cached,
+        so the probe is not paid twice. Returns the dialect (``"text"`` when none holds).
+
+        Raises
+        ------
+        JudgeFatalError
+            401/403/404 while probing.
+        """
+        if self.structured != "auto" or self.dialect is not None:
+            return self.dialect
+        mem = _DIALECT_MEMORY.get((self.base_url, self.model))
+        if mem is None and self.cache is not None:
+            mem = self.cache.get_endpoint(self._memory_key())
+        if mem is not None:
+            self.dialect = mem
+            return mem
+        if request is None or request.kind not in _VERDICT_ENUM:
+            return None
+        client = self._ensure_client()
+        headers = {"X-Evallab-Sample": str(int(request.metadata.get("sample", 0) or 0))}
+        chosen = "text"
+        for d in DIALECTS:
+            body = self.body(request, d)
+            payload = json.dumps(body, ensure_ascii=False).encode()
+            value = None
+            for n in range(self.max_retries + 1):
+                try:
+                    value = await self._attempt(client, payload, headers, request)
+                    break
+                except JudgeFatalError as exc:
+                    if exc.status not in _REFUSAL_STATUSES:
+                        self._fatal = exc
+                        raise
+                    break  # refused: the next dialect
+                except TransientError as exc:
+                    if exc.status in _REFUSAL_STATUSES or n == self.max_retries:
+                        break
+                    w = self._backoff(exc, n + 1)
+                    self._count_retry(exc, w, n + 1)
+                    await asyncio.sleep(w)
+            if value is None:
+                log.info("judge %s: %s refused the %s response format", self.label, self.base_url, d)
+                continue
+            obj = None
+            try:
+                obj = json.loads(value["raw"])
+            except ValueError:
+                pass
+            if isinstance(obj, dict) and str(obj.get("verdict", "")).lower() in _VERDICT_ENUM[request.kind]:
+                chosen = d
+                value["response_format"] = d
+                if self.cache is not None:
+                    self.cache.put(body_key(self.base_url, body, int(request.metadata.get("sample", 0) or 0)),
+                                   value)
+                break
+            log.info("judge %s: %s ignored the %s response format", self.label, self.base_url, d)
+        self.dialect = chosen
+        _DIALECT_MEMORY[(self.base_url, self.model)] = chosen
+        if self.cache is not None:
+            self.cache.put_endpoint(self._memory_key(), chosen)
+        return chosen
 
     def cache_key(self, request: JudgeRequest) -> str:
         """The cache key of ``request``: the exact body sent, the base URL and the sample index
@@ -373,7 +525,9 @@ class OpenAICompatibleJudge:
             error = value["error"]
         inp, out = value.get("input_tokens"), value.get("output_tokens")
         model = value.get("model") or self.model
-        return JudgeReply(raw=value.get("raw") or "", verdict=verdict, reason=reason,
+        lp = value.get("verdict_logprob")
+        return JudgeReply(raw=value.get("raw") or "", verdict=verdict, reason=reason, logprob=lp,
+                          response_format=value.get("response_format") or "text",
                           usage=Usage(inp, out, cost_usd(model, inp, out, self.prices)),
                           latency_s=value.get("latency_s"), model=model,
                           system_fingerprint=value.get("system_fingerprint"), error=error, cached=cached,
@@ -556,6 +710,14 @@ class OpenAICompatibleJudge:
         if not value["raw"].strip():
             self.stats.empty += 1
             raise TransientError(f"empty reply (finish_reason {finish})", status=200, value=value)
+        if choice.get("logprobs"):
+            try:
+                shown = json.loads(value["raw"]).get("verdict")
+            except (ValueError, AttributeError):
+                shown = None
+            value["verdict_logprob"] = verdict_logprob(choice["logprobs"], shown)
+        if self.dialect not in (None, "text"):
+            value["response_format"] = self.dialect
         if finish == "length" and parse_reply(value["raw"], request)[0] is None:
             self.stats.empty += 1
             raise TransientError("reply cut at max_tokens (finish_reason length) before any verdict", status=200,

@@ -51,7 +51,8 @@ from evallab.recordings import KINDS, Entry, Recording, Sample, load_recording, 
 #: metadata keys that become the tidy columns of the same name
 META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order", "sample", "gold")
 #: columns the runner adds beyond the tidy schema
-EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw")
+EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw",
+                 "response_format", "verdict_logprob")
 
 log = logging.getLogger("evallab.judges")
 
@@ -123,6 +124,10 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
         "failed": bool(reply.failed), "system_fingerprint": reply.system_fingerprint,
         "raw": reply.raw if reply.verdict is None else None,
     }
+    if getattr(reply, "response_format", "text") != "text":
+        row["response_format"] = reply.response_format
+    if getattr(reply, "logprob", None) is not None:
+        row["verdict_logprob"] = reply.logprob
     for k, v in m.items():
         if k not in row:
             row[k] = _scalar(v)
@@ -375,6 +380,9 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
 async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, progress, record,
                      max_in_flight) -> pd.DataFrame:
     requests = list(requests)
+    prepare = getattr(judge, "prepare", None)
+    if prepare is not None and requests:  # e.g. detect the structured-output dialect: it enters sent_digest
+        await prepare(requests[0])
     keys = [request_key(judge, r) for r in requests]
     seen: dict[tuple, int] = {}
     for i, k in enumerate(keys):

@@ -90,6 +90,10 @@ class JudgeReply:
     failed: bool = False
     #: a numeric score when the reply gives one (Arena-Hard strength 0-2, a G-Eval score); ``None`` otherwise
     score: float | None = None
+    #: natural log-probability of the verdict token, when the server returned log-probabilities
+    logprob: float | None = None
+    #: how the verdict was asked for: "text" (the prompt alone) or a structured-output dialect name
+    response_format: str = "text"
 
 
 @runtime_checkable
