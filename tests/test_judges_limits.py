@@ -180,8 +180,8 @@ def test_limiter_grows_in_slow_start_and_cuts_once_per_round_trip():
         lim.release(s[0], OK, 0.1)
         grown = 1.5 + 1 / 1.5 + 1 / (1.5 + 1 / 1.5)
         assert lim.limit == pytest.approx(grown)
-        lim.release(s[1], OK, 0.3)  # 3x the no-load latency: gradient 1.5 * 0.1 / 0.3 = 0.5
-        assert lim.limit == pytest.approx(grown * 0.5) and lim.cuts == 3
+        lim.release(s[1], OK, 0.9)  # recent latency 0.1 + 0.3 * (0.9 - 0.1) = 0.34 > 2 x 0.1: gradient 0.2 / 0.34
+        assert lim.limit == pytest.approx(grown * 0.2 / 0.34) and lim.cuts == 3
         floor = AdaptiveLimiter(4, initial=1)
         for _ in range(5):
             floor.release(await floor.acquire(), OVERLOAD)

@@ -7,10 +7,11 @@ optional request/token budgets.
 - it starts low (``initial``, default 2 requests in flight) and grows while the latency holds: +1 per reply in
   slow start (the limit doubles per round trip), +1/limit per reply after the first cut (+1 per round trip);
   growth needs the limit to be in use (at least half of it in flight), so an idle client does not inflate it;
-- it cuts on overload: a timeout, HTTP 429 or 503 halves the limit; a reply whose latency exceeds
-  ``tolerance`` × the no-load latency (the smallest latency of the last ``window`` replies) multiplies it by the
-  gradient ``tolerance × no-load / latency``, kept within ``[backoff, latency_backoff]`` (Gradient2's rule). At most one cut per round trip: a reply to a request sent before the last cut does not cut
-  again (TCP's rule), so a burst of 32 timeouts is one halving, not 32;
+- it cuts on overload: a timeout, HTTP 429 or 503 halves the limit; a recent latency (an exponentially weighted
+  mean, ``smoothing``) above ``tolerance`` × the no-load latency (the smallest latency of the last ``window`` replies) — in slow start, any
+  reply above 1.5 × — multiplies it by the gradient ``tolerance × no-load / latency``, kept within
+  ``[backoff, latency_backoff]`` (Gradient2's rule). At most one cut per round trip: a reply to a request sent
+  before the last cut does not cut again (TCP's rule), so a burst of 32 timeouts is one halving, not 32;
 - the limit stays in ``[1, ceiling]`` (``ceiling`` = the judge's ``max_concurrency``, ``--concurrency``);
 - :meth:`pause` holds every new request until a time (``Retry-After`` of a 429, too few remaining tokens until
   their reset); :meth:`set_budget` counts down the requests the server still allows (``x-ratelimit-remaining-
@@ -55,6 +56,9 @@ class AdaptiveLimiter:
         The gentlest factor applied on rising latency (in (0, 1]); the steepest is ``backoff``.
     window : int
         Replies over which the no-load latency (their minimum) is taken.
+    smoothing : float
+        Weight of the newest reply in the recent latency (an exponentially weighted mean) compared with
+        ``tolerance`` × the no-load latency.
     adaptive : bool
         ``False`` = a fixed limit of ``ceiling`` (a plain semaphore; pauses still apply).
 
@@ -75,8 +79,9 @@ class AdaptiveLimiter:
         A parameter out of its range.
     """
 
-    def __init__(self, ceiling: int, *, initial: int = 2, tolerance: float = 1.5, backoff: float = 0.5,
-                 latency_backoff: float = 0.9, window: int = 100, adaptive: bool = True) -> None:
+    def __init__(self, ceiling: int, *, initial: int = 2, tolerance: float = 2.0, backoff: float = 0.5,
+                 latency_backoff: float = 0.9, window: int = 100, adaptive: bool = True,
+                 smoothing: float = 0.3) -> None:
         if ceiling < 1 or tolerance <= 1 or not 0 < backoff < 1 or not 0 < latency_backoff <= 1 or window < 1:
             raise ValueError("AdaptiveLimiter: expected ceiling >= 1, tolerance > 1, 0 < backoff < 1, "
                              "0 < latency_backoff <= 1, window >= 1")
@@ -85,6 +90,8 @@ class AdaptiveLimiter:
         self.limit = float(max(1, min(self.ceiling, int(initial) if adaptive else self.ceiling)))
         self._cap = int(self.limit)
         self.tolerance, self.backoff, self.latency_backoff = tolerance, backoff, latency_backoff
+        self.smoothing = smoothing
+        self._recent: float | None = None
         self.in_flight = 0
         self.cuts = 0
         self.max_seen = self.limit
@@ -162,8 +169,12 @@ class AdaptiveLimiter:
                 self._base = latency
             elif evicted == self._base:
                 self._base = min(self._rtts)  # the minimum left the window
-            if latency > self.tolerance * self._base:  # the gradient: cut by how far latency rose, 0.5-0.9
-                self._cut(sent, max(self.backoff, min(self.latency_backoff, self.tolerance * self._base / latency)))
+            # the recent latency (an EWMA, so one slow reply — a GC pause, a long answer — does not cut)
+            self._recent = latency if self._recent is None else self._recent + self.smoothing * (latency - self._recent)
+            # slow start ends early, at 1.5x (the reply and the recent mean both), since the limit doubles per trip
+            rising = self._recent > self.tolerance * self._base or self.slow_start and latency > 1.5 * self._base
+            if rising:  # the gradient: cut by how far latency rose
+                self._cut(sent, max(self.backoff, min(self.latency_backoff, self.tolerance * self._base / self._recent)))
             elif busy * 2 >= self._cap:  # grow only while the limit is in use
                 self.limit = min(float(self.ceiling), self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
                 if self.limit > self.max_seen:
