@@ -84,6 +84,9 @@ def judge(
     structured: str = typer.Option("off", help="Ask for a JSON-schema verdict: off, auto (detect the endpoint's "
                                    "dialect), openai, llamacpp or ollama"),
     logprobs: bool = typer.Option(False, "--logprobs", help="Record the verdict token's log-probability"),
+    batch: bool = typer.Option(False, "--batch", help="Send through the OpenAI Batch API (half price, results "
+                               "within 24 h; rerun the same command to resume polling after an interruption)"),
+    poll: float = typer.Option(10.0, "--poll", help="Seconds between Batch API status polls"),
     rpm: float = typer.Option(None, "--rpm", help="Client-side budget of requests per minute"),
     tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
@@ -111,7 +114,7 @@ def judge(
     order_list = [o.strip() for o in orders.split(",") if o.strip()]
     reqs = requests_from_items(table, kind=kind, orders=order_list, samples=samples, temperature=temperature,
                                seed=seed, max_tokens=max_tokens, path=items)
-    df = run_jobs(j, reqs, out=out, progress=progress, record=record, wait=wait)
+    df = run_jobs(j, reqs, out=out, progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll)
     run = df.attrs.get("run", {})
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
                f"{run.get('reasked', 0)} asked again (request changed), "

@@ -26,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -195,6 +196,7 @@ class _Config:
     backlog: int = 1024
     rate_limit: tuple[int, float] | None = None
     dialect: str | None = None
+    batch_seconds: float = 1.0
 
 
 #: structured-output dialects the server can emulate (``LocalJudgeServer(dialect=...)``)
@@ -252,13 +254,113 @@ class _App:
     def build(self):
         from aiohttp import web
 
-        app = web.Application()
+        app = web.Application(client_max_size=512 * 1024**2)  # Batch API input files are large
         app.router.add_post("/v1/chat/completions", self.completions)
         app.router.add_post("/chat/completions", self.completions)
         app.router.add_get("/_evallab/stats", self.get_stats)
         app.router.add_post("/_evallab/reset", self.post_reset)
         app.router.add_post("/_evallab/faults", self.post_faults)
+        app.router.add_post("/v1/files", self.post_file)
+        app.router.add_get("/v1/files/{fid}/content", self.get_file)
+        app.router.add_post("/v1/batches", self.post_batch)
+        app.router.add_get("/v1/batches/{bid}", self.get_batch)
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self._tasks: set = set()
         return app
+
+    # -- the Batch API (OpenAI's /v1/files and /v1/batches, enough for evallab's batch runs) ----------------
+    def _auth_error(self, request):
+        if self.cfg.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.cfg.api_key}":
+            self.stats["unauthorized"] += 1
+            return self._error(401, "Incorrect API key provided.")
+        return None
+
+    async def post_file(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        form = await request.post()
+        f = form.get("file")
+        if f is None or form.get("purpose") != "batch":
+            return self._error(400, "expected multipart fields 'file' and purpose=batch")
+        data = f.file.read()
+        fid = f"file-sim-{len(self.files) + 1}"
+        self.files[fid] = data
+        return web.json_response({"id": fid, "object": "file", "bytes": len(data), "purpose": "batch",
+                                  "filename": getattr(f, "filename", "batch.jsonl"), "created_at": int(time.time())})
+
+    async def get_file(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        data = self.files.get(request.match_info["fid"])
+        if data is None:
+            return self._error(404, "no such file")
+        return web.Response(body=data, content_type="application/jsonl")
+
+    async def post_batch(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        doc = await request.json()
+        data = self.files.get(doc.get("input_file_id", ""))
+        if data is None or doc.get("endpoint") != "/v1/chat/completions":
+            return self._error(400, "expected an uploaded input_file_id and endpoint /v1/chat/completions")
+        lines = [json.loads(x) for x in data.decode().splitlines() if x.strip()]
+        bid = f"batch_sim_{len(self.batches) + 1}"
+        b = {"id": bid, "object": "batch", "endpoint": doc["endpoint"], "input_file_id": doc["input_file_id"],
+             "completion_window": doc.get("completion_window", "24h"), "status": "in_progress",
+             "output_file_id": None, "error_file_id": None, "created_at": int(time.time()),
+             "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+        self.batches[bid] = b
+        self.stats["batches_created"] = self.stats.get("batches_created", 0) + 1
+        self.stats["batch_lines"] = self.stats.get("batch_lines", 0) + len(lines)
+        task = asyncio.ensure_future(self._process_batch(b, lines))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return web.json_response(b)
+
+    async def _process_batch(self, b: dict, lines: list[dict]) -> None:
+        out = []
+        step = max(1, len(lines) // 20)
+        for i, line in enumerate(lines):
+            body = line.get("body") or {}
+            messages = body.get("messages") or []
+            system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+            user = "\n".join(m["content"] for m in messages if m["role"] != "system")
+            m = re.search(r"-s(\d+)$", str(line.get("custom_id", "")))
+            text = self.cfg.sim.reply_text(system, user, int(m.group(1)) if m else 0)
+            raw = len(json.dumps(body))
+            resp = {"id": f"chatcmpl-batch-{i}", "object": "chat.completion", "created": int(time.time()),
+                    "model": self.cfg.served_model or body.get("model") or "sim-judge",
+                    "system_fingerprint": "fp_evallab_sim",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": max(1, raw // 4), "completion_tokens": max(1, len(text) // 4),
+                              "total_tokens": max(1, raw // 4) + max(1, len(text) // 4)}}
+            out.append(json.dumps({"id": f"batch_req_{i}", "custom_id": line.get("custom_id"),
+                                   "response": {"status_code": 200, "request_id": f"req_{i}", "body": resp},
+                                   "error": None}))
+            b["request_counts"]["completed"] = i + 1
+            if (i + 1) % step == 0:  # spread over batch_seconds, so progress can be watched
+                await asyncio.sleep(self.cfg.batch_seconds / 20)
+        fid = f"file-sim-{len(self.files) + 1}"
+        self.files[fid] = ("\n".join(out) + "\n").encode()
+        b.update(status="completed", output_file_id=fid, completed_at=int(time.time()))
+
+    async def get_batch(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        b = self.batches.get(request.match_info["bid"])
+        if b is None:
+            return self._error(404, "no such batch")
+        return web.json_response(b)
 
     async def get_stats(self, request):
         from aiohttp import web
@@ -457,6 +559,10 @@ class LocalJudgeServer:
         ``"none"`` (ignores both). A request whose format is taken gets ``{"verdict", "reason"}`` JSON (and, with
         ``logprobs: true``, token log-probabilities: the verdict token's is :data:`VERDICT_LOGPROB`); otherwise the
         simulated judge's ``reply_format``. ``None`` (default): no emulation.
+    batch_seconds : float
+        How long a batch of the Batch API takes to process (``POST /v1/files``, ``POST /v1/batches``,
+        ``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``; the sample index is read from a custom_id ending
+        ``-s<k>``). ``stats()`` then counts ``batches_created`` and ``batch_lines``.
     rate_limit : (int, float), optional
         ``(requests, window_seconds)``: a fixed-window rate limit with OpenAI's headers
         (``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests``) on every reply, and a 429 with
@@ -474,11 +580,12 @@ class LocalJudgeServer:
     def __init__(self, sim: SimulatedJudge | None = None, *, latency: float = 0.0, faults: Sequence[Fault] = (),
                  api_key: str | None = None, served_model: str | None = None, process: bool = False,
                  host: str = "127.0.0.1", serial: bool = False, backlog: int = 1024,
-                 rate_limit: tuple[int, float] | None = None, dialect: str | None = None) -> None:
+                 rate_limit: tuple[int, float] | None = None, dialect: str | None = None,
+                 batch_seconds: float = 1.0) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
         self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
-                           tuple(rate_limit) if rate_limit else None, dialect)
+                           tuple(rate_limit) if rate_limit else None, dialect, batch_seconds)
         self.process, self.host = process, host
         self.port: int | None = None
         self._thread = self._loop = self._runner = self._proc = None

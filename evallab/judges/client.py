@@ -348,6 +348,8 @@ class OpenAICompatibleJudge:
         if structured not in ("off", "auto", *DIALECTS):
             raise EvallabError(f"structured {structured!r}; expected 'off', 'auto' or one of {list(DIALECTS)}")
         self.structured, self.logprobs = structured, bool(logprobs)
+        #: Batch API price as a share of the synchronous price (OpenAI: half)
+        self.batch_discount = 0.5
         #: the structured-output dialect in use: a DIALECTS name, "text", or None (auto, not detected yet)
         self.dialect: str | None = {"off": "text", "auto": None}.get(structured, structured)
         self.base_url = base_url
@@ -693,6 +695,12 @@ class OpenAICompatibleJudge:
         except ValueError:
             raise TransientError(f"malformed JSON body from the server "
                                  f"({redact(repr(body[:80]), self.api_key_env)})", status=200) from None
+        return self.value_from_completion(doc, latency, request)
+
+    def value_from_completion(self, doc: dict, latency: float | None, request: JudgeRequest) -> dict:
+        """The cache value of a chat-completion object ``doc`` (raw text, token counts, latency, model, fingerprint,
+        verdict logprob); raises :class:`TransientError` for a reply without verdict-bearing content (no choices,
+        empty content, cut at max_tokens before any verdict). Used for live replies and Batch API results."""
         usage = doc.get("usage") or {}
         value = {"raw": "", "input_tokens": usage.get("prompt_tokens"), "output_tokens": usage.get("completion_tokens"),
                  "latency_s": latency, "model": doc.get("model"), "system_fingerprint": doc.get("system_fingerprint")}

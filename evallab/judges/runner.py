@@ -366,19 +366,22 @@ class _Progress:
 
 async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
                     progress: bool = True, record: str | Path | None = None,
-                    max_in_flight: int | None = None, wait: bool | float = False) -> pd.DataFrame:
+                    max_in_flight: int | None = None, wait: bool | float = False, batch: bool = False,
+                    poll_interval: float = 5.0) -> pd.DataFrame:
     """Async :func:`run_jobs` (same parameters); call it with ``await`` from a running event loop."""
     held = await _lock_output(Path(out), wait) if out is not None else None
     try:
         return await _arun_jobs(judge, requests, out=out, progress=progress, record=record,
-                                max_in_flight=max_in_flight)
+                                max_in_flight=max_in_flight, batch=batch, poll_interval=poll_interval)
     finally:
         if held is not None:
             _unlock_output(held)
 
 
 async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, progress, record,
-                     max_in_flight) -> pd.DataFrame:
+                     max_in_flight, batch=False, poll_interval=5.0) -> pd.DataFrame:
+    if batch and out is None:
+        raise EvallabError("a Batch API run needs out= (the batch id is kept beside the output to resume)")
     requests = list(requests)
     prepare = getattr(judge, "prepare", None)
     if prepare is not None and requests:  # e.g. detect the structured-output dialect: it enters sent_digest
@@ -417,33 +420,41 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     n_workers = max(1, min(len(todo), max_in_flight or 2 * getattr(judge, "max_concurrency", 16)))
     t0 = time.perf_counter()
 
+    def record_reply(req: JudgeRequest, key: tuple, reply: JudgeReply) -> None:
+        row = reply_row(judge, req, reply)
+        results[key] = row
+        if sink is not None:
+            sink.append(row)
+        stats.replies += 1
+        stats.cache_hits += bool(reply.cached)
+        stats.failed += bool(reply.failed)
+        stats.unparsed += reply.verdict is None and not reply.failed
+        if not reply.cached:
+            if reply.usage.cost_usd is not None:
+                stats.cost_usd += reply.usage.cost_usd
+            elif not reply.failed:
+                stats.unpriced += 1
+            stats.input_tokens += reply.usage.input_tokens or 0
+            stats.output_tokens += reply.usage.output_tokens or 0
+        stats.calls = getattr(jstats, "calls", 0) - calls0
+        bar.update()
+
     async def worker() -> None:
         while True:
             try:
                 req, key = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            reply = await judge.judge(req)
-            row = reply_row(judge, req, reply)
-            results[key] = row
-            if sink is not None:
-                sink.append(row)
-            stats.replies += 1
-            stats.cache_hits += bool(reply.cached)
-            stats.failed += bool(reply.failed)
-            stats.unparsed += reply.verdict is None and not reply.failed
-            if not reply.cached:
-                if reply.usage.cost_usd is not None:
-                    stats.cost_usd += reply.usage.cost_usd
-                elif not reply.failed:
-                    stats.unpriced += 1
-                stats.input_tokens += reply.usage.input_tokens or 0
-                stats.output_tokens += reply.usage.output_tokens or 0
-            stats.calls = getattr(jstats, "calls", 0) - calls0
-            bar.update()
+            record_reply(req, key, await judge.judge(req))
 
-    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+    tasks = [] if batch else [asyncio.ensure_future(worker()) for _ in range(n_workers)]
     try:
+        if batch and todo:
+            from evallab.judges.batch import run_batch
+
+            await run_batch(judge, todo, Path(str(out) + ".batch.json"), record_reply, poll_interval=poll_interval,
+                            progress=progress, batch_discount=getattr(judge, "batch_discount", 0.5))
+            stats.calls = getattr(jstats, "calls", 0) - calls0
         if tasks:
             done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for t in pending:
@@ -476,7 +487,8 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
 
 def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
              progress: bool = True, record: str | Path | None = None,
-             max_in_flight: int | None = None, wait: bool | float = False) -> pd.DataFrame:
+             max_in_flight: int | None = None, wait: bool | float = False, batch: bool = False,
+             poll_interval: float = 5.0) -> pd.DataFrame:
     """Run judge requests and return the tidy verdict table (one row per reply, in request order).
 
     Parameters
@@ -500,6 +512,12 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     wait : bool or float
         When another run holds ``out``'s lock: ``False`` stops at once with :class:`OutputBusyError` naming the
         holder; ``True`` waits for it (then resumes from its rows); a number waits that many seconds at most.
+    batch : bool
+        Send the requests still to answer through the OpenAI Batch API (:mod:`evallab.judges.batch`; needs
+        ``out``, beside which the batch id is kept so a restarted run resumes the same batch); cost at the batch
+        price (``judge.batch_discount``, default 0.5).
+    poll_interval : float
+        Seconds between batch status polls.
 
     Returns
     -------
@@ -518,7 +536,8 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     async def main() -> pd.DataFrame:
         try:
             return await arun_jobs(judge, requests, out=out, progress=progress, record=record,
-                                   max_in_flight=max_in_flight, wait=wait)
+                                   max_in_flight=max_in_flight, wait=wait, batch=batch,
+                                   poll_interval=poll_interval)
         finally:
             close = getattr(judge, "aclose", None)
             if close is not None:
