@@ -4,8 +4,8 @@ Workload: 2,000 pointwise requests, 50 ms server latency, concurrency 32 — the
 requests/s. The server runs in a separate process (:class:`evallab.testing.LocalJudgeServer`, ``process=True``).
 In the same run, the same request bodies go through:
 
-- evallab: :func:`evallab.judges.run_jobs` with :class:`~evallab.judges.OpenAICompatibleJudge` (httpx API over the
-  ``httpx-aiohttp`` transport, tenacity retries, sqlite cache writes, JSON-lines output, parsing);
+- evallab: :func:`evallab.judges.run_jobs` with :class:`~evallab.judges.OpenAICompatibleJudge` (aiohttp session,
+  adaptive concurrency limit starting at 2, tenacity retries, sqlite cache writes, JSON-lines output, parsing);
 - a bare aiohttp loop (``ClientSession`` + semaphore: the practical ceiling on this machine);
 - the official ``openai`` SDK's ``AsyncOpenAI`` with a semaphore;
 - evallab with httpx's own transport (``transport="httpx"``), for the record of why aiohttp is the default;

@@ -115,6 +115,15 @@ def _json_objects(text: str):
 
 def _from_json(text: str, keys=_VERDICT_KEYS) -> tuple[dict | None, str | None]:
     """LAST decoded JSON object with a verdict-like key; (obj, None) or (None, why)."""
+    if text[:1] == "{" or text.lstrip()[:1] == "{":  # the common case: the whole reply is one object
+        try:
+            whole = json.loads(text)
+        except ValueError:
+            whole = None
+        if isinstance(whole, dict):
+            low = {str(k).lower(): v for k, v in whole.items()}
+            if any(k in low for k in keys):
+                return low, None
     why, last = None, None
     for cand in _json_objects(text):
         obj = cand

@@ -101,12 +101,13 @@ def _scalar(v):
     return json.dumps(v, ensure_ascii=False, default=str)
 
 
-def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
+def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: str | None = None) -> dict:
     """One tidy row (a dict) for ``reply`` to ``request``.
 
     Tidy columns come from the request metadata (``strategy`` defaults to the prompt version, ``anchor_set`` to
     ``"none"``, ``order`` to ``""``, ``sample`` to 0) and the reply; extra metadata keys are kept as columns;
-    ``raw`` keeps the reply text only when the verdict is NA.
+    ``raw`` keeps the reply text only when the verdict is NA. ``digest``: the request's :func:`sent_digest` when
+    already computed.
     """
     m = request.metadata
     row = {
@@ -120,7 +121,7 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
         "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens,
         "cost_usd": reply.usage.cost_usd,
         "reason": reply.reason, "request_digest": request_digest(request),
-        "sent_digest": sent_digest(judge, request), "cached": bool(reply.cached),
+        "sent_digest": digest or sent_digest(judge, request), "cached": bool(reply.cached),
         "failed": bool(reply.failed), "system_fingerprint": reply.system_fingerprint,
         "raw": reply.raw if reply.verdict is None else None,
     }
@@ -399,8 +400,10 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     results: dict[tuple, dict] = {}
     todo = []
     reasked = 0
+    digests: dict[tuple, str] = {}
     for r, k in zip(requests, keys, strict=True):
-        state = sink.status(k, sent_digest(judge, r), request_digest(r)) if sink is not None else "todo"
+        digests[k] = sent_digest(judge, r)
+        state = sink.status(k, digests[k], request_digest(r)) if sink is not None else "todo"
         if state == "done":
             results[k] = sink.rows[k]
         else:
@@ -421,7 +424,7 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     t0 = time.perf_counter()
 
     def record_reply(req: JudgeRequest, key: tuple, reply: JudgeReply) -> None:
-        row = reply_row(judge, req, reply)
+        row = reply_row(judge, req, reply, digests.get(key))
         results[key] = row
         if sink is not None:
             sink.append(row)
