@@ -155,7 +155,8 @@ class JudgeStats:
     ``retries`` counts the retries made (attempts after a request's first); ``waits`` lists ``(reason, seconds)``
     of every backoff taken before a retry (Retry-After honoured when larger) — one per retry, none after the last
     attempt. ``empty`` counts 200 replies without verdict-bearing content (each retried), ``paused`` the pauses
-    taken on rate-limit headers or a 429's Retry-After.
+    taken on rate-limit headers or a 429's Retry-After. ``usage.cost_usd`` sums the priced replies only;
+    ``unpriced`` counts the replies whose model has no price (their cost is unknown, not 0).
     """
 
     calls: int = 0
