@@ -4,12 +4,16 @@ Workload: 2,000 pointwise requests, 50 ms server latency, concurrency 32 — the
 requests/s. The server runs in a separate process (:class:`evallab.testing.LocalJudgeServer`, ``process=True``).
 In the same run, the same request bodies go through:
 
-- evallab: :func:`evallab.judges.run_jobs` with :class:`~evallab.judges.OpenAICompatibleJudge` (httpx API over the
-  ``httpx-aiohttp`` transport, tenacity retries, sqlite cache writes, JSON-lines output, parsing);
+- evallab: :func:`evallab.judges.run_jobs` with :class:`~evallab.judges.OpenAICompatibleJudge` (aiohttp session,
+  adaptive concurrency limit starting at 2, tenacity retries, sqlite cache writes, JSON-lines output, parsing);
 - a bare aiohttp loop (``ClientSession`` + semaphore: the practical ceiling on this machine);
 - the official ``openai`` SDK's ``AsyncOpenAI`` with a semaphore;
 - evallab with httpx's own transport (``transport="httpx"``), for the record of why aiohttp is the default;
 - evallab again from its cache: HTTP calls (must be 0) and time.
+
+Issue 13, a server answering ONE request at a time (``LocalJudgeServer(serial=True)``, like llama.cpp's server with
+one slot): 30 pairs in both orders = 60 calls at 0.5 s each, timeout 3 s, every other option at its default. The
+wall time over the sequential service time (60 × 0.5 s = 30 s) must stay <= 1.3 with 0 failed calls.
 
 Each live variant runs ``REPEATS`` times, interleaved; the best time of each is kept (noise on a shared machine
 only ever slows a run down). The client CPU per request is reported beside each throughput: on an idle machine
@@ -97,6 +101,28 @@ def _evallab(base_url: str, reqs, tmp: Path, tag: str, *, transport: str = "aioh
     return dt, judge.stats.calls
 
 
+def _serial() -> dict:
+    from evallab.judges import OpenAICompatibleJudge, build_pairwise, run_jobs
+    from evallab.testing import LocalJudgeServer, SimulatedJudge
+
+    service, n_pairs = 0.5, 30
+    reqs = [build_pairwise("Pick the better one", f"first {i}", f"second {i}", order=o,
+                           metadata={"item_id": f"p{i}"}) for i in range(n_pairs) for o in ("ab", "ba")]
+    with LocalJudgeServer(SimulatedJudge(seed=1), latency=service, serial=True, process=True) as srv:
+        judge = OpenAICompatibleJudge(srv.base_url, "sim-judge", timeout=3.0)
+        t0 = time.perf_counter()
+        df = run_jobs(judge, reqs, progress=False)
+        dt = time.perf_counter() - t0
+        st = srv.stats()
+    failed = int(df["failed"].sum())
+    ratio = dt / (len(reqs) * service)
+    return {"name": "one-at-a-time server: wall / sequential service time", "value": ratio, "target": "<= 1.3",
+            "ok": ratio <= 1.3 and failed == 0,
+            "detail": f"{len(reqs)} calls x {service} s, timeout 3 s, defaults: {dt:.1f} s, {failed} failed, "
+                      f"{judge.stats.calls} HTTP calls, at most {st['max_in_flight']} at the server at once, "
+                      f"limit cut {judge.limiter.cuts} times"}
+
+
 def run() -> list[dict]:
     import os
 
@@ -150,4 +176,5 @@ def run() -> list[dict]:
         {"name": "rerun from cache: seconds", "value": rerun_s, "target": "", "ok": None,
          "detail": f"{N} replies from sqlite; live evallab run {best['evallab']:.2f} s"},
     ]
+    rows.append(_serial())
     return rows

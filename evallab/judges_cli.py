@@ -44,6 +44,14 @@ def parse_judge_spec(spec: str) -> dict:
                        "or replay:PATH")
 
 
+def _cost(run: dict) -> str:
+    """The run's cost in words: ``$0.0123``, or unknown with the count of replies that have no price."""
+    n = int(run.get("unpriced", 0) or 0)
+    if n or run.get("cost_usd") is None:
+        return f"unknown ({n} repl{'y' if n == 1 else 'ies'} without a price; pass --prices)"
+    return f"${run['cost_usd']:.4f}"
+
+
 def judge(
     items: Path = typer.Argument(..., help="Items table (.csv/.tsv/.jsonl/.parquet): pairwise item_id, instruction, "
                                 "output_1, output_2 — or pointwise item_id, rubric, pass_criteria, answer"),
@@ -60,7 +68,8 @@ def judge(
     temperature: float = typer.Option(0.0, help="Sampling temperature"),
     seed: int = typer.Option(None, help="Seed sent to the server (where supported)"),
     max_tokens: int = typer.Option(None, help="Max tokens per reply"),
-    concurrency: int = typer.Option(16, min=1, help="Requests in flight at once"),
+    concurrency: int = typer.Option(16, min=1, help="Ceiling of requests in flight at once (the limit adapts "
+                                    "below it: starts at 2, grows while latency holds, cuts on timeouts/429)"),
     retries: int = typer.Option(5, min=0, help="Retries on 429/5xx/timeouts/connection errors"),
     timeout: float = typer.Option(60.0, help="Seconds per connect/read"),
     cache: Path = typer.Option(None, help="Reply cache file (default .evallab-cache/judges.sqlite)"),
@@ -70,6 +79,16 @@ def judge(
     record: Path = typer.Option(None, help="Also write a keryx-format recording of the replies here"),
     limit: int = typer.Option(0, min=0, help="Only the first N items (0 = all)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="tqdm progress bar"),
+    wait: bool = typer.Option(False, "--wait", help="If another run is writing OUT, wait for it and then resume "
+                              "(default: stop at once, naming it)"),
+    structured: str = typer.Option("off", help="Ask for a JSON-schema verdict: off, auto (detect the endpoint's "
+                                   "dialect), openai, llamacpp or ollama"),
+    logprobs: bool = typer.Option(False, "--logprobs", help="Record the verdict token's log-probability"),
+    batch: bool = typer.Option(False, "--batch", help="Send through the OpenAI Batch API (half price, results "
+                               "within 24 h; rerun the same command to resume polling after an interruption)"),
+    poll: float = typer.Option(10.0, "--poll", help="Seconds between Batch API status polls"),
+    rpm: float = typer.Option(None, "--rpm", help="Client-side budget of requests per minute"),
+    tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
     """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
     from evallab.datasets.generic import read_table
@@ -84,7 +103,9 @@ def judge(
     if not spec.get("replay_dir"):
         path = cache or Path(REPO_ROOT / ".evallab-cache" / "judges.sqlite")
         kw = {"cache": None if no_cache else Cache(path, read=not refresh_cache), "timeout": timeout,
-              "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None}
+              "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None,
+              "requests_per_minute": rpm, "tokens_per_minute": tpm, "structured": structured,
+              "logprobs": logprobs}
     j = make_judge(spec.get("base_url", ""), spec.get("model", ""), api_key_env, label=label or None,
                    replay_dir=spec.get("replay_dir"), **kw)
     table = read_table(items)
@@ -93,12 +114,12 @@ def judge(
     order_list = [o.strip() for o in orders.split(",") if o.strip()]
     reqs = requests_from_items(table, kind=kind, orders=order_list, samples=samples, temperature=temperature,
                                seed=seed, max_tokens=max_tokens, path=items)
-    df = run_jobs(j, reqs, out=out, progress=progress, record=record)
+    df = run_jobs(j, reqs, out=out, progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll)
     run = df.attrs.get("run", {})
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
                f"{run.get('reasked', 0)} asked again (request changed), "
                f"{run.get('calls', 0)} HTTP calls (retries included), {run.get('cache_hits', 0)} cache hits, "
-               f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost ${run.get('cost_usd', 0.0):.4f}")
+               f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost {_cost(run)}")
     if record:
         typer.echo(f"wrote {record}")
     s = usage_summary(df)

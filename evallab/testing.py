@@ -5,10 +5,12 @@ in a background thread (default) or a separate process (``process=True``: the se
 event loop nor the GIL with the client, as a remote endpoint would — use it for throughput measurements). It
 answers with a :class:`SimulatedJudge` whose leniency, accuracy, position bias and anchor effects are
 parameters, deterministically per (seed, request content, sample index), so estimators can be checked for
-recovering a bias we injected; it can hold every reply for ``latency`` seconds; and it injects faults
-(:class:`Fault`): 429 with ``Retry-After``, 500/503, a dropped connection, a timeout (a reply slower than the
-client waits), a malformed JSON body, empty ``choices``, prose with no verdict, a 503 echoing the API key, and
-400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
+recovering a bias we injected; it can hold every reply for ``latency`` seconds, answer one request at a time
+(``serial=True``, like llama.cpp's server with one slot) and emulate OpenAI's rate-limit headers
+(``rate_limit=``); and it injects faults (:class:`Fault`): 429 with Retry-After (seconds, an HTTP date,
+``retry-after-ms``, ``x-ms-retry-after-ms``), 500/503, a dropped connection, a timeout (a reply slower than the
+client waits), a malformed JSON body, empty ``choices`` or content, a reply cut by max_tokens, prose with no
+verdict, a 503 echoing the API key, and 400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
 request's ``seed``.
 
 Control routes (for tests): ``GET /_evallab/stats`` (requests seen, completions served, faults injected),
@@ -24,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,8 +37,10 @@ import httpx
 from evallab.judges.prompts import anchor_headings, answer_text, shown_outputs
 
 #: fault kinds :class:`Fault` understands
-FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices", "prose",
-               "400", "401", "403", "404")
+FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices",
+               "empty_content", "length_cut", "prose", "400", "401", "403", "404")
+#: how a 429 fault says when to come back (``Fault.retry_header``)
+RETRY_HEADERS = ("retry-after", "retry-after-date", "retry-after-ms", "x-ms-retry-after-ms")
 
 
 @dataclass
@@ -50,13 +55,22 @@ class Fault:
         careless proxy might — clients must mask it before storing the message),
         ``"drop"`` (the connection is closed with no reply), ``"timeout"`` (the reply waits ``delay`` s),
         ``"malformed"`` (a 200 with a cut-off JSON body), ``"empty_choices"`` (a 200 with ``choices: []``),
+        ``"empty_content"`` (a 200 whose message content is empty), ``"length_cut"`` (a 200 cut by max_tokens
+        before any verdict: ``finish_reason: "length"``),
         ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``.
     times : int
         How many requests it hits (then it is used up); ``-1`` = every matching request.
+    rate : float, optional
+        Hit each matching request with this probability instead of the next ``times`` ones (``times`` still
+        bounds the hits; draws from a generator seeded per server, so a run is reproducible).
     match : str, optional
         Only requests whose last user message contains this text.
     retry_after : float
-        Seconds sent in ``Retry-After`` (429 only).
+        Seconds the 429 asks to wait.
+    retry_header : str
+        How the 429 says it (:data:`RETRY_HEADERS`): ``"retry-after"`` (seconds), ``"retry-after-date"`` (an HTTP
+        date in ``Retry-After``; whole seconds), ``"retry-after-ms"`` (OpenAI) or ``"x-ms-retry-after-ms"``
+        (Azure OpenAI), both in milliseconds.
     delay : float
         Seconds the ``timeout`` fault holds the reply.
     """
@@ -66,10 +80,24 @@ class Fault:
     match: str | None = None
     retry_after: float = 1.0
     delay: float = 5.0
+    retry_header: str = "retry-after"
+    rate: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"fault kind {self.kind!r}; expected one of {list(FAULT_KINDS)}")
+        if self.retry_header not in RETRY_HEADERS:
+            raise ValueError(f"retry_header {self.retry_header!r}; expected one of {list(RETRY_HEADERS)}")
+
+    def headers(self) -> dict[str, str]:
+        """The 429 headers of this fault."""
+        if self.retry_header == "retry-after-date":
+            import email.utils
+
+            return {"Retry-After": email.utils.formatdate(time.time() + self.retry_after, usegmt=True)}
+        if self.retry_header == "retry-after":
+            return {"Retry-After": f"{self.retry_after:g}"}
+        return {self.retry_header: f"{1000 * self.retry_after:g}"}
 
 
 def _uniforms(*parts: object, n: int = 2) -> list[float]:
@@ -164,6 +192,17 @@ class _Config:
     faults: list = field(default_factory=list)
     api_key: str | None = None
     served_model: str | None = None
+    serial: bool = False
+    backlog: int = 1024
+    rate_limit: tuple[int, float] | None = None
+    dialect: str | None = None
+    batch_seconds: float = 1.0
+
+
+#: structured-output dialects the server can emulate (``LocalJudgeServer(dialect=...)``)
+DIALECTS = ("openai", "llamacpp", "ollama", "none")
+#: the log-probability the server gives the verdict token of a structured reply (when logprobs are asked)
+VERDICT_LOGPROB = -0.1335  # ln(0.875)
 
 
 class _App:
@@ -172,14 +211,41 @@ class _App:
     def __init__(self, cfg: _Config) -> None:
         self.cfg = cfg
         self.faults = [Fault(**f) if isinstance(f, dict) else f for f in cfg.faults]
+        self._in_flight = 0
+        self._lock = None
+        import random
+
+        self._rng = random.Random(cfg.sim.seed)
         self.reset()
 
     def reset(self) -> None:
-        self.stats = {"requests": 0, "completions": 0, "faults": {}, "unauthorized": 0}
+        self.stats = {"requests": 0, "completions": 0, "faults": {}, "unauthorized": 0, "max_in_flight": 0,
+                      "rate_limited": 0}
+        self._window = (0.0, 0)  # (start, requests) of the rate-limit window
+
+    def _rate_limit(self):
+        """``(429 response or None, headers)`` under the fixed-window limit ``cfg.rate_limit``."""
+        limit, window = self.cfg.rate_limit
+        now = time.monotonic()
+        start, n = self._window
+        if now - start >= window:
+            start, n = now, 0
+        left = window - (now - start)
+        if n >= limit:
+            self._window = (start, n)
+            self.stats["rate_limited"] += 1
+            return self._error(429, "Rate limit reached for requests; retry later.",
+                               {"retry-after-ms": f"{1000 * left:.0f}"}), {}
+        self._window = (start, n + 1)
+        return None, {"x-ratelimit-limit-requests": str(limit),
+                      "x-ratelimit-remaining-requests": str(limit - n - 1),
+                      "x-ratelimit-reset-requests": f"{left:.3f}s"}
 
     def _take(self, user: str) -> Fault | None:
         for f in self.faults:
             if f.times != 0 and (f.match is None or f.match in user):
+                if f.rate is not None and self._rng.random() >= f.rate:
+                    continue
                 if f.times > 0:
                     f.times -= 1
                 return f
@@ -188,13 +254,113 @@ class _App:
     def build(self):
         from aiohttp import web
 
-        app = web.Application()
+        app = web.Application(client_max_size=512 * 1024**2)  # Batch API input files are large
         app.router.add_post("/v1/chat/completions", self.completions)
         app.router.add_post("/chat/completions", self.completions)
         app.router.add_get("/_evallab/stats", self.get_stats)
         app.router.add_post("/_evallab/reset", self.post_reset)
         app.router.add_post("/_evallab/faults", self.post_faults)
+        app.router.add_post("/v1/files", self.post_file)
+        app.router.add_get("/v1/files/{fid}/content", self.get_file)
+        app.router.add_post("/v1/batches", self.post_batch)
+        app.router.add_get("/v1/batches/{bid}", self.get_batch)
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self._tasks: set = set()
         return app
+
+    # -- the Batch API (OpenAI's /v1/files and /v1/batches, enough for evallab's batch runs) ----------------
+    def _auth_error(self, request):
+        if self.cfg.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.cfg.api_key}":
+            self.stats["unauthorized"] += 1
+            return self._error(401, "Incorrect API key provided.")
+        return None
+
+    async def post_file(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        form = await request.post()
+        f = form.get("file")
+        if f is None or form.get("purpose") != "batch":
+            return self._error(400, "expected multipart fields 'file' and purpose=batch")
+        data = f.file.read()
+        fid = f"file-sim-{len(self.files) + 1}"
+        self.files[fid] = data
+        return web.json_response({"id": fid, "object": "file", "bytes": len(data), "purpose": "batch",
+                                  "filename": getattr(f, "filename", "batch.jsonl"), "created_at": int(time.time())})
+
+    async def get_file(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        data = self.files.get(request.match_info["fid"])
+        if data is None:
+            return self._error(404, "no such file")
+        return web.Response(body=data, content_type="application/jsonl")
+
+    async def post_batch(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        doc = await request.json()
+        data = self.files.get(doc.get("input_file_id", ""))
+        if data is None or doc.get("endpoint") != "/v1/chat/completions":
+            return self._error(400, "expected an uploaded input_file_id and endpoint /v1/chat/completions")
+        lines = [json.loads(x) for x in data.decode().splitlines() if x.strip()]
+        bid = f"batch_sim_{len(self.batches) + 1}"
+        b = {"id": bid, "object": "batch", "endpoint": doc["endpoint"], "input_file_id": doc["input_file_id"],
+             "completion_window": doc.get("completion_window", "24h"), "status": "in_progress",
+             "output_file_id": None, "error_file_id": None, "created_at": int(time.time()),
+             "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+        self.batches[bid] = b
+        self.stats["batches_created"] = self.stats.get("batches_created", 0) + 1
+        self.stats["batch_lines"] = self.stats.get("batch_lines", 0) + len(lines)
+        task = asyncio.ensure_future(self._process_batch(b, lines))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return web.json_response(b)
+
+    async def _process_batch(self, b: dict, lines: list[dict]) -> None:
+        out = []
+        step = max(1, len(lines) // 20)
+        for i, line in enumerate(lines):
+            body = line.get("body") or {}
+            messages = body.get("messages") or []
+            system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+            user = "\n".join(m["content"] for m in messages if m["role"] != "system")
+            m = re.search(r"-s(\d+)$", str(line.get("custom_id", "")))
+            text = self.cfg.sim.reply_text(system, user, int(m.group(1)) if m else 0)
+            raw = len(json.dumps(body))
+            resp = {"id": f"chatcmpl-batch-{i}", "object": "chat.completion", "created": int(time.time()),
+                    "model": self.cfg.served_model or body.get("model") or "sim-judge",
+                    "system_fingerprint": "fp_evallab_sim",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": max(1, raw // 4), "completion_tokens": max(1, len(text) // 4),
+                              "total_tokens": max(1, raw // 4) + max(1, len(text) // 4)}}
+            out.append(json.dumps({"id": f"batch_req_{i}", "custom_id": line.get("custom_id"),
+                                   "response": {"status_code": 200, "request_id": f"req_{i}", "body": resp},
+                                   "error": None}))
+            b["request_counts"]["completed"] = i + 1
+            if (i + 1) % step == 0:  # spread over batch_seconds, so progress can be watched
+                await asyncio.sleep(self.cfg.batch_seconds / 20)
+        fid = f"file-sim-{len(self.files) + 1}"
+        self.files[fid] = ("\n".join(out) + "\n").encode()
+        b.update(status="completed", output_file_id=fid, completed_at=int(time.time()))
+
+    async def get_batch(self, request):
+        from aiohttp import web
+
+        if (err := self._auth_error(request)) is not None:
+            return err
+        b = self.batches.get(request.match_info["bid"])
+        if b is None:
+            return self._error(404, "no such batch")
+        return web.json_response(b)
 
     async def get_stats(self, request):
         from aiohttp import web
@@ -221,9 +387,27 @@ class _App:
                                  status=status, headers=headers)
 
     async def completions(self, request):
+        self.stats["requests"] += 1
+        self._in_flight += 1
+        self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
+        try:
+            if not self.cfg.serial:
+                return await self._complete(request)
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:  # one request at a time; the others wait, their clocks running
+                return await self._complete(request)
+        finally:
+            self._in_flight -= 1
+
+    async def _complete(self, request):
         from aiohttp import web
 
-        self.stats["requests"] += 1
+        extra_headers = {}
+        if self.cfg.rate_limit is not None:
+            limited, extra_headers = self._rate_limit()
+            if limited is not None:
+                return limited
         raw = await request.read()
         if self.cfg.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.cfg.api_key}":
             self.stats["unauthorized"] += 1
@@ -242,13 +426,32 @@ class _App:
             sample = int(request.headers.get("X-Evallab-Sample") or 0)
         except ValueError:
             return self._error(400, "X-Evallab-Sample: expected an integer sample index")
+        structured = False
+        if self.cfg.dialect is not None:
+            self.stats.setdefault("formats", {})
+            rf, fmt = doc.get("response_format"), doc.get("format")
+            asked = (rf or {}).get("type") if isinstance(rf, dict) else ("format" if fmt is not None else "text")
+            if fmt is not None and rf is None:
+                asked = "format"
+            self.stats["formats"][asked] = self.stats["formats"].get(asked, 0) + 1
+            d = self.cfg.dialect
+            if d == "openai":
+                if fmt is not None:
+                    return self._error(400, "Unrecognized request argument supplied: format")
+                structured = isinstance(rf, dict) and rf.get("type") in ("json_schema", "json_object")
+            elif d == "llamacpp":
+                if isinstance(rf, dict) and rf.get("type") == "json_schema":
+                    return self._error(500, "Internal Server Error: response_format type json_schema is not "
+                                            "supported")
+                structured = isinstance(rf, dict) and rf.get("type") == "json_object"
+            elif d == "ollama":
+                structured = fmt is not None
         fault = self._take(user)
         if fault is not None:
             self.stats["faults"][fault.kind] = self.stats["faults"].get(fault.kind, 0) + 1
             k = fault.kind
             if k == "429":
-                return self._error(429, "Rate limit reached; retry later.",
-                                   {"Retry-After": f"{fault.retry_after:g}"})
+                return self._error(429, "Rate limit reached; retry later.", fault.headers())
             if k in ("400", "401", "403", "404", "500", "503"):
                 return self._error(int(k), f"simulated HTTP {k}")
             if k == "503_echo_key":
@@ -263,21 +466,35 @@ class _App:
             await asyncio.sleep(self.cfg.latency)
         model = self.cfg.served_model or doc.get("model") or "sim-judge"
         text = self.cfg.sim.reply_text(system, user, sample)
+        logprobs = None
+        if structured:
+            verdict, reason = self.cfg.sim.decide(system, user, sample)
+            text = json.dumps({"verdict": verdict, "reason": reason}, separators=(",", ":"))
+            if doc.get("logprobs"):
+                toks = ['{"', "verdict", '":"', verdict, '","', "reason", '":"', reason, '"}']
+                logprobs = {"content": [{"token": t, "logprob": VERDICT_LOGPROB if i == 3 else -0.01,
+                                         "bytes": list(t.encode()), "top_logprobs": []}
+                                        for i, t in enumerate(toks)]}
         if fault is not None and fault.kind == "prose":
             text = "Both approaches have merits and the answer is reasonably written overall."
         body = {"id": f"chatcmpl-sim-{self.stats['requests']}", "object": "chat.completion",
                 "created": int(time.time()), "model": model, "system_fingerprint": "fp_evallab_sim",
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
                              "message": {"role": "assistant", "content": text}}],
                 "usage": {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(text) // 4),
                           "total_tokens": max(1, len(raw) // 4) + max(1, len(text) // 4)}}
         if fault is not None and fault.kind == "empty_choices":
             body["choices"] = []
+        if fault is not None and fault.kind == "empty_content":
+            body["choices"][0]["message"]["content"] = ""
+        if fault is not None and fault.kind == "length_cut":
+            body["choices"][0].update(finish_reason="length", message={"role": "assistant",
+                                                                       "content": "Let me compare the two"})
         self.stats["completions"] += 1
         payload = json.dumps(body)
         if fault is not None and fault.kind == "malformed":
             payload = payload[: len(payload) // 2]
-        return web.Response(text=payload, content_type="application/json")
+        return web.Response(text=payload, content_type="application/json", headers=extra_headers or None)
 
 
 async def _start(cfg: _Config, host: str, port: int):
@@ -287,7 +504,7 @@ async def _start(cfg: _Config, host: str, port: int):
     app_obj = _App(cfg)
     runner = web.AppRunner(app_obj.build(), access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024, reuse_address=True)
+    site = web.TCPSite(runner, host, port, backlog=cfg.backlog, reuse_address=True)
     await site.start()
     bound = site._server.sockets[0].getsockname()[1]
     return runner, bound
@@ -328,6 +545,28 @@ class LocalJudgeServer:
         When set, requests without ``Authorization: Bearer <api_key>`` get HTTP 401.
     served_model : str, optional
         The model id reported in replies (default: the requested model).
+    serial : bool
+        Answer one request at a time, as llama.cpp's server with one slot does on a small machine: requests that
+        arrive while one is being answered wait in arrival order (``latency`` each), their clients' timeouts
+        running. ``stats()["max_in_flight"]`` reports the most requests the server held at once.
+    backlog : int
+        The listen backlog of the server socket (connections the kernel queues before they are accepted).
+    dialect : str, optional
+        Emulate a server's structured-output support (:data:`DIALECTS`): ``"openai"`` (OpenAI, vLLM: takes
+        ``response_format`` of type ``json_schema`` or ``json_object``, answers an unknown ``format`` field with 400),
+        ``"llamacpp"`` (llama-cpp-python: takes ``{type: json_object, schema}``, answers the ``json_schema`` type
+        with HTTP 500, ignores ``format``), ``"ollama"`` (takes ``format: <schema>``, ignores ``response_format``),
+        ``"none"`` (ignores both). A request whose format is taken gets ``{"verdict", "reason"}`` JSON (and, with
+        ``logprobs: true``, token log-probabilities: the verdict token's is :data:`VERDICT_LOGPROB`); otherwise the
+        simulated judge's ``reply_format``. ``None`` (default): no emulation.
+    batch_seconds : float
+        How long a batch of the Batch API takes to process (``POST /v1/files``, ``POST /v1/batches``,
+        ``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``; the sample index is read from a custom_id ending
+        ``-s<k>``). ``stats()`` then counts ``batches_created`` and ``batch_lines``.
+    rate_limit : (int, float), optional
+        ``(requests, window_seconds)``: a fixed-window rate limit with OpenAI's headers
+        (``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests``) on every reply, and a 429 with
+        ``retry-after-ms`` past the limit (counted in ``stats()["rate_limited"]``).
     process : bool
         Run in a separate process (``python -m evallab.testing``, config pickled over stdin; ``sim.truth`` must
         then be a function of an importable module) instead of a background thread.
@@ -340,8 +579,13 @@ class LocalJudgeServer:
 
     def __init__(self, sim: SimulatedJudge | None = None, *, latency: float = 0.0, faults: Sequence[Fault] = (),
                  api_key: str | None = None, served_model: str | None = None, process: bool = False,
-                 host: str = "127.0.0.1") -> None:
-        self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model)
+                 host: str = "127.0.0.1", serial: bool = False, backlog: int = 1024,
+                 rate_limit: tuple[int, float] | None = None, dialect: str | None = None,
+                 batch_seconds: float = 1.0) -> None:
+        if dialect is not None and dialect not in DIALECTS:
+            raise ValueError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
+        self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
+                           tuple(rate_limit) if rate_limit else None, dialect, batch_seconds)
         self.process, self.host = process, host
         self.port: int | None = None
         self._thread = self._loop = self._runner = self._proc = None
@@ -427,7 +671,8 @@ class LocalJudgeServer:
             return r.json()
 
     def stats(self) -> dict:
-        """``{"requests": n, "completions": n, "faults": {kind: n}, "unauthorized": n}`` since start/reset."""
+        """``{"requests", "completions", "faults": {kind: n}, "unauthorized", "max_in_flight", "rate_limited"}``
+        since start/reset."""
         return self._control("GET", "/_evallab/stats")
 
     def reset(self) -> None:

@@ -64,16 +64,41 @@ def test_persistent_503_gives_up_and_reports_failed_row(server):
     assert "HTTP 503" in df["error"].iloc[0] and "3 attempts" in df["error"].iloc[0]
 
 
-@pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("prose", "no pointwise verdict")])
-def test_reply_faults_are_reported_not_retried(server, kind, error):
-    server.set_faults([Fault(kind)])
+def test_prose_reply_is_reported_not_retried(server):
+    server.set_faults([Fault("prose")])
     j = _judge(server)
     df = run_jobs(j, _reqs(1), progress=False)
     assert server.stats()["requests"] == 1
-    assert pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
+    assert pd.isna(df["verdict"].iloc[0]) and "no pointwise verdict" in df["error"].iloc[0]
     assert not bool(df["failed"].iloc[0])
-    if kind == "prose":  # the raw text is kept for the NA row
-        assert "reasonably written" in df["raw"].iloc[0]
+    assert "reasonably written" in df["raw"].iloc[0]  # the raw text is kept for the NA row
+
+
+@pytest.mark.parametrize("kind", ["empty_choices", "empty_content", "length_cut"])
+def test_reply_without_verdict_content_is_retried_then_answered(server, kind):
+    """Issue 13: a 200 with no choices, empty content, or cut by max_tokens before any verdict is retried."""
+    server.set_faults([Fault(kind, times=2)])
+    j = _judge(server)
+    df = run_jobs(j, _reqs(1), progress=False)
+    assert server.stats()["requests"] == 3 and server.stats()["faults"] == {kind: 2}
+    assert df["verdict"].iloc[0] in ("pass", "fail") and not bool(df["failed"].iloc[0])
+    assert j.stats.retries == 2 and j.stats.empty == 2
+
+
+@pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("empty_content", "empty reply"),
+                                        ("length_cut", "cut at max_tokens")])
+def test_persistent_reply_without_verdict_is_failed_and_asked_again_on_rerun(server, tmp_path, kind, error):
+    server.set_faults([Fault(kind, times=-1)])
+    out = tmp_path / "v.jsonl"
+    j = _judge(server, max_retries=2, cache=tmp_path / "c.sqlite")
+    df = run_jobs(j, _reqs(1), out=out, progress=False)
+    assert server.stats()["requests"] == 3  # 1 + max_retries, then given up
+    assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
+    assert len(Cache(tmp_path / "c.sqlite")) == 0  # nothing cached: a rerun asks again
+    server.set_faults([])
+    server.reset()
+    again = run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), _reqs(1), out=out, progress=False)
+    assert server.stats()["requests"] == 1 and again["verdict"].iloc[0] in ("pass", "fail")
 
 
 @pytest.mark.parametrize("status", ["400", "401", "403", "404"])
@@ -249,3 +274,27 @@ def test_server_messages_are_redacted(monkeypatch):
     out = redact(msg, "EVALLAB_RKEY")
     assert "k3y-value-0042" not in out and "sk-proj-Ab12Cd34Ef" not in out and "sk-ab" not in out
     assert out.startswith("Incorrect API key provided: ***;")
+
+
+def test_unknown_cost_is_unknown_not_zero(server, tmp_path, capsys):
+    """A model with no price: the run's cost and the totals are NA with the count of unpriced replies."""
+    from evallab.judges import usage_summary
+
+    reqs = _reqs(3)
+    df = run_jobs(_judge(server), reqs, progress=False)  # "sim-judge" is in no price table
+    run = df.attrs["run"]
+    assert run["cost_usd"] is None and run["unpriced"] == 3
+    assert df["cost_usd"].isna().all()
+    s = usage_summary(df)
+    assert pd.isna(s["cost_usd"].iloc[0]) and int(s["unpriced"].iloc[0]) == 3
+    # one priced reply beside unpriced ones does not make the total known either
+    mixed = pd.concat([df, run_jobs(_judge(server, prices={"sim-judge": [1, 1]}), _reqs(1, prefix="x"),
+                                    progress=False)])
+    s = usage_summary(mixed)
+    assert pd.isna(s["cost_usd"].iloc[0]) and int(s["unpriced"].iloc[0]) == 3
+    priced = run_jobs(_judge(server, prices={"sim-judge": [1, 1]}), reqs, progress=False)
+    assert priced.attrs["run"]["unpriced"] == 0 and priced.attrs["run"]["cost_usd"] > 0
+    assert usage_summary(priced)["cost_usd"].iloc[0] == pytest.approx(priced["cost_usd"].astype(float).sum())
+    from evallab.judges_cli import _cost
+
+    assert _cost(run) == "unknown (3 replies without a price; pass --prices)"

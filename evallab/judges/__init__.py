@@ -1,12 +1,14 @@
 """Judges: the ``Judge`` protocol, an OpenAI-compatible client, replay from recordings, cache, prompts, usage.
 
-- :class:`OpenAICompatibleJudge` — any ``/v1/chat/completions`` endpoint over ``httpx.AsyncClient``: bounded
-  concurrency, tenacity retries honouring ``Retry-After``, no retry on 400/401/403/404, cache, usage and cost.
+- :class:`OpenAICompatibleJudge` — any ``/v1/chat/completions`` endpoint over ``httpx.AsyncClient``: adaptive
+  concurrency (:mod:`evallab.judges.limits`), tenacity retries honouring every Retry-After form, rate-limit
+  headers and budgets, no retry on 400/401/403/404, cache, usage and cost.
 - :class:`ReplayJudge` — answers offline from keryx-format recordings by request digest.
 - :class:`Cache` — sqlite (WAL) reply cache keyed by the exact JSON body sent (+ base URL, sample index).
 - :mod:`evallab.judges.prompts` — ``PROMPT_VERSION``, ``Anchor``, ``build_pairwise``, ``build_pointwise``.
 - :func:`evallab.judges.parsing.parse_verdict` — JSON / fenced JSON / free forms → verdict, or NA with a reason.
-- :func:`run_jobs` / :func:`arun_jobs` — the job runner (append as you go, resume, record, progress bar).
+- :func:`run_jobs` / :func:`arun_jobs` — the job runner (append as you go, resume, one run per output at a time,
+  record, progress bar).
 - :func:`make_judge` — a judge from notebook/CLI literals.
 """
 
@@ -17,6 +19,7 @@ from evallab.judges.pricing import DEFAULT_PRICES, cost_usd, price_table
 from evallab.judges.prompts import PROMPT_VERSION, Anchor, build_pairwise, build_pointwise, request_digest
 from evallab.judges.replay import ReplayJudge, ReplayMissError
 from evallab.judges.runner import (
+           OutputBusyError,
            RunStats,
            arun_jobs,
            make_judge,
@@ -27,7 +30,7 @@ from evallab.judges.runner import (
 from evallab.judges.types import Judge, JudgeReply, JudgeRequest, Message, Usage
 
 __all__ = ["DEFAULT_PRICES", "PROMPT_VERSION", "Anchor", "Cache", "Judge", "JudgeFatalError", "JudgeReply",
-           "JudgeRequest", "JudgeStats", "Message", "OpenAICompatibleJudge", "ReplayJudge", "ReplayMissError",
+           "JudgeRequest", "JudgeStats", "Message", "OpenAICompatibleJudge", "OutputBusyError", "ReplayJudge", "ReplayMissError",
            "RunStats", "Usage", "arun_jobs", "build_pairwise", "build_pointwise", "cache_key", "cost_usd",
            "make_judge", "parse_reply", "parse_verdict", "price_table", "request_digest", "run_jobs",
            "usage_summary", "write_run_recording"]

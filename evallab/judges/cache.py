@@ -118,6 +118,7 @@ class Cache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
                              "created REAL NOT NULL)")
+                conn.execute("CREATE TABLE IF NOT EXISTS endpoints (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             except sqlite3.DatabaseError as exc:
                 raise EvallabError(f"{self.path}: cannot open the judge cache ({exc}); expected an sqlite file "
                                    "written by evallab — delete it to start a fresh cache") from None
@@ -168,6 +169,17 @@ class Cache:
             conn.execute("ROLLBACK")
             raise
         self._last_flush = time.monotonic()
+
+    def get_endpoint(self, key: str) -> str | None:
+        """What was learnt about an endpoint (e.g. its structured-output dialect), ``None`` when nothing.
+        Stored beside the replies, never holding a key or header."""
+        row = self._conn().execute("SELECT value FROM endpoints WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put_endpoint(self, key: str, value: str) -> None:
+        """Remember ``value`` for the endpoint ``key`` (written at once; a no-op when writes are off)."""
+        if self.write:
+            self._conn().execute("INSERT OR REPLACE INTO endpoints (key, value) VALUES (?, ?)", (key, value))
 
     def __len__(self) -> int:
         self.flush()

@@ -15,6 +15,13 @@ is asked again and REPLACED, and the count is reported (``RunStats.reasked``, a 
 are retried. The output ends with one row per key, the latest: a ``.jsonl`` output that got a second row for a key
 is rewritten atomically (temporary file + ``os.replace``) when the run ends.
 
+One run per output at a time: a run holds an exclusive lock on ``<out>.lock`` (filelock: ``flock`` on POSIX, so a
+killed run's lock goes with its process) while it reads, appends to and folds its output, and names itself in
+``<out>.lock.owner`` (pid, host, start time). A second run on the same output stops at once with an error naming
+the holder, or waits for it (``wait=``, ``--wait``) and then resumes from what the first one wrote — so two runs
+never duplicate rows nor make the same paid call twice. The reply cache is an sqlite file in WAL mode, shared
+safely by processes (:mod:`evallab.judges.cache`).
+
 Progress: a tqdm bar per run with live calls/s, cache hits, errors (unparsed + failed calls) and cost so far.
 """
 
@@ -44,7 +51,8 @@ from evallab.skills.recordings import KINDS, Entry, Recording, Sample, load_reco
 #: metadata keys that become the tidy columns of the same name
 META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order", "sample", "gold")
 #: columns the runner adds beyond the tidy schema
-EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw")
+EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw",
+                 "response_format", "verdict_logprob")
 
 log = logging.getLogger("evallab.judges")
 
@@ -54,7 +62,9 @@ class RunStats:
     """Counters of one run: replies written, live HTTP calls, cache hits, unparsed replies, failed calls, cost.
 
     ``skipped`` = rows already in ``out`` for the same request; ``reasked`` = rows in ``out`` whose request changed
-    since they were written (asked again, the old row replaced).
+    since they were written (asked again, the old row replaced). ``cost_usd`` is the USD cost of this run's live
+    replies, or ``None`` (unknown) when ``unpriced`` > 0 of them have no price (a model missing from the price
+    table) — never a 0 that hides them.
     """
 
     total: int = 0
@@ -65,7 +75,8 @@ class RunStats:
     cache_hits: int = 0
     unparsed: int = 0
     failed: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+    unpriced: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
@@ -90,12 +101,13 @@ def _scalar(v):
     return json.dumps(v, ensure_ascii=False, default=str)
 
 
-def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
+def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: str | None = None) -> dict:
     """One tidy row (a dict) for ``reply`` to ``request``.
 
     Tidy columns come from the request metadata (``strategy`` defaults to the prompt version, ``anchor_set`` to
     ``"none"``, ``order`` to ``""``, ``sample`` to 0) and the reply; extra metadata keys are kept as columns;
-    ``raw`` keeps the reply text only when the verdict is NA.
+    ``raw`` keeps the reply text only when the verdict is NA. ``digest``: the request's :func:`sent_digest` when
+    already computed.
     """
     m = request.metadata
     row = {
@@ -105,14 +117,18 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply) -> dict:
         "strategy": str(m.get("strategy") or request.prompt_version or ""),
         "anchor_set": str(m.get("anchor_set") or "none"), "order": str(m.get("order") or ""),
         "sample": int(m.get("sample", 0) or 0), "verdict": reply.verdict, "gold": _scalar(m.get("gold")),
-        "score": None, "error": reply.error, "latency_s": reply.latency_s,
+        "score": getattr(reply, "score", None), "error": reply.error, "latency_s": reply.latency_s,
         "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens,
         "cost_usd": reply.usage.cost_usd,
         "reason": reply.reason, "request_digest": request_digest(request),
-        "sent_digest": sent_digest(judge, request), "cached": bool(reply.cached),
+        "sent_digest": digest or sent_digest(judge, request), "cached": bool(reply.cached),
         "failed": bool(reply.failed), "system_fingerprint": reply.system_fingerprint,
         "raw": reply.raw if reply.verdict is None else None,
     }
+    if getattr(reply, "response_format", "text") != "text":
+        row["response_format"] = reply.response_format
+    if getattr(reply, "logprob", None) is not None:
+        row["verdict_logprob"] = reply.logprob
     for k, v in m.items():
         if k not in row:
             row[k] = _scalar(v)
@@ -256,6 +272,51 @@ class _Output:
         self.journal.unlink()
 
 
+class OutputBusyError(EvallabError):
+    """Another run holds the output's lock (see the module docstring)."""
+
+
+def _owner_text(owner: Path) -> str:
+    try:
+        doc = json.loads(owner.read_text(encoding="utf-8"))
+        return f"pid {doc['pid']} on {doc['host']}, started {doc['started']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that did not name itself"
+
+
+async def _lock_output(out: Path, wait: bool | float):
+    """Take the exclusive lock of ``out`` (waiting up to ``wait`` seconds, forever for ``True``, not at all for
+    ``False``) and name this process in ``<out>.lock.owner``; returns the lock (release it when done)."""
+    import socket
+
+    from filelock import FileLock, Timeout
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(out) + ".lock", thread_local=False)
+    owner = Path(str(out) + ".lock.owner")
+    timeout = -1 if wait is True else (0 if wait is False else float(wait))
+    try:
+        if timeout == 0:
+            lock.acquire(timeout=0)
+        else:
+            await asyncio.to_thread(lock.acquire, timeout=timeout, poll_interval=0.05)
+    except Timeout:
+        raise OutputBusyError(f"{out} is being written by another run ({_owner_text(owner)}); wait for it to "
+                              "finish, or pass --wait (wait=True) to resume after it") from None
+    owner.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": _dt.datetime.now().astimezone().isoformat(timespec="seconds")}),
+                     encoding="utf-8")
+    return lock, owner
+
+
+def _unlock_output(held) -> None:
+    lock, owner = held
+    try:
+        owner.unlink(missing_ok=True)
+    finally:
+        lock.release()
+
+
 def _table(rows: list[dict]) -> pd.DataFrame:
     if not rows:
         return V.empty()
@@ -266,7 +327,10 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     return V.coerce(df)
 
 
-def _fmt_cost(x: float) -> str:
+def _fmt_cost(x: float | None, unpriced: int = 0) -> str:
+    """``$0.0123`` / ``$12.34``; ``unknown (N unpriced)`` when some replies have no price."""
+    if unpriced or x is None:
+        return f"unknown ({unpriced} unpriced)" if unpriced else "unknown"
     return f"${x:.4f}" if x < 10 else f"${x:,.2f}"
 
 
@@ -292,7 +356,7 @@ class _Progress:
             s = self.stats
             dt = max(now - self.t0, 1e-9)
             self.bar.set_postfix_str(f"calls/s={s.calls / dt:.1f} hits={s.cache_hits} errors={s.errors} "
-                                     f"cost={_fmt_cost(s.cost_usd)}", refresh=False)
+                                     f"cost={_fmt_cost(s.cost_usd, s.unpriced)}", refresh=False)
             self._last = now
 
     def close(self) -> None:
@@ -303,9 +367,26 @@ class _Progress:
 
 async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
                     progress: bool = True, record: str | Path | None = None,
-                    max_in_flight: int | None = None) -> pd.DataFrame:
+                    max_in_flight: int | None = None, wait: bool | float = False, batch: bool = False,
+                    poll_interval: float = 5.0) -> pd.DataFrame:
     """Async :func:`run_jobs` (same parameters); call it with ``await`` from a running event loop."""
+    held = await _lock_output(Path(out), wait) if out is not None else None
+    try:
+        return await _arun_jobs(judge, requests, out=out, progress=progress, record=record,
+                                max_in_flight=max_in_flight, batch=batch, poll_interval=poll_interval)
+    finally:
+        if held is not None:
+            _unlock_output(held)
+
+
+async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, progress, record,
+                     max_in_flight, batch=False, poll_interval=5.0) -> pd.DataFrame:
+    if batch and out is None:
+        raise EvallabError("a Batch API run needs out= (the batch id is kept beside the output to resume)")
     requests = list(requests)
+    prepare = getattr(judge, "prepare", None)
+    if prepare is not None and requests:  # e.g. detect the structured-output dialect: it enters sent_digest
+        await prepare(requests[0])
     keys = [request_key(judge, r) for r in requests]
     seen: dict[tuple, int] = {}
     for i, k in enumerate(keys):
@@ -319,8 +400,10 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
     results: dict[tuple, dict] = {}
     todo = []
     reasked = 0
+    digests: dict[tuple, str] = {}
     for r, k in zip(requests, keys, strict=True):
-        state = sink.status(k, sent_digest(judge, r), request_digest(r)) if sink is not None else "todo"
+        digests[k] = sent_digest(judge, r)
+        state = sink.status(k, digests[k], request_digest(r)) if sink is not None else "todo"
         if state == "done":
             results[k] = sink.rows[k]
         else:
@@ -340,30 +423,41 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
     n_workers = max(1, min(len(todo), max_in_flight or 2 * getattr(judge, "max_concurrency", 16)))
     t0 = time.perf_counter()
 
+    def record_reply(req: JudgeRequest, key: tuple, reply: JudgeReply) -> None:
+        row = reply_row(judge, req, reply, digests.get(key))
+        results[key] = row
+        if sink is not None:
+            sink.append(row)
+        stats.replies += 1
+        stats.cache_hits += bool(reply.cached)
+        stats.failed += bool(reply.failed)
+        stats.unparsed += reply.verdict is None and not reply.failed
+        if not reply.cached:
+            if reply.usage.cost_usd is not None:
+                stats.cost_usd += reply.usage.cost_usd
+            elif not reply.failed:
+                stats.unpriced += 1
+            stats.input_tokens += reply.usage.input_tokens or 0
+            stats.output_tokens += reply.usage.output_tokens or 0
+        stats.calls = getattr(jstats, "calls", 0) - calls0
+        bar.update()
+
     async def worker() -> None:
         while True:
             try:
                 req, key = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            reply = await judge.judge(req)
-            row = reply_row(judge, req, reply)
-            results[key] = row
-            if sink is not None:
-                sink.append(row)
-            stats.replies += 1
-            stats.cache_hits += bool(reply.cached)
-            stats.failed += bool(reply.failed)
-            stats.unparsed += reply.verdict is None and not reply.failed
-            if not reply.cached:
-                stats.cost_usd += reply.usage.cost_usd or 0.0
-                stats.input_tokens += reply.usage.input_tokens or 0
-                stats.output_tokens += reply.usage.output_tokens or 0
-            stats.calls = getattr(jstats, "calls", 0) - calls0
-            bar.update()
+            record_reply(req, key, await judge.judge(req))
 
-    tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+    tasks = [] if batch else [asyncio.ensure_future(worker()) for _ in range(n_workers)]
     try:
+        if batch and todo:
+            from evallab.judges.batch import run_batch
+
+            await run_batch(judge, todo, Path(str(out) + ".batch.json"), record_reply, poll_interval=poll_interval,
+                            progress=progress, batch_discount=getattr(judge, "batch_discount", 0.5))
+            stats.calls = getattr(jstats, "calls", 0) - calls0
         if tasks:
             done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for t in pending:
@@ -388,13 +482,16 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
             write_run_recording(judge, requests, keys, results, record)
     ordered = [results[k] for k in keys if k in results]
     df = _table(ordered)
+    if stats.unpriced:
+        stats.cost_usd = None
     df.attrs["run"] = stats.__dict__ | {"errors": stats.errors}
     return df
 
 
 def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path | None = None,
              progress: bool = True, record: str | Path | None = None,
-             max_in_flight: int | None = None) -> pd.DataFrame:
+             max_in_flight: int | None = None, wait: bool | float = False, batch: bool = False,
+             poll_interval: float = 5.0) -> pd.DataFrame:
     """Run judge requests and return the tidy verdict table (one row per reply, in request order).
 
     Parameters
@@ -415,6 +512,15 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     max_in_flight : int, optional
         Worker count (default: twice the judge's ``max_concurrency``, or 32; the judge itself bounds the
         requests in flight).
+    wait : bool or float
+        When another run holds ``out``'s lock: ``False`` stops at once with :class:`OutputBusyError` naming the
+        holder; ``True`` waits for it (then resumes from its rows); a number waits that many seconds at most.
+    batch : bool
+        Send the requests still to answer through the OpenAI Batch API (:mod:`evallab.judges.batch`; needs
+        ``out``, beside which the batch id is kept so a restarted run resumes the same batch); cost at the batch
+        price (``judge.batch_discount``, default 0.5).
+    poll_interval : float
+        Seconds between batch status polls.
 
     Returns
     -------
@@ -426,14 +532,15 @@ def run_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str | Path 
     Raises
     ------
     EvallabError
-        Duplicate keys or a request without ``item_id``; :class:`~evallab.judges.client.JudgeFatalError` (e.g.
+        Duplicate keys or a request without ``item_id``; :class:`OutputBusyError` when another run holds ``out``; :class:`~evallab.judges.client.JudgeFatalError` (e.g.
         HTTP 401) or :class:`~evallab.judges.replay.ReplayMissError` stop the run at once — rows already answered
         are kept in ``out``.
     """
     async def main() -> pd.DataFrame:
         try:
             return await arun_jobs(judge, requests, out=out, progress=progress, record=record,
-                                   max_in_flight=max_in_flight)
+                                   max_in_flight=max_in_flight, wait=wait, batch=batch,
+                                   poll_interval=poll_interval)
         finally:
             close = getattr(judge, "aclose", None)
             if close is not None:
@@ -538,16 +645,23 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
     -------
     DataFrame
         Columns ``by + [replies, live_calls, cache_hits, unparsed, failed, input_tokens, output_tokens, cost_usd,
-        mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made).
+        unpriced, mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made) and
+        is NA when any answered reply of the group has no price (``unpriced`` counts them); failed calls cost
+        nothing here.
     """
     by = [c for c in by if c in df.columns]
     d = df.assign(_cached=df["cached"].fillna(False).astype(bool) if "cached" in df else False,
                   _failed=df["failed"].fillna(False).astype(bool) if "failed" in df else False)
     d["_unparsed"] = d["verdict"].isna() & ~d["_failed"]
+    cost = pd.to_numeric(d["cost_usd"], errors="coerce") if "cost_usd" in d else pd.Series(float("nan"), d.index)
+    d["_unpriced"] = cost.isna() & ~d["_failed"]
+    d["_cost"] = cost.where(~d["_failed"], 0.0)
     g = d.groupby(by, dropna=False) if by else d.groupby(lambda _: "all")
     out = g.agg(replies=("item_id", "size"), cache_hits=("_cached", "sum"), unparsed=("_unparsed", "sum"),
                 failed=("_failed", "sum"), input_tokens=("input_tokens", "sum"),
-                output_tokens=("output_tokens", "sum"), cost_usd=("cost_usd", "sum"),
+                output_tokens=("output_tokens", "sum"),
+                cost_usd=("_cost", lambda c: c.sum() if c.notna().all() else float("nan")),
+                unpriced=("_unpriced", "sum"),
                 mean_latency_s=("latency_s", "mean")).reset_index()
     out.insert(len(by) + 1, "live_calls", out["replies"] - out["cache_hits"])
     return out
@@ -598,5 +712,5 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     return OpenAICompatibleJudge(base_url, model, api_key_env=api_key_env or None, label=label or None, **kw)
 
 
-__all__ = ["RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "sent_digest", "usage_summary",
+__all__ = ["OutputBusyError", "RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "sent_digest", "usage_summary",
            "write_run_recording"]

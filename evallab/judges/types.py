@@ -43,7 +43,7 @@ class JudgeRequest:
     ----------
     messages : chat messages (system first when present).
     temperature, seed, max_tokens : model parameters (``seed``/``max_tokens`` ``None`` = server default).
-    kind : ``"pairwise"`` or ``"pointwise"`` — which verdict vocabulary the reply is parsed into.
+    kind : ``"pairwise"``, ``"pointwise"`` or ``"score"`` — which verdict vocabulary the reply is parsed into.
     prompt_version : the prompt builder's version constant (part of the request digest).
     metadata : identifies the reply in the verdict table: ``item_id``, ``order`` (pairwise ``ab``/``ba``),
         ``anchor_set``, ``sample`` (0-based repeat index; part of the cache key), and anything else
@@ -88,6 +88,12 @@ class JudgeReply:
     cached: bool = False
     #: no reply was obtained (HTTP/transport failure after the retries): the row is redone by a resumed run
     failed: bool = False
+    #: a numeric score when the reply gives one (Arena-Hard strength 0-2, a G-Eval score); ``None`` otherwise
+    score: float | None = None
+    #: natural log-probability of the verdict token, when the server returned log-probabilities
+    logprob: float | None = None
+    #: how the verdict was asked for: "text" (the prompt alone) or a structured-output dialect name
+    response_format: str = "text"
 
 
 @runtime_checkable
