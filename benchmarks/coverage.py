@@ -118,7 +118,6 @@ def _scenarios() -> list[Scenario]:
         return {"judge_kappa": (ja.kappa, ja.kappa_low, ja.kappa_high),
                 "judge_agreement": (ja.agreement, ja.agreement_low, ja.agreement_high),
                 "fleiss": (fk.kappa, fk.low, fk.high), "alpha": (ka.alpha, ka.low, ka.high)}
-    tab = None
     from evallab.simulation import _expect_units  # the population table of judges A and B
     tab = _expect_units(dC, lambda g, o, u: S.reply_probabilities(jC[0], u, g, o)[..., :, None]
                         * S.reply_probabilities(jC[1], u, g, o)[..., None, :])
@@ -225,7 +224,7 @@ def _chunk(args) -> tuple[str, int, np.ndarray]:
 
 
 def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 500, jobs: int = 2,
-        chunk: int = 25) -> list[dict]:
+        chunk: int = 25, progress: bool = False) -> list[dict]:
     """Coverage of each interval of the scenarios ``names`` (all when None) over ``reps`` datasets.
 
     Returns one dict per interval: ``scenario``, ``key``, ``label``, ``truth``, ``reps``, ``coverage``, ``miss_low``
@@ -234,14 +233,19 @@ def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 
     scs = [s for s in _get() if names is None or s.name in names]
     tasks = [(s.name, a, min(a + chunk, reps), n_resamples) for s in scs for a in range(0, reps, chunk)]
     results: dict[str, list] = {s.name: [] for s in scs}
+    t0 = time.perf_counter()
+
+    def done(name, start, arr):
+        results[name].append((start, arr))
+        if progress and sum(len(a) for _, a in results[name]) == reps:
+            print(f"  [{time.perf_counter() - t0:5.0f} s] {name}: {reps} datasets", file=sys.stderr, flush=True)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as ex:
-            for name, start, arr in ex.map(_chunk, tasks):
-                results[name].append((start, arr))
+            for r in ex.map(_chunk, tasks):
+                done(*r)
     else:
         for t in tasks:
-            name, start, arr = _chunk(t)
-            results[name].append((start, arr))
+            done(*_chunk(t))
     rows = []
     for s in scs:
         arr = np.concatenate([a for _, a in sorted(results[s.name], key=lambda x: x[0])])
@@ -265,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run(a.only, reps=a.reps, n_resamples=a.resamples, jobs=a.jobs)
+    rows = run(a.only, reps=a.reps, n_resamples=a.resamples, jobs=a.jobs, progress=True)
     bad = 0
     print(f"nominal {CONFIDENCE:.0%} intervals, {a.reps} simulated datasets each, {a.resamples} bootstrap resamples; "
           f"band [{BAND[0]}, {BAND[1]}]")

@@ -151,15 +151,15 @@ def _pairwise_codes(design: PairwiseDesign, judge: PairwiseJudge, u: np.ndarray,
 
 def _long(design: PairwiseDesign, codes: np.ndarray, g1: np.ndarray, judge: str, strategy: str,
           unparsed_rate: float, rng: np.random.Generator) -> pd.DataFrame:
-    n, O, S = codes.shape
+    n, n_orders, S = codes.shape
     codes = np.where(rng.random(codes.shape) < unparsed_rate, -1, codes)
-    item = np.repeat(np.arange(n), O * S)
+    item = np.repeat(np.arange(n), n_orders * S)
     cols = {"item_id": np.char.add("i", item.astype(str)), "dataset": design.dataset, "subset": design.subset,
             "judge": judge, "strategy": strategy, "anchor_set": "none",
             "order": np.tile(np.repeat(np.array(design.orders), S), n),
-            "sample": np.tile(np.arange(S), n * O), "verdict": _labels(codes.ravel(), LABELS),
+            "sample": np.tile(np.arange(S), n * n_orders), "verdict": _labels(codes.ravel(), LABELS),
             "gold": np.where(g1, "1", "2")[item]}
-    return _frame(cols, n * O * S)
+    return _frame(cols, n * n_orders * S)
 
 
 def simulate_pairwise(design: PairwiseDesign, judges: Sequence[PairwiseJudge], seed) -> pd.DataFrame:
