@@ -223,22 +223,61 @@ def _chunk(args) -> tuple[str, int, np.ndarray]:
     return name, start, out
 
 
+def _summarise(s: Scenario, parts: list) -> list[dict]:
+    arr = np.concatenate([a for _, a in sorted(parts, key=lambda x: x[0])])
+    rows = []
+    for j, k in enumerate(s.truth):
+        est, lo, hi = arr[:, j, 0], arr[:, j, 1], arr[:, j, 2]
+        t = s.truth[k]
+        nan = ~(np.isfinite(lo) & np.isfinite(hi))
+        cover = ~nan & (lo <= t + 1e-12) & (t - 1e-12 <= hi)
+        rows.append(dict(scenario=s.name, key=k, label=s.labels[k], truth=float(t), reps=len(arr),
+                         coverage=float(cover.mean()), miss_low=int((~nan & (hi < t)).sum()),
+                         miss_high=int((~nan & (lo > t)).sum()), nan=int(nan.sum()),
+                         mean_estimate=float(np.nanmean(est)), mean_width=float(np.nanmean(hi - lo))))
+    return rows
+
+
+def line(r: dict) -> str:
+    """The printed line of one interval, ending in its coverage."""
+    ok = BAND[0] <= r["coverage"] <= BAND[1]
+    return (f"{r['label']:<118} true {r['truth']:+.4f}  mean est {r['mean_estimate']:+.4f}  width "
+            f"{r['mean_width']:.3f}  miss lo/hi {r['miss_low']:>3}/{r['miss_high']:<3} nan {r['nan']:<3}"
+            f"{'' if ok else ' OUTSIDE BAND'}  coverage {r['coverage']:.3f}")
+
+
 def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 500, jobs: int = 2,
-        chunk: int = 25, progress: bool = False) -> list[dict]:
+        chunk: int = 25, progress: bool = False, save: str | None = None) -> list[dict]:
     """Coverage of each interval of the scenarios ``names`` (all when None) over ``reps`` datasets.
 
     Returns one dict per interval: ``scenario``, ``key``, ``label``, ``truth``, ``reps``, ``coverage``, ``miss_low``
     (interval entirely below the truth), ``miss_high``, ``nan``, ``mean_estimate``, ``mean_width``.
     """
     scs = [s for s in _get() if names is None or s.name in names]
-    tasks = [(s.name, a, min(a + chunk, reps), n_resamples) for s in scs for a in range(0, reps, chunk)]
+    # round robin over scenarios, so every scenario advances together
+    tasks = [(s.name, a, min(a + chunk, reps), n_resamples) for a in range(0, reps, chunk) for s in scs]
     results: dict[str, list] = {s.name: [] for s in scs}
+    if save:
+        os.makedirs(save, exist_ok=True)
+        kept = []
+        for t in tasks:  # resume: chunks already saved are read, not recomputed
+            f = os.path.join(save, f"{t[0]}_{t[1]}_{t[2]}_{t[3]}.npy")
+            if os.path.exists(f):
+                results[t[0]].append((t[1], np.load(f)))
+            else:
+                kept.append(t)
+        tasks = kept
     t0 = time.perf_counter()
 
     def done(name, start, arr):
         results[name].append((start, arr))
+        if save:
+            np.save(os.path.join(save, f"{name}_{start}_{start + len(arr)}_{n_resamples}.npy"), arr)
         if progress and sum(len(a) for _, a in results[name]) == reps:
+            sc = next(x for x in scs if x.name == name)
             print(f"  [{time.perf_counter() - t0:5.0f} s] {name}: {reps} datasets", file=sys.stderr, flush=True)
+            for r in _summarise(sc, results[name]):
+                print("    " + line(r), file=sys.stderr, flush=True)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as ex:
             for r in ex.map(_chunk, tasks):
@@ -246,19 +285,7 @@ def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 
     else:
         for t in tasks:
             done(*_chunk(t))
-    rows = []
-    for s in scs:
-        arr = np.concatenate([a for _, a in sorted(results[s.name], key=lambda x: x[0])])
-        for j, k in enumerate(s.truth):
-            est, lo, hi = arr[:, j, 0], arr[:, j, 1], arr[:, j, 2]
-            t = s.truth[k]
-            nan = ~(np.isfinite(lo) & np.isfinite(hi))
-            cover = ~nan & (lo <= t + 1e-12) & (t - 1e-12 <= hi)
-            rows.append(dict(scenario=s.name, key=k, label=s.labels[k], truth=float(t), reps=len(arr),
-                             coverage=float(cover.mean()), miss_low=int((~nan & (hi < t)).sum()),
-                             miss_high=int((~nan & (lo > t)).sum()), nan=int(nan.sum()),
-                             mean_estimate=float(np.nanmean(est)), mean_width=float(np.nanmean(hi - lo))))
-    return rows
+    return [r for s in scs for r in _summarise(s, results[s.name])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -267,18 +294,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, default=500)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--save", default=None, help="directory keeping each chunk of results (a rerun resumes from it)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run(a.only, reps=a.reps, n_resamples=a.resamples, jobs=a.jobs, progress=True)
+    rows = run(a.only, reps=a.reps, n_resamples=a.resamples, jobs=a.jobs, progress=True, save=a.save)
     bad = 0
     print(f"nominal {CONFIDENCE:.0%} intervals, {a.reps} simulated datasets each, {a.resamples} bootstrap resamples; "
           f"band [{BAND[0]}, {BAND[1]}]")
     for r in rows:
-        ok = BAND[0] <= r["coverage"] <= BAND[1]
-        bad += not ok
-        print(f"{r['label']:<118} true {r['truth']:+.4f}  mean est {r['mean_estimate']:+.4f}  width "
-              f"{r['mean_width']:.3f}  miss lo/hi {r['miss_low']:>3}/{r['miss_high']:<3} nan {r['nan']:<3}"
-              f"{'' if ok else ' OUTSIDE BAND'}  coverage {r['coverage']:.3f}", flush=True)
+        bad += not BAND[0] <= r["coverage"] <= BAND[1]
+        print(line(r), flush=True)
     print(f"{len(rows)} intervals, {bad} outside [{BAND[0]}, {BAND[1]}]; {time.perf_counter() - t0:.0f} s")
     return 1 if bad else 0
 
