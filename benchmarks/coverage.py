@@ -212,12 +212,12 @@ def _get() -> list[Scenario]:
 
 def _chunk(args) -> tuple[str, int, np.ndarray]:
     """Replicates ``start .. stop`` of one scenario: array (reps, keys, 3) of (estimate, low, high)."""
-    name, start, stop, n_resamples = args
+    name, start, stop, n_resamples, base_seed = args
     sc = next(s for s in _get() if s.name == name)
     keys = list(sc.truth)
     out = np.full((stop - start, len(keys), 3), np.nan)
     for i, rep in enumerate(range(start, stop)):
-        seed = int(np.random.SeedSequence([10, sum(map(ord, name)), rep]).generate_state(1)[0])
+        seed = int(np.random.SeedSequence([base_seed, sum(map(ord, name)), rep]).generate_state(1)[0])
         res = sc.estimate(sc.simulate(seed), rep, n_resamples)
         out[i] = [[float(x) for x in res[k]] for k in keys]
     return name, start, out
@@ -247,7 +247,7 @@ def line(r: dict) -> str:
 
 
 def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 500, jobs: int = 2,
-        chunk: int = 25, progress: bool = False, save: str | None = None) -> list[dict]:
+        chunk: int = 25, progress: bool = False, save: str | None = None, base_seed: int = 10) -> list[dict]:
     """Coverage of each interval of the scenarios ``names`` (all when None) over ``reps`` datasets.
 
     Returns one dict per interval: ``scenario``, ``key``, ``label``, ``truth``, ``reps``, ``coverage``, ``miss_low``
@@ -255,13 +255,13 @@ def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 
     """
     scs = [s for s in _get() if names is None or s.name in names]
     # round robin over scenarios, so every scenario advances together
-    tasks = [(s.name, a, min(a + chunk, reps), n_resamples) for a in range(0, reps, chunk) for s in scs]
+    tasks = [(s.name, a, min(a + chunk, reps), n_resamples, base_seed) for a in range(0, reps, chunk) for s in scs]
     results: dict[str, list] = {s.name: [] for s in scs}
     if save:
         os.makedirs(save, exist_ok=True)
         kept = []
         for t in tasks:  # resume: chunks already saved are read, not recomputed
-            f = os.path.join(save, f"{t[0]}_{t[1]}_{t[2]}_{t[3]}.npy")
+            f = os.path.join(save, f"{t[0]}_{t[1]}_{t[2]}_{t[3]}_{t[4]}.npy")
             if os.path.exists(f):
                 results[t[0]].append((t[1], np.load(f)))
             else:
@@ -272,7 +272,7 @@ def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 
     def done(name, start, arr):
         results[name].append((start, arr))
         if save:
-            np.save(os.path.join(save, f"{name}_{start}_{start + len(arr)}_{n_resamples}.npy"), arr)
+            np.save(os.path.join(save, f"{name}_{start}_{start + len(arr)}_{n_resamples}_{base_seed}.npy"), arr)
         if progress and sum(len(a) for _, a in results[name]) == reps:
             sc = next(x for x in scs if x.name == name)
             print(f"  [{time.perf_counter() - t0:5.0f} s] {name}: {reps} datasets", file=sys.stderr, flush=True)
@@ -294,10 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, default=500)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--seed", type=int, default=10, help="base seed of the simulated datasets (another draw: another seed)")
     ap.add_argument("--save", default=None, help="directory keeping each chunk of results (a rerun resumes from it)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run(a.only, reps=a.reps, n_resamples=a.resamples, jobs=a.jobs, progress=True, save=a.save)
+    rows = run(a.only, reps=a.reps, n_resamples=a.resamples, jobs=a.jobs, progress=True, save=a.save,
+               base_seed=a.seed)
     bad = 0
     print(f"nominal {CONFIDENCE:.0%} intervals, {a.reps} simulated datasets each, {a.resamples} bootstrap resamples; "
           f"band [{BAND[0]}, {BAND[1]}]")
