@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report test bench lint clean venv constraints
+.PHONY: report test bench coverage lint clean venv constraints
 
 venv: $(STAMP)
 
@@ -25,6 +25,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks
+
+# Coverage of every reported interval by simulation from a known truth (benchmarks/coverage.py; ~10 min on 2 cores).
+coverage: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks.coverage
 
 lint: $(STAMP)
 	$(BIN)/ruff check evallab tests benchmarks
