@@ -64,8 +64,9 @@ def register(app: typer.Typer) -> None:
                                         help="Largest allowed move per group (proportion; 0.05 = 5 points)"),
         by: list[str] = typer.Option([], help="Grouping column(s), repeatable or comma-separated "
                                               "[default: subset,strategy]"),
-        match_on: list[str] = typer.Option([], help="Columns pairing replies [default: dataset,item_id,strategy,"
-                                                    "anchor_set,order,sample]; drop strategy for a prompt change"),
+        match_on: list[str] = typer.Option([], help="Columns pairing replies [default: dataset, item_id, "
+                                                    "strategy, anchor_set, order, sample]; drop strategy for a "
+                                                    "prompt change"),
         metric: str = typer.Option("auto", help="auto | accuracy (vs gold) | flip_rate (no gold needed)"),
         n_resamples: int = typer.Option(1000, min=0, help="Bootstrap resamples for the accuracy-change interval"),
         out: Path | None = typer.Option(None, help="Write the per-group table here (.csv/.jsonl/.parquet)"),

@@ -31,6 +31,7 @@ import yaml
 
 from evallab.errors import DataError
 from evallab.paths import REPO_ROOT, reports_dir
+from evallab.reporting.params import ParameterError, check_parameters, check_report_name
 
 
 @dataclass
@@ -86,6 +87,10 @@ def load_config(path: str | Path) -> list[ReportSpec]:
         if e["name"] in seen:
             raise DataError(f"duplicated report name {e['name']!r}", path=str(path), row=i, column="name")
         seen.add(e["name"])
+        try:
+            check_report_name(e["name"])
+        except ParameterError as exc:
+            raise DataError(str(exc), path=str(path), row=i, column="name") from None
         nb = Path(e["notebook"])
         nb = nb if nb.is_absolute() else (path.parent / nb)
         if not nb.exists():
@@ -135,6 +140,7 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
 
     Returns the path written. The file is ``{"report", "title", "written_at", "headline", "metrics"}``.
     """
+    check_report_name(report_name)
     out = Path(reports_dir_) if reports_dir_ else reports_dir() / "adhoc"
     out.mkdir(parents=True, exist_ok=True)
     m = _jsonable(dict(metrics))
@@ -195,12 +201,21 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     from papermill.exceptions import PapermillExecutionError
 
     out = Path(out_dir).resolve()
+    t0 = time.perf_counter()
+    res = ReportResult(spec.name, "ok", 0.0, title=spec.title or _title(spec.notebook))
+    user_params = {**spec.parameters, **(extra_parameters or {})}
+    try:  # before anything is written or deleted, and before a kernel starts
+        check_report_name(spec.name)
+        check_parameters(spec.notebook, user_params, where=spec.name)
+    except ParameterError as exc:
+        res.status, res.error = "failed", str(exc)
+        return res
     out.mkdir(parents=True, exist_ok=True)
     ipynb, html_path = out / f"{spec.name}.ipynb", out / f"{spec.name}.html"
+    assert ipynb.parent == out and html_path.parent == out
     (out / f"{spec.name}.metrics.json").unlink(missing_ok=True)
-    params = {**spec.parameters, **(extra_parameters or {}), "report_name": spec.name, "reports_dir": str(out)}
-    t0 = time.perf_counter()
-    res = ReportResult(spec.name, "ok", 0.0, notebook=str(ipynb), title=spec.title or _title(spec.notebook))
+    params = {**user_params, "report_name": spec.name, "reports_dir": str(out)}
+    res.notebook = str(ipynb)
     # kernels draw with matplotlib's inline backend (Agg-based, headless) so figures land in the report, whatever
     # MPLBACKEND the caller set for itself (e.g. Agg in tests)
     saved = os.environ.get("MPLBACKEND")
