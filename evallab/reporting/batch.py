@@ -241,7 +241,9 @@ def run_notes(nb, out_dir: Path | None = None):
                     ln = ln.strip()
                     m = _WARNING_LINE.match(ln)
                     if m:
-                        notes.append(f"{m['cat']}: {m['msg']} ({m['path'].rsplit('/', 1)[-1]}:{m['line']})")
+                        src = m["path"].rsplit("/", 1)[-1]
+                        where = "" if re.fullmatch(r"\d+\.py", src) else f" ({src}:{m['line']})"  # a kernel cell
+                        notes.append(f"{m['cat']}: {m['msg']}{where}")
                     elif ln and not ln.startswith(("warnings.warn", "from ", "import ")) and "it/s]" not in ln \
                             and not re.match(r"^[\w\s]*:?\s*\d+%\|", ln):
                         notes.append(ln)
@@ -475,11 +477,9 @@ def _finding_html(f: Mapping) -> str:
 
 def _headline_html(metrics: Mapping) -> str:
     """Old-style headline metrics, readably: words for names, numbers in plain notation, lists joined."""
-    from evallab.reporting.tables import fmt_value, humanize
-
     import pandas as pd
 
-    from evallab.reporting.tables import UNITS, fmt_number, guess_unit
+    from evallab.reporting.tables import UNITS, fmt_number, fmt_value, guess_unit, humanize
 
     def text(k, v):
         if isinstance(v, float):

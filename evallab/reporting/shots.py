@@ -33,7 +33,9 @@ _JS = """() => {
   const stderr = [...document.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"], .output_stderr')]
       .map(e => e.innerText.trim()).filter(t => t.length);
   const imgs = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 60));
-  return {scrollWidth: doc.scrollWidth, scrollers, stderr, brokenImages: imgs, text: document.body.innerText};
+  const outs = [...document.querySelectorAll('.jp-OutputArea-output, .output_area')].map(e => e.innerText);
+  return {scrollWidth: doc.scrollWidth, scrollers, stderr, brokenImages: imgs, text: document.body.innerText,
+          outputs: outs.length ? outs.join(' | ') : document.body.innerText};
 }"""
 
 
@@ -61,10 +63,12 @@ def page_problems(page, url: str) -> list[str]:
     problems += [f"scrolls sideways: {s}" for s in r["scrollers"]]
     problems += [f"stderr output: {s[:120]!r}" for s in r["stderr"]]
     text = r["text"]
-    for word in ("NaN", "Traceback"):
-        if re.search(rf"\b{word}\b", text):
-            i = text.index(word)
-            problems.append(f"{word!r} in the text: …{text[max(0, i - 60):i + 40]!r}")
+    for word, where in (("NaN", r["outputs"]), ("Traceback", text)):
+        # "NaN" is looked for in what the notebook computed (outputs; the whole page for the index), not in the
+        # authors' prose, which may explain when a value is undefined
+        if re.search(rf"\b{word}\b", where):
+            i = where.index(word)
+            problems.append(f"{word!r} in the text: …{where[max(0, i - 60):i + 40]!r}")
     m = ABS_PATH.search(text)
     if m:
         problems.append(f"absolute path in the text: …{text[max(0, m.start() - 40):m.end() + 40]!r}")

@@ -52,6 +52,7 @@ _CSS = """<style>
 .evl-table table{border-collapse:collapse;table-layout:auto;width:auto;max-width:100%;font-size:13px}
 div.evl-table table th,div.evl-table table td{padding:.2rem .45rem;border-bottom:1px solid #ddd;white-space:normal;
  overflow-wrap:anywhere;vertical-align:top;text-align:left}
+div.evl-table table td{min-width:4ch}
 div.evl-table table thead th{border-bottom:2px solid #555;font-weight:600}
 .evl-table caption{caption-side:top;text-align:left;font-weight:600;padding:.2rem 0}
 .evl-table .evl-notes{font-size:12px;color:#444;margin:.25rem 0 0 0}
@@ -82,7 +83,7 @@ def _decimals(values: np.ndarray) -> int:
     if not len(v):
         return 0
     mag = math.floor(math.log10(float(np.median(v))))
-    return int(min(4, max(0, 2 - mag)))
+    return int(min(6, max(0, 2 - mag)))
 
 
 def fmt_number(x, unit: str = "", digits: int | None = None, signed: bool = False) -> str:
@@ -384,7 +385,9 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
         if cap:
             sty = sty.set_caption(html.escape(cap))
         t = sty.to_html()  # cells are escaped above; the Styler adds no escaping of its own
-        t = _align_numeric(t, [j for j, c in enumerate(cols) if c in numeric])
+        words = {j: min(18, max([len(w) for x in cells[c] for w in re.sub(r"<[^>]+>", "", x).split()] + [1]))
+                 for j, c in enumerate(cols) if c not in numeric}
+        t = _align_numeric(t, [j for j, c in enumerate(cols) if c in numeric], words)
         body.append(t)
     csv_path = None
     inner = "\n".join(body)
@@ -410,15 +413,16 @@ def _note_index(notes: list[str], why: str) -> int:
     return list(dict.fromkeys(r for r in notes if r)).index(why) + 1
 
 
-def _align_numeric(table_html: str, numeric_cols: Sequence[int]) -> str:
-    """Right-align numeric columns (Styler's col<j> classes)."""
-    if not numeric_cols:
-        return table_html
+def _align_numeric(table_html: str, numeric_cols: Sequence[int], words: Mapping[int, int]) -> str:
+    """Right-align numeric columns (Styler's col<j> classes); text columns keep their words whole (up to 18
+    characters) rather than break inside a short name."""
     m = re.search(r'id="(T_[0-9a-f_]+)"', table_html)  # scoped to this table through the Styler's uuid
     if not m:
         return table_html
-    css = "".join(f"div.evl-table #{m.group(1)} td.col{j},div.evl-table #{m.group(1)} th.col{j}{{text-align:right;"
-                  f"font-variant-numeric:tabular-nums}}" for j in numeric_cols)
+    t = f"div.evl-table #{m.group(1)}"
+    css = "".join(f"{t} td.col{j},{t} th.col{j}{{text-align:right;font-variant-numeric:tabular-nums}}"
+                  f"{t} td.col{j}{{white-space:nowrap}}" for j in numeric_cols)
+    css += "".join(f"div.evl-table #{m.group(1)} td.col{j}{{min-width:{n + 1}ch}}" for j, n in words.items())
     return f"<style>{css}</style>{table_html}"
 
 
