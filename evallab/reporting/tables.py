@@ -50,10 +50,11 @@ WIDTH_PX = 1000  # the width a table may take in a report (the page is read at 1
 _CSS = """<style>
 .evl-table{margin:.5rem 0 1rem 0;max-width:100%}
 .evl-table table{border-collapse:collapse;table-layout:auto;width:auto;max-width:100%;font-size:13px}
-div.evl-table table th,div.evl-table table td{padding:.2rem .45rem;border-bottom:1px solid #ddd;white-space:normal;
- overflow-wrap:anywhere;vertical-align:top;text-align:left}
-div.evl-table table td{min-width:4ch}
-div.evl-table table thead th{border-bottom:2px solid #555;font-weight:600}
+.evl-table.evl-table table th,.evl-table.evl-table table td{padding:.2rem .45rem;border-bottom:1px solid #ddd;
+ white-space:normal;overflow-wrap:anywhere;vertical-align:top;text-align:left}
+.evl-table.evl-table table th{overflow-wrap:normal;word-break:normal;hyphens:manual}
+.evl-table.evl-table table td{min-width:4ch}
+.evl-table.evl-table table thead th{border-bottom:2px solid #555;font-weight:600}
 .evl-table caption{caption-side:top;text-align:left;font-weight:600;padding:.2rem 0}
 .evl-table .evl-notes{font-size:12px;color:#444;margin:.25rem 0 0 0}
 .evl-finding{border-left:4px solid #0072B2;background:#eef5fb;padding:.4rem .7rem;margin:.5rem 0;font-size:15px}
@@ -277,7 +278,10 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     df = pd.DataFrame(df)
     if isinstance(df.columns, pd.MultiIndex):
         df.columns = [" ".join(str(x) for x in c if str(x)) for c in df.columns]
-    if not isinstance(df.index, pd.RangeIndex) or df.index.name is not None:
+    if df.index.name is None and not isinstance(df.index, pd.MultiIndex) and \
+            pd.api.types.is_integer_dtype(df.index):
+        df = df.reset_index(drop=True)  # row positions (e.g. after filtering) are not data
+    elif not isinstance(df.index, pd.RangeIndex) or df.index.name is not None:
         df = df.reset_index()  # the index is data: a labelled column, never an unlabelled index column
         df.columns = ["" if str(c) == "index" else c for c in df.columns]
     df.columns = [str(c) for c in df.columns]
@@ -357,7 +361,8 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     if any(not r for r in missing_notes):
         foot.append(f"{DASH} no value: the quantity is undefined for that row (no data to compute it from).")
     def width(c):  # estimated px: the longest cell (or half the header, which wraps), 7 px a character
-        longest = max([len(re.sub(r"<[^>]+>", "", x)) for x in cells[c]] + [len(headers[c]) // 2 + 1, 3])
+        longest = max([len(re.sub(r"<[^>]+>", "", x)) for x in cells[c]] + [len(headers[c]) // 2 + 1, 3]
+                      + [len(w) + 1 for w in headers[c].split()])
         return 7.2 * min(longest, 40) + 16
 
     if len(labels) <= max_cols or sum(width(c) for c in labels) <= WIDTH_PX:
