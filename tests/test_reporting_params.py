@@ -168,4 +168,4 @@ def test_known_bracketed_help_survives(capsys, monkeypatch):
         texts.append(" ".join(run_cli([*path, "--help"], capsys)[1].split()))
     flat = "\n".join(texts)
     assert "[input, output]" in flat
-    assert "file:line:" in flat or "file:line" in flat
+    assert "(file:line: [code/rule])" in flat

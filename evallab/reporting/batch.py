@@ -205,7 +205,8 @@ def _title(nb_path: Path) -> str:
 KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting.kernel"
 
 _WARNING_LINE = re.compile(r"^(?P<path>\S+?):(?P<line>\d+): (?P<cat>\w*(?:Warning|Error))\b: ?(?P<msg>.*)$")
-_ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+[\w.+@-]*")
+_ABS_PATH = re.compile(r"(?<![\w.~:/+=-])/(?:home|root|tmp|work|Users|usr|opt|var|private|mnt|srv|nix|Library)"
+                       r"/(?:[\w.+@-]+/)*[\w.+@-]*")
 
 
 def _tidy_paths(text: str, out_dir: Path | None = None) -> str:
@@ -221,7 +222,7 @@ def _tidy_paths(text: str, out_dir: Path | None = None) -> str:
         if "site-packages/" in p:
             return p.split("site-packages/", 1)[1]
         parts = [x for x in p.split("/") if x]
-        return ".../" + "/".join(parts[-2:]) if len(parts) > 2 else p
+        return ".../" + "/".join(parts[-2:]) if len(parts) > 2 else ".../" + parts[-1]
     return _ABS_PATH.sub(short, text)
 
 
