@@ -202,3 +202,9 @@ def test_paths_tidied_but_urls_and_markup_kept(tmp_path):
     assert _tidy_paths(f"{REPO_ROOT}/data/a.csv and {tmp_path}/o.csv", tmp_path) == "data/a.csv and o.csv"
     assert _tidy_paths("https://github.com/a/b/c/d </td>", tmp_path) == "https://github.com/a/b/c/d </td>"
     assert _tidy_paths("/home/someone/private/x/y.csv", tmp_path) == ".../x/y.csv"
+
+
+def test_empty_table_says_so_and_float_counts_read_as_counts():
+    assert "No rows (Skill, Rule)." in to_html(pd.DataFrame({"skill": [], "rule": []})).html
+    c = cells(to_html(pd.DataFrame({"kappa": [1.0, 0.5], "replies": [1468.0, 838.0]})).html)
+    assert "1,468" in c and "1.000" in c

@@ -45,7 +45,7 @@ UNITS = {
 DASH = "—"
 MAX_ROWS = 15  # longer tables are folded into <details> (with a CSV beside the report)
 MAX_COLS = 8  # tables wider than this (and than WIDTH_PX) are split into parts repeating the key columns
-WIDTH_PX = 1000  # the width a table may take in a report (the page is read at 1280 px)
+WIDTH_PX = 1150  # the width a table may take in a report (the page is read at 1280 px)
 
 _CSS = """<style>
 .evl-table{margin:.5rem 0 1rem 0;max-width:100%}
@@ -317,9 +317,9 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
                 vals = np.concatenate([vals] + [pd.to_numeric(df[x], errors="coerce").to_numpy(float) * scale
                                                 for x in intervals[c]])
             d = UNITS[unit][2] if unit in ("%", "pp") else _decimals(vals)
-            if unit == "" and np.all(np.isfinite(vals[np.isfinite(vals)])) and len(vals) and \
-                    np.all(vals[np.isfinite(vals)] == np.round(vals[np.isfinite(vals)])):
-                d = 0
+            fin = vals[np.isfinite(vals)]
+            if unit == "" and len(fin) and np.all(fin == np.round(fin)) and np.abs(fin).max() >= 2:
+                d = 0  # counts stored as floats; a kappa of exactly 1 keeps its decimals
         signed = unit in ("pp", "pp_pct")
         col = []
         for i in range(len(df)):
@@ -396,6 +396,9 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
         body.append(t)
     csv_path = None
     inner = "\n".join(body)
+    if len(df) == 0:
+        inner = (f"<p><b>{html.escape(caption)}</b></p>" if caption else "") + \
+            f"<p class='evl-notes'>No rows ({html.escape(', '.join(headers.values()))}).</p>"
     if foot:
         inner += "<p class='evl-notes'>" + "<br>".join(foot) + "</p>"
     if len(df) > max_rows:
