@@ -61,6 +61,20 @@ def test_every_page_reads_cleanly_at_1280px(batch, browser):
     assert not {k: v for k, v in found.items() if v}
 
 
+def test_findings_conclusions_and_run_notes_reach_the_reader(batch):
+    import html
+    import re
+
+    out, _ = batch
+    index = html.unescape(re.sub(r"<[^>]+>", " ", (out / "index.html").read_text()))
+    assert "Judge A keeps its verdict in 93% of swapped pairs." in index
+    assert "93.0% [90.0, 95.0] (95% CI, n = 419)" in index
+    report = (out / "messy.html").read_text()
+    assert "Conclusions" in report and "Caveats" in report
+    notes = report[report.index("Run notes"):]
+    assert "UserWarning: a deliberate UserWarning from the notebook" in notes and "stderr line from data" in notes
+
+
 def test_long_table_csv_link_resolves(batch):
     out, _ = batch
     html = (out / "messy.html").read_text()

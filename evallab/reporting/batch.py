@@ -171,7 +171,7 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     if findings is None:
         tables = sys.modules.get("evallab.reporting.tables")
         findings = list(tables.FINDINGS) if tables is not None else []
-    found = [_finding_dict(f) for f in findings]
+    found = list({d["sentence"]: d for d in map(_finding_dict, findings)}.values())  # a cell re-run: once
     check_report_name(report_name)
     out = Path(reports_dir_) if reports_dir_ else reports_dir() / "adhoc"
     out.mkdir(parents=True, exist_ok=True)
@@ -456,7 +456,7 @@ pre.failed{white-space:pre-wrap;overflow-wrap:anywhere;color:#b00020;background:
 """
 
 #: parameter names that say which data a report read
-_DATA_PARAM = re.compile(r"(path|_dir$|^catalog$|report$|recordings)")
+_DATA_PARAM = re.compile(r"^(?!record_dir$|cache_dir$)(.*path|.*_dir|catalog|.*report|.*recordings.*)$")
 
 
 def _value_text(v) -> str:
