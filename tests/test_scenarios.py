@@ -18,10 +18,11 @@ from cli_helper import run_cli
 
 from evallab.errors import DataError, EvallabError
 from evallab.experiments import judge_check
-from evallab.metrics import agreement
 from evallab.paths import REPO_ROOT, data_dir
+from evallab.metrics import agreement
 from evallab.skills import scenarios as S
-from evallab.skills.recordings import RecordingError, load_recording, load_recordings, to_verdicts
+from evallab.skills.recordings import to_verdicts
+from evallab.skills.recordings import RecordingError, load_recording, load_recordings
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
