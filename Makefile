@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report test bench coverage lint clean venv constraints
+.PHONY: report test bench coverage lint clean venv constraints shots chromium
 
 venv: $(STAMP)
 
@@ -19,6 +19,16 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 
 report: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/evallab report --config reports.yaml --out reports --jobs $(JOBS)
+
+# Chromium for the browser checks: Debian's package (Playwright's own browser download is not used)
+chromium:
+	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# Screenshots of reports/index.html and every report at 1280 px in headless Chromium (reports/shots/*.png), with
+# the checks tests/test_browser.py makes printed per page. Run `make report` first.
+shots: $(STAMP) chromium
+	test -f reports/index.html || $(MAKE) report
+	$(BIN)/python -m evallab.reporting.shots reports
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests
@@ -34,7 +44,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check evallab tests benchmarks
 
 clean:
-	rm -rf $(VENV) reports/*.html reports/*.ipynb reports/*.json
+	rm -rf $(VENV) reports/*.html reports/*.ipynb reports/*.json reports/*.tables reports/shots
 
 # Re-pin constraints.txt from the ranges in pyproject.toml (in a throw-away venv), then review the diff.
 constraints:

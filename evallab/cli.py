@@ -15,7 +15,25 @@ import typer
 
 from evallab.errors import EvallabError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+
+def _format_commands(self, ctx, formatter) -> None:
+    """A group's command list with each command's whole first sentence, wrapped at the terminal width (click
+    cuts it with "..." to fit one line)."""
+    rows = []
+    for sub in self.list_commands(ctx):
+        cmd = self.get_command(ctx, sub)
+        if cmd is not None and not cmd.hidden:
+            rows.append((sub, cmd.get_short_help_str(limit=10_000)))
+    if rows:
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+# every evallab group (the root and the groups registered by the *_cli modules) lists its commands in full
+typer.core.TyperGroup.format_commands = _format_commands
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
+                  pretty_exceptions_enable=False,
                   help="evallab: calibrate LLM judges (agreement, position bias, inflation, drift, gates).")
 
 
@@ -51,6 +69,65 @@ def report(
     typer.echo(f"wrote {Path(out) / 'index.html'}")
     if failed:
         raise typer.Exit(1)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    notebook: Annotated[Path, typer.Argument(help="The report notebook, e.g. notebooks/02_position_bias.ipynb")],
+    out: Annotated[Path, typer.Option(help="Output folder [default: reports/adhoc]")] = None,
+    name: Annotated[str, typer.Option(help="Report name: the outputs' file stem (letters, digits, _ - .) "
+                                           "[default: the notebook's stem]")] = "",
+    list_: Annotated[bool, typer.Option("--list", help="List the notebook's parameters and exit")] = False,
+) -> None:
+    """Run one report notebook by hand: OUT/NAME.ipynb, OUT/NAME.html and OUT/NAME.metrics.json.
+
+    Set parameters with -p NAME VALUE (repeatable; --list shows them). Parameters are checked before the kernel starts: an unknown name is refused with the closest valid one, a
+    value of the wrong type names the parameter and the expected type. A VALUE is read as a literal (3, 0.5,
+    true, [a, b]) unless the parameter is a str.
+    """
+    from evallab.paths import reports_dir
+    from evallab.reporting.batch import ReportSpec, run_one
+    from evallab.reporting.params import (
+        check_parameters,
+        check_report_name,
+        expected_type,
+        notebook_parameters,
+        parse_value,
+    )
+
+    if not notebook.exists():
+        raise EvallabError(f"{notebook}: no such notebook")
+    declared = notebook_parameters(notebook)
+    if list_:
+        for p in declared.values():
+            typer.echo(f"{p.name}: {expected_type(p) or '?'} = {p.default}" + (f"  # {p.help}" if p.help else ""))
+        return
+    args, pairs = list(ctx.args), []
+    while args:
+        flag = args.pop(0)
+        if flag not in ("-p", "--parameter") or len(args) < 2:
+            raise EvallabError(f"unexpected argument {flag!r}; set a parameter with -p NAME VALUE")
+        pairs.append((args.pop(0), args.pop(0)))
+    params = {}
+    for key, text in pairs:
+        p = declared.get(key)
+        params[key] = parse_value(text, expected_type(p) if p else "")
+    report_name = check_report_name(name or notebook.stem)
+    check_parameters(notebook, params)
+    dest = out if out is not None else reports_dir() / "adhoc"
+    res = run_one(ReportSpec(report_name, notebook.resolve(), params), dest)
+    for f in (res.notebook, res.html):
+        if f:
+            typer.echo(f"wrote {f}")
+    mpath = Path(dest) / f"{report_name}.metrics.json"
+    if mpath.exists():
+        typer.echo(f"wrote {mpath}")
+    if res.status != "ok":
+        where = f"cell {res.cell}: " if res.cell is not None else ""
+        typer.echo(f"failed {report_name}: {where}{res.error}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"ok     {report_name} {res.seconds:.1f}s")
 
 
 def _register() -> None:

@@ -67,8 +67,9 @@ def register(app: typer.Typer) -> None:
         adjust: str = typer.Option("holm", help="Multiplicity adjustment across groups: holm | bh | none"),
         by: list[str] = typer.Option([], help="Grouping column(s), repeatable or comma-separated "
                                               "[default: subset,strategy]"),
-        match_on: list[str] = typer.Option([], help="Columns pairing replies [default: dataset,item_id,strategy,"
-                                                    "anchor_set,order,sample]; drop strategy for a prompt change"),
+        match_on: list[str] = typer.Option([], help="Columns pairing replies [default: dataset, item_id, "
+                                                    "strategy, anchor_set, order, sample]; drop strategy for a "
+                                                    "prompt change"),
         n_resamples: int = typer.Option(1000, min=0, help="Bootstrap resamples over items for the intervals"),
         out: Path | None = typer.Option(None, help="Write the per-group table here (.csv/.jsonl/.parquet)"),
         moved: Path | None = typer.Option(None, help="Write the replies whose verdict changed here"),

@@ -11,9 +11,9 @@ import typer
 
 from evallab.errors import EvallabError
 
-rubrics_app = typer.Typer(add_completion=False, no_args_is_help=True,
+rubrics_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                           help="MeowKit-style rubrics: validate files and presets, weighted verdict with hard-fail.")
-inflation_app = typer.Typer(add_completion=False, no_args_is_help=True,
+inflation_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                             help="Positive-bias inflation across anchor sets (PASS-only vs balanced ...).")
 
 

@@ -15,7 +15,7 @@ from evallab import fileio
 from evallab.errors import EvallabError
 from evallab.experiments import judge_check as JC
 
-manifests_app = typer.Typer(add_completion=False, no_args_is_help=True,
+manifests_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                             help="aeon-style assertion manifests: evaluate outputs, bootstrap a starter manifest.")
 
 

@@ -13,7 +13,7 @@ import typer
 from evallab.errors import EvallabError
 from evallab.skills import catalogs
 
-triggers_app = typer.Typer(add_completion=False, no_args_is_help=True,
+triggers_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                            help="Lexical trigger scorer: rank skills for a prompt, tune thresholds, scout.")
 
 

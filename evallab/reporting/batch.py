@@ -20,6 +20,7 @@ import html
 import json
 import math
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -31,6 +32,7 @@ import yaml
 
 from evallab.errors import DataError
 from evallab.paths import REPO_ROOT, reports_dir
+from evallab.reporting.params import ParameterError, check_parameters, check_report_name
 
 
 @dataclass
@@ -56,6 +58,13 @@ class ReportResult:
     error: str | None = None
     metrics: dict = field(default_factory=dict)
     title: str = ""
+    question: str = ""  # the notebook's first heading: the question the report answers
+    findings: list = field(default_factory=list)  # structured findings (see evallab.reporting.tables.finding)
+    parameters: dict = field(default_factory=dict)  # every declared parameter's value in this run
+    changed: list = field(default_factory=list)  # the parameters the run set (not the notebook's default)
+    parameter_help: dict = field(default_factory=dict)  # parameter → its one-line description
+    source: str = ""  # the notebook, relative to the project root
+    finished_at: str = ""
 
 
 def load_config(path: str | Path) -> list[ReportSpec]:
@@ -86,6 +95,10 @@ def load_config(path: str | Path) -> list[ReportSpec]:
         if e["name"] in seen:
             raise DataError(f"duplicated report name {e['name']!r}", path=str(path), row=i, column="name")
         seen.add(e["name"])
+        try:
+            check_report_name(e["name"])
+        except ParameterError as exc:
+            raise DataError(str(exc), path=str(path), row=i, column="name") from None
         nb = Path(e["notebook"])
         nb = nb if nb.is_absolute() else (path.parent / nb)
         if not nb.exists():
@@ -119,8 +132,21 @@ def _jsonable(x):
     return str(x)
 
 
+def _finding_dict(f) -> dict:
+    from evallab.reporting.tables import Finding
+
+    if isinstance(f, Finding):
+        return f.as_dict()
+    if isinstance(f, str):
+        return Finding(f).as_dict()
+    if isinstance(f, Mapping):
+        return Finding(**{k: f.get(k) for k in ("sentence", "value", "low", "high", "n")},
+                       level=f.get("level", 0.95), unit=f.get("unit") or "").as_dict()
+    raise TypeError(f"a finding is a Finding, a sentence or a mapping, not {type(f).__name__}")
+
+
 def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports_dir_: str | Path = "",
-                 headline: Sequence[str] | None = None) -> Path:
+                 headline: Sequence[str] | None = None, findings: Sequence | None = None) -> Path:
     """Write a notebook's headline numbers to ``<reports_dir>/<report_name>.metrics.json``.
 
     Parameters
@@ -131,10 +157,22 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     reports_dir_ : folder; ``""`` (a notebook run by hand) means ``<reports>/adhoc`` (see
         :func:`evallab.paths.reports_dir`), so a hand run never overwrites the batch's reports; the batch
         always passes its output folder.
-    headline : the metric names to show in ``index.html`` (default: every top-level scalar).
+    headline : the metric names to show in ``index.html`` when there are no findings (default: every top-level
+        scalar); kept for notebooks that do not state findings yet.
+    findings : the report's findings for the index, each a :class:`evallab.reporting.tables.Finding`, a mapping
+        with ``sentence, value, low, high, level, n, unit`` or a plain sentence (default: every finding stated with
+        :func:`evallab.reporting.tables.finding` in this kernel).
 
-    Returns the path written. The file is ``{"report", "title", "written_at", "headline", "metrics"}``.
+    Returns the path written. The file is ``{"report", "title", "written_at", "headline", "findings",
+    "metrics"}``.
     """
+    import sys
+
+    if findings is None:
+        tables = sys.modules.get("evallab.reporting.tables")
+        findings = list(tables.FINDINGS) if tables is not None else []
+    found = list({d["sentence"]: d for d in map(_finding_dict, findings)}.values())  # a cell re-run: once
+    check_report_name(report_name)
     out = Path(reports_dir_) if reports_dir_ else reports_dir() / "adhoc"
     out.mkdir(parents=True, exist_ok=True)
     m = _jsonable(dict(metrics))
@@ -142,7 +180,7 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
         headline = [k for k, v in m.items() if isinstance(v, (int, float, str, bool)) or v is None]
     doc = {"report": report_name, "title": title,
            "written_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-           "headline": list(headline), "metrics": m}
+           "headline": list(headline), "findings": found, "metrics": m}
     path = out / f"{report_name}.metrics.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=False), encoding="utf-8")
@@ -163,15 +201,109 @@ def _title(nb_path: Path) -> str:
     return nb_path.stem
 
 
+#: the report kernel's set-up (figure style, publication tables for ``display(df)``), run before the first cell
+KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting.kernel"
+
+_WARNING_LINE = re.compile(r"^(?P<path>\S+?):(?P<line>\d+): (?P<cat>\w*(?:Warning|Error))\b: ?(?P<msg>.*)$")
+_ABS_PATH = re.compile(r"(?<![\w.~:/+=-])/(?:home|root|tmp|work|Users|usr|opt|var|private|mnt|srv|nix|Library)"
+                       r"/(?:[\w.+@-]+/)*[\w.+@-]*")
+
+
+def _tidy_paths(text: str, out_dir: Path | None = None) -> str:
+    """Absolute paths made relative: to the output folder, then to the project root; anything else under a
+    Python installation shortened to its package path; other absolute paths reduced to their last two parts."""
+    if out_dir is not None:
+        text = text.replace(str(out_dir) + "/", "")
+    root = str(REPO_ROOT)
+    text = text.replace(root + "/", "").replace(root, ".")
+
+    def short(m):
+        p = m.group(0)
+        if "site-packages/" in p:
+            return p.split("site-packages/", 1)[1]
+        parts = [x for x in p.split("/") if x]
+        return ".../" + "/".join(parts[-2:]) if len(parts) > 2 else ".../" + parts[-1]
+    return _ABS_PATH.sub(short, text)
+
+
+def run_notes(nb, out_dir: Path | None = None):
+    """Move stderr stream outputs (warnings, progress bars) of an executed notebook into one short "Run notes"
+    section at its end, and make paths in every output relative. Returns the notebook (changed in place)."""
+    import nbformat
+
+    notes: list[str] = []
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        kept = []
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                for ln in _tidy_paths(o.get("text", ""), out_dir).replace("\r", "\n").splitlines():
+                    ln = ln.strip()
+                    m = _WARNING_LINE.match(ln)
+                    if m:
+                        src = m["path"].rsplit("/", 1)[-1]
+                        where = "" if re.fullmatch(r"\d+\.py", src) else f" ({src}:{m['line']})"  # a kernel cell
+                        notes.append(f"{m['cat']}: {m['msg']}{where}")
+                    elif ln and not ln.startswith(("warnings.warn", "from ", "import ")) and "it/s]" not in ln \
+                            and not re.match(r"^[\w\s]*:?\s*\d+%\|", ln):
+                        notes.append(ln)
+                continue
+            if o.get("output_type") == "stream":
+                o["text"] = _tidy_paths(o.get("text", ""), out_dir)
+            for key in ("text/plain", "text/html", "text/markdown"):
+                data = o.get("data", {})
+                if key in data:
+                    data[key] = _tidy_paths(data[key] if isinstance(data[key], str) else "".join(data[key]),
+                                            out_dir)
+            if o.get("output_type") == "error":
+                o["evalue"] = _tidy_paths(o.get("evalue", ""), out_dir)
+                o["traceback"] = [_tidy_paths(t, out_dir) for t in o.get("traceback", [])]
+            kept.append(o)
+        c["outputs"] = kept
+    notes = list(dict.fromkeys(n[:300] for n in notes))
+    if notes:
+        body = "\n".join(f"- {html.escape(n)}" for n in notes[:30])
+        more = f"\n- … and {len(notes) - 30} more (see the executed notebook)" if len(notes) > 30 else ""
+        nb.cells.append(nbformat.v4.new_markdown_cell(
+            "## Run notes\nMessages the run printed to its error stream (warnings, progress), kept here so the "
+            "report itself stays clean. They do not change the numbers above.\n\n" + body + more))
+    return nb
+
+
 def export_html(ipynb: Path, html_path: Path) -> None:
-    """Export an executed notebook to HTML without input cells or prompts (nbconvert)."""
+    """Export an executed notebook to HTML without input cells or prompts (nbconvert), with stderr output moved
+    to a "Run notes" section and paths relative to the output folder or project root."""
     import nbformat
     from nbconvert import HTMLExporter
 
-    nb = nbformat.read(str(ipynb), as_version=4)
+    nb = run_notes(nbformat.read(str(ipynb), as_version=4), html_path.parent.resolve())
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb)
     html_path.write_text(body, encoding="utf-8")
+
+
+def _record_parameters(res: ReportResult, notebook: Path, user_params: Mapping) -> None:
+    """The run's parameters (declared defaults overridden by the run's values) for the index."""
+    import ast
+
+    from evallab.reporting.params import RUNNER_PARAMETERS, notebook_parameters
+
+    try:
+        declared = notebook_parameters(notebook)
+    except Exception:  # an unreadable notebook is reported by the run itself
+        declared = {}
+    for name, p in declared.items():
+        if name in RUNNER_PARAMETERS:
+            continue
+        try:
+            default = ast.literal_eval(p.default)
+        except (ValueError, SyntaxError):
+            default = p.default
+        res.parameters[name] = _jsonable(user_params.get(name, default))
+        res.parameter_help[name] = p.help
+        if name in user_params and user_params[name] != default:
+            res.changed.append(name)
 
 
 def _code_cell_number(ipynb: Path, cell_index: int) -> int:
@@ -195,12 +327,24 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     from papermill.exceptions import PapermillExecutionError
 
     out = Path(out_dir).resolve()
+    t0 = time.perf_counter()
+    res = ReportResult(spec.name, "ok", 0.0, title=spec.title or _title(spec.notebook))
+    res.question = _title(spec.notebook)
+    res.source = _tidy_paths(str(spec.notebook))
+    user_params = {**spec.parameters, **(extra_parameters or {})}
+    _record_parameters(res, spec.notebook, user_params)
+    try:  # before anything is written or deleted, and before a kernel starts
+        check_report_name(spec.name)
+        check_parameters(spec.notebook, user_params, where=spec.name)
+    except ParameterError as exc:
+        res.status, res.error = "failed", str(exc)
+        return res
     out.mkdir(parents=True, exist_ok=True)
     ipynb, html_path = out / f"{spec.name}.ipynb", out / f"{spec.name}.html"
+    assert ipynb.parent == out and html_path.parent == out
     (out / f"{spec.name}.metrics.json").unlink(missing_ok=True)
-    params = {**spec.parameters, **(extra_parameters or {}), "report_name": spec.name, "reports_dir": str(out)}
-    t0 = time.perf_counter()
-    res = ReportResult(spec.name, "ok", 0.0, notebook=str(ipynb), title=spec.title or _title(spec.notebook))
+    params = {**user_params, "report_name": spec.name, "reports_dir": str(out)}
+    res.notebook = str(ipynb)
     # kernels draw with matplotlib's inline backend (Agg-based, headless) so figures land in the report, whatever
     # MPLBACKEND the caller set for itself (e.g. Agg in tests)
     saved = os.environ.get("MPLBACKEND")
@@ -210,7 +354,7 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
                             cwd=str(spec.notebook.parent), progress_bar=False, log_output=False,
                             execution_timeout=timeout,
                             # the kernel's own log lines ("running over TCP", a shutdown KeyboardInterrupt) are noise
-                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_SETUP])
     except PapermillExecutionError as exc:
         res.status, res.cell = "failed", _code_cell_number(ipynb, int(exc.cell_index))
         first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")
@@ -234,12 +378,14 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
         try:
             doc = json.loads(mpath.read_text(encoding="utf-8"))
             res.metrics = {k: doc["metrics"].get(k) for k in doc.get("headline", [])}
+            res.findings = list(doc.get("findings") or [])
             res.title = doc.get("title") or res.title
         except (ValueError, KeyError):
             res.metrics = {}
     elif res.status == "ok":
         res.status, res.error = "failed", f"the notebook wrote no {mpath.name}"
     res.seconds = time.perf_counter() - t0
+    res.finished_at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return res
 
 
@@ -291,39 +437,150 @@ def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: in
     return ordered
 
 
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, (list, dict)):
-        return html.escape(json.dumps(v)[:200])
-    return html.escape(str(v))
+_INDEX_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem;
+ color:#1a1a1a;line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.25rem}
+.card{border:1px solid #d0d7de;border-radius:8px;padding:.8rem 1.1rem;margin:1.1rem 0;background:#fff}
+.card h2{font-size:1.2rem;margin:.1rem 0 .3rem 0}
+.question{font-style:italic;margin:.2rem 0 .5rem 0;color:#333}
+.status{font-size:.9rem;color:#444;margin:.2rem 0}
+.status .ok{color:#1b5e20;font-weight:600}.status .failed{color:#b00020;font-weight:600}
+.findings{margin:.4rem 0 .6rem 1.1rem;padding:0}.findings li{margin:.25rem 0}
+.est{color:#333;white-space:nowrap}
+.meta{font-size:.9rem;color:#333;margin:.3rem 0}
+details{margin:.3rem 0}summary{cursor:pointer;color:#0b5394}
+table{border-collapse:collapse;max-width:100%}td,th{border-bottom:1px solid #ddd;padding:.2rem .5rem;text-align:left;
+ vertical-align:top;overflow-wrap:anywhere}
+pre.failed{white-space:pre-wrap;overflow-wrap:anywhere;color:#b00020;background:#fff5f5;padding:.5rem}
+"""
+
+#: parameter names that say which data a report read
+_DATA_PARAM = re.compile(r"^(?!record_dir$|cache_dir$)(.*path|.*_dir|catalog|.*report|.*recordings.*)$")
+
+
+def _value_text(v) -> str:
+    from evallab.reporting.tables import fmt_value
+
+    if v == "" or v == []:
+        return "default"
+    return fmt_value(v)
+
+
+def _finding_html(f: Mapping) -> str:
+    from evallab.reporting.tables import format_estimate
+
+    est = format_estimate(f.get("value"), f.get("low"), f.get("high"), f.get("unit") or "", f.get("level"),
+                          f.get("n"))
+    sentence = html.escape(str(f.get("sentence", "")))
+    return f"<li>{sentence}" + (f" <span class='est'>— {html.escape(est)}</span>" if est else "") + "</li>"
+
+
+def _headline_html(metrics: Mapping) -> str:
+    """Old-style headline metrics, readably: words for names, numbers in plain notation, lists joined."""
+    import pandas as pd
+
+    from evallab.reporting.tables import UNITS, fmt_number, fmt_value, guess_unit, humanize
+
+    def text(k, v):
+        if isinstance(v, float):
+            u = guess_unit(k, pd.Series([v], dtype=float))
+            if u == "count":
+                u = ""
+            suffix = UNITS.get(u, (1, "", None))[1]
+            return fmt_number(v, u, None, u in ("pp", "pp_pct")) + ("%" if suffix == "%" else f" {suffix}"
+                                                                     if suffix else "")
+        return fmt_value(v)
+    rows = "".join(f"<tr><th>{html.escape(humanize(k))}</th><td>{html.escape(text(k, v))}</td></tr>"
+                   for k, v in metrics.items())
+    return f"<table>{rows}</table>"
+
+
+def _all_metrics_html(path: Path) -> str:
+    from evallab.reporting.tables import fmt_value, humanize, to_html
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    m = doc.get("metrics") or {}
+    scalars, tables = [], []
+    for k, v in m.items():
+        if isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
+            import pandas as pd
+
+            tables.append(f"<h4>{html.escape(humanize(k))}</h4>" + to_html(pd.DataFrame(v), max_rows=10**6,
+                                                                           max_cols=6).html)
+        else:
+            scalars.append(f"<tr><th>{html.escape(humanize(k))}</th><td>{html.escape(fmt_value(v))}</td></tr>")
+    body = (f"<table>{''.join(scalars)}</table>" if scalars else "") + "".join(tables)
+    return (f"<details><summary>All metrics ({len(m)}) · <a href='{html.escape(path.name)}'>as a file</a></summary>"
+            f"{body}</details>")
+
+
+def _card(r: ReportResult, out: Path) -> str:
+    from evallab.reporting.tables import humanize
+
+    title = html.escape(r.title or humanize(r.name))
+    link = f"<a href='{html.escape(Path(r.html).name)}'>{title}</a>" if r.html else title
+    parts = [f"<section class='card' id='{html.escape(r.name)}'><h2>{link}</h2>"]
+    if r.question and r.question != r.title:
+        parts.append(f"<p class='question'>{html.escape(r.question)}</p>")
+    when = f" · finished {html.escape(r.finished_at)}" if r.finished_at else ""
+    parts.append(f"<p class='status'>Status: <span class='{html.escape(r.status)}'>{html.escape(r.status)}</span>"
+                 f" · {r.seconds:.1f} s{when}</p>")
+    if r.status == "failed":
+        cell = f"cell {r.cell}: " if r.cell is not None else ""
+        parts.append(f"<pre class='failed'>{html.escape(_tidy_paths(cell + (r.error or ''), out.resolve()))}</pre>")
+    if r.findings:
+        parts.append("<ul class='findings'>" + "".join(_finding_html(f) for f in r.findings[:5]) + "</ul>")
+    elif r.metrics:
+        parts.append(_headline_html(r.metrics))
+    if r.parameters:
+        data = [k for k in r.parameters if _DATA_PARAM.search(k)]
+        def item(k):
+            changed = " (set for this run)" if k in r.changed else ""
+            tip = html.escape(r.parameter_help.get(k, ""), quote=True)
+            return (f"<span title='{tip}'>{html.escape(humanize(k))}: "
+                    f"<b>{html.escape(_tidy_paths(_value_text(r.parameters[k]), out.resolve()))}</b>{changed}</span>")
+        src = f"Notebook {html.escape(r.source)}. " if r.source else ""
+        if data:
+            parts.append(f"<p class='meta'>{src}Data: " + "; ".join(item(k) for k in data)
+                         + " (“default”: the bundled data set).</p>")
+        rest = [k for k in r.parameters if k not in data]
+        if rest:
+            rows = "".join(f"<tr><th>{html.escape(humanize(k))}</th><td>"
+                           f"{html.escape(_tidy_paths(_value_text(r.parameters[k]), out.resolve()))}"
+                           f"{' (set for this run)' if k in r.changed else ''}</td>"
+                           f"<td>{html.escape(r.parameter_help.get(k, ''))}</td></tr>" for k in rest)
+            changed = [humanize(k) for k in rest if k in r.changed]
+            summ = f"Parameters ({len(rest)}; set for this run: {', '.join(changed)})" if changed else \
+                f"Parameters ({len(rest)}, all defaults)"
+            parts.append(f"<details><summary>{html.escape(summ)}</summary><table>{rows}</table></details>")
+    mpath = out / f"{r.name}.metrics.json"
+    if mpath.exists():
+        parts.append(_all_metrics_html(mpath))
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def write_index(results: Sequence[ReportResult], out_dir: str | Path) -> Path:
-    """Write ``index.html``: one section per report with status, headline numbers and a link."""
+    """Write ``index.html``: one card per report — the question, its findings with intervals and n (or, for a
+    notebook that still passes ``headline=``, those metrics readably), the data and parameters of the run, status
+    and time — with the full metrics folded away."""
     out = Path(out_dir)
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    ok = sum(r.status == "ok" for r in results)
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>evallab calibration reports</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}"
-        ".failed{color:#b00020}.ok{color:#1b5e20}</style></head><body>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>evallab calibration reports</title><style>{_INDEX_CSS}</style></head><body>",
         "<h1>evallab calibration reports</h1>",
-        f"<p>Generated {now} by <code>evallab report</code>. Each report is a papermill run of a notebook in "
-        "<code>notebooks/</code>; click a title to open it.</p>",
+        f"<p>{len(results)} reports, {ok} ran to the end; generated {now} by <code>evallab report</code>. Each report "
+        "is a run of a notebook in <code>notebooks/</code>; click a title to read it. Intervals are 95% confidence "
+        "intervals unless stated; n is the number of units behind a number.</p>",
     ]
-    for r in results:
-        link = f"<a href='{html.escape(Path(r.html).name)}'>{html.escape(r.title or r.name)}</a>" if r.html else \
-            html.escape(r.title or r.name)
-        parts.append(f"<h2>{link}</h2><p class='{r.status}'>status: <b>{r.status}</b> "
-                     f"({r.seconds:.1f} s)</p>")
-        if r.status == "failed":
-            cell = f"cell {r.cell}: " if r.cell is not None else ""
-            parts.append(f"<pre class='failed'>{html.escape(cell + (r.error or ''))}</pre>")
-        if r.metrics:
-            rows = "".join(f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td>{_fmt(v)}</td></tr>"
-                           for k, v in r.metrics.items())
-            parts.append(f"<table>{rows}</table>")
+    parts += [_card(r, out) for r in results]
     parts.append("</body></html>")
     path = out / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")

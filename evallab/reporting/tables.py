@@ -1,0 +1,533 @@
+"""Publication tables, findings, conclusions and caveats for the report notebooks.
+
+A notebook calls::
+
+    from evallab.reporting.tables import show, finding, conclusions
+
+    show(bias, columns={"judge": "Judge", "pairs": "Pairs", "consistency": "Position consistency"},
+         intervals={"consistency": ("consistency_low", "consistency_high")},
+         units={"consistency": "%", "delta_first_slot": "pp", "mcnemar_p": "p"},
+         caption="Consistency per judge (95% Wilson intervals).")
+    finding(f"GPT-4 keeps its verdict in {c:.0%} of swapped pairs.", value=c, low=lo, high=hi, n=n, unit="%")
+    conclusions(["..."], caveats=["..."])
+
+:func:`to_html` renders a DataFrame through pandas' Styler: an estimate and its interval in one cell
+("93.1 [90.2, 95.4]"), the unit in the column header, proportions as % and differences of proportions in
+percentage points, no index column, "—" for a missing value with a footnote saying why (from a ``note``/``reason``
+column where present), digits per quantity, cells that wrap (no horizontal scrollbar at 1280 px; wide tables are
+split into parts that repeat the key columns), and long tables folded in ``<details>`` with the full table written
+beside the report as CSV. :func:`publication_html` is the automatic version the report kernel uses for a plain
+``display(df)`` (intervals and units guessed from column names).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: units a column can have: how values are scaled, the header suffix and the default decimals
+UNITS = {
+    "%": (100.0, "%", 1),  # a proportion 0-1 shown in percent
+    "pct": (1.0, "%", 1),  # already in percent
+    "pp": (100.0, "pp", 1),  # a difference of proportions, in percentage points (signed)
+    "pp_pct": (1.0, "pp", 1),  # a difference already in percentage points
+    "p": (1.0, "", 3),  # a p-value
+    "count": (1.0, "n", 0),
+    "": (1.0, "", None),
+}
+DASH = "—"
+MAX_ROWS = 15  # longer tables are folded into <details> (with a CSV beside the report)
+MAX_COLS = 8  # tables wider than this (and than WIDTH_PX) are split into parts repeating the key columns
+WIDTH_PX = 1150  # the width a table may take in a report (the page is read at 1280 px)
+
+_CSS = """<style>
+.evl-table{margin:.5rem 0 1rem 0;max-width:100%}
+.evl-table table{border-collapse:collapse;table-layout:auto;width:auto;max-width:100%;font-size:13px}
+.evl-table.evl-table table th,.evl-table.evl-table table td{padding:.2rem .45rem;border-bottom:1px solid #ddd;
+ white-space:normal;overflow-wrap:anywhere;vertical-align:top;text-align:left}
+.evl-table.evl-table table th{overflow-wrap:normal;word-break:normal;hyphens:manual}
+.evl-table.evl-table table td{min-width:4ch}
+.evl-table.evl-table table thead th{border-bottom:2px solid #555;font-weight:600}
+.evl-table caption{caption-side:top;text-align:left;font-weight:600;padding:.2rem 0}
+.evl-table .evl-notes{font-size:12px;color:#444;margin:.25rem 0 0 0}
+.evl-finding{border-left:4px solid #0072B2;background:#eef5fb;padding:.4rem .7rem;margin:.5rem 0;font-size:15px}
+.evl-box h2{margin-top:1.2rem}
+.jp-OutputArea-output,.jp-RenderedHTMLCommon{overflow-x:visible}
+.jp-RenderedHTMLCommon table{table-layout:auto}
+</style>"""
+
+
+# ----------------------------------------------------------------------------------------------- formatting
+def humanize(name: str) -> str:
+    """A column or metric name as words: ``first_slot_rate`` → "First slot rate"; ``p_lt_0_05`` → "p < 0.05"."""
+    s = str(name)
+    s = re.sub(r"(\d)_(\d)", r"\1.\2", s)
+    s = re.sub(r"(^|_)lt(_|$)", r"\1<\2", s)
+    s = re.sub(r"(^|_)gt(_|$)", r"\1>\2", s)
+    s = re.sub(r"_(pct|pp|usd)$", "", s)
+    s = s.replace("_", " ").strip()
+    return s[:1].upper() + s[1:] if s else s
+
+
+def _decimals(values: np.ndarray) -> int:
+    """Decimals giving about three significant digits for the column's typical magnitude (no scientific
+    notation)."""
+    v = np.abs(values[np.isfinite(values)])
+    v = v[v > 0]
+    if not len(v):
+        return 0
+    mag = math.floor(math.log10(float(np.median(v))))
+    return int(min(6, max(0, 2 - mag)))
+
+
+def fmt_number(x, unit: str = "", digits: int | None = None, signed: bool = False) -> str:
+    """One number as text in the table's conventions ("—" when missing)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)) or x is pd.NA or x is pd.NaT:
+        return DASH
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    scale, _, default = UNITS.get(unit, (1.0, "", None))
+    if unit == "p":
+        x = float(x)
+        return "<0.001" if x < 0.001 else f"{x:.3f}"
+    x = float(x) * scale
+    d = default if digits is None else digits
+    if d is None:
+        d = 0 if float(x).is_integer() and abs(x) >= 1 else _decimals(np.array([x]))
+    s = f"{x:,.{d}f}"
+    if s.startswith("-") and float(s.replace(",", "").replace("-", "") or 0) == 0:
+        s = s[1:]
+    if signed and x > 0:
+        s = "+" + s
+    return s
+
+
+def fmt_value(x) -> str:
+    """Any cell value as readable text: numbers, lists joined with commas, mappings as "key: value", no reprs."""
+    if isinstance(x, (list, tuple, set, np.ndarray, pd.Series)):
+        items = [fmt_value(v) for v in list(x)]
+        return ", ".join(items) if items else DASH
+    if isinstance(x, Mapping):
+        return "; ".join(f"{humanize(k)}: {fmt_value(v)}" for k, v in x.items()) or DASH
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        return fmt_number(float(x))
+    if x is None or x is pd.NA or x is pd.NaT:
+        return DASH
+    if isinstance(x, Path):
+        return relative_path(str(x))
+    return relative_path(str(x))
+
+
+def relative_path(text: str) -> str:
+    """Absolute paths inside the project shown relative to the project root (and $HOME as ~)."""
+    from evallab.paths import REPO_ROOT
+
+    root = str(REPO_ROOT)
+    text = text.replace(root + "/", "").replace(root, ".")
+    home = str(Path.home())
+    if home not in ("/", ""):
+        text = text.replace(home + "/", "~/")
+    return text
+
+
+# ------------------------------------------------------------------------------------------ column guessing
+_PROP_WORDS = re.compile(r"(rate|accuracy|consistency|share|proportion|agreement|unanimity|precision|recall|"
+                         r"coverage|^acc|_acc|win_rate|flip)", re.I)
+_NOT_PROP = re.compile(r"(kappa|alpha|tau|rho|auc|threshold|score|_p$|^p$|p_value|pvalue|_n$|count|items|pairs)",
+                       re.I)
+_P_COL = re.compile(r"(^p$|_p$|^p_|p_value|pvalue|mcnemar_p)", re.I)
+
+
+def _inside(df: pd.DataFrame | None, est: str, lo: str, hi: str) -> bool:
+    """Whether ``est`` lies within [lo, hi] on most rows (a count next to a rate's interval does not)."""
+    if df is None:
+        return True
+    try:
+        e, a, b = (pd.to_numeric(df[c], errors="coerce").to_numpy(float) for c in (est, lo, hi))
+    except (KeyError, TypeError, ValueError):
+        return False
+    ok = np.isfinite(e) & np.isfinite(a) & np.isfinite(b)
+    if not ok.any():
+        return True
+    tol = 1e-9 + 1e-6 * np.abs(e[ok])
+    return float(np.mean((a[ok] - tol <= e[ok]) & (e[ok] <= b[ok] + tol))) >= 0.8
+
+
+def guess_intervals(columns: Sequence[str], df: pd.DataFrame | None = None) -> dict[str, tuple[str, str]]:
+    """Estimate → (low, high) columns found by name: ``x``/``x_low``/``x_high``, ``first_slot_rate`` with
+    ``first_slot_low``, ``acc_low_pct`` with ``acc_high_pct`` and an estimate before them, or ``low``/``high``
+    after an estimate."""
+    cols = list(columns)
+    out: dict[str, tuple[str, str]] = {}
+    for i, c in enumerate(cols):
+        m = re.fullmatch(r"(.*?)(?:_)?(low|lo|lower)(_\w+)?", c)
+        if not m:
+            continue
+        stem, _, suffix = m.group(1), m.group(2), m.group(3) or ""
+        highs = [h for h in (f"{stem}_high{suffix}", f"{stem}_hi{suffix}", f"{stem}_upper{suffix}",
+                             f"{stem}high{suffix}", f"high{suffix}") if h in cols]
+        if not highs:
+            continue
+        high = highs[0]
+        before = [x for x in cols[:i] if x not in out and x not in (c, high)]
+        cands = ([stem] if stem and stem in cols else []) + \
+            ([x for x in reversed(before) if stem and x.startswith(stem)]) + before[-1:]
+        taken = {x for v in out.values() for x in v}
+        est = next((x for x in cands if x not in out and x not in taken and x not in (c, high)
+                    and _inside(df, x, c, high)), None)
+        if est is not None:
+            out[est] = (c, high)
+    return out
+
+
+def guess_unit(name: str, values: pd.Series) -> str:
+    """The unit of a column from its name and values ("%" for a proportion 0-1, "pct"/"pp_pct" for columns
+    already in percent, "p" for p-values, "count" for integers, "" otherwise)."""
+    n = str(name)
+    if _P_COL.search(n):
+        return "p"
+    if n.endswith("_pct"):
+        return "pp_pct" if n.startswith("delta") else "pct"
+    if n.endswith("_pp"):
+        return "pp_pct"
+    if pd.api.types.is_bool_dtype(values):
+        return ""
+    if pd.api.types.is_integer_dtype(values):
+        return "count"
+    if not pd.api.types.is_numeric_dtype(values):
+        return ""
+    v = pd.to_numeric(values, errors="coerce").to_numpy(float)
+    v = v[np.isfinite(v)]
+    if _PROP_WORDS.search(n) and not _NOT_PROP.search(n) and len(v):
+        if np.all((v >= 0) & (v <= 1)) and not n.startswith("delta"):
+            return "%"
+    if n.startswith("delta") and not _NOT_PROP.search(n) and len(v) and np.all(np.abs(v) <= 1) and \
+            not pd.api.types.is_integer_dtype(values):
+        return "pp"
+    if len(v) and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15) and not n.endswith(("threshold",)):
+        return "count"
+    return ""
+
+
+# ------------------------------------------------------------------------------------------------- the table
+@dataclass
+class Table:
+    """A rendered table: its HTML and, for a long table, the CSV written beside the report."""
+
+    html: str
+    csv: Path | None = None
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def _report_location() -> tuple[Path | None, str]:
+    """(reports_dir, report_name) of the running report notebook (the kernel's parameters), if any."""
+    try:
+        from IPython import get_ipython
+
+        ns = get_ipython().user_ns  # type: ignore[union-attr]
+    except Exception:
+        return None, ""
+    name = ns.get("report_name")
+    if not isinstance(name, str) or not name:
+        return None, ""
+    from evallab.paths import reports_dir
+
+    d = ns.get("reports_dir") or ""
+    return (Path(d) if d else reports_dir() / "adhoc"), name
+
+
+_COUNTER = {"n": 0}
+
+
+def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | None = None,
+            intervals: Mapping[str, tuple[str, str]] | None = None, units: Mapping[str, str] | None = None,
+            digits: Mapping[str, int] | None = None, note: str | None = None, caption: str = "",
+            level: float | None = 0.95, max_rows: int = MAX_ROWS, max_cols: int = MAX_COLS,
+            csv_name: str | None = None, guess: bool = True) -> Table:
+    """Render ``df`` as a publication table (see the module doc).
+
+    Parameters
+    ----------
+    columns : the columns to show, in order — a list, or a mapping column → header label (default: all,
+        labels from the names).
+    intervals : estimate column → (low column, high column); shown as "estimate [low, high]" in one cell
+        (guessed from the names when ``guess``).
+    units : column → unit: ``"%"`` (proportion 0-1 shown in percent), ``"pct"`` (already percent), ``"pp"``
+        (difference of proportions → percentage points), ``"pp_pct"``, ``"p"`` (p-value), ``"count"``, ``""``,
+        or any other text (e.g. ``"USD"``, ``"s"``) written in the header.
+    digits : column → decimals (default per unit / magnitude).
+    note : a column holding why a row has missing values (default: a ``note`` or ``reason`` column);
+        shown as footnotes, not as a column.
+    level : the interval's confidence level, written in the header (``None``: not written).
+    max_rows : longer tables are folded into ``<details>`` and written beside the report as CSV.
+    max_cols : wider tables are split into parts that repeat the leading text columns.
+    """
+    df = pd.DataFrame(df)
+    if isinstance(df.columns, pd.MultiIndex):
+        df.columns = [" ".join(str(x) for x in c if str(x)) for c in df.columns]
+    if df.index.name is None and not isinstance(df.index, pd.MultiIndex) and \
+            pd.api.types.is_integer_dtype(df.index):
+        df = df.reset_index(drop=True)  # row positions (e.g. after filtering) are not data
+    elif not isinstance(df.index, pd.RangeIndex) or df.index.name is not None:
+        df = df.reset_index()  # the index is data: a labelled column, never an unlabelled index column
+        df.columns = ["" if str(c) == "index" else c for c in df.columns]
+    df.columns = [str(c) for c in df.columns]
+    full = df
+    note = note if note is not None else next((c for c in ("note", "reason", "notes") if c in df.columns), None)
+    intervals = dict(intervals or {})
+    if guess:
+        for k, v in guess_intervals(df.columns, df).items():
+            intervals.setdefault(k, v)
+    intervals = {k: v for k, v in intervals.items() if k in df.columns and v[0] in df.columns and v[1] in df.columns}
+    units = dict(units or {})
+    digits = dict(digits or {})
+    if columns is None:
+        hidden = {c for lo_hi in intervals.values() for c in lo_hi} | ({note} if note else set())
+        labels = {c: humanize(c) for c in df.columns if c not in hidden}
+    elif isinstance(columns, Mapping):
+        labels = dict(columns)
+    else:
+        labels = {c: humanize(c) for c in columns}
+    missing_notes: list[str] = []
+    cells: dict[str, list[str]] = {}
+    headers: dict[str, str] = {}
+    numeric: set[str] = set()
+    for c, label in labels.items():
+        s = df[c]
+        unit = units.get(c, guess_unit(c, s) if guess else "")
+        scale, suffix, _ = UNITS.get(unit, (1.0, unit, None))
+        is_num = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        d = digits.get(c)
+        if is_num and d is None and unit in ("", "%", "pp"):
+            vals = pd.to_numeric(s, errors="coerce").to_numpy(float) * scale
+            if intervals.get(c):
+                vals = np.concatenate([vals] + [pd.to_numeric(df[x], errors="coerce").to_numpy(float) * scale
+                                                for x in intervals[c]])
+            d = UNITS[unit][2] if unit in ("%", "pp") else _decimals(vals)
+            fin = vals[np.isfinite(vals)]
+            if unit == "" and len(fin) and np.all(fin == np.round(fin)) and np.abs(fin).max() >= 2:
+                d = 0  # counts stored as floats; a kappa of exactly 1 keeps its decimals
+        signed = unit in ("pp", "pp_pct")
+        col = []
+        for i in range(len(df)):
+            v = s.iat[i]
+            if is_num:
+                t = fmt_number(v, unit, d, signed)
+                if c in intervals and t != DASH:
+                    lo, hi = (fmt_number(df[x].iat[i], unit, d, signed) for x in intervals[c])
+                    if lo != DASH or hi != DASH:
+                        t = f"{t} [{lo}, {hi}]"
+            else:
+                t = fmt_value(v) if not (isinstance(v, float) and math.isnan(v)) else DASH
+            if t == DASH:
+                why = ""
+                if note and isinstance(df[note].iat[i], str) and df[note].iat[i].strip():
+                    why = df[note].iat[i].strip()
+                missing_notes.append(why)
+                t = DASH + (f"<sup>{_note_index(missing_notes, why)}</sup>" if why else "")
+            else:
+                t = html.escape(t)
+            col.append(t)
+        cells[c] = col
+        if is_num:
+            numeric.add(c)
+        head = label
+        unit_text = suffix if suffix not in ("n",) else "n"
+        parts = [p for p in (unit_text if unit != "count" else "", ) if p]
+        if c in intervals and level:
+            parts.append(f"{level:.0%} CI")
+        if unit == "p":
+            head = re.sub(r"\bp$", "p-value", label) if label.lower().split()[-1:] == ["p"] else f"{label} (p-value)"
+        elif parts:
+            head = f"{label} ({', '.join(parts)})"
+        headers[c] = head
+    foot = []
+    reasons = list(dict.fromkeys(r for r in missing_notes if r))
+    for i, r in enumerate(reasons, start=1):
+        foot.append(f"<sup>{i}</sup> {html.escape(r)}")
+    if any(not r for r in missing_notes):
+        foot.append(f"{DASH} no value: the quantity is undefined for that row (no data to compute it from).")
+    def width(c):  # estimated px: the longest cell (or half the header, which wraps), 7 px a character
+        longest = max([len(re.sub(r"<[^>]+>", "", x)) for x in cells[c]] + [len(headers[c]) // 2 + 1, 3]
+                      + [len(w) + 1 for w in headers[c].split()])
+        return 7.2 * min(longest, 40) + 16
+
+    if len(labels) <= max_cols or sum(width(c) for c in labels) <= WIDTH_PX:
+        keys, chunks = [], [list(labels)]
+    else:
+        keys = [c for c in labels if c not in numeric][:2] or list(labels)[:1]
+        budget = WIDTH_PX - sum(width(c) for c in keys)
+        chunks, cur, used = [], [], 0.0
+        for c in (c for c in labels if c not in keys):
+            if cur and used + width(c) > budget:
+                chunks.append(cur)
+                cur, used = [], 0.0
+            cur.append(c)
+            used += width(c)
+        chunks.append(cur)
+    body = []
+    for part, chunk in enumerate(chunks):
+        cols = keys + chunk
+        frame = pd.DataFrame({headers[c]: cells[c] for c in cols})
+        frame.columns = pd.Index([headers[c] for c in cols])
+        sty = frame.style.hide(axis="index")
+        cap = caption if part == 0 else (f"{caption} (continued)" if caption else "")
+        if len(chunks) > 1:
+            cap = f"{cap} — part {part + 1} of {len(chunks)}".lstrip(" —")
+        if cap:
+            sty = sty.set_caption(html.escape(cap))
+        t = sty.to_html()  # cells are escaped above; the Styler adds no escaping of its own
+        words = {j: min(18, max([len(w) for x in cells[c] for w in re.sub(r"<[^>]+>", "", x).split()] + [1]))
+                 for j, c in enumerate(cols) if c not in numeric}
+        t = _align_numeric(t, [j for j, c in enumerate(cols) if c in numeric], words)
+        body.append(t)
+    csv_path = None
+    inner = "\n".join(body)
+    if len(df) == 0:
+        inner = (f"<p><b>{html.escape(caption)}</b></p>" if caption else "") + \
+            f"<p class='evl-notes'>No rows ({html.escape(', '.join(headers.values()))}).</p>"
+    if foot:
+        inner += "<p class='evl-notes'>" + "<br>".join(foot) + "</p>"
+    if len(df) > max_rows:
+        out_dir, rname = _report_location()
+        link = ""
+        if out_dir is not None:
+            _COUNTER["n"] += 1
+            stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", csv_name or caption[:40] or "table").strip("-").lower() or "table"
+            rel = Path(f"{rname}.tables") / f"{_COUNTER['n']:02d}-{stem}.csv"
+            csv_path = out_dir / rel
+            csv_path.parent.mkdir(parents=True, exist_ok=True)
+            full.to_csv(csv_path, index=False)
+            link = f" · <a href='{html.escape(rel.as_posix())}'>full table as CSV</a>"
+        summary = html.escape(caption or "Table")
+        inner = (f"<details><summary>{summary}: {len(df):,} rows — click to show{link}</summary>{inner}</details>")
+    return Table(f"<div class='evl-table'>{_CSS}{inner}</div>", csv_path)
+
+
+def _note_index(notes: list[str], why: str) -> int:
+    return list(dict.fromkeys(r for r in notes if r)).index(why) + 1
+
+
+def _align_numeric(table_html: str, numeric_cols: Sequence[int], words: Mapping[int, int]) -> str:
+    """Right-align numeric columns (Styler's col<j> classes); text columns keep their words whole (up to 18
+    characters) rather than break inside a short name."""
+    m = re.search(r'id="(T_[0-9a-f_]+)"', table_html)  # scoped to this table through the Styler's uuid
+    if not m:
+        return table_html
+    t = f"div.evl-table #{m.group(1)}"
+    css = "".join(f"{t} td.col{j},{t} th.col{j}{{text-align:right;font-variant-numeric:tabular-nums}}"
+                  f"{t} td.col{j}{{white-space:nowrap}}" for j in numeric_cols)
+    css += "".join(f"div.evl-table #{m.group(1)} td.col{j}{{min-width:{n + 1}ch}}" for j, n in words.items())
+    return f"<style>{css}</style>{table_html}"
+
+
+def publication_html(df: pd.DataFrame) -> str:
+    """The automatic publication table for a plain ``display(df)`` in a report kernel."""
+    return to_html(df).html
+
+
+def show(df: pd.DataFrame, **kwargs) -> Table:
+    """Display ``df`` as a publication table in the notebook (arguments as :func:`to_html`); returns the
+    :class:`Table`."""
+    from IPython.display import HTML, display
+
+    t = to_html(df, **kwargs)
+    display(HTML(t.html))
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------- findings
+@dataclass
+class Finding:
+    """One finding for the index: a sentence and the number behind it."""
+
+    sentence: str
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    level: float | None = 0.95
+    n: int | None = None
+    unit: str = ""  # "%", "pp", "pct", "count", "p", or free text such as "kappa"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        for k in ("value", "low", "high", "level"):
+            v = d[k]
+            d[k] = None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
+        d["n"] = None if self.n is None else int(self.n)
+        return d
+
+
+#: findings stated in this kernel, in order (collected by :func:`finding`, read by ``save_metrics``)
+FINDINGS: list[Finding] = []
+
+
+def format_estimate(value, low=None, high=None, unit: str = "", level: float | None = 0.95, n=None) -> str:
+    """"93.1% [90.2, 95.4] (95% CI, n = 1,200)" — one estimate with its interval, unit and n."""
+    if value is None:
+        return ""
+    u = unit if unit in UNITS else ""
+    signed = u in ("pp", "pp_pct")
+    d = None if u not in ("", "count") else (_decimals(np.array([float(value)])) if not float(value).is_integer()
+                                              else 0)
+    s = fmt_number(value, u, d, signed)
+    suffix = UNITS[u][1] if u in UNITS else unit
+    if suffix and suffix != "n":
+        s += suffix if suffix == "%" else f" {suffix}"
+    if low is not None and high is not None and all(isinstance(v, (int, float)) and math.isfinite(v)
+                                                     for v in (low, high)):
+        s += f" [{fmt_number(low, u, d, signed)}, {fmt_number(high, u, d, signed)}]"
+        if level:
+            s += f" ({level:.0%} CI"
+            s += f", n = {int(n):,})" if n is not None else ")"
+    elif n is not None:
+        s += f" (n = {int(n):,})"
+    return s
+
+
+def finding(sentence: str, *, value=None, low=None, high=None, level: float | None = 0.95, n=None,
+            unit: str = "", display_: bool = True) -> Finding:
+    """State a section's finding in one sentence (built by the notebook from its numbers): displayed as a
+    highlighted line and collected for the index (``save_metrics`` writes every finding stated so far).
+
+    ``value``/``low``/``high`` are in the data's own scale (a proportion 0-1 with ``unit="%"``, a difference of
+    proportions with ``unit="pp"``); ``n`` is the number of units behind it."""
+    f = Finding(sentence.strip(), value, low, high, level, n, unit)
+    FINDINGS.append(f)
+    if display_:
+        from IPython.display import HTML, display
+
+        est = format_estimate(value, low, high, unit, level, n)
+        extra = f" <span style='color:#444'>({html.escape(est)})</span>" if est and est not in sentence else ""
+        display(HTML(f"{_CSS}<div class='evl-finding'><b>Finding.</b> {html.escape(f.sentence)}{extra}</div>"))
+    return f
+
+
+def conclusions(items: Sequence[str], *, caveats: Sequence[str] = (), title: str = "Conclusions") -> str:
+    """Render the report's closing "Conclusions" and "Caveats" lists (displayed; returns the HTML)."""
+    parts = [f"{_CSS}<div class='evl-box'><h2>{html.escape(title)}</h2><ul>"]
+    parts += [f"<li>{html.escape(str(i))}</li>" for i in items]
+    parts.append("</ul>")
+    if caveats:
+        parts.append("<h2>Caveats</h2><ul>")
+        parts += [f"<li>{html.escape(str(c))}</li>" for c in caveats]
+        parts.append("</ul>")
+    parts.append("</div>")
+    out = "".join(parts)
+    from IPython.display import HTML, display
+
+    display(HTML(out))
+    return out
