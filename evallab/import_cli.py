@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         import pandas as pd
 
         from evallab import importers as I
-        from evallab.importers._common import finish
+        from evallab.importers.common import finish
 
         opts: dict = {}
         if map_ or values or set_:

@@ -44,7 +44,7 @@ CASES = {
     'mt_bench_single_bad_score.jsonl': ([],
         ", line 2, field 'score': unknown score 11; expected a rating 1-10, or -1 when none was parsed"),
     'not_utf8.jsonl': ([],
-        ', line 2: byte 0xe9 is not UTF-8; expected UTF-8 text (a judge-verdict JSON / JSON-lines file)'),
+        ': line 2 is not valid UTF-8 (byte 0xe9 at column 36); expected UTF-8 text'),
     'promptfoo_bad_pass.json': ([],
         ", result 1 component 1, field 'pass': unknown verdict 'yes'; expected true or false"),
     'table_missing_column.csv': (TABLE,

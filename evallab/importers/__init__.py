@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.importers._common import ZIP_MAGIC, ImportDataError, check_file, read_json
 from evallab.importers.alpaca_eval import import_alpaca_eval
+from evallab.importers.common import ZIP_MAGIC, ImportDataError, check_file, read_json
 from evallab.importers.gold import Gold, attach_gold, gold_from_annotators
 from evallab.importers.inspect_ai import import_inspect_log
 from evallab.importers.mt_bench import (

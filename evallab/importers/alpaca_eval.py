@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.importers._common import ImportDataError, finish, need, read_json, text_field
+from evallab.importers.common import ImportDataError, finish, need, read_json, text_field
 
 DATASET = "alpaca_eval"
 FIELDS = "instruction, output_1, generator_1, output_2, generator_2, annotator, preference"

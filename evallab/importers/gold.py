@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from evallab import verdicts as V
-from evallab.importers._common import ImportDataError
+from evallab.importers.common import ImportDataError
 
 RULES = ("majority", "unanimous")
 

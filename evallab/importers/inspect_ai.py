@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.importers._common import ZIP_MAGIC, ImportDataError, check_file, finish, read_json
+from evallab.importers.common import ZIP_MAGIC, ImportDataError, check_file, finish, read_json
 
 GRADES = {"C": "pass", "I": "fail", "P": "warn"}
 EXPECTED = "an inspect_ai eval log (.json: {version, eval, samples, ...}; .eval: a zip with header.json and samples/)"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.importers._common import ImportDataError, finish, need, read_json, text_field
+from evallab.importers.common import ImportDataError, finish, need, read_json, text_field
 
 DATASET = "mt_bench"
 PAIR_FIELDS = "question_id, model_1, model_2, g1_winner, g2_winner, judge, turn"

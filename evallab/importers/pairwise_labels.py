@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.importers._common import ImportDataError, finish, need, read_json, text_field
+from evallab.importers.common import ImportDataError, finish, need, read_json, text_field
 
 #: relation → (side shown first or second that won: "A"/"B"/"=" , strength 1 or 2)
 RELATIONS = {"A>>B": ("A", 2), "A>B": ("A", 1), "A=B": ("=", 0), "B>A": ("B", 1), "B>>A": ("B", 2),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.importers._common import ImportDataError, finish, read_json
+from evallab.importers.common import ImportDataError, finish, read_json
 
 #: promptfoo assertion types graded by a model (``src/assertions``); ``not-<type>`` inverts one
 MODEL_GRADED = ("llm-rubric", "g-eval", "model-graded-closedqa", "model-graded-factuality", "factuality",

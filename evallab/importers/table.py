@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from evallab import verdicts as V
-from evallab.importers._common import BOM, ImportDataError, check_file, read_json
+from evallab.importers.common import BOM, ImportDataError, check_file, read_json
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
 EXPECTED = "a table: .csv/.tsv (header row), .jsonl/.ndjson (one object per line), .json (array of objects), .parquet"

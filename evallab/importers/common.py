@@ -6,14 +6,13 @@ Nothing here imports an estimator: importers only produce tidy verdict tables (:
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from evallab import fileio
 from evallab import verdicts as V
 from evallab.errors import DataError
 
@@ -44,35 +43,17 @@ class ImportDataError(DataError):
 
 def check_file(path: str | Path, expected: str) -> Path:
     """Refuse at once anything that is not an existing, non-empty regular file (a directory, a FIFO, a socket
-    or a device is never opened, so nothing can block). Returns ``Path(path)``."""
-    p = Path(path)
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise ImportDataError(f"no such file; expected {expected}", p) from None
-    except OSError as exc:
-        raise ImportDataError(f"cannot be read ({exc.strerror}); expected {expected}", p) from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode)
-                else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
-                or stat.S_ISBLK(st.st_mode) else "not a regular file")
-        raise ImportDataError(f"is {kind}, not a regular file; expected {expected}", p)
-    if st.st_size == 0:
+    or a device is never opened, so nothing can block; :func:`evallab.fileio.check_file`). Returns ``Path(path)``."""
+    p = fileio.check_file(path, expected, ImportDataError)
+    if p.stat().st_size == 0:
         raise ImportDataError(f"the file is empty; expected {expected}", p)
     return p
 
 
 def read_text(path: Path, expected: str) -> str:
-    """The file as UTF-8 text without a leading byte-order mark; a non-UTF-8 byte is named by line."""
-    raw = path.read_bytes()
-    if raw.startswith(BOM):
-        raw = raw[len(BOM):]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise ImportDataError(f"byte {raw[exc.start]:#04x} is not UTF-8; expected UTF-8 text ({expected})",
-                              path, f"line {line}") from None
+    """The file as UTF-8 text without a leading byte-order mark (:func:`evallab.fileio.decode`: a non-UTF-8 byte is
+    named by line)."""
+    text = fileio.decode(path.read_bytes(), path, ImportDataError)
     if not text.strip():
         raise ImportDataError(f"the file holds only whitespace; expected {expected}", path)
     return text
