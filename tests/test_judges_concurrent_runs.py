@@ -50,7 +50,9 @@ def _wait_for_rows(journal, n, timeout=60):
 def test_second_run_without_wait_stops_at_once_naming_the_holder(tmp_path, fmt):
     items, out = _items(tmp_path / "items.jsonl"), tmp_path / f"v.{fmt}"
     journal = out if fmt == "jsonl" else tmp_path / f"v.{fmt}.journal.jsonl"
-    with LocalJudgeServer(SimulatedJudge(seed=1), latency=0.25) as srv:
+    # slow replies keep the first run holding the lock while the second process starts (a loaded CI machine takes
+    # seconds to start Python), so "stops at once" is what is tested, not a race
+    with LocalJudgeServer(SimulatedJudge(seed=1), latency=2.0) as srv:
         first = subprocess.Popen(_cmd(items, srv, out, tmp_path / "c.sqlite"), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         _wait_for_rows(journal, 5)
