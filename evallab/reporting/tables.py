@@ -504,14 +504,16 @@ def finding(sentence: str, *, value=None, low=None, high=None, level: float | No
     highlighted line and collected for the index (``save_metrics`` writes every finding stated so far).
 
     ``value``/``low``/``high`` are in the data's own scale (a proportion 0-1 with ``unit="%"``, a difference of
-    proportions with ``unit="pp"``); ``n`` is the number of units behind it."""
+    proportions with ``unit="pp"``); ``n`` is the number of units behind it. The formatted estimate is appended to
+    the sentence unless the sentence already states an interval ("[low, high]")."""
     f = Finding(sentence.strip(), value, low, high, level, n, unit)
     FINDINGS.append(f)
     if display_:
         from IPython.display import HTML, display
 
         est = format_estimate(value, low, high, unit, level, n)
-        extra = f" <span style='color:#444'>({html.escape(est)})</span>" if est and est not in sentence else ""
+        stated = est in sentence or (low is not None and "[" in sentence and "]" in sentence)  # interval in words
+        extra = f" <span style='color:#444'>({html.escape(est)})</span>" if est and not stated else ""
         display(HTML(f"{_CSS}<div class='evl-finding'><b>Finding.</b> {html.escape(f.sentence)}{extra}</div>"))
     return f
 
