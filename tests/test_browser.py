@@ -1,7 +1,8 @@
 """Every report of a batch run, opened in headless Chromium at 1280 px: no horizontal overflow, nothing in a
 stderr output area, no "NaN" in computed output, no "Traceback", no absolute machine path, every image loaded.
 
-Runs the real batch (``reports.yaml``) plus ``tests/data/report/messy.ipynb`` (which prints warnings, stderr,
+Runs the real batch (``reports.yaml``), reports 01 and 02 on a one-order table without gold (an imported AlpacaEval
+annotations file), plus ``tests/data/report/messy.ipynb`` (which prints warnings, stderr,
 paths, a wide table with NaN and an index, a 62-row table and a heatmap). A negative control checks the checks:
 the same messy notebook exported with plain nbconvert (no Run notes, no publication tables) is caught.
 Skipped only when Chromium is not installed (``apt-get install -y chromium``; ``.ci/run`` installs it).
@@ -40,8 +41,19 @@ def browser():
 def batch(tmp_path_factory):
     from evallab.reporting.batch import ReportSpec, load_config, run_batch
 
-    out = tmp_path_factory.mktemp("browser") / "reports"
-    specs = load_config(REPO_ROOT / "reports.yaml") + [ReportSpec("messy", HERE / "messy.ipynb", {})]
+    from evallab.importers import import_file
+
+    tmp = tmp_path_factory.mktemp("browser")
+    out = tmp / "reports"
+    # reports 01 and 02 on a one-order table without gold: AlpacaEval's annotations (shown order not stored)
+    one_order = tmp / "one_order_no_gold.csv"
+    import_file(REPO_ROOT / "data" / "formats" / "alpaca_eval" / "alpaca-7b__alpaca_eval_gpt4__annotations.json"
+                ).to_csv(one_order, index=False)
+    user = {"verdicts_path": str(one_order), "subsets": [], "strategies": [], "n_resamples": 200}
+    specs = load_config(REPO_ROOT / "reports.yaml") + [
+        ReportSpec("messy", HERE / "messy.ipynb", {}),
+        ReportSpec("one_order_01", REPO_ROOT / "notebooks" / "01_judge_agreement.ipynb", user),
+        ReportSpec("one_order_02", REPO_ROOT / "notebooks" / "02_position_bias.ipynb", user)]
     results = run_batch(specs, out, jobs=2, progress=False)
     return out, results
 
