@@ -2,6 +2,16 @@
 keryx's live judge-check. Estimators are :mod:`evallab.metrics`; judges are :mod:`evallab.judges`.
 """
 
-from evallab.experiments import drift, inflation, judge_check
 
+_MODULES = ('drift', 'inflation', 'judge_check')
 __all__ = ["drift", "inflation", "judge_check"]
+
+
+def __getattr__(name: str):
+    """The submodules load on first use (``evallab.metrics.drift``), so importing one estimator does not import
+    every other's dependencies."""
+    import importlib
+
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

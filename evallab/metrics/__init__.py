@@ -14,8 +14,19 @@ plots. Every estimator takes the grouping ``by`` that defines a design cell and 
   rank agreement.
 """
 
-from evallab.metrics import agreement, design, drift, evaluators, inflation, intervals, position
-from evallab.metrics.design import DesignError, describe
 
+_MODULES = ('agreement', 'design', 'drift', 'evaluators', 'inflation', 'intervals', 'position')
 __all__ = ["DesignError", "agreement", "describe", "design", "drift", "evaluators", "inflation", "intervals",
            "position"]
+
+
+def __getattr__(name: str):
+    """The submodules load on first use (``evallab.metrics.drift``), so importing one estimator does not import
+    every other's dependencies."""
+    import importlib
+
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in ("DesignError", "describe"):
+        return getattr(importlib.import_module(f"{__name__}.design"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

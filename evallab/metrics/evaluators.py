@@ -29,9 +29,10 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy.special import expit
 from scipy.stats import kendalltau
+from statsmodels.genmod.families import Binomial
+from statsmodels.genmod.generalized_linear_model import GLM
 
 from evallab.errors import DataError
 from evallab.metrics import intervals
@@ -177,7 +178,7 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
         if with_diff:
             cols.append(ok["_diff"].to_numpy(float))
         X = np.column_stack(cols)
-        fit = sm.GLM(ok["_x"].to_numpy(float), X, family=sm.families.Binomial()).fit(cov_type="HC0")
+        fit = GLM(ok["_x"].to_numpy(float), X, family=Binomial()).fit(cov_type="HC0")
         beta, cov = np.asarray(fit.params), np.asarray(fit.cov_params())
         X0 = X.copy()
         X0[:, 1] = 0.0  # Δlength = 0

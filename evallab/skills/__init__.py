@@ -10,6 +10,16 @@ IDF trigger scorer; MeowKit rubrics and presets; aeon assertion manifests.
 - :mod:`~evallab.skills.manifests` — aeon assertion manifests and regression states.
 """
 
-from evallab.skills import catalogs, manifests, recordings, rubrics, scenarios, triggers
 
+_MODULES = ('catalogs', 'manifests', 'recordings', 'rubrics', 'scenarios', 'triggers')
 __all__ = ["catalogs", "manifests", "recordings", "rubrics", "scenarios", "triggers"]
+
+
+def __getattr__(name: str):
+    """The submodules load on first use (``evallab.metrics.drift``), so importing one estimator does not import
+    every other's dependencies."""
+    import importlib
+
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
