@@ -39,9 +39,8 @@ def browser():
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from evallab.reporting.batch import ReportSpec, load_config, run_batch
-
     from evallab.importers import import_file
+    from evallab.reporting.batch import ReportSpec, load_config, run_batch
 
     tmp = tmp_path_factory.mktemp("browser")
     out = tmp / "reports"
