@@ -120,6 +120,9 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
     cnt = p.assign(_ng=~p["_gold"]).groupby(by, dropna=False, observed=True, sort=True)[["_ng", "_ua", "_ub"]].sum() \
         if by else p.assign(_ng=~p["_gold"])[["_ng", "_ua", "_ub"]].sum().to_frame().T
     cnt_idx = {(k if isinstance(k, tuple) else (k,)): i for i, k in enumerate(cnt.index)} if by else {(): 0}
+    gold_by = ({(k if isinstance(k, tuple) else (k,)): bool(v) for k, v in
+                df.groupby(by, dropna=False, observed=True)["gold"].agg(lambda g: g.notna().any()).items()}
+               if by else {(): bool(df["gold"].notna().any())})
     rows = []
     for key, _ in groups(df[by].drop_duplicates() if by else df.iloc[:0], by):
         i = cnt_idx.get(tuple(key[c] for c in by))
@@ -130,6 +133,8 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
                  correct_order_12=int(ca), correct_order_21=int(cb))
         notes = []
         if i is None:
+            if gold_by is not None and not gold_by.get(tuple(key[c] for c in by), False):
+                notes.append(not_computable("no gold labels"))
             notes.append(not_computable("needs presentation orders 'ab'/'ba'; this group has none recorded (use "
                                         "accuracy() for a one-order table)"))
         elif len(per) == 0:

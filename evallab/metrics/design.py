@@ -87,7 +87,9 @@ def describe(df: pd.DataFrame) -> dict:
     sentence saying all of it, including what is missing).
     """
     pw = pairwise(df)
-    kind = "pairwise" if pw.all() else ("pointwise" if not pw.any() else "mixed")
+    # a reply with no verdict, no gold and no order says nothing about its kind: it does not make a table "mixed"
+    silent = df["verdict"].isna() & df["gold"].isna() & ~df["order"].isin(ORDERS)
+    kind = "pairwise" if pw[~silent].all() else ("pointwise" if not pw.any() else "mixed")
     orders = sorted(set(df.loc[pw, "order"].astype(str)))
     both = 0
     if pw.any():
