@@ -173,6 +173,36 @@ def test_cache_key_covers_the_canonical_request():
     assert OpenAICompatibleJudge("http://h/v1", "m", extra_body={"top_p": 0.5}).cache_key(r) != k
 
 
+@pytest.mark.parametrize("kw", [{}, {"extra_body": {"top_p": 0.5, "seed": 9}}, {"structured": "llamacpp"},
+                                {"structured": "openai", "logprobs": True}])
+def test_one_encoding_gives_the_documented_key_and_digest(kw):
+    """The body is encoded once (sorted, compact, UTF-8); its cache key and sent digest equal the documented
+    formulas computed here from the body dict with json.dumps and hashlib."""
+    import hashlib
+    import json
+
+    from evallab.judges import build_pointwise
+
+    j = OpenAICompatibleJudge("http://h/v1/", "m", **kw)
+    r = build_pointwise(rubric="Réponse — ✓", pass_criteria=["ünïcode"], answer="日本語 answer",
+                        metadata={"item_id": "u", "sample": 2})
+    enc = j.encoded(r)
+    body = j.body(r)
+    canon = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert enc.payload == canon.encode() and json.loads(enc.payload) == body
+    key = hashlib.sha256(json.dumps({"v": 2, "base_url": "http://h/v1", "body": body, "sample": 2}, sort_keys=True,
+                                    ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    assert enc.cache_key == key
+    digest = hashlib.sha256(json.dumps({"prompt_version": r.prompt_version, "kind": r.kind, "body": body},
+                                       sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    assert enc.sent_digest == digest
+    # a changed request re-encodes (the memo never serves a stale body)
+    r.temperature = 0.9
+    r.metadata["sample"] = 3
+    assert json.loads(j.encoded(r).payload)["temperature"] == 0.9 and j.encoded(r).sample == 3
+    assert j.encoded(r).cache_key != key
+
+
 def test_extra_body_change_is_a_cache_miss(server, tmp_path):
     reqs = _reqs(3)
     run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), reqs, progress=False)
@@ -224,7 +254,9 @@ def test_usage_and_cost_from_the_price_table(server):
     for r in reqs:
         body = {"model": "sim-judge", "messages": [{"role": m.role, "content": m.content} for m in r.messages],
                 "temperature": 0.0}
-        inp.append(max(1, len(json.dumps(body, ensure_ascii=False).encode()) // 4))
+        # sent as canonical JSON: sorted keys, compact separators, UTF-8
+        inp.append(max(1, len(json.dumps(body, ensure_ascii=False, sort_keys=True,
+                                         separators=(",", ":")).encode()) // 4))
         outp.append(max(1, len(sim.reply_text(r.system, r.user, 0)) // 4))
     assert df["input_tokens"].astype(int).tolist() == inp and df["output_tokens"].astype(int).tolist() == outp
     expected = [(i * 2.0 + o * 8.0) / 1e6 for i, o in zip(inp, outp, strict=True)]

@@ -164,21 +164,21 @@ def test_limiter_grows_in_slow_start_and_cuts_once_per_round_trip():
     async def main():
         lim = AdaptiveLimiter(32, initial=4)
         sent = [await lim.acquire() for _ in range(4)]
-        for s in sent:  # slow start, +1 per reply while at least half the limit is in flight:
-            lim.release(s, OK, 0.1)  # 4 busy of 4 → 5; 3 of 5 → 6; 2 of 6 and 1 of 6: idle, no growth
-        assert lim.limit == 6
+        for s in sent:  # slow start, +2 per flat reply (0.1 s = the no-load latency) while half the limit is used:
+            lim.release(s, OK, 0.1)  # 4 busy of 4 → 6; 3 of 6 → 8; 2 of 8 and 1 of 8: idle, no growth
+        assert lim.limit == 8
         sent = [await lim.acquire() for _ in range(6)]
         for s in sent:  # a burst of 6 timeouts sent before any cut: one halving, not six
             lim.release(s, OVERLOAD)
-        assert lim.limit == 3 and lim.cuts == 1 and not lim.slow_start
+        assert lim.limit == 4 and lim.cuts == 1 and not lim.slow_start
         s = await lim.acquire()
         lim.release(s, OVERLOAD)  # sent after the cut: cuts again
-        assert lim.limit == 1.5
+        assert lim.limit == 2
         lim.release(await lim.acquire(), OK, 0.1)  # congestion avoidance: +1/limit
-        assert lim.limit == pytest.approx(1.5 + 1 / 1.5)
+        assert lim.limit == pytest.approx(2 + 1 / 2)
         s = [await lim.acquire() for _ in range(2)]
         lim.release(s[0], OK, 0.1)
-        grown = 1.5 + 1 / 1.5 + 1 / (1.5 + 1 / 1.5)
+        grown = 2 + 1 / 2 + 1 / (2 + 1 / 2)
         assert lim.limit == pytest.approx(grown)
         lim.release(s[1], OK, 0.9)  # recent latency 0.1 + 0.3 * (0.9 - 0.1) = 0.34 > 2 x 0.1: gradient 0.2 / 0.34
         assert lim.limit == pytest.approx(grown * 0.2 / 0.34) and lim.cuts == 3

@@ -49,8 +49,13 @@ def request_lines(judge, requests: Sequence[JudgeRequest]) -> bytes:
         if cid in seen:
             continue
         seen.add(cid)
-        out.append(json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions",
-                               "body": judge.body(r)}, ensure_ascii=False))
+        enc = judge.encoded(r) if callable(getattr(judge, "encoded", None)) else None
+        if enc is not None:  # the body exactly as a live call sends it
+            out.append(f'{{"custom_id":{json.dumps(cid)},"method":"POST","url":"/v1/chat/completions",'
+                       f'"body":{enc.payload.decode()}}}')
+        else:
+            out.append(json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions",
+                                   "body": judge.body(r)}, ensure_ascii=False))
     return ("\n".join(out) + "\n").encode()
 
 

@@ -2,7 +2,7 @@
 
 An sqlite database in WAL mode (``PRAGMA journal_mode=WAL``, a 30 s busy timeout): two processes can read and
 write it at once — sqlite serialises the writers, readers never block. Writes are batched (one transaction per
-64 replies or per second, and at the end of a run); a crash loses at most that batch of cached replies, never a
+256 replies or per second, and at the end of a run); a crash loses at most that batch of cached replies, never a
 row of the run's output (the runner's journal holds those). Values are JSON: the raw reply text,
 token counts, latency, and the model and system fingerprint the server reported — never a request header, so an
 API key cannot reach it. Verdicts are re-parsed and costs re-priced on every read, so a parser fix or a new price
@@ -93,7 +93,7 @@ class Cache:
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
-        self.batch_size, self.batch_seconds = 64, 1.0
+        self.batch_size, self.batch_seconds = 256, 1.0
         self._pending: dict[str, str] = {}
         self._last_flush = time.monotonic()
         self.path.parent.mkdir(parents=True, exist_ok=True)

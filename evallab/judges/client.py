@@ -34,6 +34,7 @@ or put in an error message. A base URL carrying credentials (``https://user:key@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -47,7 +48,7 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from evallab.errors import EvallabError
-from evallab.judges.cache import Cache, body_key, chat_body
+from evallab.judges.cache import CACHE_FORMAT, Cache, body_key, chat_body
 from evallab.judges.limits import OK, OTHER, OVERLOAD, AdaptiveLimiter, parse_duration, ratelimit_pause
 from evallab.judges.limits import parse_retry_after as _retry_after_headers
 from evallab.judges.parsing import parse_reply, parse_reply_full
@@ -119,6 +120,17 @@ def verdict_logprob(logprobs: dict | None, verdict_text: str | None) -> float | 
             lp = t.get("logprob")
             return float(lp) if lp is not None else None
     return None
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A request as sent (:meth:`OpenAICompatibleJudge.encoded`): ``payload`` (the JSON body, UTF-8 bytes),
+    ``cache_key`` and ``sent_digest`` (64 hex characters each), ``sample`` (the repeat index)."""
+
+    payload: bytes
+    cache_key: str
+    sent_digest: str
+    sample: int
 
 
 @dataclass
@@ -427,8 +439,7 @@ class OpenAICompatibleJudge:
                 self.limiter = AdaptiveLimiter(self.max_concurrency, initial=self.initial_concurrency,
                                                adaptive=self.adaptive)
             else:  # a new event loop: futures of the old one are unusable
-                self.limiter._waiters.clear()
-                self.limiter.in_flight = 0
+                self.limiter.reset()
             if self.requests_per_minute or self.tokens_per_minute:
                 from aiolimiter import AsyncLimiter
 
@@ -464,6 +475,33 @@ class OpenAICompatibleJudge:
             b.update(logprobs=True, top_logprobs=5)
         b.update(self.extra_body)
         return b
+
+    def encoded(self, request: JudgeRequest) -> Encoded:
+        """The request as sent, encoded once: the JSON body's bytes, its cache key and its ``sent_digest``.
+
+        The body is serialised ONCE as canonical JSON (sorted keys, compact separators, UTF-8) and that one string
+        is sent and hashed: the cache key is the sha256 of exactly the document :func:`~evallab.judges.cache.
+        body_key` describes, and ``sent_digest`` that of :func:`evallab.judges.runner.sent_digest` (a test checks
+        both against those functions). The result is kept on the request and reused while the request, the
+        dialect and the judge are unchanged (a changed field, sample index or message list re-encodes).
+        """
+        m = request.metadata
+        sample = int(m.get("sample", 0) or 0) if m else 0
+        stamp = (self, self.dialect, request.temperature, request.seed, request.max_tokens, request.kind,
+                 request.prompt_version, sample, tuple(request.messages))
+        memo = request.__dict__.get("_evallab_encoded")
+        if memo is not None and memo[0] == stamp:
+            return memo[1]
+        canon = json.dumps(self.body(request), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                           default=str)
+        key_doc = (f'{{"base_url":{json.dumps(self.base_url, ensure_ascii=False)},"body":{canon},'
+                   f'"sample":{sample},"v":{CACHE_FORMAT}}}')
+        digest_doc = (f'{{"body":{canon},"kind":{json.dumps(request.kind, ensure_ascii=False, default=str)},'
+                      f'"prompt_version":{json.dumps(request.prompt_version, ensure_ascii=False, default=str)}}}')
+        enc = Encoded(canon.encode(), hashlib.sha256(key_doc.encode()).hexdigest(),
+                      hashlib.sha256(digest_doc.encode()).hexdigest(), sample)
+        request.__dict__["_evallab_encoded"] = (stamp, enc)
+        return enc
 
     def _memory_key(self) -> str:
         return f"dialect {self.base_url} {self.model}"
@@ -535,8 +573,8 @@ class OpenAICompatibleJudge:
 
     def cache_key(self, request: JudgeRequest) -> str:
         """The cache key of ``request``: the exact body sent, the base URL and the sample index
-        (:func:`~evallab.judges.cache.body_key`)."""
-        return body_key(self.base_url, self.body(request), int(request.metadata.get("sample", 0) or 0))
+        (:func:`~evallab.judges.cache.body_key`; computed by :meth:`encoded`)."""
+        return self.encoded(request).cache_key
 
     def _reply(self, request: JudgeRequest, value: dict, *, cached: bool) -> JudgeReply:
         parsed = parse_reply_full(value.get("raw"), request)
@@ -562,8 +600,9 @@ class OpenAICompatibleJudge:
             A non-retryable HTTP status (400/401/403/404 ...), a missing key variable, or an unusable URL.
         """
         key = None
+        enc = self.encoded(request)
         if self.cache is not None:
-            key = self.cache_key(request)
+            key = enc.cache_key
             value = self.cache.get(key)
             if value is not None:
                 self.stats.cache_hits += 1
@@ -577,7 +616,7 @@ class OpenAICompatibleJudge:
             self._fatal = exc
             raise
         try:
-            value = await self._call(client, request)
+            value = await self._call(client, request, enc)
         except JudgeFatalError as exc:
             self._fatal = exc
             raise
@@ -615,11 +654,12 @@ class OpenAICompatibleJudge:
     def _before_sleep(self, state) -> None:  # called only when a retry really follows
         self._count_retry(state.outcome.exception(), state.next_action.sleep, state.attempt_number + 1)
 
-    async def _call(self, client: httpx.AsyncClient, request: JudgeRequest) -> dict:
-        payload = json.dumps(self.body(request), ensure_ascii=False).encode()
-        # the repeat index, always sent (sample 0 too), for servers that vary replies per sample (the local
-        # simulated judge); other servers ignore the header
-        headers = {"X-Evallab-Sample": str(int(request.metadata.get("sample", 0) or 0))}
+    async def _call(self, client: httpx.AsyncClient, request: JudgeRequest, enc: Encoded | None = None) -> dict:
+        enc = enc or self.encoded(request)
+        payload = enc.payload
+        # the repeat index, for servers that vary replies per sample (the local simulated judge reads it, default
+        # 0); other servers ignore the header. Sample 0 sends none: the default needs no header.
+        headers = {"X-Evallab-Sample": str(enc.sample)} if enc.sample else None
         try:  # first attempt outside tenacity: the common case pays nothing for the retry machinery
             return await self._attempt(client, payload, headers, request)
         except TransientError as exc:

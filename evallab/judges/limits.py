@@ -4,8 +4,10 @@ optional request/token budgets.
 :class:`AdaptiveLimiter` is an AIMD limit with a latency signal, in the manner of Netflix's concurrency-limits
 (``AIMDLimit`` and the Vegas/Gradient limits: https://github.com/Netflix/concurrency-limits):
 
-- it starts low (``initial``, default 2 requests in flight) and grows while the latency holds: +1 per reply in
-  slow start (the limit doubles per round trip), +1/limit per reply after the first cut (+1 per round trip);
+- it starts low (``initial``, default 2 requests in flight) and grows while the latency holds: in slow start +2
+  per reply whose latency is within ``flat`` (1.2) × the no-load latency — no queueing anywhere, the limit triples
+  per round trip — and +1 per other reply (it doubles), +1/limit per reply after the first cut (+1 per round
+  trip);
   growth needs the limit to be in use (at least half of it in flight), so an idle client does not inflate it;
 - it cuts on overload: a timeout, HTTP 429 or 503 halves the limit; a recent latency (an exponentially weighted
   mean, ``smoothing``) above ``tolerance`` × the no-load latency (the smallest latency of the last ``window`` replies) — in slow start, any
@@ -59,6 +61,9 @@ class AdaptiveLimiter:
     smoothing : float
         Weight of the newest reply in the recent latency (an exponentially weighted mean) compared with
         ``tolerance`` × the no-load latency.
+    flat : float
+        In slow start, a reply within ``flat`` × the no-load latency shows no queueing: the limit grows by 2 for it
+        (by 1 otherwise); between 1 and ``tolerance``.
     adaptive : bool
         ``False`` = a fixed limit of ``ceiling`` (a plain semaphore; pauses still apply).
 
@@ -81,16 +86,18 @@ class AdaptiveLimiter:
 
     def __init__(self, ceiling: int, *, initial: int = 2, tolerance: float = 2.0, backoff: float = 0.5,
                  latency_backoff: float = 0.9, window: int = 100, adaptive: bool = True,
-                 smoothing: float = 0.3) -> None:
-        if ceiling < 1 or tolerance <= 1 or not 0 < backoff < 1 or not 0 < latency_backoff <= 1 or window < 1:
+                 smoothing: float = 0.3, flat: float = 1.2) -> None:
+        if (ceiling < 1 or tolerance <= 1 or not 0 < backoff < 1 or not 0 < latency_backoff <= 1 or window < 1
+                or not 1 <= flat <= tolerance):
             raise ValueError("AdaptiveLimiter: expected ceiling >= 1, tolerance > 1, 0 < backoff < 1, "
-                             "0 < latency_backoff <= 1, window >= 1")
+                             "0 < latency_backoff <= 1, window >= 1, 1 <= flat <= tolerance")
         self.ceiling = int(ceiling)
         self.adaptive = bool(adaptive)
         self.limit = float(max(1, min(self.ceiling, int(initial) if adaptive else self.ceiling)))
         self._cap = int(self.limit)
         self.tolerance, self.backoff, self.latency_backoff = tolerance, backoff, latency_backoff
         self.smoothing = smoothing
+        self.flat = float(flat)
         self._recent: float | None = None
         self.in_flight = 0
         self.cuts = 0
@@ -103,6 +110,7 @@ class AdaptiveLimiter:
         self._budget: int | None = None  # requests the server still allows until _budget_until (None = unknown)
         self._budget_until = 0.0
         self._waiters: deque[asyncio.Future] = deque()
+        self._woken = 0  # slots handed to waiters that have not run yet
         self._t0 = time.monotonic()
         self.history: list[tuple[float, int]] = [(0.0, self._cap)]
 
@@ -112,26 +120,33 @@ class AdaptiveLimiter:
     # -- slots ----------------------------------------------------------------------------------------------
     async def acquire(self) -> float:
         """Wait for a slot (and for the end of any pause); returns the send time (``time.monotonic()``) to pass
-        to :meth:`release`. Waiting requests get their slots in arrival order."""
-        woken = False
+        to :meth:`release`. Waiting requests get their slots in arrival order: a released slot is handed to the
+        first waiter (reserved for it until it runs), so it counts as in use from the hand-off on."""
+        woken = reserved = False
         while True:
             now = time.monotonic()
-            if self._paused_until > now:
-                await asyncio.sleep(self._paused_until - now)
+            if self._paused_until > now or (self._budget is not None and now < self._budget_until
+                                            and self._budget <= 0):
+                if reserved:  # a pause or a spent budget came between the hand-off and now: give the slot back
+                    self._woken -= 1
+                    reserved = False
+                until = self._paused_until if self._paused_until > now else self._budget_until
+                await asyncio.sleep(until - now)
                 woken = True
                 continue
-            if self._budget is not None:
-                if now >= self._budget_until:
-                    self._budget = None
-                elif self._budget <= 0:  # the server's budget is spent: wait for its reset
-                    await asyncio.sleep(self._budget_until - now)
-                    woken = True
-                    continue
-            if self.in_flight < self._cap and (woken or not self._waiters):
+            if self._budget is not None and now >= self._budget_until:
+                self._budget = None
+            if reserved:
+                self._woken -= 1
+                reserved = False
+                free = self.in_flight < self._cap  # the limit may have been cut since the hand-off
+            else:
+                free = self.in_flight + self._woken < self._cap and (woken or not self._waiters)
+            if free:
                 self.in_flight += 1
                 if self._budget is not None:
                     self._budget -= 1
-                if self._waiters and self.in_flight < self._cap:
+                if self._waiters:
                     self._wake()
                 return now
             fut = asyncio.get_running_loop().create_future()
@@ -142,23 +157,30 @@ class AdaptiveLimiter:
                 if fut in self._waiters:
                     self._waiters.remove(fut)
                 elif fut.done() and not fut.cancelled():
+                    self._woken -= 1
                     self._wake()  # pass on a wake-up this task will not use
                 raise
-            woken = True
+            woken = reserved = True
 
     def _wake(self) -> None:
-        free = self._cap - self.in_flight
+        free = self._cap - self.in_flight - self._woken
         while free > 0 and self._waiters:
             fut = self._waiters.popleft()
             if not fut.done():
                 fut.set_result(None)
+                self._woken += 1
                 free -= 1
+
+    def reset(self) -> None:
+        """Forget the requests in flight and waiting (their event loop is gone); the learnt limit is kept."""
+        self._waiters.clear()
+        self.in_flight = self._woken = 0
 
     def release(self, sent: float, outcome: str = OK, latency: float | None = None) -> None:
         """Give back the slot taken at ``sent`` and adapt the limit to the ``outcome`` (:data:`OK` with its
         ``latency`` in seconds, :data:`OVERLOAD` for a timeout/429/503, :data:`OTHER` for anything that says
         nothing about load)."""
-        busy = self.in_flight
+        busy = self.in_flight + self._woken  # slots handed to waiters count as in use
         self.in_flight -= 1
         if not self.adaptive:
             pass
@@ -176,7 +198,11 @@ class AdaptiveLimiter:
             if rising:  # the gradient: cut by how far latency rose
                 self._cut(sent, max(self.backoff, min(self.latency_backoff, self.tolerance * self._base / self._recent)))
             elif busy * 2 >= self._cap:  # grow only while the limit is in use
-                self.limit = min(float(self.ceiling), self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
+                if self.slow_start:  # +1 per reply (doubling per round trip), +2 (tripling) while no queueing shows
+                    step = 2.0 if latency <= self.flat * self._base else 1.0
+                else:
+                    step = 1.0 / self.limit
+                self.limit = min(float(self.ceiling), self.limit + step)
                 if self.limit > self.max_seen:
                     self.max_seen = self.limit
         elif outcome == OVERLOAD:

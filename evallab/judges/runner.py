@@ -101,13 +101,14 @@ def _scalar(v):
     return json.dumps(v, ensure_ascii=False, default=str)
 
 
-def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: str | None = None) -> dict:
+def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: str | None = None,
+              keryx_digest: str | None = None) -> dict:
     """One tidy row (a dict) for ``reply`` to ``request``.
 
     Tidy columns come from the request metadata (``strategy`` defaults to the prompt version, ``anchor_set`` to
     ``"none"``, ``order`` to ``""``, ``sample`` to 0) and the reply; extra metadata keys are kept as columns;
     ``raw`` keeps the reply text only when the verdict is NA. ``digest``: the request's :func:`sent_digest` when
-    already computed.
+    already computed; ``keryx_digest`` its :func:`~evallab.judges.prompts.request_digest` when already computed.
     """
     m = request.metadata
     row = {
@@ -120,7 +121,7 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
         "score": getattr(reply, "score", None), "error": reply.error, "latency_s": reply.latency_s,
         "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens,
         "cost_usd": reply.usage.cost_usd,
-        "reason": reply.reason, "request_digest": request_digest(request),
+        "reason": reply.reason, "request_digest": keryx_digest or request_digest(request),
         "sent_digest": digest or sent_digest(judge, request), "cached": bool(reply.cached),
         "failed": bool(reply.failed), "system_fingerprint": reply.system_fingerprint,
         "raw": reply.raw if reply.verdict is None else None,
@@ -145,6 +146,9 @@ def sent_digest(judge: Judge, request: JudgeRequest) -> str:
     """
     from evallab.judges.cache import chat_body
 
+    encoded = getattr(judge, "encoded", None)
+    if callable(encoded):  # the judge encodes what it sends once; the digest of that same string
+        return encoded(request).sent_digest
     body = judge.body(request) if callable(getattr(judge, "body", None)) else \
         chat_body(str(getattr(judge, "model", "") or ""), request)
     doc = {"prompt_version": request.prompt_version, "kind": request.kind, "body": body}
@@ -232,10 +236,11 @@ class _Output:
         return "done" if same else "changed"
 
     def append(self, row: dict) -> None:
-        if self._fh is None:
-            self._fh = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115 — kept open for the run
-        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
+        if self._fh is None:  # an O_APPEND descriptor: one write(2) per row, nothing buffered in the process
+            self._fh = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        data = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode()
+        while data:  # a regular file takes it whole; a short write (a signal, a full disk) is completed
+            data = data[os.write(self._fh, data):]
         k = row_key(row)
         if k in self.rows:
             self.dupes += 1
@@ -243,7 +248,7 @@ class _Output:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
+            os.close(self._fh)
             self._fh = None
         if self.fmt == "jsonl":
             if self.dupes:  # a key written twice: keep its latest row only, atomically
@@ -401,9 +406,14 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     todo = []
     reasked = 0
     digests: dict[tuple, str] = {}
+    keryx: dict[tuple, str] = {}
+    resuming = sink is not None and bool(sink.rows)  # else every request is new: digests are taken as replies come
     for r, k in zip(requests, keys, strict=True):
-        digests[k] = sent_digest(judge, r)
-        state = sink.status(k, digests[k], request_digest(r)) if sink is not None else "todo"
+        state = "todo"
+        if resuming:
+            digests[k] = sent_digest(judge, r)
+            keryx[k] = request_digest(r)
+            state = sink.status(k, digests[k], keryx[k])
         if state == "done":
             results[k] = sink.rows[k]
         else:
@@ -424,7 +434,7 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     t0 = time.perf_counter()
 
     def record_reply(req: JudgeRequest, key: tuple, reply: JudgeReply) -> None:
-        row = reply_row(judge, req, reply, digests.get(key))
+        row = reply_row(judge, req, reply, digests.get(key), keryx.get(key))
         results[key] = row
         if sink is not None:
             sink.append(row)
