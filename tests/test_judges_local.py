@@ -110,3 +110,19 @@ def test_server_stops_when_the_block_raises():
         assert srv.running
         raise RuntimeError("boom")
     assert not ({p.pid for p in _servers()} - before)
+
+
+@pytest.mark.slow
+def test_auto_detects_the_llamacpp_dialect_on_the_real_server():
+    """llama-cpp-python's server answers the OpenAI json_schema type with HTTP 500; `structured="auto"` takes that
+    as a refusal (no retries), falls back to its json_object + schema dialect, and the reply is a schema verdict."""
+    from evallab.judges import OpenAICompatibleJudge, build_pairwise, run_jobs
+
+    reqs = [build_pairwise("Name a primary colour.", "Red.", "Banana.", order=o, max_tokens=48,
+                           metadata={"item_id": "colour", "gold": "1"}) for o in ("ab", "ba")]
+    with LocalLlamaServer() as srv:
+        judge = OpenAICompatibleJudge(srv.base_url, srv.model_alias, structured="auto", timeout=300)
+        df = run_jobs(judge, reqs, progress=False)
+    assert judge.dialect == "llamacpp"
+    assert judge.stats.retries == 0  # the 500 to json_schema was a refusal, not a transient error
+    assert (df["response_format"] == "llamacpp").all() and df["verdict"].notna().all()

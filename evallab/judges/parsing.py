@@ -147,11 +147,18 @@ def _from_json(text: str, keys=_VERDICT_KEYS) -> tuple[dict | None, str | None]:
             if r:
                 cut["reason"] = r.group(1) + " [cut]"
             return cut, None
+    if last is None and text.lstrip()[:1] == "{":  # malformed JSON that still holds a complete verdict field
+        found = {v.strip().lower() for v in _VERDICT_FIELD.findall(text)}
+        if len(found) == 1:
+            return {"verdict": found.pop(), "reason": text.strip()}, None
+        if len(found) > 1:
+            return None, "malformed JSON with conflicting verdict fields: " + " vs ".join(sorted(found))
     return (last, None) if last is not None else (None, why)
 
 
 #: the start of a JSON object whose verdict value is complete, e.g. '{"verdict": "a", "reason": "The out' (cut)
 _CUT_JSON = re.compile(r'\s*\{\s*"(' + "|".join(_VERDICT_KEYS) + r')"\s*:\s*"([^"\\]{1,40})"', re.I)
+_VERDICT_FIELD = re.compile(r'"verdict"\s*:\s*"([^"\\]{1,40})"', re.I)
 _CUT_REASON = re.compile(r'\s*,\s*"reason"\s*:\s*"((?:[^"\\]|\\.)*)$', re.S)
 
 
