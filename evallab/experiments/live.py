@@ -197,6 +197,7 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
     if base_url is None:
         server = LocalLlamaServer(model, options=options).start()
         base_url = server.base_url
+    startup = time.perf_counter() - t0
     runs: dict[str, StudyRun] = {}
     try:
         from evallab.judges.client import OpenAICompatibleJudge
@@ -232,19 +233,26 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
         if "text" in cfg.studies and cfg.text_pairs:
             plan.append(("text", "off", pair_requests(pairs.head(cfg.text_pairs), temperature=0.0,
                                                       max_tokens=cfg.max_tokens, seed=cfg.seed)))
+        ledger = _ledger(out)
+        ledger["invocations"] = int(ledger.get("invocations", 0)) + 1
         for study, structured, reqs in plan:
             j = judge(structured)
             t1 = time.perf_counter()
             df = _run_part(j, reqs, out, study, progress=progress)
             run = runs.setdefault(study, StudyRun(study))
             st = df.attrs.get("run", {})
+            table = f"{study}-{reqs[0].prompt_version}-t{reqs[0].temperature:g}.jsonl"
+            before = ledger["parts"].get(table, {})  # what earlier (killed) invocations spent on this part
             part = {"prompt_version": reqs[0].prompt_version, "temperature": reqs[0].temperature,
-                    "structured": j.dialect, "requests": len(reqs), "calls": int(st.get("calls", 0)),
+                    "structured": j.dialect, "requests": len(reqs),
+                    "calls": int(st.get("calls", 0)) + int(before.get("calls", 0)),
                     "unparsed": int(df["verdict"].isna().sum()), "failed": int(df["failed"].fillna(False).sum()),
-                    "seconds": round(time.perf_counter() - t1, 1),
-                    "table": f"{study}-{reqs[0].prompt_version}-t{reqs[0].temperature:g}.jsonl",
+                    "seconds": round(time.perf_counter() - t1 + float(before.get("seconds", 0.0)), 1),
+                    "table": table,
                     "recording": "recordings/" + _recording_name(study, reqs[0].prompt_version,
                                                                  reqs[0].temperature)}
+            ledger["parts"][table] = {**part, "study": study}
+            _save_ledger(out, ledger)
             run.parts.append(part)
             run.replies += len(df)
             run.calls += part["calls"]
@@ -263,9 +271,12 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
         "evallab_prompt_version": PROMPT_VERSION, "rules_prompt_version": RULES_PROMPT_VERSION,
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
         "seed": cfg.seed, "temperature": {"greedy": 0.0, "sampled": cfg.temperature},
-        "date": started, "wall_seconds": round(time.perf_counter() - t0, 1),
+        "date": started, "invocations": ledger["invocations"],
+        # the studies' own time, summed over every invocation (a killed and resumed run included), + this start-up
+        "wall_seconds": round(sum(r.seconds for r in runs.values()) + startup, 1),
         "calls": sum(r.calls for r in runs.values()), "replies": sum(r.replies for r in runs.values()),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system(),
+                    "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
         "studies": {k: asdict(v) for k, v in runs.items()},
     }
     prev = out / "run_card.json"
@@ -279,10 +290,34 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
     return card
 
 
+def _ledger(out: Path) -> dict:
+    """What earlier invocations of a run in ``out`` spent per part (``run_parts.json``; seeded from an existing
+    ``run_card.json``), so a killed and resumed run's card counts every call and second."""
+    path = out / "run_parts.json"
+    for p in (path, out / "run_card.json"):
+        if p.exists():
+            try:
+                doc = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if p == path:
+                return {"parts": dict(doc.get("parts", {})), "invocations": int(doc.get("invocations", 0))}
+            parts = {q["table"]: {**q, "study": k} for k, r in doc.get("studies", {}).items() for q in r["parts"]}
+            return {"parts": parts, "invocations": int(doc.get("invocations", 1))}
+    return {"parts": {}, "invocations": 0}
+
+
+def _save_ledger(out: Path, ledger: dict) -> None:
+    tmp = out / "run_parts.json.tmp"
+    tmp.write_text(json.dumps(ledger, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, out / "run_parts.json")
+
+
 # ------------------------------------------------------------------------------------------------ reading
 def load_live(folder: str | Path = LIVE_DIR) -> dict[str, pd.DataFrame] | None:
     """The committed live verdict tables by study (``position``, ``text``, ``drift``, ``inflation``, ``probe``),
-    each the concatenation of its parts; ``None`` when the folder holds no run card (the run never happened)."""
+    each the concatenation of its parts with a ``structured`` column (the part's response format: ``llamacpp``
+    or ``text``), and the run card under ``"card"``; ``None`` when the folder holds no run card."""
     from evallab.datasets.generic import load_verdicts
 
     folder = Path(folder)
@@ -291,7 +326,8 @@ def load_live(folder: str | Path = LIVE_DIR) -> dict[str, pd.DataFrame] | None:
     card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
     out: dict[str, pd.DataFrame] = {}
     for study, run in card.get("studies", {}).items():
-        parts = [load_verdicts(folder / p["table"]) for p in run.get("parts", []) if (folder / p["table"]).exists()]
+        parts = [load_verdicts(folder / p["table"]).assign(structured=str(p.get("structured") or "text"))
+                 for p in run.get("parts", []) if (folder / p["table"]).exists()]
         if parts:
             out[study] = pd.concat(parts, ignore_index=True)
     out["card"] = card  # type: ignore[assignment]

@@ -63,20 +63,22 @@ def _card_line(run: dict) -> str:
 
 
 def parse_rates(run: dict) -> pd.DataFrame:
-    """Parse rate with and without structured verdicts: one row per (study part, response format) with
-    ``replies``, ``parsed``, ``parse_rate`` and its Wilson interval (one reply per request)."""
+    """Parse rate with and without structured verdicts: one row per (study, response format asked for) with
+    ``requests``, ``parsed``, ``failed calls`` (no reply after the retries: counted as not parsed) and
+    ``parse_rate`` = parsed / requests with its Wilson interval (one reply per request)."""
     rows = []
     for study in ("position", "drift", "inflation", "probe", "text"):
         df = run.get(study)
         if df is None or not len(df):
             continue
-        fmt = df["response_format"].fillna("text") if "response_format" in df else pd.Series("text", index=df.index)
+        fmt = df["structured"] if "structured" in df else pd.Series("text", index=df.index)
         for f, d in df.groupby(fmt):
             n, k = len(d), int(d["verdict"].notna().sum())
+            failed = int(d["failed"].fillna(False).astype(bool).sum()) if "failed" in d else 0
             lo, hi = wilson(k, n)
             rows.append({"study": study, "response format": "structured (json_object + schema)" if f != "text"
-                         else "text prompt only", "replies": n, "parsed": k, "parse_rate": k / n,
-                         "parse_rate_low": lo, "parse_rate_high": hi})
+                         else "text prompt only", "requests": n, "parsed": k, "failed calls": failed,
+                         "parse_rate": k / n, "parse_rate_low": lo, "parse_rate_high": hi})
     return pd.DataFrame(rows)
 
 
@@ -131,15 +133,15 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
     if len(rates):
         st_ = rates[rates["response format"].str.startswith("structured")]
         tx = rates[rates["response format"].str.startswith("text")]
-        k_s, n_s = int(st_["parsed"].sum()), int(st_["replies"].sum())
+        k_s, n_s = int(st_["parsed"].sum()), int(st_["requests"].sum())
         lo, hi = wilson(k_s, n_s)
         text = ""
         if len(tx):
-            k_t, n_t = int(tx["parsed"].sum()), int(tx["replies"].sum())
+            k_t, n_t = int(tx["parsed"].sum()), int(tx["requests"].sum())
             text = f"; with the text prompt alone {_pct(k_t / n_t)} of {n_t} (no grammar)"
         sec.findings.append(dict(
             sentence=(f"With structured verdicts (llama.cpp's grammar-constrained json_object with a schema) "
-                      f"{_pct(k_s / n_s)} [{_pct(lo)}, {_pct(hi)}] of {n_s} live replies were parsed{text}; "
+                      f"{_pct(k_s / n_s)} [{_pct(lo)}, {_pct(hi)}] of {n_s} live requests got a parsed verdict{text}; "
                       f"unparsed replies are counted here and left out of every estimate."),
             value=k_s / n_s, low=lo, high=hi, n=n_s, unit="%"))
     sec.tables = {"position": bias, "accuracy": stats, "stability": stab, "sampled_position": sbias,
