@@ -55,6 +55,14 @@ def _pct(x: float, d: int = 1) -> str:
     return "—" if x is None or pd.isna(x) else f"{100 * x:.{d}f}%"
 
 
+def _pp(d: float, lo: float, hi: float) -> str:
+    """A difference in percentage points with its interval; a degenerate interval (every resample the same: no
+    paired unit changed) is said in words, never shown as [x, x]."""
+    if pd.notna(lo) and pd.notna(hi) and lo == hi:
+        return f"{100 * d:+.1f} pp (no answer changed its verdict between the two sets, so no interval)"
+    return f"{100 * d:+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
 def _card_line(run: dict) -> str:
     c = run["card"]
     return (f"{c.get('model_file')} (sha256 {str(c.get('model_sha256'))[:12]}…), llama-cpp-python "
@@ -124,7 +132,7 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
         worst = st.sort_values("flip_rate", ascending=False).iloc[0]
         sec.findings.append(dict(
             sentence=(f"Repeated at temperature {float(temp[temp > 0].iloc[0]):g} ({int(sampled['sample'].nunique())} "
-                      f"samples per pair and order), its verdict is unanimous on "
+                      f"samples per pair and order), its parsed samples all agree on "
                       f"{_pct(st['unanimous'].sum() / max(pooled_units, 1))} of {pooled_units} (pair, order) units; "
                       f"the flip rate is highest with order {worst['order']}: {_pct(worst['flip_rate'])} "
                       f"[{_pct(worst['flip_rate_low'])}, {_pct(worst['flip_rate_high'])}]."),
@@ -171,11 +179,10 @@ def inflation_section(run: dict | None, *, confidence: float = 0.95, n_resamples
         r = r.iloc[0]
         sec.findings.append(dict(
             sentence=(f"Under {v} anchors SmolLM2-135M's false-pass rate on gold-FAIL answers moves by "
-                      f"{100 * r['delta_false_pass']:+.1f} pp [{100 * r['delta_false_pass_low']:+.1f}, "
-                      f"{100 * r['delta_false_pass_high']:+.1f}] against balanced anchors (to "
-                      f"{_pct(r['false_pass_rate'])}), and its pass rate on gold-PASS answers by "
-                      f"{100 * r['delta_true_pass']:+.1f} pp [{100 * r['delta_true_pass_low']:+.1f}, "
-                      f"{100 * r['delta_true_pass_high']:+.1f}] (paired over {int(r['items'])} answers)."),
+                      f"{_pp(r['delta_false_pass'], r['delta_false_pass_low'], r['delta_false_pass_high'])} against "
+                      f"balanced anchors (to {_pct(r['false_pass_rate'])}), and its pass rate on gold-PASS answers "
+                      f"by {_pp(r['delta_true_pass'], r['delta_true_pass_low'], r['delta_true_pass_high'])} (paired "
+                      f"over {int(r['items'])} answers)."),
             value=r["delta_false_pass"], low=r["delta_false_pass_low"], high=r["delta_false_pass_high"],
             n=int(r["items"]), unit="pp"))
     probe = run.get("probe")
