@@ -150,10 +150,7 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
     extra = [c for c in out.columns if c not in SCHEMA]
     out = out[list(COLUMNS) + extra]
     validate(out, path=path)
-    out = out.reset_index(drop=True)
-    if path is not None:  # a loader: say so when one judge label carries several model snapshots
-        warn_snapshots(out, source=path)
-    return out
+    return out.reset_index(drop=True)
 
 
 class SnapshotWarning(UserWarning):

@@ -172,3 +172,14 @@ def test_recordings_of_one_judge_label_with_two_judge_models_are_warned(tmp_path
         (tmp_path / f"{name}.json").write_text(json.dumps({**src, "judgeModel": model, "entries": entries}))
     with pytest.warns(V.SnapshotWarning, match="carries 2 model snapshots"):
         to_verdicts(load_recordings(tmp_path))
+
+
+def test_import_cli_warns_about_two_snapshots_in_one_line(tmp_path, capsys):
+    from cli_helper import run_cli
+
+    src = write(tmp_path, "mixed.csv", TWO_SNAPSHOTS)
+    code, text = run_cli(["import", src, "--format", "table", "--out", tmp_path / "out.csv"], capsys)
+    assert code == 0
+    line = next(x for x in text.splitlines() if "snapshots" in x)
+    assert line.startswith(f"warning: {src}: judge 'gpt-4o' carries 2 model snapshots")
+    assert "import_cli.py" not in text and "Traceback" not in text
