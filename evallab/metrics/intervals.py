@@ -131,7 +131,7 @@ def no_interval_note(value: float, low: float, high: float, *, units: int, n_res
     if units < 2:
         return f"no interval: a single {unit_name}"
     return (f"no interval: every {unit_name} gives the same value ({value:.3g} in every resample of the {units} "
-            f"{unit_name}s), so the interval would be the single point [{value:.3g}, {value:.3g}]")
+            f"{unit_name}s), so an interval would collapse to that single value")
 
 
 def _ratio(t: np.ndarray) -> np.ndarray:
