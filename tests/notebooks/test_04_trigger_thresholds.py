@@ -74,3 +74,18 @@ def test_notebook_runs_and_reports(run):
         assert 0.0 <= s["loo_trigger_accuracy_at_f1_threshold"] <= 1.0
         assert abs(s["select_threshold"] * 20 - round(s["select_threshold"] * 20)) < 1e-9  # on the 21-point grid
     assert m["stripping_changed"] >= 0
+
+
+def test_a_catalog_without_triggers_reports_nothing_as_trigger_accuracy(tmp_path):
+    # sickn33 has no triggers: its 237 "Use when" probes (counted here by hand) cannot test the router, so every
+    # trigger figure is missing (never computed from them) and the report still finishes
+    recs = [json.loads(line) for line in (data_dir("catalogs") / "sickn33_antigravity-awesome-skills.jsonl")
+            .read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert sum(len(r.get("triggers", [])) for r in recs) == 0
+    n_use_when = sum(1 for r in recs if "use when" in r["description"].lower())
+    res = run_one(ReportSpec("04_none", NB, {"catalog": "sickn33", "n_resamples": 0, "compare_scorers": []}),
+                  tmp_path)
+    assert res.status == "ok", (res.cell, res.error)
+    m = json.loads((tmp_path / "04_none.metrics.json").read_text())["metrics"]
+    assert m["trigger_probes"] == 0 and m["description_probes"] == n_use_when == 237
+    assert m["loo_trigger_accuracy"] is None and m["select_threshold"] is None and m["pairs"] == 0
