@@ -174,7 +174,19 @@ def main() -> None:
     """Entry point: turns evallab's own errors — and input errors that escaped a loader (``OSError``,
     ``UnicodeError``, JSON/YAML syntax errors, a regex that does not compile or times out) — into a one-line
     ``error: ...`` message on stderr and exit status 2 (no traceback). Any other exception is a bug and keeps its
-    traceback."""
+    traceback. A data warning (e.g. :class:`evallab.verdicts.SnapshotWarning`) is printed as one line,
+    ``warning: ...``, without the source line Python would show."""
+    import warnings
+
+    default_show = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, UserWarning) and category.__module__.startswith("evallab"):
+            typer.echo(f"warning: {message}", err=True)
+        else:
+            default_show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
     try:
         app(standalone_mode=True)
     except EvallabError as exc:
@@ -186,6 +198,8 @@ def main() -> None:
             raise
         typer.echo(f"error: {_one_line(msg)}", err=True)
         sys.exit(2)
+    finally:
+        warnings.showwarning = default_show
 
 
 if __name__ == "__main__":

@@ -125,6 +125,11 @@ def judge(
     s = usage_summary(df)
     typer.echo(f"Totals over the whole output file {out}:")
     typer.echo(s.to_string(index=False))
+    from evallab.verdicts import snapshot_note
+
+    snap = snapshot_note(df)
+    if snap:  # the server reported several versions under one model name
+        typer.echo(f"warning: {out}: {snap}", err=True)
     if run.get("failed"):
         failed = df[df["failed"].fillna(False).astype(bool)] if "failed" in df else df.iloc[:0]
         for err, n in failed["error"].value_counts().head(3).items():

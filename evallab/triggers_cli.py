@@ -66,16 +66,19 @@ def tune_cmd(
     folds: int = typer.Option(5, min=2, help="GroupKFold folds over probes (grouped by skill)"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),
 ) -> None:
-    """Leave-one-out trigger accuracy and the thresholds maximising accuracy / F1 / recall at zero FP."""
+    """Leave-one-out trigger accuracy (trigger probes only) and the thresholds maximising F1 / balanced accuracy /
+    MCC / recall at zero FP (plain accuracy beside its base rate), tuned on the trigger probes."""
     from evallab.skills import triggers as T
 
     _check_scorer(scorer)
     cat = catalogs.load_catalog(catalog)
     probes = T.make_probes(cat)
-    if len(probes) == 0:
-        raise EvallabError(f"{cat.path}: no skill has triggers or a 'Use when' clause; nothing to tune on")
-    loo = T.leave_one_out(cat, probes, scorer=scorer, strip_exclusions=strip)
-    pairs = T.pair_scores(cat, probes, scorer=scorer, strip_exclusions=strip)
+    trig = T.make_probes(cat, source="triggers")
+    if len(trig) == 0:
+        raise EvallabError(f"{cat.path}: no skill has triggers; nothing to tune on (a 'Use when' probe is scored "
+                           "against the description it was cut from, so it cannot test the router)")
+    summary = T.loo_summary(T.leave_one_out(cat, probes, scorer=scorer, strip_exclusions=strip), n_resamples=0)
+    pairs = T.pair_scores(cat, trig, scorer=scorer, strip_exclusions=strip)
     tables = []
     for t in [x.strip() for x in target.split(",") if x.strip()]:
         if t not in T.KERYX_THRESHOLDS:
@@ -84,23 +87,22 @@ def tune_cmd(
     import pandas as pd
 
     tab = pd.concat(tables, ignore_index=True)
-    head = {"catalog": cat.path, "skills": len(cat), "probes": len(loo),
-            "leave_one_out_accuracy": float(loo.selected.mean()),
-            "trigger_probes": int((loo.kind == "trigger").sum()),
-            "trigger_leave_one_out_accuracy": float(loo.selected[loo.kind == "trigger"].mean())
-            if (loo.kind == "trigger").any() else None}
+    kinds = summary.set_index("kind")
+    head = {"catalog": cat.path, "skills": len(cat), "trigger_probes": len(trig),
+            "loo_trigger_accuracy": float(kinds.loc["trigger", "accuracy"]),
+            "description_probes": len(probes) - len(trig),
+            "description_probes_selected": int(kinds.loc["use_when", "selected"]) if "use_when" in kinds.index
+            else 0, "pairs": len(pairs), "positive_pairs": int(pairs["label"].sum())}
     if as_json:
         typer.echo(json.dumps({**head, "thresholds": tab.to_dict(orient="records")}, indent=2, default=float))
         return
     for k, v in head.items():
         typer.echo(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}")
-    cols = ["target", "objective", "threshold", "threshold_low", "threshold_high", "value", "cv_threshold",
-            "cv_value", "keryx_threshold", "keryx_value"]
+    cols = ["target", "objective", "threshold", "threshold_low", "threshold_high", "value", "fp", "cv_threshold",
+            "cv_value", "select_nothing_value", "keryx_threshold", "keryx_value", "keryx_fp"]
     typer.echo(tab[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    if tab["threshold"].isna().any():
-        typer.echo("threshold nan: no threshold reaches that objective on this catalog — e.g. for recall at zero "
-                   "false positives, some probe's right skill is tied or outscored by a wrong skill at every "
-                   "threshold, so any threshold that selects it also selects a wrong one.")
+    for r in tab[tab["note"] != ""].itertuples():
+        typer.echo(f"{r.target} / {r.objective}: {r.note}")
 
 
 @triggers_app.command("scout")

@@ -34,6 +34,7 @@ The key is (dataset, item_id, judge, strategy, anchor_set, order, sample): one r
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 
 import pandas as pd
@@ -150,6 +151,59 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
     out = out[list(COLUMNS) + extra]
     validate(out, path=path)
     return out.reset_index(drop=True)
+
+
+class SnapshotWarning(UserWarning):
+    """One judge label whose replies carry several model snapshots (e.g. a server that reported two versions
+    under one alias): its figures pool the snapshots unless ``model`` is in the grouping."""
+
+
+def snapshots(df: pd.DataFrame) -> pd.DataFrame:
+    """The judge labels whose replies carry more than one ``model`` value (the pinned snapshot a reply reports).
+
+    Returns
+    -------
+    DataFrame, one row per (judge, model) of such labels: ``judge``, ``model``, ``replies`` (rows), ``items``
+    (distinct dataset/item pairs), ``share`` (of the label's replies, in [0, 1]); empty when every label has at most
+    one snapshot. Replies without a model (NA) are not a snapshot and are not counted.
+    """
+    cols = ["judge", "model", "replies", "items", "share"]
+    if df.empty or "model" not in df.columns:
+        return pd.DataFrame(columns=cols)
+    d = df[df["model"].notna()]
+    n = d.groupby("judge", observed=True)["model"].nunique()
+    multi = n[n > 1].index
+    if not len(multi):
+        return pd.DataFrame(columns=cols)
+    d = d[d["judge"].isin(multi)]
+    key = ["judge", "model"]
+    out = pd.DataFrame({"replies": d.groupby(key, observed=True).size(),
+                        "items": d.drop_duplicates([*key, "dataset", "item_id"]).groupby(key, observed=True).size()}
+                       ).reset_index()
+    out["share"] = out["replies"] / out.groupby("judge")["replies"].transform("sum")
+    return out.sort_values(["judge", "model"]).reset_index(drop=True)[cols]
+
+
+def snapshot_note(df: pd.DataFrame) -> str:
+    """One sentence naming every judge label with several model snapshots ("" when there is none)."""
+    snap = snapshots(df)
+    parts = []
+    for judge, g in snap.groupby("judge", sort=True):
+        each = "; ".join(f"{r.model}: {r.replies:,} replies" for r in g.itertuples())
+        parts.append(f"judge {judge!r} carries {len(g)} model snapshots ({each})")
+    if not parts:
+        return ""
+    return (", ".join(parts) + ": its figures pool the snapshots unless 'model' is in the grouping (by=[..., "
+            "'model']), which gives one row per snapshot")
+
+
+def warn_snapshots(df: pd.DataFrame, *, source: str = "the table") -> str:
+    """Emit a :class:`SnapshotWarning` naming ``source`` when a judge label carries several model snapshots;
+    returns the note (see :func:`snapshot_note`), "" when there is none."""
+    note = snapshot_note(df)
+    if note:
+        warnings.warn(f"{source}: {note}", SnapshotWarning, stacklevel=3)
+    return note
 
 
 def _first_bad_numeric(s: pd.Series) -> tuple[int, object] | None:

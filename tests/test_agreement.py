@@ -324,3 +324,39 @@ def test_repetition_stability_by_hand():
     table = aggregate_raters(np.array([[0, 0, 0], [0, 1, 1]]))[0]
     f = A.fleiss_kappa(df[df["item_id"] != "c"], raters="sample", n_resamples=0).iloc[0]
     assert f["kappa"] == pytest.approx(fleiss_kappa(table))
+
+
+# ------------------------------------------------------------------------------ degenerate intervals, by hand
+def _unanimous_samples(n_items=20):
+    # n_items pointwise requests, 3 samples each, every request unanimous (half pass, half fail)
+    rows = [{"item_id": f"i{i}", "judge": "j", "verdict": "pass" if i % 2 else "fail", "sample": s}
+            for i in range(n_items) for s in range(3)]
+    return V.coerce(pd.DataFrame(rows))
+
+
+def test_fleiss_and_alpha_on_unanimous_units_are_never_shown_as_one_one():
+    df = _unanimous_samples(20)
+    fk = A.fleiss_kappa(df, raters="sample", n_resamples=200).iloc[0]
+    # statsmodels' kappa is 1; every resample is 1 too, so no interval — the Wilson bound of 20 of 20 unanimous
+    # items (statsmodels proportion_confint) is given in the note instead
+    codes = df.pivot(index="item_id", columns="sample", values="verdict").eq("pass").astype(int).to_numpy()
+    assert fk["kappa"] == pytest.approx(fleiss_kappa(aggregate_raters(codes)[0])) == pytest.approx(1.0)
+    assert np.isnan(fk["low"]) and np.isnan(fk["high"])
+    lo = proportion_confint(20, 20, method="wilson")[0]
+    assert "20 of 20" in fk["note"] and f"{lo:.1%}" in fk["note"] and "degenerate" in fk["note"]
+    ka = A.krippendorff_alpha(df, raters="sample", n_resamples=200).iloc[0]
+    assert ka["alpha"] == pytest.approx(1.0) and np.isnan(ka["low"]) and "20 of 20" in ka["note"]
+
+
+def test_judge_agreement_diagonal_and_identical_raters_have_no_point_interval():
+    df = _unanimous_samples(30)
+    two = pd.concat([df.assign(judge="a"), df.assign(judge="b")], ignore_index=True)
+    t = A.judge_agreement(two[two["sample"] == 0], n_resamples=200).set_index(["judge_a", "judge_b"])
+    diag = t.loc[("a", "a")]
+    assert diag["kappa"] == 1 and np.isnan(diag["kappa_low"]) and np.isnan(diag["agreement_low"])
+    assert diag["note"] == A.SELF_AGREEMENT_NOTE
+    off = t.loc[("a", "b")]
+    # identical raters, one unit per item: Wilson for the agreement (30 of 30), kappa 1 with a zero ASE -> none
+    assert (off["agreement_low"], off["agreement_high"]) == pytest.approx(proportion_confint(30, 30, method="wilson"))
+    assert off["kappa"] == pytest.approx(1.0) and np.isnan(off["kappa_low"]) and np.isnan(off["kappa_high"])
+    assert "every item gives the same value" in off["note"]

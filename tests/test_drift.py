@@ -190,7 +190,13 @@ def test_gate_flags_synthetic_drift_and_passes_identical_copy(vanilla):
     same = drift.compare(base, copy, tolerance=0.05, n_resamples=200)
     assert same.passed and same.gate.flagged.empty and same.gate.groups == 2
     assert (same.groups["status"] == "within").all()
-    assert (same.groups["agreement"] == 1).all() and (same.groups[["delta_low", "delta_high"]] == 0).all().all()
+    assert (same.groups["agreement"] == 1).all()
+    # no change anywhere: the accuracy difference is 0 and its interval a Wilson-based bound, never [0, 0]
+    assert (same.groups["delta_accuracy"] == 0).all()
+    assert (same.groups["delta_low"] == -same.groups["delta_high"]).all() and (same.groups["delta_high"] > 0).all()
+    # kappa 1 on every item: no interval (a point), and the note says why
+    assert same.groups["kappa"].eq(1).all() and same.groups["kappa_low"].isna().all()
+    assert same.groups["note"].str.contains("every item gives the same value").all()
 
 
 def test_gate_boundary_exactly_tolerance_is_not_drift(vanilla):
@@ -324,6 +330,29 @@ def test_leaderboard_tau_matches_scipy_on_csv():
     assert row["n"].iloc[0] == len(common)
     assert row["tau"].iloc[0] == pytest.approx(ref.statistic)
     assert set(t["version"]) == {"AlpacaEval", "AlpacaEval_2"}  # never across versions (different baselines)
+
+
+def test_rank_agreement_headline_has_n_and_p_and_a_minimum_n():
+    import math
+
+    # exact two-sided p of perfect agreement = 2 / n! (by hand): 1/3 for 3, 1/12 for 4, 1/60 for 5
+    assert [evaluators.perfect_agreement_pvalue(n) for n in (3, 4, 5)] == pytest.approx([2 / 6, 2 / 24, 2 / 120])
+    assert math.isnan(evaluators.perfect_agreement_pvalue(1))
+    assert evaluators.min_rank_entities(0.05) == 5 == evaluators.MIN_RANK_ENTITIES
+    assert evaluators.min_rank_entities(0.01) == 6  # 2/720 < 0.01 <= 2/120
+    t = evaluators.leaderboard_rank_agreement(load_alpaca_eval_leaderboards())
+    # the report's old headline was a tau of 0.667 from 4 models (p = 1/3): below the minimum, never headlined
+    small = t[t["n"] < 5]
+    assert len(small) == 3 and (small["n"] == 4).all()
+    assert small["tau"].min() == pytest.approx(4 / 6)  # 5 concordant, 1 discordant pair of 6
+    h = evaluators.rank_headline(t)
+    ok = t[t["n"] >= 5]
+    assert h["pairs"] == len(ok) == 9 and h["pairs_below_min"] == 3 and h["min_n"] == 5
+    assert h["tau"] == pytest.approx(ok["tau"].min()) and h["n"] >= 5
+    row = ok.sort_values(["tau", "n"], ascending=[True, False]).iloc[0]
+    assert (h["leaderboard_a"], h["leaderboard_b"], h["n"]) == (row["leaderboard_a"], row["leaderboard_b"], row["n"])
+    assert h["pvalue"] == pytest.approx(row["pvalue"]) and h["p_at_min"] == pytest.approx(2 / 24)
+    assert evaluators.rank_headline(small)["tau"] is None
 
 
 def test_alpaca_annotator_agreement_matches_csv():

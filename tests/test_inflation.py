@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.proportion import proportion_confint
 
 from evallab.errors import DataError
 from evallab.experiments import inflation as X
@@ -82,11 +83,17 @@ def test_pass_rate_interval_matches_scipy_reference():
     assert row["pass_rate_high"] == pytest.approx(ref.confidence_interval.high)
 
 
-def test_identical_variants_give_zero_inflation_with_point_interval():
+def test_identical_variants_give_zero_inflation_without_a_point_interval():
     rows = [(f"i{i}", v, 0, "pass" if i % 3 == 0 else "fail", "fail") for i in range(30)
             for v in ("balanced", "pass-only")]
     p = I.inflation_table(_table(rows), n_resamples=300).set_index("anchor_set").loc["pass-only"]
-    assert p["inflation"] == 0 and p["inflation_low"] == pytest.approx(0) and p["inflation_high"] == pytest.approx(0)
+    # every resample gives a ratio of exactly 1: the interval would be the point [0, 0] — none, and the note says why
+    assert p["inflation"] == 0 and np.isnan(p["inflation_low"]) and np.isnan(p["inflation_high"])
+    assert "every item gives the same value" in p["note"]
+    # the paired differences get the bound of 0 of 30 items differing (Wilson upper bound, statsmodels), not [0, 0]
+    u = proportion_confint(0, 30, method="wilson")[1]
+    assert p["delta_false_pass"] == 0 and p["delta_false_pass_high"] == pytest.approx(u)
+    assert p["delta_false_pass_low"] == pytest.approx(-u)
     assert (p["mcnemar_b"], p["mcnemar_c"], p["mcnemar_p"]) == (0, 0, 1.0)
 
 

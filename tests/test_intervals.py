@@ -99,7 +99,15 @@ def test_degenerate_bootstrap_falls_back_to_wilson_on_clusters():
 def test_ratio_difference_interval_identical_sides_and_scipy_reference():
     a = np.array([2, 1, 0, 2, 1, 2], float)
     d = np.full(6, 2.0)
-    assert I.ratio_difference_interval(a, d, a, d) == (0.0, 0.0)
+    # identical sides: never the point [0, 0]; the bound implied by 0 of 6 clusters differing (Wilson upper bound,
+    # statsmodels), each cluster moving the difference by at most 2 of the 12 replies
+    u = proportion_confint(0, 6, method="wilson")[1]
+    assert I.ratio_difference_interval(a, d, a, d) == pytest.approx((-u * 6 * 2 / 12, u * 6 * 2 / 12))
+    # unequal denominators: the largest cluster weight bounds the move (3 of 7 replies here)
+    d2 = np.array([1, 3, 1, 1, 1], float)
+    a2 = np.array([1, 2, 0, 1, 0], float)
+    u5 = proportion_confint(0, 5, method="wilson")[1]
+    assert I.ratio_difference_interval(a2, d2, a2, d2) == pytest.approx((-u5 * 5 * 3 / 7, u5 * 5 * 3 / 7))
     b = np.array([1, 1, 0, 2, 0, 1], float)
     lo, hi = I.ratio_difference_interval(a, d, b, d, n_resamples=400, seed=3)
     ref = sps.bootstrap((a, d, b, d), lambda w, x, y, z, axis: w.sum(axis) / x.sum(axis) - y.sum(axis) / z.sum(axis),
@@ -122,3 +130,21 @@ def test_ratio_test_greater_equal_cluster_ratios_do_not_claim_certainty():
     assert I.ratio_test_greater([0, 0, 0], [2, 2, 2], 0.05) == 1.0
     many = I.ratio_test_greater(np.ones(40), np.full(40, 2.0), 0.05)  # 40 items, each half changed: clear drift
     assert many == pytest.approx(sps.binomtest(20, 40, 0.05, alternative="greater").pvalue) and many < 1e-6
+
+
+def test_degenerate_bootstrap_is_nan_and_explained():
+    # every cluster has the same ratio of a non-ratio statistic (here: a constant function of the totals), so every
+    # resample gives one value: the percentile interval would be [v, v]; bootstrap_sums returns NaN instead
+    sums = np.column_stack([np.ones(8), np.full(8, 2.0)])
+    assert all(math.isnan(x) for x in I.bootstrap_sums(sums, lambda t: t[..., 0] / t[..., 1], n_resamples=200))
+    # a varying statistic keeps its interval (scipy's percentile bootstrap, same seed)
+    v = np.column_stack([np.array([0, 1, 1, 2, 0, 2, 1, 1], float), np.full(8, 2.0)])
+    lo, hi = I.bootstrap_sums(v, lambda t: t[..., 0] / t[..., 1], n_resamples=200, seed=1)
+    ref = sps.bootstrap((v[:, 0], v[:, 1]), lambda a, b, axis: a.sum(axis) / b.sum(axis), paired=True,
+                        vectorized=True, n_resamples=200, method="percentile", random_state=np.random.default_rng(1))
+    assert (lo, hi) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
+    note = I.no_interval_note(0.5, float("nan"), float("nan"), units=8)
+    assert "every item gives the same value (0.5 in every resample of the 8 items)" in note and "[" not in note
+    assert I.no_interval_note(0.5, float("nan"), float("nan"), units=1) == "no interval: a single item"
+    assert "n_resamples = 0" in I.no_interval_note(0.5, float("nan"), float("nan"), units=8, n_resamples=0)
+    assert I.no_interval_note(0.5, 0.4, 0.6, units=8) == "" and I.no_interval_note(float("nan"), 0, 1, units=8) == ""

@@ -208,3 +208,13 @@ def test_empty_table_says_so_and_float_counts_read_as_counts():
     assert "No rows (Skill, Rule)." in to_html(pd.DataFrame({"skill": [], "rule": []})).html
     c = cells(to_html(pd.DataFrame({"kappa": [1.0, 0.5], "replies": [1468.0, 838.0]})).html)
     assert "1,468" in c and "1.000" in c
+
+
+def test_degenerate_interval_is_never_printed_as_a_point():
+    df = pd.DataFrame({"g": ["a", "b", "c"], "kappa": [1.0, 0.5, 0.8], "kappa_low": [1.0, 0.4, float("nan")],
+                       "kappa_high": [1.0, 0.6, float("nan")], "note": ["", "", "no interval: every item agrees"]})
+    html = to_html(df, intervals={"kappa": ("kappa_low", "kappa_high")}, units={"kappa": ""}, digits={"kappa": 2}).html
+    assert "[1.00, 1.00]" not in html and "0.50 [0.40, 0.60]" in html
+    assert tables.DEGENERATE_NOTE in html  # the point interval is footnoted, not shown
+    assert "no interval: every item agrees" in html  # a missing interval carries its row's note
+    assert format_estimate(1.0, 1.0, 1.0, unit="", n=20) == "1 (no interval: a single point) (n = 20)"

@@ -179,12 +179,80 @@ def test_pack_gate_rederives_a_tampered_report():
     assert not gate.loc[row + ("trial records (re-derived trials)",), "ok"]  # ... the records (5) do not
 
 
-def test_judge_consistency_lists_no_sleep_sync(reports):
-    jc = S.trial_disagreements(reports).set_index("scenario")
+def test_judge_consistency_lists_no_sleep_sync(reports, specs):
+    jc = S.trial_disagreements(reports, specs).set_index("scenario")
     assert set(jc.index) == {"no-sleep-sync", "table-driven-subtests"}
     r = jc.loc["no-sleep-sync"]
     assert r["pass_trials"] == [1, 2, 5] and r["fail_trials"] == [3, 4]
     assert "trial 3:" in r["fail_reasons"] and "trial 1:" in r["pass_reasons"]
+
+
+def test_go_testing_trials_split_by_cause(reports, specs):
+    # Hand count from the raw eval.json (SOURCE.md): table-driven-subtests trials 1, 4 and 5 are DeepSeek DSML
+    # tool-call markup (the runner has no tools: no answer), failed by the judge — rightly; trials 2 and 3 are
+    # answers and both pass. no-sleep-sync's five trials are all answers (no markup), all mention time.Sleep (the
+    # scenario's one anti-pattern token) and have no deterministic checks, yet pass in 1, 2, 5 and fail in 3, 4: the
+    # judge's disagreement, the only judge inconsistency in the report.
+    raw = json.loads((KERYX / "stacks/go/governance/eval.json").read_text())
+    gt = next(r for r in raw["reports"] if r["skillId"] == "go/go-testing")
+    trials = {s["id"]: s["trialRecords"] for s in gt["scenarios"] if s.get("trialRecords")}
+    markup = [i for i, t in enumerate(trials["table-driven-subtests"], 1) if "DSML" in t["output"]]
+    assert markup == [1, 4, 5]
+    assert all("time.sleep" in t["output"].lower() for t in trials["no-sleep-sync"])
+    causes = S.trial_causes(reports, specs)
+    got = {sid: dict(zip(g["trial"], g["cause"], strict=True))
+           for sid, g in causes[causes["skill"] == "go/go-testing"].groupby("scenario")}
+    assert got["table-driven-subtests"] == {1: "runner failure", 2: "consistent", 3: "consistent",
+                                            4: "runner failure", 5: "runner failure"}
+    assert got["no-sleep-sync"] == {i: "judge disagreement" for i in range(1, 6)}
+    # every other go trial is consistent: 40 trials in all, 3 runner failures, 5 in judge disagreement
+    assert len(causes) == 40 and causes["cause"].value_counts().to_dict() == {
+        "consistent": 32, "judge disagreement": 5, "runner failure": 3}
+    jc = S.trial_disagreements(reports, specs).set_index("scenario")
+    t = jc.loc["table-driven-subtests"]
+    assert t["cause"] == "runner failure" and t["runner_failures"] == [1, 4, 5] and not t["judge_inconsistent"]
+    assert t["answers"] == 2 and t["pass_trials"] == [2, 3] and t["fail_trials"] == []
+    n = jc.loc["no-sleep-sync"]
+    assert n["cause"] == "judge disagreement" and n["judge_inconsistent"] and n["runner_failures"] == []
+    assert jc.index[jc["judge_inconsistent"]].tolist() == ["no-sleep-sync"]
+
+
+def _trial_report(outputs_verdicts, anti=("time.Sleep",)):
+    trials = [{"output": o, "judge": {"verdict": v, "reason": f"r{i}"}, "passed": v == "pass",
+               "deterministic": []} for i, (o, v) in enumerate(outputs_verdicts, 1)]
+    report = [{"skillId": "p/s", "scenarios": [{"id": "x", "kind": "behavior", "trialRecords": trials}]}]
+    spec = S.EvalSpec(path="<mem>", pack="p", skill="s", triggers={}, scenarios=[
+        S.Scenario(id="x", prompt="?", strictness="high", expected_behavior=[], anti_patterns=list(anti))])
+    return report, {"p__s": spec}
+
+
+def test_trial_causes_answer_variation_unresolved_and_markup_forms():
+    # verdicts follow the anti-pattern: the two answers using time.Sleep fail, the one without passes
+    rep, specs = _trial_report([("use wg.Wait()", "pass"), ("time.Sleep(1)", "fail"), ("time.Sleep(2)", "fail")])
+    c = S.trial_causes(rep, specs)
+    assert c["cause"].tolist() == ["answer variation"] * 3
+    assert S.trial_disagreements(rep, specs)["cause"].tolist() == ["answer variation"]
+    # the same split with no anti-pattern token and no deterministic check: nothing recorded compares the answers
+    rep, specs = _trial_report([("a", "pass"), ("b", "fail")], anti=())
+    assert S.trial_causes(rep, specs)["cause"].tolist() == ["unresolved", "unresolved"]
+    assert not S.trial_disagreements(rep, specs)["judge_inconsistent"].any()
+    # without specs the anti-patterns are unknown: unresolved, never blamed on the judge
+    rep, _ = _trial_report([("a", "pass"), ("b", "fail")])
+    assert S.trial_causes(rep)["cause"].tolist() == ["unresolved", "unresolved"]
+    # runner failures: empty output and the common tool-call forms; a plain answer is not one
+    assert S.runner_failure("") == "no output" and S.runner_failure("  \n") == "no output"
+    for text in ("<｜｜DSML｜｜ calls>", "<tool_call>{}</tool_call>", "<function_calls><invoke name=\"bash\">",
+                 '{"tool_calls": [{"id": 1}]}', "<｜tool▁calls▁begin｜>"):
+        assert S.runner_failure("Let me look first.\n" + text).startswith("tool-call markup"), text
+    assert S.runner_failure("Use a `sync.WaitGroup` and call `wg.Wait()`.") == ""
+
+
+def test_empty_answer_carries_no_judge_statistic(ag):
+    empty = ag[ag["kind"] == "empty"]
+    assert len(empty) == 34 and (~empty["judged"]).all() and (empty["samples"] == 0).all()
+    assert empty["unanimity"].isna().all() and empty["unanimous"].isna().all()
+    assert (empty["observed"] == "fail").all() and (empty["status"] == "ok").all()
+    assert ag.loc[ag["kind"] != "empty", "judged"].all()
 
 
 # -------------------------------------------------------------------------------------- grading & canned set

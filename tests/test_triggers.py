@@ -263,6 +263,30 @@ def test_leave_one_out_accuracy_over_279_triggers(keryx, keryx_records):
     print(f"keryx leave-one-out trigger accuracy over 279 triggers: {acc:.4f}")
 
 
+def test_loo_summary_counts_trigger_probes_apart_217_of_279(keryx, keryx_records):
+    # Hand count on the keryx catalog: 279 triggers (46 skills) and 18 skills without triggers whose "Use when"
+    # clause is the probe. The trigger-only leave-one-out accuracy is 217/279, recounted with the plain SOURCE.md
+    # implementation; the 18 "Use when" probes (scored against the description they were cut from) are a row of
+    # their own, never pooled into the trigger figure.
+    with_triggers = [r for r in keryx_records if r.get("triggers")]
+    use_when = [r for r in keryx_records if not r.get("triggers") and "use when" in r["description"].lower()]
+    assert len(with_triggers) == 46 and len(use_when) == 18
+    plain = sum(plain_loo_selected(keryx_records, i, t, t) for i, r in enumerate(keryx_records)
+                for t in r.get("triggers", []))
+    assert plain == 217
+    summary = T.loo_summary(T.leave_one_out(keryx, T.make_probes(keryx)), n_resamples=200).set_index("kind")
+    assert list(summary.index) == ["trigger", "use_when"]  # no pooled "all" row
+    tr = summary.loc["trigger"]
+    assert (tr["probes"], tr["skills"], tr["selected"]) == (279, 46, 217)
+    assert tr["accuracy"] == pytest.approx(217 / 279)
+    assert tr["low"] < 217 / 279 < tr["high"]
+    uw = summary.loc["use_when"]
+    assert (uw["probes"], uw["skills"], uw["selected"]) == (18, 18, 18)
+    assert "nothing left out" in uw["measures"]
+    # the pooled figure (235/297) is what a headline must not report as trigger accuracy
+    assert (tr["selected"] + uw["selected"]) / (tr["probes"] + uw["probes"]) == pytest.approx(235 / 297)
+
+
 def test_vectorised_matches_naive_and_per_call_api(keryx):
     probes = T.make_probes(keryx).iloc[::6].reset_index(drop=True)  # 50 probes, both kinds
     fv, dv = T.loo_scores(keryx, probes)
@@ -360,8 +384,10 @@ def test_compare_scorers_reports_accuracy_at_own_select_threshold():
     table, curves = T.compare_scorers(cat, ("keryx",))
     row = table.iloc[0]
     assert row["select_threshold"] == 0.0 and row["f1"] == pytest.approx(2 * 5 / (2 * 5 + 1 + 1))
-    assert row["loo_accuracy"] == pytest.approx(5 / 6)
-    assert row["loo_accuracy_at_keryx_thresholds"] == pytest.approx(4 / 6)
+    assert row["probes"] == 6  # every probe of HAND_CATALOG is a trigger
+    assert row["loo_trigger_accuracy_at_f1_threshold"] == pytest.approx(5 / 6)
+    assert row["loo_trigger_accuracy_at_keryx_thresholds"] == pytest.approx(4 / 6)
+    assert "loo_accuracy" not in table.columns  # one name per figure and threshold
     a2 = (math.log(5 / 4) + 1) / (math.log(5 / 4) + 1 + 2 * (math.log(5) + 1))
     loo = T.leave_one_out(cat).set_index("prompt")
     assert loo.loc["react form modal", "score"] == pytest.approx(a2)
@@ -477,6 +503,51 @@ def test_choose_threshold_by_hand():
     assert (thr, val) == (0.75, pytest.approx(0.5))
 
 
+def test_objectives_match_scikit_learn_at_every_threshold():
+    from sklearn.metrics import balanced_accuracy_score, f1_score, matthews_corrcoef
+
+    pairs = _toy_pairs()
+    grid = np.array([0.3, 0.45, 0.55, 0.65, 0.75, 0.95])
+    _, _, g, c = T.confusion_by_probe(pairs, "select", grid)
+    tot = c.sum(0)
+    y = pairs["label"].to_numpy()
+    for thr in g:
+        pred = (pairs["d_select"].to_numpy() >= thr).astype(int)
+        for obj, ref in (("f1", f1_score), ("balanced_accuracy", balanced_accuracy_score),
+                         ("mcc", matthews_corrcoef)):
+            assert T.metric_at(tot, g, obj, thr) == pytest.approx(ref(y, pred)), (obj, thr)
+    # selecting nothing: accuracy = the share of negatives (8 of 12), F1 0, balanced accuracy 0.5, MCC 0
+    assert T.select_nothing_value(tot[0], "accuracy") == pytest.approx(8 / 12)
+    assert T.select_nothing_value(tot[0], "balanced_accuracy") == 0.5
+    assert T.select_nothing_value(tot[0], "f1") == 0.0 and T.select_nothing_value(tot[0], "mcc") == 0.0
+    assert T.select_nothing_value(tot[0], "recall_at_zero_fp") == 0.0
+
+
+def test_recall_at_zero_fp_infeasible_is_nan_and_keryx_constrained_too():
+    # the toy pattern plus a probe whose wrong skill ties its right one at 1.0: no threshold is free of false
+    # positives. Before, the objective read "recall 0" beside keryx's unconstrained recall; now both sides are
+    # judged under the constraint: NaN with the reason, and the false positives at keryx's 0.30 counted by hand.
+    tie = pd.DataFrame([{"probe_id": 4, "probe_skill": "s4", "skill_id": "s4", "label": 1, "d_select": 1.0,
+                         "d_support": 1.0, "d_use": 1.0},
+                        {"probe_id": 4, "probe_skill": "s4", "skill_id": "s0", "label": 0, "d_select": 1.0,
+                         "d_support": 1.0, "d_use": 1.0}])
+    pairs = pd.concat([_toy_pairs(), tie], ignore_index=True)
+    grid = [0.3, 0.45, 0.55, 0.65, 0.75, 0.95, 1.0]
+    _, _, g, c = T.confusion_by_probe(pairs, "select", grid)
+    assert T.choose_threshold(c.sum(0), g, "recall_at_zero_fp") == (pytest.approx(float("nan"), nan_ok=True),
+                                                                    pytest.approx(float("nan"), nan_ok=True))
+    row = T.tune_thresholds(pairs, "select", grid=grid, n_resamples=50, n_splits=2).table.set_index(
+        "objective").loc["recall_at_zero_fp"]
+    assert math.isnan(row["threshold"]) and math.isnan(row["value"]) and math.isnan(row["keryx_value"])
+    # negatives >= 0.30 at keryx's threshold: 0.5, 0.7, 0.3, 0.35 and the tie at 1.0 -> 5 false positives
+    assert row["keryx_fp"] == 5
+    assert "no threshold" in row["note"] and "5 false positive(s)" in row["note"]
+    # F1 at keryx's 0.30 is judged as is (no constraint): TP 5, FP 5, FN 0 -> 10/15
+    f1 = T.tune_thresholds(pairs, "select", grid=grid, n_resamples=0, n_splits=2).table.set_index(
+        "objective").loc["f1"]
+    assert f1["keryx_value"] == pytest.approx(10 / 15) and f1["keryx_fp"] == 5
+
+
 def test_tune_thresholds_intervals_and_cv():
     pairs = pd.concat([_toy_pairs().assign(probe_id=lambda d, k=k: d.probe_id + 4 * k,
                                            probe_skill=lambda d, k=k: d.probe_skill + f"-{k}")
@@ -486,6 +557,11 @@ def test_tune_thresholds_intervals_and_cv():
     tab = res.table.set_index("objective")
     assert tab.loc["accuracy", "threshold"] == 0.55
     assert tab.loc["accuracy", "threshold_low"] <= 0.55 <= tab.loc["accuracy", "threshold_high"]
+    # zero FP: 0.75 (above the largest negative, 0.7) in nearly every resample, so the 95% percentile interval is
+    # the point [0.75, 0.75] — not shown (NaN), said so in the note, never printed as [x, x]
+    z = tab.loc["recall_at_zero_fp"]
+    assert z["threshold"] == 0.75 and math.isnan(z["threshold_low"]) and math.isnan(z["threshold_high"])
+    assert "same threshold (0.75)" in z["note"] and "single point" in z["note"]
     assert tab.loc["accuracy", "cv_folds"] == 5
     # every fold sees the same toy pattern → the same threshold, held-out accuracy 10/12
     assert tab.loc["accuracy", "cv_threshold"] == pytest.approx(0.55)

@@ -118,3 +118,68 @@ def test_parse_rate_counts_unparsed():
 ])
 def test_as_list_accepts_what_papermill_passes(value, expected):
     assert V.as_list(value) == expected
+
+
+# ------------------------------------------------------------------------------- one label, several snapshots
+TWO_SNAPSHOTS = ("item_id,judge,model,verdict,gold\n"
+                 "a,gpt-4o,gpt-4o-2024-05-13,pass,pass\nb,gpt-4o,gpt-4o-2024-05-13,fail,pass\n"
+                 "c,gpt-4o,gpt-4o-2024-08-06,pass,pass\nd,gpt-4o,gpt-4o-2024-08-06,pass,pass\n"
+                 "e,gpt-4o,gpt-4o-2024-08-06,pass,fail\na,mini,mini-1,pass,pass\nb,mini,,pass,pass\n")
+
+
+def test_two_snapshot_judge_is_warned_in_the_loader_and_the_report_and_can_be_grouped(tmp_path):
+    from evallab.metrics import agreement, design
+
+    p = write(tmp_path, "mixed.csv", TWO_SNAPSHOTS)
+    with pytest.warns(V.SnapshotWarning) as rec:
+        df = load_verdicts(p)
+    msg = str(rec[0].message)
+    assert len(rec) == 1 and str(p) in msg and "'gpt-4o' carries 2 model snapshots" in msg
+    assert "gpt-4o-2024-05-13: 2 replies" in msg and "gpt-4o-2024-08-06: 3 replies" in msg
+    assert "mini" not in msg.replace("mini-1", "")  # one snapshot (and an unknown one) is not a mix
+    snap = V.snapshots(df)  # hand count: 2 and 3 replies, on 2 and 3 items
+    assert snap[["judge", "model", "replies", "items"]].values.tolist() == [
+        ["gpt-4o", "gpt-4o-2024-05-13", 2, 2], ["gpt-4o", "gpt-4o-2024-08-06", 3, 3]]
+    assert snap["share"].tolist() == pytest.approx([2 / 5, 3 / 5])
+    # the report's shape line says it, in words
+    assert "WARNING: judge 'gpt-4o' carries 2 model snapshots" in design.describe(df)["text"]
+    # the snapshot is a design column: grouping by it separates what by=["judge"] pools (hand counts: 1/2, 2/3)
+    pooled = agreement.accuracy(df, ["judge"]).set_index("judge").loc["gpt-4o"]
+    assert (pooled["correct"], pooled["parsed"]) == (3, 5)
+    split = agreement.accuracy(df, ["judge", "model"]).set_index(["judge", "model"])
+    assert split.loc[("gpt-4o", "gpt-4o-2024-05-13"), "accuracy"] == pytest.approx(1 / 2)
+    assert split.loc[("gpt-4o", "gpt-4o-2024-08-06"), "accuracy"] == pytest.approx(2 / 3)
+
+
+def test_one_snapshot_per_judge_is_silent(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", V.SnapshotWarning)
+        df = load_verdicts(write(tmp_path, "v.csv", GOOD))
+    assert V.snapshots(df).empty and V.snapshot_note(df) == ""
+
+
+def test_recordings_of_one_judge_label_with_two_judge_models_are_warned(tmp_path):
+    import json
+
+    from evallab.paths import REPO_ROOT
+    from evallab.skills.recordings import load_recordings, to_verdicts
+
+    src = json.loads((REPO_ROOT / "tests/data/scenarios/recordings/good.json").read_text())
+    for name, model in (("p__a", "deepseek-chat"), ("p__b", "deepseek-chat-0324")):
+        entries = [{**e, "scenarioId": f"{e['scenarioId']}-{name}"} for e in src["entries"]]
+        (tmp_path / f"{name}.json").write_text(json.dumps({**src, "judgeModel": model, "entries": entries}))
+    with pytest.warns(V.SnapshotWarning, match="carries 2 model snapshots"):
+        to_verdicts(load_recordings(tmp_path))
+
+
+def test_import_cli_warns_about_two_snapshots_in_one_line(tmp_path, capsys):
+    from cli_helper import run_cli
+
+    src = write(tmp_path, "mixed.csv", TWO_SNAPSHOTS)
+    code, text = run_cli(["import", src, "--format", "table", "--out", tmp_path / "out.csv"], capsys)
+    assert code == 0
+    line = next(x for x in text.splitlines() if "snapshots" in x)
+    assert line.startswith(f"warning: {src}: judge 'gpt-4o' carries 2 model snapshots")
+    assert "import_cli.py" not in text and "Traceback" not in text

@@ -232,6 +232,7 @@ def load_alpaca_eval(
     })
     tidy = tidy.sort_values(["judge", "generator_2", "instruction_idx"], kind="stable").reset_index(drop=True)
     verdicts = V.coerce(tidy, path=str(ppath))
+    V.warn_snapshots(verdicts, source=str(ppath))
 
     items = (raw[["instruction_idx", "dataset", "generator_1", "generator_2"]]
              .drop_duplicates(["generator_2", "instruction_idx"])

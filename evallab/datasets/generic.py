@@ -136,8 +136,10 @@ def load_verdicts(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     df = read_table(path)
     try:
-        return V.coerce(df, path=str(path))
+        out = V.coerce(df, path=str(path))
     except VerdictTableError as exc:
         if exc.row is not None and path.suffix.lower() in (".csv", ".tsv"):
             exc.message += f" (file line {exc.row + 1})"
         raise
+    V.warn_snapshots(out, source=str(path))  # one judge label, several model snapshots: said, never pooled silently
+    return out

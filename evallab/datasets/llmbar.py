@@ -137,6 +137,7 @@ def load_llmbar(
     tidy = pd.concat(parts, ignore_index=True)
     tidy = tidy.sort_values(["subset", "judge", "strategy", "item_id", "order"], kind="stable")
     verdicts = V.coerce(tidy.reset_index(drop=True), path=str(vpath))
+    V.warn_snapshots(verdicts, source=str(vpath))
     items = (raw[["subset", "idx", "label"]].drop_duplicates(["subset", "idx"])
              .assign(item_id=lambda d: item_id(d["subset"], d["idx"]), dataset="llmbar")
              .rename(columns={"label": "gold"})[["item_id", "dataset", "subset", "idx", "gold"]]

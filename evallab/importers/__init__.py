@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab import verdicts as V
 from evallab.importers.alpaca_eval import import_alpaca_eval
 from evallab.importers.common import ZIP_MAGIC, ImportDataError, check_file, read_json
 from evallab.importers.gold import Gold, attach_gold, gold_from_annotators
@@ -168,6 +169,7 @@ def import_file(path: str | Path, format: str | None = None, **options) -> pd.Da
                               field=unknown[0])
     df = fn(path, **options)
     df["source_format"] = pd.Series(format, index=df.index, dtype="string")
+    V.warn_snapshots(df, source=str(path))  # one judge label, several model snapshots: said, never pooled silently
     return df
 
 

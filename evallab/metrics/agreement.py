@@ -240,7 +240,9 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None,
     Returns
     -------
     (kappa, low, high) : kappa from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
-    NaN when there are no units or a single category (kappa undefined).
+    NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the interval
+    is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
+    :func:`evallab.metrics.intervals.no_interval_note`.
     """
     y1 = np.asarray(y1, dtype=object).astype(str)
     y2 = np.asarray(y2, dtype=object).astype(str)
@@ -270,7 +272,7 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None,
             res = cohens_kappa(table, return_results=True)
         z = intervals.z_value(confidence)
         se = float(res["std_kappa"])
-        lo, hi = k - z * se, k + z * se
+        lo, hi = (k - z * se, k + z * se) if se > 0 else (NAN, NAN)  # se 0: every unit agrees, not certainty
     return k, max(-1.0, lo) if np.isfinite(lo) else lo, min(1.0, hi) if np.isfinite(hi) else hi
 
 
@@ -291,10 +293,11 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
         k, lo, hi = cohen_kappa(ok["gold"], ok["verdict"], clusters=ok["dataset"].astype(str) + "\x1f"
                                 + ok["item_id"].astype(str), confidence=confidence, n_resamples=n_resamples,
                                 seed=seed)
-        note = "" if np.isfinite(k) else not_computable(
-            "no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
-            "a single category among verdicts and gold (kappa undefined)")
-        rows.append(dict(key, n=len(ok), items=int(ok[["dataset", "item_id"]].drop_duplicates().shape[0]),
+        items = int(ok[["dataset", "item_id"]].drop_duplicates().shape[0])
+        note = intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples) if np.isfinite(k) else \
+            not_computable("no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
+                           "a single category among verdicts and gold (kappa undefined)")
+        rows.append(dict(key, n=len(ok), items=items,
                          no_gold=int(g["gold"].isna().sum()), unparsed=int(len(wg) - len(ok)), kappa=k,
                          kappa_low=lo, kappa_high=hi, note=note))
     return pd.DataFrame(rows)
@@ -310,6 +313,10 @@ def _wide(df: pd.DataFrame, raters: str, by: Sequence[str]) -> pd.DataFrame:
     return w.sort_index()
 
 
+#: the note of a rater's agreement with itself (the diagonal of the judge × judge table): 1 by definition
+SELF_AGREEMENT_NOTE = "a rater against itself: 1 by definition, no interval"
+
+
 def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                     raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> pd.DataFrame:
@@ -322,8 +329,10 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
     -------
     DataFrame, long: ``by`` + ``judge_a``, ``judge_b``, ``n`` (units both parsed), ``items``, ``agreement`` in
     [0, 1] with ``agreement_low``/``_high`` (item-cluster interval), ``kappa`` (Cohen) with ``kappa_low``/``_high``,
-    ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units) are included,
-    so ``pivot(index="judge_a", columns="judge_b", values="kappa")`` gives the square matrix.
+    ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units, by definition:
+    no interval, :data:`SELF_AGREEMENT_NOTE`) are included, so ``pivot(index="judge_a", columns="judge_b",
+    values="kappa")`` gives the square matrix. A pair whose interval is degenerate (every unit agrees) has NaN
+    bounds and says so in ``note``.
     """
     by = list(by)
     rows = []
@@ -344,7 +353,8 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
             k, klo, khi = cohen_kappa(va, vb, clusters=cl, confidence=confidence, n_resamples=n_resamples,
                                       seed=seed)
             note = (not_computable("no unit parsed by both") if not m.any() else
-                    not_computable("a single category (kappa undefined)") if not np.isfinite(k) else "")
+                    not_computable("a single category (kappa undefined)") if not np.isfinite(k) else
+                    intervals.no_interval_note(k, klo, khi, units=len(eq), n_resamples=n_resamples))
             for x, y in ((a, b), (b, a)):
                 rows.append(dict(key, judge_a=x, judge_b=y, n=int(m.sum()), items=len(eq),
                                  agreement=float((va == vb).mean()) if m.any() else NAN, agreement_low=lo,
@@ -352,8 +362,8 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
         for j in names:
             n = int(w[j].notna().sum())
             rows.append(dict(key, judge_a=j, judge_b=j, n=n, items=int(pd.Series(np.asarray(item)[
-                w[j].notna().to_numpy()]).nunique()), agreement=1.0, agreement_low=1.0, agreement_high=1.0,
-                kappa=1.0, kappa_low=1.0, kappa_high=1.0, note=""))
+                w[j].notna().to_numpy()]).nunique()), agreement=1.0, agreement_low=NAN, agreement_high=NAN,
+                kappa=1.0, kappa_low=NAN, kappa_high=NAN, note=SELF_AGREEMENT_NOTE))
     return pd.DataFrame(rows).sort_values([*by, "judge_a", "judge_b"]).reset_index(drop=True)
 
 
@@ -389,6 +399,28 @@ def _fleiss_totals(t: np.ndarray, m: int) -> np.ndarray:
         return np.where(p_e < 1, (p_bar - p_e) / (1 - p_e), np.nan)
 
 
+def _unanimous_note(value: float, low: float, high: float, counts: np.ndarray, items: np.ndarray, m: int | None,
+                    n_resamples: int, confidence: float, name: str) -> str:
+    """The note of a chance-corrected coefficient without an interval. When every unit is unanimous the
+    coefficient is 1 in every resample (a degenerate interval, never shown as [1, 1]); the Wilson bound of the share
+    of unanimous items is the bound that exists, and is given instead."""
+    n_items = int(items.max()) + 1 if len(items) else 0
+    note = intervals.no_interval_note(value, low, high, units=n_items, n_resamples=n_resamples)
+    if not note or n_resamples <= 0 or n_items < 2:
+        return note
+    per_unit = counts.sum(1) if m is None else np.full(len(counts), m)
+    unan = counts.max(1) == per_unit
+    item_unan = np.ones(n_items, dtype=bool)
+    np.logical_and.at(item_unan, items, unan)
+    k = int(item_unan.sum())
+    if k < n_items:
+        return note
+    lo, _ = intervals.wilson(k, n_items, confidence)
+    return (f"no interval: every one of the {len(counts)} units is unanimous, so {name} is 1 in every resample, "
+            f"a degenerate interval; the share of unanimous items is {k} of {n_items}, at least {lo:.1%} by the "
+            f"Wilson lower {confidence:.0%} bound")
+
+
 def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                  raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                  seed: int = 0) -> pd.DataFrame:
@@ -399,7 +431,8 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
     DataFrame, one row per group (one row for the whole table when ``by`` is empty): ``by`` + ``kappa`` in
     [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``low``, ``high`` (percentile bootstrap over items of the
     per-item agreeing-pair and category counts), ``units``, ``units_dropped`` (a rater missing or unparsed),
-    ``items``, ``raters``, ``note``.
+    ``items``, ``raters``, ``note`` (also why ``low``/``high`` are NaN: when every unit is unanimous the interval
+    is degenerate and the note gives the Wilson bound of the share of unanimous items instead).
     """
     rows = []
     for key, w in _rater_tables(df, by, raters, judges):
@@ -426,6 +459,8 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
                 r["low"], r["high"] = intervals.bootstrap_sums(per, lambda t, m=m: _fleiss_totals(t, m),
                                                                n_resamples=n_resamples, confidence=confidence,
                                                                seed=seed)
+                r["note"] = _unanimous_note(r["kappa"], r["low"], r["high"], table, items, m, n_resamples,
+                                            confidence, "kappa")
         rows.append(r)
     return pd.DataFrame(rows)
 
@@ -480,6 +515,8 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
             r["items"] = len(per)
             r["low"], r["high"] = intervals.bootstrap_sums(per, lambda t, L=L: _alpha_totals(t, L),
                                                            n_resamples=n_resamples, confidence=confidence, seed=seed)
+            r["note"] = _unanimous_note(r["alpha"], r["low"], r["high"], cnt, items, None, n_resamples,
+                                        confidence, "alpha")
         rows.append(r)
     return pd.DataFrame(rows)
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evallab import verdicts as V
 from evallab.errors import DataError
 
 #: columns that define a design cell (a judge configuration and a slice of the data)
@@ -83,8 +84,10 @@ def describe(df: pd.DataFrame) -> dict:
     dict with ``replies``, ``items``, ``kind`` ("pairwise", "pointwise" or "mixed"), ``orders`` (the presentation
     orders present among pairwise replies: a subset of ab/ba, "" for unknown), ``both_orders`` (items judged in
     both), ``gold`` (replies with gold), ``gold_items``, ``samples`` (max replies per item and order),
-    ``unparsed``, ``design`` (design columns with more than one value, → their values) and ``text`` (one
-    sentence saying all of it, including what is missing).
+    ``unparsed``, ``design`` (design columns with more than one value, → their values), ``snapshots``
+    (:func:`evallab.verdicts.snapshots`: judge labels whose replies carry several model snapshots, which every
+    estimator pools unless ``model`` — a design column — is in its ``by``) and ``text`` (one sentence saying all of
+    it, including what is missing, and a warning naming each judge label with several snapshots).
     """
     pw = pairwise(df)
     # a reply with no verdict, no gold and no order says nothing about its kind: it does not make a table "mixed"
@@ -120,9 +123,12 @@ def describe(df: pd.DataFrame) -> dict:
         plural = {"dataset": "datasets", "subset": "subsets", "judge": "judges", "model": "models",
                   "strategy": "strategies", "anchor_set": "anchor sets"}
         parts.append("several " + ", ".join(f"{plural[c]} ({len(v)})" for c, v in design.items()))
+    snap = V.snapshot_note(df)
+    if snap:
+        parts.append(f"WARNING: {snap}")
     return {"replies": len(df), "items": items, "kind": kind, "orders": orders, "both_orders": both, "gold": gold,
             "gold_items": gold_items, "samples": samples, "unparsed": unparsed, "design": design,
-            "text": "; ".join(parts) + "."}
+            "snapshots": V.snapshots(df), "text": "; ".join(parts) + "."}
 
 
 def order_pairs(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:

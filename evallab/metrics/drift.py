@@ -211,6 +211,9 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         mc = int((both_gold["_cc"] > both_gold["_bc"]).sum())
         m = stats.mcnemar(mb, mc)
         r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"] if r["gold_replies"] else NAN
+        kn = stats.no_interval_note(r["kappa"], r["kappa_low"], r["kappa_high"], units=len(np.unique(
+            d["_item"].to_numpy()[ok])), n_resamples=n_resamples)
+        r["note"] = f"Cohen's kappa: {kn}" if kn else ""
         r["_num"], r["_den"] = pi["_chg"].to_numpy(float), pi["_bothp"].to_numpy(float)
         rows.append(r)
     return pd.DataFrame(rows)

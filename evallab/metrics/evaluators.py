@@ -19,7 +19,9 @@ Sources: AlpacaEval (Li, Dubois et al. 2023; ``alpaca_eval/metrics.py`` ``get_wi
   (``longer_is_output_1``), so P(prefer longer) is confounded with quality — read it beside the
   length-controlled win rate.
 - :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement` — the judge-swap
-  effect on rankings (Kendall's tau, ``scipy.stats.kendalltau``), with the number of models n.
+  effect on rankings (Kendall's tau, ``scipy.stats.kendalltau``), with the number of models n and the p-value;
+  :func:`rank_headline` picks the headline only among pairs with at least :data:`MIN_RANK_ENTITIES` models
+  (:func:`perfect_agreement_pvalue`: with 4, even identical rankings give p = 0.083).
 """
 
 from __future__ import annotations
@@ -279,12 +281,62 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
     return pd.DataFrame(rows)
 
 
+#: fewest entities a rank agreement is headlined from: with 4, even identical rankings give an exact two-sided
+#: p of 2/4! = 0.083, so no tau could be told from chance at 0.05 (see :func:`min_rank_entities`)
+MIN_RANK_ENTITIES = 5
+
+
+def perfect_agreement_pvalue(n: int) -> float:
+    """The exact two-sided p-value of Kendall's tau when two rankings of ``n`` entities agree perfectly (no ties):
+    ``2 / n!``, the smallest p any tau on ``n`` entities can reach (``scipy.stats.kendalltau``, method "exact").
+    NaN for ``n < 2``."""
+    if n < 2:
+        return float("nan")
+    return float(kendalltau(np.arange(n), np.arange(n), method="exact").pvalue)
+
+
+def min_rank_entities(alpha: float = 0.05) -> int:
+    """The smallest number of entities at which a rank agreement can be significant at ``alpha`` at all: the least
+    ``n`` with :func:`perfect_agreement_pvalue` ``< alpha`` (5 at 0.05, 6 at 0.01)."""
+    if not 0 < alpha < 1:
+        raise DataError(f"alpha={alpha}; expected a level strictly between 0 and 1")
+    n = 2
+    while perfect_agreement_pvalue(n) >= alpha:
+        n += 1
+    return n
+
+
+def rank_headline(table: pd.DataFrame, *, min_n: int = MIN_RANK_ENTITIES) -> dict:
+    """The judge-swap headline of a rank-agreement table (:func:`leaderboard_rank_agreement` or
+    :func:`win_rate_rank_agreement`): the LOWEST tau among pairs with at least ``min_n`` common entities, with its
+    ``n`` and exact ``pvalue`` — never a tau from fewer entities.
+
+    Returns
+    -------
+    dict: ``tau``, ``n``, ``pvalue`` and the pair's names (the row's other columns) — all None when no pair has
+    ``min_n`` entities —, ``max_tau`` (highest tau among those pairs), ``pairs`` (pairs with ``min_n`` or more),
+    ``pairs_below_min`` (pairs left out), ``min_n``, and ``p_at_min`` (:func:`perfect_agreement_pvalue` of
+    ``min_n − 1``: the best p a left-out pair could have had).
+    """
+    ok = table[(table["n"] >= min_n) & table["tau"].notna()]
+    out = {"min_n": int(min_n), "pairs": len(ok), "pairs_below_min": int(len(table) - len(ok)),
+           "p_at_min": perfect_agreement_pvalue(min_n - 1)}
+    if ok.empty:
+        return {**out, "tau": None, "n": None, "pvalue": None, "max_tau": None}
+    r = ok.sort_values(["tau", "n"], ascending=[True, False]).iloc[0]
+    return {**out, **{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}, "n": int(r["n"]),
+            "tau": float(r["tau"]), "pvalue": float(r["pvalue"]), "max_tau": float(ok["tau"].max())}
+
+
 def rank_correlation(a: pd.Series, b: pd.Series) -> dict:
     """Kendall's tau (tau-b, ``scipy.stats.kendalltau``) between two scores of the same entities.
 
     ``a`` and ``b`` are indexed by entity (e.g. model); only entities in both with finite values count.
 
-    Returns ``{"n", "tau", "pvalue"}``; tau in [-1, 1], NaN with fewer than 2 common entities.
+    Returns ``{"n", "tau", "pvalue"}``; tau in [-1, 1], NaN with fewer than 2 common entities. The two-sided
+    p-value is exact for small n without ties (scipy's "auto"). Report tau with its n and p, and not at all below
+    :data:`MIN_RANK_ENTITIES` (:func:`rank_headline`): with few entities even perfect agreement is not
+    significant.
     """
     j = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").astype(float).dropna()
     if len(j) < 2:

@@ -227,7 +227,7 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
             x, b = it.loc[common], base_items.loc[common]
             gv = gv[gv["item_id"].isin(common)]
             r = dict(key, anchor_set=v, baseline=baseline, items=len(common), replies=len(gv),
-                     unparsed=int(len(gv) - gv["_parsed"].sum()))
+                     unparsed=int(len(gv) - gv["_parsed"].sum()), note="")
             for name, num, den in (("pass_rate", "_pass", "_parsed"), ("false_pass_rate", "_gf_pass", "_gf_n"),
                                    ("true_pass_rate", "_gp_pass", "_gp_n"), ("agreement", "_correct", "_gold_n")):
                 r[name] = _r(x[num].to_numpy(), x[den].to_numpy())
@@ -241,6 +241,9 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
             else:
                 r["inflation"] = float(_inflation_fn(np.array([np.sum(a) for a in arrays], dtype=float)))
                 r["inflation_low"], r["inflation_high"] = _boot(arrays, _inflation_fn, **kw)
+                why = stats.no_interval_note(r["inflation"], r["inflation_low"], r["inflation_high"],
+                                             units=len(common), n_resamples=n_resamples)
+                r["note"] = f"pass-rate ratio: {why}" if why else ""
                 for c, num, den in (("delta_false_pass", "_gf_pass", "_gf_n"), ("delta_true_pass", "_gp_pass", "_gp_n"),
                                     ("delta_agreement", "_correct", "_gold_n")):
                     arr = [x[num], x[den], b[num], b[den]]
@@ -256,7 +259,7 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
     for c in ("delta_false_pass", "delta_true_pass", "false_pass_rate", "true_pass_rate", "pass_rate", "inflation",
               "agreement", "delta_agreement"):
         cols += [c, f"{c}_low", f"{c}_high"]
-    cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties"]
+    cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties", "note"]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -11,6 +11,8 @@ criteria) is a ratio of sums over items; its interval resamples the ITEM (the cl
 - :func:`bootstrap_sums` — the engine behind it: any statistic of the column totals of per-cluster sums,
   percentile bootstrap over clusters (paired: every column resampled together), vectorised.
 - :func:`ratio_difference_interval` — paired difference of two ratios on the same clusters.
+- :func:`no_interval_note` — why an estimate carries no interval (switched off, one unit, or degenerate: an
+  interval is never shown as the single point [x, x]).
 - :func:`ratio_test_greater` — one-sided test of H0: ratio ≤ threshold with a cluster-robust (sandwich) standard
   error of the ratio estimator (Cochran 1977, §6.4; exact binomial when every cluster holds one reply).
 - :func:`mcnemar` — McNemar's test on the discordant counts of a paired 2×2 table (statsmodels; exact binomial
@@ -79,8 +81,11 @@ def bootstrap_sums(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
 
     Returns
     -------
-    (low, high) : floats; ``(nan, nan)`` with fewer than 2 clusters, no resamples or no finite resampled value.
-    Computed with ``scipy.stats.bootstrap(paired=True, vectorized=True, method="percentile")``.
+    (low, high) : floats; ``(nan, nan)`` with fewer than 2 clusters, no resamples or no finite resampled value —
+    and when the interval is DEGENERATE: its two bounds are equal (every resample, or more than the interval's
+    tails, give one value, e.g. kappa 1 when every unit agrees), so it would read [x, x] and claim a certainty the
+    data do not hold. :func:`no_interval_note` words the reason for a table. Computed with
+    ``scipy.stats.bootstrap(paired=True, vectorized=True, method="percentile")``.
     """
     _check_confidence(confidence)
     sums = np.asarray(sums, dtype=float)
@@ -106,7 +111,27 @@ def bootstrap_sums(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
             return NAN, NAN
         a = (1 - confidence) / 2
         lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
+    if lo == hi:  # degenerate: a point is not an interval
+        return NAN, NAN
     return lo, hi
+
+
+def no_interval_note(value: float, low: float, high: float, *, units: int, n_resamples: int = 1000,
+                     unit_name: str = "item") -> str:
+    """Why an estimate has no interval, as a table ``note`` ("" when it has one or the estimate itself is NaN).
+
+    The reasons, in order: no resamples asked (``n_resamples <= 0``); fewer than two independent ``units``; else
+    the interval is degenerate — every resampled ``unit_name`` gives the same value, so a bootstrap (or an
+    asymptotic standard error, which is 0 then) cannot bound it, and [x, x] is never shown.
+    """
+    if not np.isfinite(value) or (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    if n_resamples <= 0:
+        return "no interval: the bootstrap was switched off (n_resamples = 0)"
+    if units < 2:
+        return f"no interval: a single {unit_name}"
+    return (f"no interval: every {unit_name} gives the same value ({value:.3g} in every resample of the {units} "
+            f"{unit_name}s), so an interval would collapse to that single value")
 
 
 def _ratio(t: np.ndarray) -> np.ndarray:
@@ -158,14 +183,25 @@ def ratio_difference_interval(num1, den1, num0, den0, *, n_resamples: int = 1000
 
     All four arrays have shape (n_clusters,) and hold the same clusters in the same order (e.g. per item: correct
     and parsed replies of a candidate judge, then of a baseline). Percentile cluster bootstrap
-    (:func:`bootstrap_sums`); ``(0, 0)`` when the two sides are identical in every cluster; ``(nan, nan)`` when a
-    side has a zero denominator.
+    (:func:`bootstrap_sums`); ``(nan, nan)`` when a side has a zero denominator or the bootstrap interval is
+    degenerate.
+
+    When the two sides are identical in every cluster the bootstrap difference is 0 in every resample; instead of
+    the point [0, 0], the bound implied by the Wilson interval of the share of clusters that differ (0 of n) is
+    returned: a cluster that differs moves the difference by at most ``max(den) / sum(den)``, so
+    ``|Δ| ≤ u · n · max(den) / sum(den)`` with ``u`` the Wilson upper bound of 0 of n (the larger of the two sides'
+    denominators is used).
     """
     a = np.column_stack([np.asarray(x, dtype=float) for x in (num1, den1, num0, den0)])
     if a[:, 1].sum() == 0 or a[:, 3].sum() == 0:
         return NAN, NAN
     if np.array_equal(a[:, :2], a[:, 2:]):
-        return 0.0, 0.0
+        n = int((a[:, 1] > 0).sum())
+        if n == 0:
+            return NAN, NAN
+        u = wilson(0, n, confidence)[1]
+        half = min(1.0, u * n * float(a[:, 1].max()) / float(a[:, 1].sum()))
+        return -half, half
     return bootstrap_sums(a, _ratio_difference, n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 

@@ -240,23 +240,29 @@ def plot_curves(curves: Mapping[str, Mapping], *, title: str = ""):
     return fig
 
 
-def plot_threshold_sweep(results: Sequence, *, objective: str = "f1"):
-    """Accuracy, F1 and recall against the threshold, one panel per tuned target, with the chosen threshold
-    (solid) and keryx's constant (dashed). Returns the matplotlib Figure."""
+def plot_threshold_sweep(results: Sequence, *, objective: str = "f1", population: str = "trigger probes"):
+    """F1, balanced accuracy, MCC and recall against the threshold, one panel per tuned target, with the chosen
+    threshold (solid) and keryx's constant (dashed). Plain accuracy is not drawn: with one own skill per probe
+    against dozens of others it stays near its base rate at every threshold (see
+    :func:`evallab.skills.triggers.select_nothing_value`). ``population`` names the probes behind the curves in the
+    title. Returns the matplotlib Figure."""
     use_style()
     fig, axes = plt.subplots(1, len(results), figsize=(min(13.0, 4.3 * len(results)), 4.2), squeeze=False)
+    names = {"f1": "F1", "balanced_accuracy": "balanced accuracy", "mcc": "MCC", "recall": "recall"}
     for ax, r in zip(axes[0], results, strict=True):
-        for col in ("accuracy", "f1", "recall"):
-            ax.plot(r.curve.threshold, r.curve[col], label=col)
+        for col, label in names.items():
+            ax.plot(r.curve.threshold, r.curve[col], label=label)
         row = r.table.set_index("objective").loc[objective]
         if np.isfinite(row.threshold):
-            ax.axvline(row.threshold, c="k", lw=1, label=f"best {objective}: {row.threshold:.2f}")
+            ax.axvline(row.threshold, c="k", lw=1, label=f"best {names.get(objective, objective)}: "
+                                                         f"{row.threshold:.2f}")
         ax.axvline(row.keryx_threshold, c="k", lw=1, ls="--", label=f"keryx: {row.keryx_threshold:.2f}")
-        ax.set(xlabel=f"threshold on the {r.target} score (coverage, 0-1)", ylabel="metric value (0-1)",
-               title=f"{r.target}", ylim=(0, 1.02))
+        low = float(np.nanmin(r.curve[list(names)].to_numpy(float), initial=0.0))
+        ax.set(xlabel=f"threshold on the {r.target} score (coverage, 0-1)",
+               ylabel="metric value (0-1; MCC -1 to 1)", title=f"{r.target}", ylim=(min(0.0, low) - 0.02, 1.02))
         ax.legend(loc="lower left")
         ax.grid(alpha=0.3)
-    fig.suptitle("Metrics against the threshold (all probes)")
+    fig.suptitle(f"Metrics against the threshold ({population})")
     fig.tight_layout()
     return fig
 

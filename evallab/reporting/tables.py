@@ -324,12 +324,18 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
         col = []
         for i in range(len(df)):
             v = s.iat[i]
+            point = ""
             if is_num:
                 t = fmt_number(v, unit, d, signed)
                 if c in intervals and t != DASH:
-                    lo, hi = (fmt_number(df[x].iat[i], unit, d, signed) for x in intervals[c])
-                    if lo != DASH or hi != DASH:
+                    lo_v, hi_v = (df[x].iat[i] for x in intervals[c])
+                    lo, hi = (fmt_number(x, unit, d, signed) for x in (lo_v, hi_v))
+                    if _same_point(lo_v, hi_v):  # a degenerate interval is never printed as [x, x]
+                        point = DEGENERATE_NOTE
+                    elif lo != DASH or hi != DASH:
                         t = f"{t} [{lo}, {hi}]"
+                    elif note and isinstance(df[note].iat[i], str) and df[note].iat[i].strip():
+                        point = df[note].iat[i].strip()  # no interval: the row's note says why
             else:
                 t = fmt_value(v) if not (isinstance(v, float) and math.isnan(v)) else DASH
             if t == DASH:
@@ -338,6 +344,9 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
                     why = df[note].iat[i].strip()
                 missing_notes.append(why)
                 t = DASH + (f"<sup>{_note_index(missing_notes, why)}</sup>" if why else "")
+            elif point:
+                missing_notes.append(point)
+                t = html.escape(t) + f"<sup>{_note_index(missing_notes, point)}</sup>"
             else:
                 t = html.escape(t)
             col.append(t)
@@ -417,6 +426,20 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     return Table(f"<div class='evl-table'>{_CSS}{inner}</div>", csv_path)
 
 
+#: footnote of an estimate whose interval is a single point (low == high): shown without it
+DEGENERATE_NOTE = ("no interval: its bounds are equal (every resampled unit gives this value), and a single point "
+                   "[x, x] is not an interval")
+
+
+def _same_point(lo, hi) -> bool:
+    """Both bounds finite numbers and equal: a degenerate interval."""
+    try:
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(lo) and math.isfinite(hi) and lo == hi
+
+
 def _note_index(notes: list[str], why: str) -> int:
     return list(dict.fromkeys(r for r in notes if r)).index(why) + 1
 
@@ -487,8 +510,12 @@ def format_estimate(value, low=None, high=None, unit: str = "", level: float | N
     suffix = UNITS[u][1] if u in UNITS else unit
     if suffix and suffix != "n":
         s += suffix if suffix == "%" else f" {suffix}"
-    if low is not None and high is not None and all(isinstance(v, (int, float)) and math.isfinite(v)
-                                                     for v in (low, high)):
+    if _same_point(low, high):
+        s += " (no interval: a single point)"
+        if n is not None:
+            s += f" (n = {int(n):,})"
+    elif low is not None and high is not None and all(isinstance(v, (int, float)) and math.isfinite(v)
+                                                       for v in (low, high)):
         s += f" [{fmt_number(low, u, d, signed)}, {fmt_number(high, u, d, signed)}]"
         if level:
             s += f" ({level:.0%} CI"

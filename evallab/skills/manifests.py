@@ -415,35 +415,36 @@ class EvalRun:
     lint: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        """The aeon-style text summary (spec 002, "Output")."""
-        s = self.skills
+        """The aeon-style text summary (spec 002, "Output"): one heading per state, each followed by its own
+        details and nothing else's — a failing assertion under FAIL (new or still failing), NEW_PASS, CHRONIC and
+        STABLE_FAIL under theirs, and the assertions that could not be evaluated under NOT_EVALUATED."""
+        s, res = self.skills, self.results
         lines = [f"Checked {len(s)} skills against their manifests",
                  f"PASS ({int((s['status'] == 'PASS').sum())})"]
-        nf = self.results[self.results["state"] == "NEW_FAIL"]
+        nf = res[res["state"] == "NEW_FAIL"]
         lines.append(f"FAIL ({int((s['status'] == 'FAIL').sum())}; {nf['skill'].nunique()} NEW)")
-        ne = s[s["status"] == "NOT_EVALUATED"]
-        lines.append(f"NOT_EVALUATED ({len(ne)}) — nothing failed but some assertions could not be evaluated")
-        lines += [f"  {r.skill} — {r.not_evaluated} of {r.assertions} assertion(s) not evaluated"
-                  for r in ne.itertuples()]
         for r in nf.itertuples():
             lines.append(f"  {r.skill} — {r.assertion}: {r.detail}; pass streak before failure: "
                          f"{r.prior_pass_streak} runs; severity: {r.severity}")
-        still = self.results[self.results["state"] == "FAIL"]
+        still = res[res["state"] == "FAIL"]
         lines += [f"  {r.skill} — {r.assertion}: still failing ({r.fail_streak} consecutive runs)"
                   for r in still.itertuples()]
-        npass = self.results[self.results["state"] == "NEW_PASS"]
+        npass = res[res["state"] == "NEW_PASS"]
         lines.append(f"NEW_PASS ({npass['skill'].nunique()})")
         lines += [f"  {r.skill} — {r.assertion} back to passing" for r in npass.itertuples()]
-        ch = self.results[self.results["state"] == "CHRONIC"]
+        ch = res[res["state"] == "CHRONIC"]
         lines.append(f"CHRONIC ({ch['skill'].nunique()}) — recommend disabling until human review")
         lines += [f"  {r.skill} — failing {r.fail_streak} consecutive runs on {r.assertion}" for r in ch.itertuples()]
-        sf = self.results[self.results["state"] == "STABLE_FAIL"]
+        sf = res[res["state"] == "STABLE_FAIL"]
         lines.append(f"STABLE_FAIL ({sf['skill'].nunique()}) — flag the manifest for review")
-        lines += [f"  {r.skill} — {r.assertion}" for r in sf.itertuples()]
-        err = self.results[self.results["passed"].isna()]
-        if len(err):
-            lines.append(f"NOT EVALUATED ({len(err)})")
-            lines += [f"  {r.skill} — {r.assertion}: {r.error}" for r in err.itertuples()]
+        lines += [f"  {r.skill} — {r.assertion}: {r.detail}" if r.detail else f"  {r.skill} — {r.assertion}"
+                  for r in sf.itertuples()]
+        ne = s[s["status"] == "NOT_EVALUATED"]
+        err = res[res["passed"].isna()]
+        lines.append(f"NOT_EVALUATED ({len(ne)}) — nothing failed but some assertions could not be evaluated")
+        lines += [f"  {r.skill} — {r.not_evaluated} of {r.assertions} assertion(s) not evaluated"
+                  for r in ne.itertuples()]
+        lines += [f"  {r.skill} — {r.assertion}: not evaluated ({r.error})" for r in err.itertuples()]
         lines.append("COVERAGE")
         lines.append(f"  {len(self.coverage_gaps)} skill(s) have no manifest: {', '.join(self.coverage_gaps)}"
                      if self.coverage_gaps else "  every skill with output has a manifest")

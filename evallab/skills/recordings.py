@@ -260,4 +260,6 @@ def to_verdicts(recordings: dict[str, Recording] | list[Recording], *, dataset: 
                              "scenario_id": e.scenario_id, "kind": e.kind, "reason": s.reason})
     if not rows:
         return V.empty()
-    return V.coerce(pd.DataFrame(rows))
+    out = V.coerce(pd.DataFrame(rows))
+    V.warn_snapshots(out, source="recordings")  # one judge label recorded with several judgeModel values
+    return out

@@ -515,8 +515,10 @@ def make_probes(catalog, *, source: str = "auto") -> pd.DataFrame:
     Returns
     -------
     DataFrame, one row per probe: ``probe_id`` (0..n-1), ``skill_id``, ``category``, ``prompt``,
-    ``source_trigger`` (the trigger left out, or None for a "Use when" probe), ``kind`` ("trigger"/"use_when").
-    Skills with neither contribute no probe.
+    ``source_trigger`` (the trigger left out, or None for a "Use when" probe), ``kind`` ("trigger"/"use_when",
+    see :data:`PROBE_KINDS`). Skills with neither contribute no probe. "auto" is keryx's own population
+    (eval.ts); its "Use when" probes are cut from the skill's description with nothing left out, so report them
+    apart from the trigger probes (:func:`loo_summary`) and tune on ``source="triggers"``.
     """
     catalog = as_catalog(catalog)
     if source not in ("auto", "triggers", "use_when"):
@@ -743,9 +745,22 @@ def leave_one_out(catalog, probes: pd.DataFrame | None = None, *, scorer: str = 
     return out
 
 
+#: what each probe kind of :func:`make_probes` measures, for tables and notes
+PROBE_KINDS = {
+    "trigger": "a skill's own trigger, left out of the index: the leave-one-out test of the router",
+    "use_when": ("a skill's \"Use when\" clause (the skill has no triggers), cut from its own description with "
+                 "nothing left out: scored against its own source text, so selected by construction unless "
+                 "another category outscores it — not a test of the router"),
+}
+
+
 def loo_summary(loo: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
                 seed: int = 0) -> pd.DataFrame:
-    """Leave-one-out trigger accuracy per probe kind and overall, with the SKILL as the resampling unit.
+    """Leave-one-out accuracy per probe kind, each kind apart, with the SKILL as the resampling unit.
+
+    Trigger probes and description-derived ("Use when") probes are reported apart and never pooled: a "Use when"
+    probe is scored against the description it was cut from with nothing left out (:data:`PROBE_KINDS`), so
+    pooling it would raise the figure by construction. The leave-one-out trigger accuracy is the ``trigger`` row.
 
     Parameters
     ----------
@@ -753,19 +768,24 @@ def loo_summary(loo: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int
 
     Returns
     -------
-    DataFrame, one row per kind plus ``all``: ``kind``, ``probes``, ``skills``, ``selected``, ``accuracy`` in [0, 1],
-    ``low``, ``high`` — a percentile bootstrap over skills of selected / probes
-    (:func:`evallab.metrics.intervals.ratio_interval`): a skill's triggers share its description, so they are not
-    independent probes.
+    DataFrame, one row per kind present (``trigger`` first): ``kind``, ``probes``, ``skills``, ``selected``,
+    ``accuracy`` = selected / probes in [0, 1], ``low``, ``high`` — a percentile bootstrap over skills of
+    selected / probes (:func:`evallab.metrics.intervals.ratio_interval`: a skill's triggers share its description,
+    so they are not independent probes; Wilson over skills when every skill holds one probe or every skill has the
+    same share) — and ``measures`` (what the kind tests, :data:`PROBE_KINDS`).
     """
     rows = []
-    for kind, g in [*loo.groupby("kind", sort=True), ("all", loo)]:
+    kinds = sorted(loo["kind"].unique(), key=lambda k: (list(PROBE_KINDS).index(k) if k in PROBE_KINDS else 9, k))
+    for kind in kinds:
+        g = loo[loo["kind"] == kind]
         per = g.assign(_s=g["selected"].astype(float), _n=1.0).groupby("skill_id")[["_s", "_n"]].sum()
         lo, hi = intervals.ratio_interval(per["_s"], per["_n"], n_resamples=n_resamples, confidence=confidence,
                                           seed=seed) if len(per) else (float("nan"), float("nan"))
         rows.append({"kind": kind, "probes": len(g), "skills": len(per), "selected": int(g["selected"].sum()),
-                     "accuracy": float(g["selected"].mean()) if len(g) else float("nan"), "low": lo, "high": hi})
-    return pd.DataFrame(rows)
+                     "accuracy": float(g["selected"].mean()) if len(g) else float("nan"), "low": lo, "high": hi,
+                     "measures": PROBE_KINDS.get(kind, "")})
+    return pd.DataFrame(rows, columns=["kind", "probes", "skills", "selected", "accuracy", "low", "high",
+                                       "measures"])
 
 
 def negative_probes(catalog, *, n_negatives: int = 3, scorer: str = "keryx",
@@ -963,29 +983,65 @@ def confusion_by_probe(pairs: pd.DataFrame, target: str = "select", grid: Sequen
 
 
 def _metrics(c: np.ndarray) -> dict[str, np.ndarray]:
-    """Objective values per threshold from summed counts (n_grid, 4)."""
+    """Objective values per threshold from summed counts (..., 4) = TP, FP, FN, TN.
+
+    accuracy = (TP + TN) / all; F1 = 2TP / (2TP + FP + FN); balanced accuracy = (TPR + TNR) / 2 (Brodersen et al.
+    2010; scikit-learn ``balanced_accuracy_score``); MCC = (TP·TN − FP·FN) / √((TP+FP)(TP+FN)(TN+FP)(TN+FN))
+    (Matthews 1975; scikit-learn ``matthews_corrcoef``, which returns 0 when a margin is empty — kept here);
+    recall = TP / (TP + FN). NaN where a denominator is 0 (accuracy, F1, recall; balanced accuracy when a class
+    is absent).
+    """
     tp, fp, fn, tn = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
     tot = tp + fp + fn + tn
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = np.where(tot > 0, (tp + tn) / tot, np.nan)
         f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
         rec = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
-    return {"accuracy": acc, "f1": f1, "recall": rec, "fp": fp}
+        tnr = np.where(tn + fp > 0, tn / (tn + fp), np.nan)
+        bal = (rec + tnr) / 2
+        den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        mcc = np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1), 0.0)
+    return {"accuracy": acc, "f1": f1, "balanced_accuracy": bal, "mcc": mcc, "recall": rec, "fp": fp}
 
 
-OBJECTIVES = ("accuracy", "f1", "recall_at_zero_fp")
+#: objectives a threshold can be tuned for. "accuracy" is kept for reference only: when negatives dominate (one
+#: own skill per probe against dozens of others) rejecting every pair already scores the base rate, so accuracy
+#: barely tells thresholds apart — read it with ``select_nothing_value`` (the base rate) beside it.
+OBJECTIVES = ("f1", "balanced_accuracy", "mcc", "recall_at_zero_fp", "accuracy")
+#: the objectives whose value is a maximised metric (the zero-FP objective is a constrained recall)
+_MAXIMISED = ("accuracy", "f1", "balanced_accuracy", "mcc")
+
+
+def select_nothing_value(counts: np.ndarray, objective: str) -> float:
+    """The value ``objective`` takes when no pair is selected (every pair predicted negative), from summed counts
+    (4,) = TP, FP, FN, TN at any threshold — the chance line a tuned value must beat.
+
+    accuracy → the share of negative pairs (the base rate); F1 → 0; balanced accuracy → 0.5; MCC → 0
+    (scikit-learn's convention for an empty margin); recall at zero FP → 0 (selecting nothing is always free of
+    false positives). NaN when there are no pairs (balanced accuracy: when a class is absent).
+    """
+    tp, fp, fn, tn = (float(x) for x in counts)
+    pos, neg = tp + fn, fp + tn
+    if objective == "accuracy":
+        return neg / (pos + neg) if pos + neg else float("nan")
+    if objective in ("f1", "mcc", "recall_at_zero_fp"):
+        return 0.0 if pos + neg else float("nan")
+    if objective == "balanced_accuracy":
+        return 0.5 if pos and neg else float("nan")
+    raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
 
 
 def choose_threshold(counts: np.ndarray, grid: np.ndarray, objective: str) -> tuple[float, float]:
     """The threshold of ``grid`` that optimises ``objective`` on summed counts (n_grid, 4) and the value reached.
 
-    "accuracy" and "f1": the maximiser (the smallest threshold among ties); "recall_at_zero_fp": the smallest
-    threshold with no false positive (hence the highest recall without one) — when every threshold of the grid
-    still lets a false positive through (e.g. a different-category skill ties the right one at 1.0), the threshold
-    is NaN and the recall 0 (only selecting nothing avoids them).
+    "f1", "balanced_accuracy", "mcc", "accuracy": the maximiser (the smallest threshold among ties);
+    "recall_at_zero_fp": the smallest threshold with no false positive (hence the highest recall without one).
+    When no threshold of the grid is free of false positives (e.g. a different-category skill ties the right one
+    at 1.0), the threshold AND the value are NaN: the constraint cannot be met on the grid (only selecting nothing
+    avoids them, see :func:`select_nothing_value`) — never reported as a recall of 0.
     """
     m = _metrics(counts)
-    if objective in ("accuracy", "f1"):
+    if objective in _MAXIMISED:
         v = m[objective]
         if np.all(np.isnan(v)):
             return float("nan"), float("nan")
@@ -994,7 +1050,7 @@ def choose_threshold(counts: np.ndarray, grid: np.ndarray, objective: str) -> tu
     if objective == "recall_at_zero_fp":
         ok = np.flatnonzero(m["fp"] == 0)
         if len(ok) == 0:
-            return float("nan"), 0.0
+            return float("nan"), float("nan")
         k = int(ok[0])
         return float(grid[k]), float(m["recall"][k])
     raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
@@ -1003,7 +1059,7 @@ def choose_threshold(counts: np.ndarray, grid: np.ndarray, objective: str) -> tu
 def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`choose_threshold` for a batch of summed counts (B, n_grid, 4) → (thresholds (B,), values (B,))."""
     m = _metrics(sums)
-    if objective in ("accuracy", "f1"):
+    if objective in _MAXIMISED:
         v = m[objective]
         allnan = np.all(np.isnan(v), axis=1)
         k = np.argmax(np.where(np.isnan(v), -np.inf, v), axis=1)
@@ -1014,14 +1070,22 @@ def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[n
         ok = m["fp"] == 0
         has = ok.any(axis=1)
         k = np.argmax(ok, axis=1)
-        return np.where(has, grid[k], np.nan), np.where(has, m["recall"][np.arange(len(k)), k], 0.0)
+        return np.where(has, grid[k], np.nan), np.where(has, m["recall"][np.arange(len(k)), k], np.nan)
     raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
 
 
 def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n_resamples: int,
-                      confidence: float, seed: int) -> tuple[float, float, float, float]:
+                      confidence: float, seed: int) -> tuple[float, float, float, float, str]:
     """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — (``scipy.stats.bootstrap``,
-    vectorised) of the chosen threshold and of the value it reaches. Resamples where the choice is undefined (NaN) are left out of the percentiles."""
+    vectorised) of the chosen threshold and of the value it reaches.
+
+    Resamples where the choice is undefined (NaN: no zero-FP threshold) are left out of the percentiles. When the
+    percentile interval is a single point (every resample, or more than the interval's share of them, gives the
+    same threshold or value) it would read [x, x] and claim a certainty the data do not hold: that interval is
+    NaN and the returned note says how many resamples sit on the point.
+
+    Returns ``(threshold_low, threshold_high, value_low, value_high, note)``.
+    """
     P = len(counts)
     flat = counts.reshape(P, -1)
 
@@ -1031,13 +1095,13 @@ def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n
         W = np.bincount((np.arange(B)[:, None] * P + idx).ravel(), minlength=B * P).reshape(B, P).astype(float)
         return (W @ flat).reshape(idx.shape[0], *counts.shape[1:])
 
-    out = []
-    for part in (0, 1):
+    out, notes = [], []
+    for part, what in ((0, "threshold"), (1, "value")):
         def stat(idx, axis=-1, part=part):
             r = _choose_batch(sums(idx), grid, objective)[part]
             return r if np.ndim(idx) > 1 else r[0]
 
-        with warnings.catch_warnings():  # a degenerate (constant or undefined) choice is a valid answer
+        with warnings.catch_warnings():  # a constant or undefined choice is handled below
             warnings.simplefilter("ignore")
             res = sps.bootstrap((np.arange(P),), stat, vectorized=True, n_resamples=n_resamples, batch=100,
                                 confidence_level=confidence, method="percentile",
@@ -1048,29 +1112,48 @@ def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n
             out += [np.nan, np.nan]
         else:
             a = (1 - confidence) / 2
-            out += [float(x) for x in np.quantile(dist, [a, 1 - a])]
-    return tuple(out)
+            lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
+            if lo == hi:  # a point: say how many resamples sit there instead of printing [x, x]
+                out += [np.nan, np.nan]
+                share = float(np.mean(dist == lo))
+                notes.append(f"{share:.0%} of bootstrap resamples give the same {what} ({lo:.3g}): the "
+                             f"{confidence:.0%} percentile interval is that single point, so none is shown")
+            else:
+                out += [lo, hi]
+    return (*out, "; ".join(notes))
 
 
 def metric_at(counts: np.ndarray, grid: np.ndarray, objective: str, threshold: float) -> float:
-    """The objective's metric (accuracy, F1, or recall for the zero-FP objective) at the grid point nearest
-    ``threshold``."""
+    """The objective's metric at the grid point nearest ``threshold``: accuracy, F1, balanced accuracy or MCC; for
+    "recall_at_zero_fp" the recall under the SAME constraint as the tuned threshold — NaN when that threshold lets
+    a false positive through (see :func:`fp_at` for how many)."""
     k = int(np.argmin(np.abs(grid - threshold)))
     m = _metrics(counts[k])
-    return float(m["recall" if objective == "recall_at_zero_fp" else objective])
+    if objective == "recall_at_zero_fp":
+        return float(m["recall"]) if m["fp"] == 0 else float("nan")
+    return float(m[objective])
+
+
+def fp_at(counts: np.ndarray, grid: np.ndarray, threshold: float) -> int:
+    """False-positive pairs at the grid point nearest ``threshold`` (counts summed over probes, (n_grid, 4))."""
+    return int(counts[int(np.argmin(np.abs(grid - threshold))), 1])
 
 
 @dataclass
 class TuningResult:
-    """Chosen thresholds of one decision score: ``table`` has one row per objective with ``threshold``,
-    ``value`` (the metric reached), bootstrap intervals over probes (``threshold_low/high``, ``value_low/high``),
-    the cross-validated estimate (``cv_threshold`` mean and ``cv_threshold_sd`` over folds, ``cv_value`` mean
-    held-out metric), and ``keryx_threshold`` / ``keryx_value`` (the metric at keryx's constant)."""
+    """Chosen thresholds of one decision score.
+
+    ``table`` has one row per objective: ``threshold``, ``value`` (the metric reached), bootstrap intervals over
+    skills (``threshold_low/high``, ``value_low/high``), the cross-validated estimate (``cv_threshold`` mean and
+    ``cv_threshold_sd`` over folds, ``cv_value`` mean held-out metric, ``cv_folds``), ``keryx_threshold`` /
+    ``keryx_value`` (the metric at keryx's constant, under the same constraint), ``fp`` / ``keryx_fp`` (false
+    positives at each), ``positives`` / ``negatives`` (pairs), ``select_nothing_value`` (the objective when no pair
+    is selected: the base rate for accuracy) and ``note`` (why a value is NaN)."""
 
     target: str
     table: pd.DataFrame
     grid: np.ndarray
-    curve: pd.DataFrame  # per threshold: accuracy, f1, recall, fp (all probes)
+    curve: pd.DataFrame  # per threshold: accuracy, f1, balanced_accuracy, mcc, recall, fp
 
 
 def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequence[float] | None = None,
@@ -1083,12 +1166,15 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     pairs : :func:`pair_scores` output.
     target : "select" (keryx 0.30), "support" (0.12) or "use" (0.55): which decision score to threshold.
     grid : candidate thresholds (default 0, 0.01, …, 1).
-    objectives : any of "accuracy", "f1", "recall_at_zero_fp" (see :func:`choose_threshold`).
+    objectives : any of :data:`OBJECTIVES` (see :func:`choose_threshold`). Plain accuracy is a poor objective when
+        negatives dominate: its row carries the base rate in ``select_nothing_value``.
     n_resamples : bootstrap resamples over skills (a skill's probes are not independent; ``scipy.stats.bootstrap``,
         percentile, vectorised); 0 skips the intervals.
     n_splits : folds of scikit-learn ``GroupKFold`` over probes grouped by their skill (a skill's probes never sit
         on both sides); the threshold is chosen on the training folds and measured on the held-out fold.
-    keryx_threshold : the constant to compare with (default :data:`KERYX_THRESHOLDS` [target]).
+    keryx_threshold : the constant to compare with (default :data:`KERYX_THRESHOLDS` [target]). It is evaluated
+        under the same constraint as the tuned threshold: for "recall_at_zero_fp" its value is NaN when keryx's
+        constant lets false positives through (``keryx_fp`` says how many), never its unconstrained recall.
 
     Returns
     -------
@@ -1096,6 +1182,9 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     """
     if target not in KERYX_THRESHOLDS:
         raise EvallabError(f"target must be one of {tuple(KERYX_THRESHOLDS)}, got {target!r}")
+    for obj in objectives:
+        if obj not in OBJECTIVES:
+            raise EvallabError(f"objective must be one of {OBJECTIVES}, got {obj!r}")
     kt = KERYX_THRESHOLDS[target] if keryx_threshold is None else keryx_threshold
     _, skills, g, counts = confusion_by_probe(pairs, target, grid)
     total = counts.sum(0)
@@ -1104,15 +1193,31 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     by_skill = np.zeros((groups.max() + 1 if len(groups) else 0, *counts.shape[1:]))
     np.add.at(by_skill, groups, counts)  # a skill's probes are not independent: the skill is the resampling unit
     k = min(n_splits, len(np.unique(groups)))
+    positives, negatives = int(total[0, 0] + total[0, 2]), int(total[0, 1] + total[0, 3])
     rows = []
     for obj in objectives:
         thr, val = choose_threshold(total, g, obj)
+        kfp = fp_at(total, g, kt)
         row = {"target": target, "objective": obj, "threshold": thr, "value": val,
-               "keryx_threshold": kt, "keryx_value": metric_at(total, g, obj, kt)}
+               "keryx_threshold": kt, "keryx_value": metric_at(total, g, obj, kt),
+               "fp": fp_at(total, g, thr) if np.isfinite(thr) else np.nan, "keryx_fp": kfp,
+               "positives": positives, "negatives": negatives,
+               "select_nothing_value": select_nothing_value(total[0], obj)}
+        notes = []
+        if obj == "recall_at_zero_fp":
+            if not np.isfinite(thr):
+                notes.append(f"no threshold in [{g.min():.2f}, {g.max():.2f}] is free of false positives "
+                             f"(at {g.max():.2f}: {fp_at(total, g, g.max())}); only selecting nothing is, with "
+                             "recall 0")
+            if kfp:
+                notes.append(f"keryx's {kt:.2f} lets {kfp} false positive(s) through: the zero-FP constraint "
+                             "fails there")
         if n_resamples > 0 and len(by_skill) >= 2:
-            (row["threshold_low"], row["threshold_high"], row["value_low"],
-             row["value_high"]) = _bootstrap_choice(by_skill, g, obj, n_resamples=n_resamples,
-                                                    confidence=confidence, seed=seed)
+            (row["threshold_low"], row["threshold_high"], row["value_low"], row["value_high"],
+             bnote) = _bootstrap_choice(by_skill, g, obj, n_resamples=n_resamples, confidence=confidence,
+                                        seed=seed)
+            if bnote and np.isfinite(thr):
+                notes.append(bnote)
         else:
             row.update(threshold_low=np.nan, threshold_high=np.nan, value_low=np.nan, value_high=np.nan)
         if k >= 2:
@@ -1125,13 +1230,14 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
                 vals.append(metric_at(counts[te].sum(0), g, obj, t))
             row.update(cv_threshold=float(np.mean(ths)) if ths else np.nan,
                        cv_threshold_sd=float(np.std(ths, ddof=1)) if len(ths) > 1 else np.nan,
-                       cv_value=float(np.nanmean(vals)) if vals else np.nan, cv_folds=len(ths))
+                       cv_value=float(np.nanmean(vals)) if np.isfinite(vals).any() else np.nan, cv_folds=len(ths))
         else:
             row.update(cv_threshold=np.nan, cv_threshold_sd=np.nan, cv_value=np.nan, cv_folds=0)
+        row["note"] = "; ".join(notes)
         rows.append(row)
     m = _metrics(total)
-    curve = pd.DataFrame({"threshold": g, "accuracy": m["accuracy"], "f1": m["f1"], "recall": m["recall"],
-                          "fp": m["fp"]})
+    curve = pd.DataFrame({"threshold": g, **{c: m[c] for c in ("accuracy", "f1", "balanced_accuracy", "mcc",
+                                                                 "recall", "fp")}})
     return TuningResult(target, pd.DataFrame(rows), g, curve)
 
 
@@ -1143,25 +1249,30 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
 def compare_scorers(catalog, scorers: Sequence[str] = SCORERS, *, strip_exclusions: bool = True,
                     probes: pd.DataFrame | None = None, grid: Sequence[float] | None = None,
                     target: str = "select") -> tuple[pd.DataFrame, dict[str, dict]]:
-    """Leave-one-out accuracy, ROC AUC, average precision and the F1-best threshold of each scorer, on the same
-    probes (one :func:`pair_scores` per scorer; no bootstrap).
+    """Leave-one-out trigger accuracy, ROC AUC, average precision and the F1-best threshold of each scorer, on the
+    same probes (one :func:`pair_scores` per scorer; no bootstrap).
+
+    Probes default to the catalog's TRIGGER probes (``make_probes(catalog, source="triggers")``): a "Use when"
+    probe is cut from its skill's own description and nothing is left out, so it is scored against its own source
+    text and says nothing about routing.
 
     Score scales differ across scorers, so keryx's constants (select 0.30, support 0.12) mean something for the
     keryx scorer only: each scorer's leave-one-out accuracy is reported at ITS OWN F1-chosen select threshold
     (chosen on the ``d_select`` decision score over ``grid``, the description-support gate at keryx's 0.12, as
-    :func:`pair_scores` builds it), with the accuracy at keryx's thresholds kept beside it for reference.
+    :func:`pair_scores` builds it) and, under its own name, at keryx's thresholds.
 
     Returns
     -------
-    (table, curves) : ``table`` one row per scorer: ``scorer``, ``select_threshold`` (F1-best select threshold of
-        this scorer), ``loo_accuracy`` (share of probes selected leave-one-out at ``select_threshold``, in [0, 1];
-        NaN when no threshold is chosen), ``loo_accuracy_at_keryx_thresholds`` (at 0.30 / 0.12 — comparable for
-        the keryx scorer only), ``roc_auc``, ``average_precision`` (of ``target``'s decision score),
-        ``f1_threshold`` and ``f1`` (F1-best threshold of ``target`` and its F1), ``f1_at_keryx`` (F1 at keryx's
-        constant for ``target``); ``curves`` maps scorer → :func:`roc_pr` output.
+    (table, curves) : ``table`` one row per scorer: ``scorer``, ``probes``, ``select_threshold`` (F1-best select
+        threshold of this scorer), ``loo_trigger_accuracy_at_f1_threshold`` (share of probes selected
+        leave-one-out at ``select_threshold``, in [0, 1]; NaN when no threshold is chosen),
+        ``loo_trigger_accuracy_at_keryx_thresholds`` (at 0.30 / 0.12 — comparable for the keryx scorer only),
+        ``roc_auc``, ``average_precision`` (of ``target``'s decision score), ``f1_threshold`` and ``f1`` (F1-best
+        threshold of ``target`` and its F1), ``f1_at_keryx`` (F1 at keryx's constant for ``target``); ``curves``
+        maps scorer → :func:`roc_pr` output.
     """
     catalog = as_catalog(catalog)
-    probes = make_probes(catalog) if probes is None else probes
+    probes = make_probes(catalog, source="triggers") if probes is None else probes
     rows, curves = [], {}
     for sc in scorers:
         sco = loo_scores(catalog, probes, scorer=sc, strip_exclusions=strip_exclusions)
@@ -1178,10 +1289,11 @@ def compare_scorers(catalog, scorers: Sequence[str] = SCORERS, *, strip_exclusio
         own = float(leave_one_out(catalog, probes, scores=sco, threshold=sel_thr).selected.mean()) \
             if np.isfinite(sel_thr) else float("nan")
         curves[sc] = cur
-        rows.append({"scorer": sc, "select_threshold": sel_thr, "loo_accuracy": own,
-                     "loo_accuracy_at_keryx_thresholds": float(loo_k.selected.mean()), "roc_auc": cur["roc_auc"],
-                     "average_precision": cur["average_precision"], "f1_threshold": thr, "f1": f1,
-                     "f1_at_keryx": metric_at(counts.sum(0), g, "f1", KERYX_THRESHOLDS[target])})
+        rows.append({"scorer": sc, "probes": len(probes), "select_threshold": sel_thr,
+                     "loo_trigger_accuracy_at_f1_threshold": own,
+                     "loo_trigger_accuracy_at_keryx_thresholds": float(loo_k.selected.mean()),
+                     "roc_auc": cur["roc_auc"], "average_precision": cur["average_precision"], "f1_threshold": thr,
+                     "f1": f1, "f1_at_keryx": metric_at(counts.sum(0), g, "f1", KERYX_THRESHOLDS[target])})
     return pd.DataFrame(rows), curves
 
 
@@ -1189,7 +1301,8 @@ __all__ = [
     "BM25Index", "DESCRIPTION_SUPPORT_THRESHOLD", "FORK_THRESHOLD", "KERYX_THRESHOLDS", "KeryxIndex",
     "OBJECTIVES", "STOP_WORDS", "SCORERS", "ScoutResult", "SelectionCheck", "TfidfIndex", "TuningResult",
     "USE_THRESHOLD", "build_index", "check_selected", "check_selected_leave_one_out",
-    "choose_threshold", "compare_scorers", "confusion_by_probe", "entry_token_list", "entry_parts", "entry_text", "entry_tokens", "idf",
+    "choose_threshold", "compare_scorers", "confusion_by_probe", "entry_token_list", "entry_parts", "entry_text",
+    "entry_tokens", "fp_at", "idf", "PROBE_KINDS", "select_nothing_value",
     "leave_one_out", "loo_summary", "loo_scores", "make_probes", "metric_at", "nearest_skills",
     "negative_probes", "normalize", "pair_scores", "query_tokens", "rank", "roc_pr",
     "score_matrix", "scout", "stem", "strip_exclusions", "stripping_effect", "token_set", "tokenize",

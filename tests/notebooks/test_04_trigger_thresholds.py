@@ -41,10 +41,23 @@ def test_notebook_runs_and_reports(run):
     n_trig = sum(len(r.get("triggers", [])) for r in recs)
     n_use_when = sum(1 for r in recs if not r.get("triggers") and "use when" in r["description"].lower())
     assert m["skills"] == 64 and m["trigger_probes"] == n_trig == 279
-    assert m["probes"] == n_trig + n_use_when
-    # leave-one-out trigger accuracy over the 279 triggers, recomputed with the plain SOURCE.md implementation
+    assert m["description_probes"] == n_use_when == 18 and m["description_probes_selected"] == 18
+    assert "loo_accuracy" not in m and "probes" not in m  # no figure pools the two kinds
+    # leave-one-out trigger accuracy over the 279 triggers only, recomputed with the plain SOURCE.md implementation
     expected = [plain_loo_selected(recs, i, t, t) for i, r in enumerate(recs) for t in r.get("triggers", [])]
-    assert m["loo_trigger_accuracy"] == pytest.approx(sum(expected) / 279)
+    assert m["loo_trigger_selected"] == sum(expected) == 217
+    assert m["loo_trigger_accuracy"] == pytest.approx(217 / 279)
+    assert m["loo_trigger_accuracy_low"] < 217 / 279 < m["loo_trigger_accuracy_high"]
+    assert m["loo_failures"] == 279 - 217
+    # tuning runs on (trigger probe, skill) pairs: one positive per trigger probe; plain accuracy's base rate is
+    # the share of negative pairs, shown beside it
+    assert m["positive_pairs"] == 279
+    assert m["accuracy_base_rate"] == pytest.approx(1 - 279 / m["pairs"])
+    tuned = {(r["target"], r["objective"]): r for r in m["tuned"]}
+    assert {o for _, o in tuned} == {"f1", "balanced_accuracy", "mcc", "recall_at_zero_fp", "accuracy"}
+    z = tuned[("select", "recall_at_zero_fp")]
+    # no zero-FP threshold on the grid, and keryx's 0.30 is judged under the same constraint: no value, FPs counted
+    assert z["threshold"] is None and z["value"] is None and z["keryx_value"] is None and z["keryx_fp"] > 0
     # the chosen thresholds lie on the 21-point grid (multiples of 0.05) and inside their bootstrap interval
     for k in ("select_threshold", "support_threshold", "use_threshold"):
         assert m[k] is None or abs(m[k] * 20 - round(m[k] * 20)) < 1e-9
@@ -54,9 +67,25 @@ def test_notebook_runs_and_reports(run):
     assert [s["scorer"] for s in m["scorers"]] == ["keryx", "bm25"]
     # keryx's own row: at keryx's thresholds it is section 1's accuracy; its own F1 select threshold is the tuned one
     k = m["scorers"][0]
-    assert k["loo_accuracy_at_keryx_thresholds"] == pytest.approx(m["loo_accuracy"])
+    assert k["probes"] == 279
+    assert k["loo_trigger_accuracy_at_keryx_thresholds"] == pytest.approx(m["loo_trigger_accuracy"])
     assert k["select_threshold"] == pytest.approx(m["select_threshold"])
     for s in m["scorers"]:
-        assert 0.0 <= s["loo_accuracy"] <= 1.0
+        assert 0.0 <= s["loo_trigger_accuracy_at_f1_threshold"] <= 1.0
         assert abs(s["select_threshold"] * 20 - round(s["select_threshold"] * 20)) < 1e-9  # on the 21-point grid
     assert m["stripping_changed"] >= 0
+
+
+def test_a_catalog_without_triggers_reports_nothing_as_trigger_accuracy(tmp_path):
+    # sickn33 has no triggers: its 237 "Use when" probes (counted here by hand) cannot test the router, so every
+    # trigger figure is missing (never computed from them) and the report still finishes
+    recs = [json.loads(line) for line in (data_dir("catalogs") / "sickn33_antigravity-awesome-skills.jsonl")
+            .read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert sum(len(r.get("triggers", [])) for r in recs) == 0
+    n_use_when = sum(1 for r in recs if "use when" in r["description"].lower())
+    res = run_one(ReportSpec("04_none", NB, {"catalog": "sickn33", "n_resamples": 0, "compare_scorers": []}),
+                  tmp_path)
+    assert res.status == "ok", (res.cell, res.error)
+    m = json.loads((tmp_path / "04_none.metrics.json").read_text())["metrics"]
+    assert m["trigger_probes"] == 0 and m["description_probes"] == n_use_when == 237
+    assert m["loo_trigger_accuracy"] is None and m["select_threshold"] is None and m["pairs"] == 0

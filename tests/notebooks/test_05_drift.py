@@ -104,7 +104,15 @@ def test_alpaca_metrics_match_csv(run):
     assert m["alpaca_prompt_drift_flip_rate"][cot] == pytest.approx(flips)
     row = next(r for r in m["alpaca_pair_agreement"] if {r["judge_a"], r["judge_b"]} == {base, cot})
     assert row["n"] == len(both) and row["agreement"] == pytest.approx(1 - flips)
-    assert -1 <= m["alpaca_min_leaderboard_tau"] <= 1
+    # the rank headline is the lowest tau among leaderboard pairs sharing at least 5 models, with its n and p;
+    # the 4-model pairs (p >= 2/4! = 0.083 even at tau = 1) are never headlined
+    boards = m["alpaca_leaderboard_rank_agreement"]
+    big = [b for b in boards if b["n"] >= m["alpaca_rank_min_models"] == 5]
+    low = min(big, key=lambda b: b["tau"])
+    assert m["alpaca_min_leaderboard_tau"] == pytest.approx(low["tau"])
+    assert m["alpaca_min_leaderboard_tau_n"] == low["n"] >= 5
+    assert m["alpaca_min_leaderboard_tau_p"] == pytest.approx(low["pvalue"])
+    assert m["alpaca_leaderboard_pairs_below_min"] == sum(b["n"] < 5 for b in boards) == 3
     # P(prefer output 1) = 2 - mean(preference) over parsed rows, the continuous preference used as is
     prefs: dict = {}
     for v in pref.values():

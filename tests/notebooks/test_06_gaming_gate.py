@@ -62,7 +62,15 @@ def test_default_run_matches_raw_counts(batch):
                 assert m["gate_pass_rates"][f"{r['skillId']}/{s['id']}"] == passes / len(s["trialRecords"])
     assert m["gate_pass_rates"]["go/go-testing/table-driven-subtests"] == 0.4
     assert m["gate_pass_rates"]["go/go-testing/no-sleep-sync"] == 0.6
-    assert m["judge_inconsistent_scenarios"] == ["go/go-testing/table-driven-subtests", "go/go-testing/no-sleep-sync"]
+    # table-driven-subtests' failing trials 1, 4, 5 are tool-call markup (no answer): runner failures, not the
+    # judge's; only no-sleep-sync is a judge disagreement
+    markup = [i for i, t in enumerate(next(s for r in rep["reports"] for s in r["scenarios"]
+                                           if s["id"] == "table-driven-subtests")["trialRecords"], 1)
+              if "DSML" in t["output"]]
+    assert m["trial_runner_failures"] == {"go/go-testing/table-driven-subtests": markup} and markup == [1, 4, 5]
+    assert m["trial_disagreement_causes"] == {"go/go-testing/table-driven-subtests": "runner failure",
+                                              "go/go-testing/no-sleep-sync": "judge disagreement"}
+    assert m["judge_inconsistent_scenarios"] == ["go/go-testing/no-sleep-sync"]
     assert m["integrity_fail_findings"] == 0 and m["integrity_not_checkable"] == 34 + 34 + 17
     assert len(m["manifest_coverage_gaps"]) == 4
     assert (out / "06_gaming_gate.html").exists()
