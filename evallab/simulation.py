@@ -323,6 +323,54 @@ def true_two_systems_difference(design: TwoSystems) -> float:
     return float(_W @ (expit(a + u) - expit(b + u)))
 
 
+@dataclass(frozen=True)
+class RepeatedJudgeDesign:
+    """Pass/fail items with gold on every item, ``samples`` replies each: a reply agrees with gold with an item's own
+    probability ``p_i ~ Beta(beta_a, beta_b)`` (easy items: p near 1; hard ones: near ½ or below). The majority of
+    an odd number of samples is the verdict; its confidence is the share of samples giving it."""
+
+    n_items: int = 500
+    samples: int = 5
+    beta_a: float = 4.0
+    beta_b: float = 1.0
+    p_gold_pass: float = 0.5
+
+    def describe(self) -> str:
+        return f"{self.n_items} items × {self.samples} samples, per-item accuracy Beta({self.beta_a:g}, {self.beta_b:g})"
+
+
+def simulate_repeated(design: RepeatedJudgeDesign, seed) -> pd.DataFrame:
+    """A pointwise table drawn from :class:`RepeatedJudgeDesign`."""
+    rng = np.random.default_rng(seed)
+    n, S = design.n_items, design.samples
+    p = rng.beta(design.beta_a, design.beta_b, n)
+    gp = rng.random(n) < design.p_gold_pass
+    right = rng.random((n, S)) < p[:, None]
+    passed = np.where(right, gp[:, None], ~gp[:, None])
+    item = np.repeat(np.arange(n), S)
+    return _frame({"item_id": np.char.add("i", item.astype(str)), "dataset": "sim", "subset": "sim",
+                   "judge": "judge", "strategy": "", "anchor_set": "none", "order": "",
+                   "sample": np.tile(np.arange(S), n), "verdict": np.where(passed.ravel(), "pass", "fail"),
+                   "gold": np.where(gp, "pass", "fail")[item]}, n * S)
+
+
+def true_selective_risk(design: RepeatedJudgeDesign, threshold: float) -> tuple[float, float]:
+    """(risk, coverage) in the population when items whose majority confidence is ≥ ``threshold`` are trusted: risk
+    = P(majority disagrees with gold | confidence ≥ threshold), coverage = P(confidence ≥ threshold). The number of
+    samples agreeing with gold is beta-binomial(samples, beta_a, beta_b); ``threshold = inf`` → (0, 0)."""
+    from scipy.stats import betabinom
+
+    k = design.samples
+    x = np.arange(k + 1)
+    pmf = betabinom.pmf(x, k, design.beta_a, design.beta_b)
+    conf = np.maximum(x, k - x) / k
+    kept = conf >= threshold - 1e-12
+    cover = float(pmf[kept].sum())
+    if cover == 0:
+        return 0.0, 0.0
+    return float(pmf[kept & (2 * x < k)].sum() / cover), cover
+
+
 # ------------------------------------------------------------------------------------------------ truth
 def reply_probabilities(judge: PairwiseJudge, u: np.ndarray, gold: str, order: str) -> np.ndarray:
     """P(verdict = ``1``, ``2``, ``tie`` | parsed, item effect ``u``, gold, order), shape ``u.shape + (3,)``."""
@@ -500,7 +548,8 @@ def skill_for_accuracy(accuracy: float, item_sd: float = 1.0) -> float:
 
 
 __all__ = ["Drift", "LABELS", "LabellingDesign", "MisclassifyingJudge", "PairwiseDesign", "PairwiseJudge",
-           "PointwiseDesign", "PointwiseJudge", "TwoSystems", "keep_gold", "simulate_labelled",
+           "PointwiseDesign", "PointwiseJudge", "RepeatedJudgeDesign", "TwoSystems", "keep_gold", "simulate_labelled",
+           "simulate_repeated", "true_selective_risk",
            "simulate_labelled_pairwise", "simulate_two_systems", "true_two_systems_difference",
            "kappa_of_table", "reply_probabilities", "simulate_drift", "simulate_pairwise", "simulate_pointwise",
            "skill_for_accuracy", "true_acc_mean_of_orders", "true_accuracy", "true_drift",
