@@ -113,3 +113,18 @@ def test_reduced_planner_checks(checks):
     for c in checks:
         tol = 0.045 if not c["relative"] else 0.03  # Monte-Carlo error at 600 datasets: ~1.6 points of power
         assert abs(c["gap"]) <= tol or (c["check"] == "selective" and c["ok"]), c
+
+
+def test_plan_cli(capsys):
+    from cli_helper import run_cli
+
+    code, out = run_cli(["plan", "gold", "--half-width", "0.05", "--rate", "0.5", "--correlation", "0"], capsys)
+    assert code == 0 and "gold labels only:              385" in out
+    code, out = run_cli(["plan", "drift", "--flip-rate", "0.12"], capsys)
+    assert code == 0 and f"{W.items_for_flip_rate(0.12, 0.05)['items']:,}" in out
+    code, out = run_cli(["plan", "accuracy", "--delta", "0.1", "--discordance", "0.3"], capsys)
+    assert code == 0 and f"{W.items_for_accuracy_change(0.1, 0.3)['items']:,}" in out
+    code, out = run_cli(["plan", "samples", "--flip-rate", "0.18", "--target", "0.9"], capsys)
+    assert code == 0 and ": 3 (stability" in out
+    code, out = run_cli(["plan", "drift", "--flip-rate", "0.01"], capsys)
+    assert code == 2 and "error: flip_rate=0.01 is not above tolerance=0.05" in out and "Traceback" not in out
