@@ -22,10 +22,11 @@ from evallab.metrics.contextual import CONTENT_FREE, PROBE_PREFIX
 
 def probe_requests(items: pd.DataFrame, variants: Sequence[str] = ("balanced", "pass-only"), *, samples: int = 1,
                    k: int = 4, seed: int = 0, content_free: Sequence[str] = CONTENT_FREE,
-                   temperature: float = 0.0) -> list:
+                   temperature: float = 0.0, scenarios: Sequence[str] | None = None) -> list:
     """Content-free probe requests: for each scenario of ``items`` × variant × content-free input × sample, the
     scenario's rubric and the anchors its items get under that variant
-    (:func:`evallab.experiments.inflation.build_requests` on the scenario's first item, answer replaced).
+    (:func:`evallab.experiments.inflation.build_requests` on the scenario's first item, answer replaced);
+    ``scenarios`` restricts the probes to those scenarios (``None`` = all).
 
     Returns
     -------
@@ -33,6 +34,8 @@ def probe_requests(items: pd.DataFrame, variants: Sequence[str] = ("balanced", "
     ``gold`` NA, ``kind`` = ``content-free``, ``probe_input`` = the content-free text.
     """
     firsts = items.drop_duplicates("scenario_id")
+    if scenarios is not None:
+        firsts = firsts[firsts["scenario_id"].isin(list(scenarios))]
     out = []
     for text in content_free:
         probe = firsts.assign(answer=text, item_id=[f"{PROBE_PREFIX}:{s}:{text or 'empty'}"
@@ -40,7 +43,8 @@ def probe_requests(items: pd.DataFrame, variants: Sequence[str] = ("balanced", "
         # the probes carry no gold, so they join no anchor pool: every scenario draws the anchors its items get
         both = pd.concat([items, probe], ignore_index=True)
         wanted = set(probe["item_id"])
-        for r in build_requests(both, variants, samples=samples, k=k, seed=seed, temperature=temperature):
+        for r in build_requests(both, variants, samples=samples, k=k, seed=seed, temperature=temperature,
+                                scenarios=list(firsts["scenario_id"])):
             if r.metadata["item_id"] in wanted:
                 r.metadata["probe_input"] = text
                 out.append(r)
@@ -58,10 +62,8 @@ def run_probe(judge, items: pd.DataFrame, variants: Sequence[str] = ("balanced",
     DataFrame: the tidy verdict table (items and probes; columns scenario_id, kind, anchor_sources, probe_input).
     """
     keep = list(dict.fromkeys(items["scenario_id"]))[:scenarios] if scenarios else list(items["scenario_id"].unique())
-    reqs = [r for r in build_requests(items, variants, samples=samples, k=k, seed=seed, temperature=temperature)
-            if r.metadata["scenario_id"] in keep]
-    probes = [r for r in probe_requests(items, variants, samples=samples, k=k, seed=seed, temperature=temperature)
-              if r.metadata["scenario_id"] in keep]
+    reqs = build_requests(items, variants, samples=samples, k=k, seed=seed, temperature=temperature, scenarios=keep)
+    probes = probe_requests(items, variants, samples=samples, k=k, seed=seed, temperature=temperature, scenarios=keep)
     return run_jobs(judge, reqs + probes, progress=progress)
 
 

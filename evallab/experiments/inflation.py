@@ -95,7 +95,7 @@ def _rubric_text(row) -> str:
 
 def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIANTS, *, samples: int = 1, k: int = 4,
                    seed: int = 0, temperature: float = 0.0, judge_seed: int | None = None,
-                   max_tokens: int | None = None) -> list:
+                   max_tokens: int | None = None, scenarios: Sequence[str] | None = None) -> list:
     """Pointwise judge requests: every item × anchor variant × sample.
 
     Parameters
@@ -109,6 +109,8 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     seed : seed of the anchor draw. ``shuffled-<seed>`` orders use their own seed salted with crc32(item_id), so
         the order varies across items.
     temperature, judge_seed, max_tokens : model parameters passed to the prompt builder.
+    scenarios : build requests only for the items of these scenarios (anchors are still drawn from every scenario
+        of ``items``, so a request is the same as in the full build); ``None`` = all.
 
     Returns
     -------
@@ -134,9 +136,10 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     if missing:
         raise DataError(f"items table lacks column(s) {missing}; expected load_calibration_items()'s columns",
                         column=missing[0])
-    draws = {sid: draw_anchors(items, sid, k=k, seed=seed) for sid in items["scenario_id"].unique()}
+    rows = items if scenarios is None else items[items["scenario_id"].isin(list(scenarios))]
+    draws = {sid: draw_anchors(items, sid, k=k, seed=seed) for sid in rows["scenario_id"].unique()}
     reqs = []
-    for _, row in items.iterrows():
+    for _, row in rows.iterrows():
         passes, fails = draws[row["scenario_id"]]
         for v in variants:
             chosen = anchor_set(v, passes, fails, k=k, salt=zlib.crc32(str(row["item_id"]).encode("utf-8")))

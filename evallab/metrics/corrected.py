@@ -407,6 +407,44 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
     return out
 
 
+def gold_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFrame:
+    """The gold rate per group on every item that has gold — the truth a correction is compared with when the full
+    gold is known. Returns ``by``, ``truth`` (mean gold value, NaN without gold), ``truth_items``."""
+    iv = item_values(df, by)
+    rows = []
+    for key, g in groups(iv, list(by)):
+        y = g["y"].dropna()
+        rows.append(dict(key, truth=float(y.mean()) if len(y) else NAN, truth_items=len(y)))
+    return pd.DataFrame(rows)
+
+
+#: the estimates of :func:`corrected_rates` / :func:`corrected_difference` in the order a report shows them
+METHODS = {"judge_only": "judge only", "gold_only": "gold labels only", "ppi": "PPI++", "rg": "Rogan–Gladen"}
+
+
+def side_by_side(table: pd.DataFrame, by: Sequence[str], truth: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (group, method) from :func:`corrected_rates` (or :func:`corrected_difference`): ``by``,
+    ``method`` (:data:`METHODS`), ``estimate``, ``low``, ``high``, ``n_eff`` (corrected methods), and with
+    ``truth`` (:func:`gold_rate`, same ``by``) the ``truth`` and whether the interval ``covers`` it (NA when the
+    interval is missing)."""
+    by = list(by)
+    rows = []
+    for _, r in table.iterrows():
+        for m, name in METHODS.items():
+            if m not in table.columns:
+                continue
+            rows.append({**{c: r[c] for c in by}, "method": name, "estimate": r[m], "low": r[f"{m}_low"],
+                         "high": r[f"{m}_high"], "n_eff": r.get(f"{m}_n_eff", NAN) if m in ("ppi", "rg") else NAN,
+                         "note": r.get("note", "") if m in ("ppi", "rg") else ""})
+    out = pd.DataFrame(rows)
+    if truth is not None and len(out):
+        out = out.merge(truth[[*by, "truth"]], on=by, how="left") if by else out.assign(truth=truth["truth"].iloc[0])
+        ok = out["low"].notna() & out["high"].notna() & out["truth"].notna()
+        out["covers"] = pd.array(np.where(ok, (out["low"] <= out["truth"]) & (out["truth"] <= out["high"]), None),
+                                 dtype="boolean")
+    return out
+
+
 def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str] = ()) -> pd.DataFrame:
     """A copy of ``df`` with gold kept on ``n_gold`` items drawn at random (per group of ``by``; all when fewer) and
     set to NA elsewhere — a labelling round simulated on a table whose full gold is known, so a correction can be
@@ -434,5 +472,5 @@ def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str]
     return out
 
 
-__all__ = ["MIN_GOLD", "MIN_YOUDEN", "VALUE", "corrected_difference", "corrected_rates", "hide_gold", "item_values",
-           "power_tuning", "ppi_mean", "rogan_gladen"]
+__all__ = ["METHODS", "MIN_GOLD", "MIN_YOUDEN", "VALUE", "corrected_difference", "corrected_rates", "gold_rate",
+           "hide_gold", "item_values", "power_tuning", "ppi_mean", "rogan_gladen", "side_by_side"]

@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 
 from evallab.errors import EvallabError
@@ -205,8 +206,11 @@ def mcnemar_power(n: int | Sequence[int], delta: float, discordance: float, alph
     D ~ Bin(n, ψ), then b | D ~ Bin(D, (ψ − δ)/(2ψ)); power = Σ_D P(D)·P(reject | D) (vectorised over ``n``)."""
     n = np.atleast_1d(np.asarray(n, dtype=int))
     psi = discordance
-    g = _mcnemar_given_discordant(int(n.max()), (psi - abs(delta)) / (2 * psi), alpha)
-    D = np.arange(0, int(n.max()) + 1)
+    m = int(n.max())
+    # discordant counts beyond 10 standard deviations above the mean carry no probability worth summing
+    d_max = min(m, int(math.ceil(m * psi + 10 * math.sqrt(m * psi * (1 - psi)) + 10)))
+    g = _mcnemar_given_discordant(d_max, (psi - abs(delta)) / (2 * psi), alpha)
+    D = np.arange(0, d_max + 1)
     return (sps.binom.pmf(D[None, :], n[:, None], psi) * g[None, :]).sum(axis=1)
 
 
@@ -238,7 +242,7 @@ def items_for_accuracy_change(delta: float, discordance: float, *, alpha: float 
                            "change needs at least that share of items on which the judges differ)")
     za, zb = sps.norm.ppf(1 - a / 2), sps.norm.ppf(pw)
     n0 = math.ceil((za * math.sqrt(psi) + zb * math.sqrt(psi - d * d)) ** 2 / (d * d))
-    ns = np.arange(max(2, n0 // 2), 2 * n0 + 60)
+    ns = np.arange(max(2, int(0.8 * n0)), int(1.5 * n0) + 60)
     pows = mcnemar_power(ns, d, psi, a)
     n = _smallest_stable(ns, pows, pw)
     if n is None:  # pragma: no cover - the range is wide enough for every valid input
@@ -308,6 +312,40 @@ def samples_for_stable_majority(flip_rate: float | None = None, *, target: float
             "single_sample_stability": majority_stability(1, q)[1], "q": float(q.mean()), "target": t}
 
 
+def next_round(*, rate: float, sensitivity: float, specificity: float, items: int, half_width: float,
+               flip_rate: float, tolerance: float, delta: float, discordance: float, repetition_flip_rate: float,
+               stability: float = 0.95, power: float = 0.8, alpha: float = 0.05,
+               confidence: float = 0.95) -> pd.DataFrame:
+    """The four answers of the planner for one labelling round, as a table a report shows: one row per question
+    with ``question``, ``answer`` (a count; NaN when not reachable), ``achieves`` (the planned half-width, power or
+    stability at that size), ``unit``, ``assumes`` (the inputs in words) and ``source``. Arguments as in
+    :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change` and
+    :func:`samples_for_stable_majority`."""
+    g = gold_for_half_width(half_width, rate=rate, sensitivity=sensitivity, specificity=specificity, items=items,
+                            confidence=confidence)
+    f = items_for_flip_rate(flip_rate, tolerance, alpha=alpha, power=power)
+    a = items_for_accuracy_change(delta, discordance, alpha=alpha, power=power)
+    s = samples_for_stable_majority(repetition_flip_rate, target=stability)
+    src_g = "PPI++ variance at the optimal λ (Angelopoulos, Duchi & Zrnic 2023)"
+    return pd.DataFrame([
+        dict(question=f"gold labels for ±{half_width:.0%} without the judge", answer=g["gold_only"],
+             achieves=g["half_width_gold_only"], unit="half-width",
+             assumes=f"gold rate {rate:.2f}", source="normal-approximation interval of a proportion"),
+        dict(question=f"gold labels for ±{half_width:.0%} with the judge on {items:,} items", answer=g["with_judge"],
+             achieves=g["half_width_with_judge"], unit="half-width",
+             assumes=f"Se {sensitivity:.2f}, Sp {specificity:.2f} (ρ = {g['correlation']:.2f})", source=src_g),
+        dict(question=f"items for the drift gate to flag a {flip_rate:.0%} flip rate (tolerance {tolerance:.0%})",
+             answer=f["items"], achieves=f["power"], unit="power", assumes=f"one-sided, alpha {alpha:g}",
+             source="exact binomial power; start from Fleiss, Levin & Paik (2003) §2.5"),
+        dict(question=f"items to detect a {delta:.0%} accuracy change (McNemar)", answer=a["items"],
+             achieves=a["power"], unit="power", assumes=f"{discordance:.0%} discordant items, alpha {alpha:g}",
+             source="exact McNemar power; start from Connor (1987)"),
+        dict(question=f"samples per item for a reproducible majority (≥ {stability:.0%})", answer=s["samples"],
+             achieves=s["stability"], unit="stability", assumes=f"repetition flip rate {repetition_flip_rate:.2f}",
+             source="binomial majority (Condorcet); self-consistency, Wang et al. 2023"),
+    ])
+
+
 __all__ = ["binomial_power", "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate",
            "judge_correlation", "majority_stability", "mcnemar_power", "mcnemar_rejects", "ppi_variance_factor",
-           "reply_flip_probability", "samples_for_stable_majority"]
+           "next_round", "reply_flip_probability", "samples_for_stable_majority"]
