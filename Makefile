@@ -50,7 +50,8 @@ live: $(LOCAL_STAMP)
 bench: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks
 
-# Coverage of every reported interval by simulation from a known truth (benchmarks/coverage.py; ~10 min on 2 cores).
+# Coverage of every reported interval by simulation from a known truth, then the planner and selective-judging
+# checks (benchmarks/coverage.py; ~11 min on 2 idle cores).
 coverage: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.coverage
 

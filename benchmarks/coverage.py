@@ -5,7 +5,14 @@ for each scenario, draw ``N`` tidy verdict tables from :mod:`evallab.simulation`
 report calls it (its public function on the tidy table), and count how often its nominal 95% interval holds the
 TRUE population value, computed from the generating parameters (:mod:`evallab.simulation`'s ``true_*``). One
 line per interval, ending in its coverage; the exit status is 1 when any coverage lies outside [0.93, 0.97]
-(Monte-Carlo standard error of a coverage of 0.95 over 1,000 datasets: 0.007).
+(Monte-Carlo standard error of a coverage of 0.95 over 1,000 datasets: 0.007). Intervals shown for comparison only —
+the judge-only rate beside the corrected ones, which SHOULD miss the gold rate — are printed as "reference" and
+not gated.
+
+Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics.power` achieved in
+``N`` simulated datasets at the planned size (power and stability within ±3 points, half-width within ±3%), and the
+selective-judging guarantee (the share of calibration splits whose threshold keeps the true disagreement rate ≤ α is
+at least 1 − δ); exit 1 when one fails.
 
 An interval that is NaN counts as a miss (and is counted in ``nan``). Datasets and bootstrap seeds are fixed by
 (scenario, replicate), so a run is reproducible whatever ``--jobs``.
@@ -36,6 +43,7 @@ class Scenario:
     estimate: Callable[[object, int, int], dict]  # (data, seed, n_resamples) -> {key: (estimate, low, high)}
     truth: dict  # key -> true value
     labels: dict  # key -> line label
+    reference: frozenset = frozenset()  # keys shown for comparison, not gated (e.g. the judge-only interval)
 
 
 def _scenarios() -> list[Scenario]:
@@ -197,6 +205,52 @@ def _scenarios() -> list[Scenario]:
         {"repetition_stability": f"repetition stability, repetition_stability ({boot}, {d})",
          "unanimity": f"unanimity, repetition_stability ({boot}, {d})",
          "flip_rate": f"within-request flip rate, repetition_stability ({boot}, {d})"}))
+
+    # ---- corrected rates (issue 15): judge verdicts on 2,000 items, gold on a random 300
+    from evallab.metrics import corrected as K
+
+    dH = S.LabellingDesign(n_items=2000, n_gold=300, prevalence=0.6)
+    jH = S.MisclassifyingJudge(sensitivity=0.9, specificity=0.7)
+
+    def est_rates(df, seed, B):
+        r = K.corrected_rates(df, ["judge"], confidence=CONFIDENCE, n_resamples=B, seed=seed).iloc[0]
+        return {k: (r[k], r[f"{k}_low"], r[f"{k}_high"]) for k in ("ppi", "rg", "gold_only", "judge_only")}
+    d = dH.describe() + f", judge Se {jH.sensitivity} Sp {jH.specificity}"
+    out.append(Scenario(
+        "corrected", lambda s: S.simulate_labelled(dH, jH, s), est_rates,
+        {k: dH.prevalence for k in ("ppi", "rg", "gold_only", "judge_only")},
+        {"ppi": f"pass rate, PPI++ (ppi_py, power-tuned), corrected_rates ({d})",
+         "rg": f"pass rate, Rogan–Gladen with Se/Sp uncertainty, corrected_rates ({d})",
+         "gold_only": f"pass rate, gold labels only (Wilson), corrected_rates ({d})",
+         "judge_only": f"pass rate, judge only (Wilson) — reference, expected to miss ({d})"},
+        reference=frozenset({"judge_only"})))
+
+    dI = S.PairwiseDesign(n_items=2000, samples=1, p_gold_1=0.6, item_sd=1.0)
+    jI = S.PairwiseJudge(skill=1.2, position_bias=0.5, tie_rate=0.05, unparsed_rate=0.03)
+    d = dI.describe() + ", 300 with gold"
+    out.append(Scenario(
+        "corrected-win", lambda s: S.simulate_labelled_pairwise(dI, jI, 300, s), est_rates,
+        {k: 1 - dI.p_gold_1 for k in ("ppi", "rg", "gold_only", "judge_only")},
+        {"ppi": f"win rate of output 2, PPI++ (ppi_py, power-tuned), corrected_rates ({d})",
+         "rg": f"win rate of output 2, Rogan–Gladen with Se/Sp uncertainty ({d})",
+         "gold_only": f"win rate of output 2, gold labels only (Wilson) ({d})",
+         "judge_only": f"win rate of output 2, judge only ({boot}) — reference, expected to miss ({d})"},
+        reference=frozenset({"judge_only"})))
+
+    dJ = S.TwoSystems(n_items=2000, n_gold=300, logit_pass=(0.8, 0.3), item_sd=1.0)
+
+    def est_diff(df, seed, B):
+        r = K.corrected_difference(df, "system", "A", "B", confidence=CONFIDENCE, n_resamples=B, seed=seed).iloc[0]
+        return {k: (r[k], r[f"{k}_low"], r[f"{k}_high"]) for k in ("ppi", "gold_only", "judge_only")}
+    d = dJ.describe() + f", judge Se {jH.sensitivity} Sp {jH.specificity}"
+    t = S.true_two_systems_difference(dJ)
+    out.append(Scenario(
+        "corrected-difference", lambda s: S.simulate_two_systems(dJ, jH, s), est_diff,
+        {"ppi": t, "gold_only": t, "judge_only": t},
+        {"ppi": f"paired difference A − B, PPI++ on item differences, corrected_difference ({d})",
+         "gold_only": f"paired difference A − B, gold pairs only (CLT) ({d})",
+         "judge_only": f"paired difference A − B, judge only (paired {boot}) — reference, expected to miss ({d})"},
+        reference=frozenset({"judge_only"})))
     return out
 
 
@@ -232,18 +286,124 @@ def _summarise(s: Scenario, parts: list) -> list[dict]:
         nan = ~(np.isfinite(lo) & np.isfinite(hi))
         cover = ~nan & (lo <= t + 1e-12) & (t - 1e-12 <= hi)
         rows.append(dict(scenario=s.name, key=k, label=s.labels[k], truth=float(t), reps=len(arr),
+                         reference=k in s.reference,
                          coverage=float(cover.mean()), miss_low=int((~nan & (hi < t)).sum()),
                          miss_high=int((~nan & (lo > t)).sum()), nan=int(nan.sum()),
                          mean_estimate=float(np.nanmean(est)), mean_width=float(np.nanmean(hi - lo))))
     return rows
 
 
+# ------------------------------------------------------------------------------------------ planner checks
+#: a plan is met when the achieved power / stability is within this many points (proportion) of the planned value,
+#: and the achieved half-width within this share of the planned one
+PLAN_TOLERANCE = 0.03
+
+
+def _check(name, label, planned, achieved, *, relative=False, detail=""):
+    gap = (achieved / planned - 1) if relative else achieved - planned
+    return dict(check=name, label=label, planned=float(planned), achieved=float(achieved), gap=float(gap),
+                relative=relative, ok=bool(abs(gap) <= PLAN_TOLERANCE), detail=detail)
+
+
+def planner_checks(reps: int = 1000, seed: int = 10) -> list[dict]:
+    """Each planner answer (:mod:`evallab.metrics.power`) achieved in ``reps`` simulated datasets at the planned size,
+    analysed with the estimator or test a report runs: within ±3 points of the planned power or stability, ±3% of the
+    planned half-width."""
+    from evallab.metrics import corrected as K
+    from evallab.metrics import intervals as T
+    from evallab.metrics import power as W
+
+    rng = np.random.default_rng([seed, 15])
+    out = []
+    reps = 2 * reps  # cheap draws: twice the datasets, so the Monte-Carlo error of a power (~0.9 points) stays small
+    # gold labels for a half-width, with the judge (PPI++) and without
+    pi, se, sp, items, h = 0.6, 0.9, 0.7, 2000, 0.04
+    plan = W.gold_for_half_width(h, rate=pi, sensitivity=se, specificity=sp, items=items)
+    n = plan["with_judge"]
+    hw = []
+    for _ in range(reps):
+        y = (rng.random(items) < pi).astype(float)
+        f = np.where(y == 1, rng.random(items) < se, rng.random(items) > sp).astype(float)
+        r = K.ppi_mean(y[:n], f[:n], f[n:])
+        hw.append((r["high"] - r["low"]) / 2)
+    out.append(_check("gold_with_judge", f"gold labels for ±{h:.0%} with the judge (PPI++, Se {se}, Sp {sp}, rate {pi}, "
+                      f"{items} items): {n} planned; mean PPI++ half-width", h, np.mean(hw), relative=True))
+    n0 = plan["gold_only"]
+    k = rng.binomial(n0, pi, reps)
+    hw0 = [np.subtract(*T.wilson(x, n0)[::-1]) / 2 for x in k]
+    out.append(_check("gold_only", f"gold labels for ±{h:.0%} without the judge (rate {pi}): {n0} planned; mean Wilson "
+                      "half-width", h, np.mean(hw0), relative=True))
+    # items for the drift gate
+    f1, tol = 0.12, 0.05
+    plan = W.items_for_flip_rate(f1, tol)
+    n = plan["items"]
+    flips = rng.binomial(1, f1, (reps, n))
+    rej = [T.ratio_test_greater(row, np.ones(n), tol) < 0.05 for row in flips]
+    out.append(_check("drift_items", f"items for the drift gate to flag a flip rate of {f1:.0%} against {tol:.0%} "
+                      f"(one-sided binomial, alpha 0.05): {n} planned; power", plan["power"], np.mean(rej),
+                      detail=f"target {plan['target_power']:.2f}"))
+    # items for an accuracy change (McNemar)
+    dlt, psi = 0.08, 0.2
+    plan = W.items_for_accuracy_change(dlt, psi)
+    n = plan["items"]
+    cells = rng.multinomial(n, [(psi - dlt) / 2, (psi + dlt) / 2, 1 - psi], reps)
+    rej = [T.mcnemar(b, c)["pvalue"] < 0.05 for b, c, _ in cells]
+    out.append(_check("accuracy_items", f"items for McNemar to detect an accuracy change of {dlt:.0%} with {psi:.0%} "
+                      f"discordant items (alpha 0.05): {n} planned; power", plan["power"], np.mean(rej),
+                      detail=f"target {plan['target_power']:.2f}"))
+    # samples per item for a stable majority: homogeneous items, then heterogeneous ones
+    for label, rates in (("a flip rate of 0.20 on every item", np.full(reps, 0.2)),
+                         ("per-item flip rates ~ 0.5·Beta(1, 3)", 0.5 * rng.beta(1, 3, reps))):
+        plan = W.samples_for_stable_majority(item_flip_rates=rates, target=0.95) if rates.std() else \
+            W.samples_for_stable_majority(float(rates[0]), target=0.95)
+        k_ = int(plan["samples"])
+        q = np.array([W.reply_flip_probability(x) for x in rates])
+        a = (rng.random((reps, k_)) < q[:, None]).sum(1) * 2 < k_
+        b = (rng.random((reps, k_)) < q[:, None]).sum(1) * 2 < k_
+        out.append(_check("stable_majority", f"samples per item for a reproducible majority (target 0.95) with {label}: "
+                          f"{k_} planned; share of {reps} items whose two rounds agree", plan["stability"],
+                          np.mean(a == b)))
+    return out
+
+
+def selective_check(reps: int = 1000, seed: int = 10, alpha: float = 0.115, delta: float = 0.1) -> dict:
+    """Jung et al.'s guarantee: over ``reps`` simulated calibration splits, the share whose threshold keeps the
+    TRUE disagreement rate at or below ``alpha`` (:func:`evallab.simulation.true_selective_risk`) must be ≥ 1 − δ.
+    ``alpha`` sits just below the risk of the lowest threshold (0.119), the hardest case for the guarantee."""
+    from evallab import simulation as S
+    from evallab.metrics import selective as L
+
+    d = S.RepeatedJudgeDesign(n_items=500, samples=5)
+    ok, cover, none = 0, [], 0
+    for r in range(reps):
+        ic = L.item_confidence(S.simulate_repeated(d, [seed, 16, r]))
+        fit = L.fixed_sequence_threshold(ic["confidence"], ic["agrees"], alpha=alpha, delta=delta)
+        risk, cov = S.true_selective_risk(d, fit["threshold"])
+        ok += risk <= alpha
+        none += not np.isfinite(fit["threshold"])
+        cover.append(cov)
+    rate = ok / reps
+    return dict(check="selective", label=f"selective judging, fixed-sequence test (alpha {alpha}, delta {delta}; "
+                f"{d.describe()}): share of {reps} calibration splits whose threshold keeps the true disagreement "
+                f"≤ alpha", planned=1 - delta, achieved=rate, gap=rate - (1 - delta), relative=False,
+                ok=rate >= 1 - delta, detail=f"mean coverage {np.mean(cover):.3f}, {none} splits abstained on all")
+
+
+def check_line(c: dict) -> str:
+    """The printed line of one planner or guarantee check."""
+    unit = f"{c['gap']:+.1%} of plan" if c["relative"] else f"{100 * c['gap']:+.1f} points"
+    need = "≥ 1 − delta" if c["check"] == "selective" else ("±3% of plan" if c["relative"] else "±3 points")
+    return (f"{c['label']:<150} planned {c['planned']:.4f}  achieved {c['achieved']:.4f}  ({unit}; needs {need})"
+            f"{'  ' + c['detail'] if c['detail'] else ''}{'' if c['ok'] else '  FAILED'}")
+
+
 def line(r: dict) -> str:
     """The printed line of one interval, ending in its coverage."""
     ok = BAND[0] <= r["coverage"] <= BAND[1]
+    flag = " (reference, not gated)" if r.get("reference") else "" if ok else " OUTSIDE BAND"
     return (f"{r['label']:<118} true {r['truth']:+.4f}  mean est {r['mean_estimate']:+.4f}  width "
             f"{r['mean_width']:.3f}  miss lo/hi {r['miss_low']:>3}/{r['miss_high']:<3} nan {r['nan']:<3}"
-            f"{'' if ok else ' OUTSIDE BAND'}  coverage {r['coverage']:.3f}")
+            f"{flag}  coverage {r['coverage']:.3f}")
 
 
 def run(names: list[str] | None = None, *, reps: int = 1000, n_resamples: int = 500, jobs: int = 2,
@@ -304,10 +464,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"nominal {CONFIDENCE:.0%} intervals, {a.reps} simulated datasets each, {a.resamples} bootstrap resamples; "
           f"band [{BAND[0]}, {BAND[1]}]")
     for r in rows:
-        bad += not BAND[0] <= r["coverage"] <= BAND[1]
+        bad += not r["reference"] and not BAND[0] <= r["coverage"] <= BAND[1]
         print(line(r), flush=True)
-    print(f"{len(rows)} intervals, {bad} outside [{BAND[0]}, {BAND[1]}]; {time.perf_counter() - t0:.0f} s")
-    return 1 if bad else 0
+    gated = sum(not r["reference"] for r in rows)
+    print(f"{gated} intervals gated, {bad} outside [{BAND[0]}, {BAND[1]}]; {len(rows) - gated} reference intervals "
+          f"shown beside them; {time.perf_counter() - t0:.0f} s")
+    failed = 0
+    if a.only is None or "planner" in a.only:
+        print(f"planner checks ({a.reps} simulated datasets each, at the planned size):")
+        for c in planner_checks(a.reps, a.seed) + [selective_check(a.reps, a.seed)]:
+            failed += not c["ok"]
+            print(check_line(c), flush=True)
+        print(f"{failed} planner/guarantee checks failed; {time.perf_counter() - t0:.0f} s")
+    return 1 if bad or failed else 0
 
 
 if __name__ == "__main__":

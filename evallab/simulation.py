@@ -212,6 +212,165 @@ def simulate_pointwise(design: PointwiseDesign, judge: PointwiseJudge, seed) -> 
     return pd.concat(parts, ignore_index=True)
 
 
+def keep_gold(df: pd.DataFrame, n_gold: int, rng: np.random.Generator) -> pd.DataFrame:
+    """``df`` with gold kept on ``n_gold`` items drawn at random without replacement (every reply of a kept item
+    keeps it) and NA elsewhere: a random labelling round."""
+    items = df["item_id"].unique()
+    kept = rng.choice(len(items), size=min(n_gold, len(items)), replace=False)
+    out = df.copy()
+    out.loc[~out["item_id"].isin(items[kept]), "gold"] = pd.NA
+    return out
+
+
+@dataclass(frozen=True)
+class MisclassifyingJudge:
+    """A pass/fail judge with a known sensitivity (P(pass | gold pass)) and specificity (P(fail | gold fail)), the
+    same on every item; ``samples`` independent replies per item; unparsed at random."""
+
+    sensitivity: float = 0.9
+    specificity: float = 0.7
+    samples: int = 1
+    unparsed_rate: float = 0.0
+    name: str = "judge"
+
+
+@dataclass(frozen=True)
+class LabellingDesign:
+    """Items judged by a judge, gold on a random subset: ``n_items`` items, gold ``pass`` with probability
+    ``prevalence``, gold kept on ``n_gold`` random items."""
+
+    n_items: int = 2000
+    n_gold: int = 300
+    prevalence: float = 0.6
+    dataset: str = "sim"
+    subset: str = "sim"
+
+    def describe(self) -> str:
+        return f"{self.n_items} items, {self.n_gold} with gold"
+
+
+def simulate_labelled(design: LabellingDesign, judge: MisclassifyingJudge, seed) -> pd.DataFrame:
+    """A pointwise table: ``judge.samples`` replies per item with gold on ``design.n_gold`` random items. The true
+    pass rate is ``design.prevalence``; the judge's own rate is ``prevalence·Se + (1 − prevalence)·(1 − Sp)``."""
+    rng = np.random.default_rng(seed)
+    n, S = design.n_items, judge.samples
+    gp = rng.random(n) < design.prevalence
+    p = np.where(gp, judge.sensitivity, 1 - judge.specificity)
+    passed = rng.random((n, S)) < p[:, None]
+    codes = np.where(rng.random((n, S)) < judge.unparsed_rate, -1, np.where(passed, 0, 1))
+    item = np.repeat(np.arange(n), S)
+    df = _frame({"item_id": np.char.add("i", item.astype(str)), "dataset": design.dataset, "subset": design.subset,
+                 "judge": judge.name, "strategy": "", "anchor_set": "none", "order": "",
+                 "sample": np.tile(np.arange(S), n), "verdict": _labels(codes.ravel(), ("pass", "fail")),
+                 "gold": np.where(gp, "pass", "fail")[item]}, n * S)
+    return keep_gold(df, design.n_gold, rng)
+
+
+def simulate_labelled_pairwise(design: PairwiseDesign, judge: PairwiseJudge, n_gold: int, seed) -> pd.DataFrame:
+    """:func:`simulate_pairwise` for one judge with gold kept on ``n_gold`` random items. The true win rate of
+    output 2 is ``1 − design.p_gold_1``."""
+    rng = np.random.default_rng(seed)
+    df = simulate_pairwise(design, [judge], rng)
+    return keep_gold(df, n_gold, rng)
+
+
+@dataclass(frozen=True)
+class TwoSystems:
+    """Two systems answering the same ``n_items`` prompts: answer of system *s* to item *i* passes gold with
+    probability ``expit(logit_pass[s] + u_i)``, ``u_i ~ N(0, item_sd²)`` shared by both (hard prompts are hard for
+    both, so the pairing matters); the judge (:class:`MisclassifyingJudge`) grades each answer; gold on ``n_gold``
+    random items (both answers)."""
+
+    n_items: int = 2000
+    n_gold: int = 300
+    logit_pass: tuple[float, float] = (0.8, 0.3)
+    item_sd: float = 1.0
+    names: tuple[str, str] = ("A", "B")
+
+    def describe(self) -> str:
+        return f"{self.n_items} items × 2 systems, {self.n_gold} with gold"
+
+
+def simulate_two_systems(design: TwoSystems, judge: MisclassifyingJudge, seed) -> pd.DataFrame:
+    """A pointwise table with a ``system`` column (``design.names``), one answer per system and item."""
+    rng = np.random.default_rng(seed)
+    n, S = design.n_items, judge.samples
+    u = rng.normal(0.0, design.item_sd, n)
+    parts = []
+    gold_rows = rng.choice(n, size=min(design.n_gold, n), replace=False)
+    has_gold = np.zeros(n, bool)
+    has_gold[gold_rows] = True
+    for name, a in zip(design.names, design.logit_pass, strict=True):
+        gp = rng.random(n) < expit(a + u)
+        p = np.where(gp, judge.sensitivity, 1 - judge.specificity)
+        passed = rng.random((n, S)) < p[:, None]
+        codes = np.where(rng.random((n, S)) < judge.unparsed_rate, -1, np.where(passed, 0, 1))
+        item = np.repeat(np.arange(n), S)
+        gold = np.where(has_gold, np.where(gp, "pass", "fail"), None)[item]
+        f = _frame({"item_id": np.char.add("i", item.astype(str)), "dataset": "sim", "subset": "sim",
+                    "judge": judge.name, "strategy": "", "anchor_set": "none", "order": "",
+                    "sample": np.tile(np.arange(S), n), "verdict": _labels(codes.ravel(), ("pass", "fail")),
+                    "gold": gold}, n * S)
+        f["system"] = name
+        parts.append(f)
+    return pd.concat(parts, ignore_index=True)
+
+
+def true_two_systems_difference(design: TwoSystems) -> float:
+    """The true difference of gold pass rates, system 0 minus system 1 (quadrature over the item effect)."""
+    u = design.item_sd * _X
+    a, b = design.logit_pass
+    return float(_W @ (expit(a + u) - expit(b + u)))
+
+
+@dataclass(frozen=True)
+class RepeatedJudgeDesign:
+    """Pass/fail items with gold on every item, ``samples`` replies each: a reply agrees with gold with an item's own
+    probability ``p_i ~ Beta(beta_a, beta_b)`` (easy items: p near 1; hard ones: near ½ or below). The majority of
+    an odd number of samples is the verdict; its confidence is the share of samples giving it."""
+
+    n_items: int = 500
+    samples: int = 5
+    beta_a: float = 4.0
+    beta_b: float = 1.0
+    p_gold_pass: float = 0.5
+
+    def describe(self) -> str:
+        return f"{self.n_items} items × {self.samples} samples, per-item accuracy Beta({self.beta_a:g}, {self.beta_b:g})"
+
+
+def simulate_repeated(design: RepeatedJudgeDesign, seed) -> pd.DataFrame:
+    """A pointwise table drawn from :class:`RepeatedJudgeDesign`."""
+    rng = np.random.default_rng(seed)
+    n, S = design.n_items, design.samples
+    p = rng.beta(design.beta_a, design.beta_b, n)
+    gp = rng.random(n) < design.p_gold_pass
+    right = rng.random((n, S)) < p[:, None]
+    passed = np.where(right, gp[:, None], ~gp[:, None])
+    item = np.repeat(np.arange(n), S)
+    return _frame({"item_id": np.char.add("i", item.astype(str)), "dataset": "sim", "subset": "sim",
+                   "judge": "judge", "strategy": "", "anchor_set": "none", "order": "",
+                   "sample": np.tile(np.arange(S), n), "verdict": np.where(passed.ravel(), "pass", "fail"),
+                   "gold": np.where(gp, "pass", "fail")[item]}, n * S)
+
+
+def true_selective_risk(design: RepeatedJudgeDesign, threshold: float) -> tuple[float, float]:
+    """(risk, coverage) in the population when items whose majority confidence is ≥ ``threshold`` are trusted: risk
+    = P(majority disagrees with gold | confidence ≥ threshold), coverage = P(confidence ≥ threshold). The number of
+    samples agreeing with gold is beta-binomial(samples, beta_a, beta_b); ``threshold = inf`` → (0, 0)."""
+    from scipy.stats import betabinom
+
+    k = design.samples
+    x = np.arange(k + 1)
+    pmf = betabinom.pmf(x, k, design.beta_a, design.beta_b)
+    conf = np.maximum(x, k - x) / k
+    kept = conf >= threshold - 1e-12
+    cover = float(pmf[kept].sum())
+    if cover == 0:
+        return 0.0, 0.0
+    return float(pmf[kept & (2 * x < k)].sum() / cover), cover
+
+
 # ------------------------------------------------------------------------------------------------ truth
 def reply_probabilities(judge: PairwiseJudge, u: np.ndarray, gold: str, order: str) -> np.ndarray:
     """P(verdict = ``1``, ``2``, ``tie`` | parsed, item effect ``u``, gold, order), shape ``u.shape + (3,)``."""
@@ -388,7 +547,10 @@ def skill_for_accuracy(accuracy: float, item_sd: float = 1.0) -> float:
     return float(brentq(lambda s: _W @ expit(s + item_sd * _X) - accuracy, logit(1e-6) - 20, logit(1 - 1e-6) + 20))
 
 
-__all__ = ["Drift", "LABELS", "PairwiseDesign", "PairwiseJudge", "PointwiseDesign", "PointwiseJudge",
+__all__ = ["Drift", "LABELS", "LabellingDesign", "MisclassifyingJudge", "PairwiseDesign", "PairwiseJudge",
+           "PointwiseDesign", "PointwiseJudge", "RepeatedJudgeDesign", "TwoSystems", "keep_gold", "simulate_labelled",
+           "simulate_repeated", "true_selective_risk",
+           "simulate_labelled_pairwise", "simulate_two_systems", "true_two_systems_difference",
            "kappa_of_table", "reply_probabilities", "simulate_drift", "simulate_pairwise", "simulate_pointwise",
            "skill_for_accuracy", "true_acc_mean_of_orders", "true_accuracy", "true_drift",
            "true_first_slot_preference", "true_fleiss_kappa", "true_inflation_deltas", "true_judge_kappa",

@@ -185,6 +185,25 @@ class SimulatedJudge:
         return doc
 
 
+class InProcessJudge:
+    """The :class:`SimulatedJudge` as an in-process :class:`evallab.judges.Judge` — no server, no HTTP: each request
+    is answered by ``sim.reply_text`` (sample index from ``metadata["sample"]``) and parsed by the same parser as a
+    live reply (:func:`evallab.judges.parsing.parse_reply_full`). For notebooks and benchmarks that need the
+    simulated judge's verdicts fast; use :class:`LocalJudgeServer` to exercise the client."""
+
+    def __init__(self, sim: SimulatedJudge | None = None, *, label: str = "sim-judge", model: str = "sim-judge"):
+        self.sim, self.label, self.model = sim or SimulatedJudge(), label, model
+
+    async def judge(self, request):
+        from evallab.judges.parsing import parse_reply_full
+        from evallab.judges.types import JudgeReply
+
+        text = self.sim.reply_text(request.system, request.user, int(request.metadata.get("sample", 0) or 0))
+        p = parse_reply_full(text, request)
+        return JudgeReply(raw=text, verdict=p.verdict, reason=p.reason or "", error=p.error, model=self.model,
+                          latency_s=0.0)
+
+
 @dataclass
 class _Config:
     sim: SimulatedJudge

@@ -98,3 +98,24 @@ def test_reduced_coverage(reduced, key):
     assert r["nan"] == 0
     assert REDUCED_BAND[0] <= r["coverage"] <= REDUCED_BAND[1], r
     assert np.isfinite(r["mean_width"]) and r["mean_width"] > 0
+
+
+@pytest.fixture(scope="module")
+def reduced_corrected():
+    rows = C.run(["corrected", "corrected-difference"], reps=150, n_resamples=100, jobs=2, chunk=25)
+    return {(r["scenario"], r["key"]): r for r in rows}
+
+
+@pytest.mark.parametrize("key", [("corrected", "ppi"), ("corrected", "rg"), ("corrected-difference", "ppi")],
+                         ids=lambda k: "-".join(k))
+def test_reduced_coverage_of_corrected_rates(reduced_corrected, key):
+    r = reduced_corrected[key]
+    assert r["nan"] == 0 and not r["reference"]
+    assert REDUCED_BAND[0] <= r["coverage"] <= REDUCED_BAND[1], r
+
+
+def test_the_judge_only_interval_misses_the_gold_rate(reduced_corrected):
+    """Shown beside the corrected ones, not gated: a lenient judge's own interval covers its own rate, not the truth."""
+    r = reduced_corrected[("corrected", "judge_only")]
+    assert r["reference"] and r["coverage"] < 0.2
+    assert "reference, not gated" in C.line(r)

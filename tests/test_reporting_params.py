@@ -7,6 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import typer
+from cli_helper import run_cli
 
 from evallab.paths import REPO_ROOT
 from evallab.reporting.batch import ReportSpec, load_config, run_one
@@ -17,7 +18,6 @@ from evallab.reporting.params import (
     notebook_parameters,
     parse_value,
 )
-from tests.cli_helper import run_cli
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("0*.ipynb"))
 OK = Path(__file__).parent / "data" / "report" / "ok.ipynb"

@@ -1,10 +1,10 @@
 """Everything that calls a judge: the anchor-inflation experiment, calibration-set drift replay and re-verify,
-keryx's live judge-check. Estimators are :mod:`evallab.metrics`; judges are :mod:`evallab.judges`.
+keryx's live judge-check, content-free anchor probes (:mod:`~evallab.experiments.calibrate`). Estimators are :mod:`evallab.metrics`; judges are :mod:`evallab.judges`.
 """
 
 
-_MODULES = ('drift', 'inflation', 'judge_check')
-__all__ = ["drift", "inflation", "judge_check"]
+_MODULES = ('calibrate', 'drift', 'inflation', 'judge_check')
+__all__ = ["calibrate", "drift", "inflation", "judge_check"]
 
 
 def __getattr__(name: str):

@@ -95,7 +95,8 @@ def _rubric_text(row) -> str:
 
 def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIANTS, *, samples: int = 1, k: int = 4,
                    seed: int = 0, temperature: float = 0.0, judge_seed: int | None = None,
-                   max_tokens: int | None = None, content_free: str | None = None) -> list:
+                   max_tokens: int | None = None, content_free: str | None = None,
+                   scenarios: Sequence[str] | None = None) -> list:
     """Pointwise judge requests: every item × anchor variant × sample.
 
     Parameters
@@ -113,6 +114,8 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
         request per scenario × variant × sample grading this text (e.g. ``""``) against the scenario's rubric with
         the SAME anchors its real answers get; item_id ``<scenario_id>/content-free``, kind ``content-free``,
         gold NA.
+    scenarios : build requests only for the items of these scenarios (anchors are still drawn from every scenario
+        of ``items``, so a request is the same as in the full build); ``None`` = all.
 
     Returns
     -------
@@ -138,13 +141,14 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     if missing:
         raise DataError(f"items table lacks column(s) {missing}; expected load_calibration_items()'s columns",
                         column=missing[0])
-    draws = {sid: draw_anchors(items, sid, k=k, seed=seed) for sid in items["scenario_id"].unique()}
+    rows = items if scenarios is None else items[items["scenario_id"].isin(list(scenarios))]
+    draws = {sid: draw_anchors(items, sid, k=k, seed=seed) for sid in rows["scenario_id"].unique()}
     if content_free is not None:  # one content-free answer per scenario, anchors as drawn above
-        first = items.groupby("scenario_id", sort=False).head(1)
-        items = first.assign(item_id=first["scenario_id"].astype(str) + "/content-free", kind="content-free",
-                             gold=pd.NA, answer=str(content_free))
+        first = rows.groupby("scenario_id", sort=False).head(1)
+        rows = first.assign(item_id=first["scenario_id"].astype(str) + "/content-free", kind="content-free",
+                            gold=pd.NA, answer=str(content_free))
     reqs = []
-    for _, row in items.iterrows():
+    for _, row in rows.iterrows():
         passes, fails = draws[row["scenario_id"]]
         for v in variants:
             chosen = anchor_set(v, passes, fails, k=k, salt=zlib.crc32(str(row["item_id"]).encode("utf-8")))

@@ -12,12 +12,19 @@ plots. Every estimator takes the grouping ``by`` that defines a design cell and 
 - :mod:`~evallab.metrics.inflation` — positive-bias inflation by gold, pass-rate ratio, FAIL-last priming.
 - :mod:`~evallab.metrics.evaluators` — AlpacaEval win rates (continuous, length-controlled), evaluator metrics,
   rank agreement.
+- :mod:`~evallab.metrics.corrected` — bias-corrected pass and win rates from a judge plus a gold subset (PPI++ via
+  ppi_py, Rogan–Gladen), paired corrected differences, effective gold labels.
+- :mod:`~evallab.metrics.power` — the planner: gold labels for a half-width with and without the judge, items for a
+  drift flip rate or an accuracy change, samples per item for a stable majority.
+- :mod:`~evallab.metrics.selective` — selective judging with a guarantee (Jung et al. 2024, fixed-sequence testing).
+- :mod:`~evallab.metrics.contextual` — content-free probes and contextual calibration (Zhao et al. 2021).
 """
 
 
-_MODULES = ('agreement', 'design', 'drift', 'evaluators', 'inflation', 'intervals', 'position')
-__all__ = ["DesignError", "agreement", "describe", "design", "drift", "evaluators", "inflation", "intervals",
-           "position"]
+_MODULES = ('agreement', 'contextual', 'corrected', 'design', 'drift', 'evaluators', 'inflation', 'intervals',
+            'position', 'power', 'selective')
+__all__ = ["DesignError", "agreement", "contextual", "corrected", "describe", "design", "drift", "evaluators",
+           "inflation", "intervals", "position", "power", "selective"]
 
 
 def __getattr__(name: str):

@@ -1,0 +1,193 @@
+"""Anchor calibration: what an anchor set does to the judge before any item is graded, and contextual calibration.
+
+Zhao, Wallace, Feng, Klein & Singh (2021), "Calibrate Before Use: Improving Few-Shot Performance of Language
+Models" (ICML, §5): the in-context examples bias a model toward some labels; its label probabilities on a
+CONTENT-FREE input (``"N/A"``, ``""``, ``"[MASK]"``) under the same prompt measure that bias, ``p̂_cf``.
+Contextual calibration rescales every prediction by it: "q̂ = softmax(W p̂ + b)" with "W = diag(p̂_cf)⁻¹, b = 0".
+For a pass/fail judge with p = P(PASS) that is
+
+    q = (p / p_cf) / (p / p_cf + (1 − p) / (1 − p_cf)),
+
+so the calibrated verdict is PASS exactly when p > p_cf: an anchor set that makes the judge say PASS to nothing
+(p_cf > ½) raises the bar accordingly.
+
+P(PASS) of a reply: from repeated samples (the share of an item's parsed samples that are ``pass``; at
+temperature > 0 each sample is a draw of the verdict) or from the recorded verdict log-probability
+(``exp(verdict_logprob)`` for a ``pass`` reply, ``1 − exp(·)`` for ``fail``; mean over samples).
+
+Functions
+---------
+- :func:`pass_probability` — per (group, anchor set, item): P(PASS), parsed replies, gold.
+- :func:`content_free_probe` — per (group, anchor set): p_cf(PASS) over the content-free probe items, Wilson
+  interval over the probe replies.
+- :func:`calibrate` — the formula above, vectorised.
+- :func:`calibrated_rates` — per (group, anchor set): pass rate, false-pass rate on gold-FAIL items and agreement
+  with gold, before and after contextual calibration, with item intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from evallab.errors import DataError, EvallabError
+from evallab.metrics import intervals
+from evallab.metrics.design import check_design, groups, not_computable
+
+NAN = float("nan")
+#: the content-free inputs of Zhao et al. (2021, §5)
+CONTENT_FREE = ("N/A", "", "[MASK]")
+#: item ids of the content-free probe replies start with this
+PROBE_PREFIX = "content-free"
+
+
+def pass_probability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, source: str = "samples") -> pd.DataFrame:
+    """P(PASS) per (group, anchor set, item).
+
+    Parameters
+    ----------
+    df : pointwise tidy verdict table (``pass``/``fail``; ``warn`` counts as not pass) with ``anchor_set``.
+    by : grouping columns besides ``anchor_set``.
+    source : ``"samples"`` (share of parsed samples that pass) or ``"logprob"`` (needs ``verdict_logprob``).
+
+    Returns
+    -------
+    DataFrame: ``by``, ``anchor_set``, ``dataset``, ``item_id``, ``p_pass`` in [0, 1] (NaN when nothing parsed),
+    ``parsed``, ``passes``, ``gold``.
+
+    Raises
+    ------
+    DataError
+        ``source="logprob"`` without a ``verdict_logprob`` column; a pairwise table.
+    DesignError
+        Several replies per (item, sample) inside a group.
+    """
+    if source not in ("samples", "logprob"):
+        raise EvallabError(f"source={source!r}; expected 'samples' or 'logprob'")
+    by = [c for c in by if c != "anchor_set"]
+    check_design(df, [*by, "anchor_set"])
+    v = df["verdict"].astype("string").str.lower()
+    if v.isin(["1", "2", "tie"]).any():
+        raise DataError("contextual calibration here takes pass/fail verdicts; this table has pairwise verdicts",
+                        column="verdict")
+    ok = v.notna().to_numpy()
+    is_pass = (v == "pass").fillna(False).to_numpy(bool)
+    if source == "logprob":
+        if "verdict_logprob" not in df.columns:
+            raise DataError("source='logprob' needs a verdict_logprob column (record it with --logprobs)",
+                            column="verdict_logprob")
+        pr = np.exp(pd.to_numeric(df["verdict_logprob"], errors="coerce").to_numpy(float))
+        p = np.where(is_pass, pr, 1 - pr)
+        ok = ok & np.isfinite(p)
+    else:
+        p = is_pass.astype(float)
+    key = list(dict.fromkeys([*by, "anchor_set", "dataset", "item_id"]))
+    d = df[key].assign(_p=np.where(ok, p, np.nan), _ok=ok.astype(int), _pass=(is_pass & ok).astype(int),
+                       _gold=df["gold"].astype("string").str.lower().to_numpy())
+    out = d.groupby(key, observed=True, sort=True, dropna=False).agg(
+        p_pass=("_p", "mean"), parsed=("_ok", "sum"), passes=("_pass", "sum"), gold=("_gold", "first"))
+    return out.reset_index()
+
+
+def calibrate(p_pass, p_cf) -> np.ndarray:
+    """Contextual calibration of P(PASS) (Zhao et al. 2021, W = diag(p_cf)⁻¹, b = 0, then normalised):
+    ``q = (p/p_cf) / (p/p_cf + (1−p)/(1−p_cf))``; arrays broadcast; NaN where p_cf is 0 or 1 (a probe that
+    always says one thing leaves nothing to rescale) or p is NaN."""
+    p = np.asarray(p_pass, float)
+    c = np.asarray(p_cf, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a, b = p / c, (1 - p) / (1 - c)
+        q = a / (a + b)
+    return np.where((c > 0) & (c < 1), q, np.nan)
+
+
+def _is_probe(item_id: pd.Series, prefix: str) -> np.ndarray:
+    return item_id.astype(str).str.startswith(prefix).to_numpy(bool)
+
+
+def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
+                       source: str = "samples", confidence: float = 0.95) -> pd.DataFrame:
+    """p_cf(PASS) per (group, anchor set): the judge's P(PASS) on the content-free probe items (``item_id``
+    starting with ``prefix``), the mean over the probe inputs of their P(PASS).
+
+    Returns
+    -------
+    DataFrame: ``by``, ``anchor_set``, ``probes`` (probe inputs), ``replies`` (parsed), ``p_cf``, ``low``/``high``
+    (Wilson over the parsed probe replies — independent draws given the prompt — for ``source="samples"``; NaN for
+    log-probabilities, which are not counts), ``note``.
+    """
+    by = [c for c in by if c != "anchor_set"]
+    d = df[_is_probe(df["item_id"], prefix)]
+    rows = []
+    if d.empty:
+        return pd.DataFrame(columns=[*by, "anchor_set", "probes", "replies", "p_cf", "low", "high", "note"])
+    pp = pass_probability(d, by, source=source)
+    for key, g in groups(pp, [*by, "anchor_set"]):
+        g = g[g["parsed"] > 0]
+        r = dict(key, probes=len(g), replies=int(g["parsed"].sum()), p_cf=float(g["p_pass"].mean()) if len(g) else NAN,
+                 low=NAN, high=NAN, note="" if len(g) else not_computable("no parsed probe reply"))
+        if len(g) and source == "samples":
+            r["low"], r["high"] = intervals.wilson(g["passes"].sum(), g["parsed"].sum(), confidence)
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
+                     source: str = "samples", confidence: float = 0.95, n_resamples: int = 1000,
+                     seed: int = 0) -> pd.DataFrame:
+    """Per (group, anchor set): the judge's rates before and after contextual calibration against that anchor set's
+    content-free probe.
+
+    An item's raw verdict is PASS when P(PASS) > ½ (the majority of its samples), its calibrated verdict when the
+    calibrated q > ½, i.e. P(PASS) > p_cf (:func:`calibrate`); an item whose P(PASS) equals the cut exactly
+    counts ½. Probe items are left out of the rates.
+
+    Returns
+    -------
+    DataFrame: ``by``, ``anchor_set``, ``items``, ``p_cf``, ``pass_rate`` / ``calibrated_pass_rate`` (+ ``_low``,
+    ``_high``: Wilson over items), and with gold ``gold_fail_items``, ``false_pass_rate`` /
+    ``calibrated_false_pass_rate`` (PASS on gold-FAIL items, + intervals), ``gold_items``, ``agreement`` /
+    ``calibrated_agreement`` (+ intervals); ``note``.
+    """
+    by = [c for c in by if c != "anchor_set"]
+    probe = content_free_probe(df, by, prefix=prefix, source=source, confidence=confidence)
+    d = df[~_is_probe(df["item_id"], prefix)]
+    pp = pass_probability(d, by, source=source)
+    pp = pp[pp["parsed"] > 0]
+    rows = []
+    for key, g in groups(pp, [*by, "anchor_set"]):
+        pr = probe
+        for c, v in key.items():
+            pr = pr[pr[c].astype(object) == v] if len(pr) else pr
+        p_cf = float(pr["p_cf"].iloc[0]) if len(pr) else NAN
+        p = g["p_pass"].to_numpy(float)
+        raw = np.where(p > 0.5, 1.0, np.where(p == 0.5, 0.5, 0.0))
+        cut = np.where(p > p_cf, 1.0, np.where(p == p_cf, 0.5, 0.0)) if np.isfinite(p_cf) else np.full(len(p), NAN)
+        gold = g["gold"].astype("string")
+        r = dict(key, items=len(g), p_cf=p_cf, note="" if np.isfinite(p_cf) else
+                 not_computable("no content-free probe reply under this anchor set: nothing to calibrate against"))
+
+        def rate(x, mask, name, r=r):
+            x = x[mask]
+            r[name] = float(x.mean()) if len(x) else NAN
+            r[f"{name}_low"], r[f"{name}_high"] = (intervals.ratio_interval(x, np.ones(len(x)), confidence=confidence,
+                                                                            n_resamples=n_resamples, seed=seed)
+                                                   if len(x) and np.isfinite(x).all() else (NAN, NAN))
+        allm = np.ones(len(g), bool)
+        rate(raw, allm, "pass_rate")
+        rate(cut, allm, "calibrated_pass_rate")
+        gf = (gold == "fail").fillna(False).to_numpy(bool)
+        has = gold.isin(["pass", "fail"]).fillna(False).to_numpy(bool)
+        r["gold_fail_items"], r["gold_items"] = int(gf.sum()), int(has.sum())
+        rate(raw, gf, "false_pass_rate")
+        rate(cut, gf, "calibrated_false_pass_rate")
+        gpass = (gold == "pass").fillna(False).to_numpy(float)
+        rate(1 - np.abs(raw - gpass), has, "agreement")
+        rate(1 - np.abs(cut - gpass), has, "calibrated_agreement")
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["CONTENT_FREE", "PROBE_PREFIX", "calibrate", "calibrated_rates", "content_free_probe", "pass_probability"]

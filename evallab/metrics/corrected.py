@@ -1,0 +1,476 @@
+"""Bias-corrected pass and win rates: a judge's verdicts on every item plus gold on a random subset of them.
+
+What a judge says is not what is true: a lenient judge's pass rate overstates the true pass rate, and its interval
+covers the judge's own rate, not the truth. With gold labels on a random subset of the items, two corrections turn
+the judge's rate into an honest estimate of the GOLD rate with an interval:
+
+- **PPI++** — prediction-powered inference with power tuning (Angelopoulos, Duchi & Zrnic 2023, "PPI++: Efficient
+  Prediction-Powered Inference", arXiv:2311.01453, eq. (2) and Example 6.1 for the mean), computed by the authors'
+  package ``ppi_py`` (``ppi_mean_pointestimate``, ``ppi_mean_ci``, ``ppi_mean_pval``):
+  ``θ̂_λ = λ·mean_N(f) + mean_n(Y − λ·f)``, where ``Y`` are the gold values of the ``n`` labelled items, ``f`` the
+  judge's values, ``mean_N`` over the ``N`` unlabelled items; ``λ`` minimises the variance, "λ̂ = Cov(Y, f) /
+  ((1 + n/N)·Var(f))" clipped to [0, 1] (``λ = 0``: gold only; ``λ = 1``: plain PPI, Angelopoulos et al. 2023a).
+  Normal interval with ``Var = λ²·Var(f)/N + Var(Y − λf)/n``.
+- **Rogan–Gladen** — the misclassification correction (Rogan & Gladen 1978, "Estimating prevalence from the
+  results of a screening test", Am J Epidemiol 107:71): "π̂ = (p̂ + Ŝp − 1) / (Ŝe + Ŝp − 1)", where ``p̂`` is the
+  judge's rate on all items and the judge's sensitivity ``Ŝe = mean(f | Y = 1)`` and specificity
+  ``Ŝp = 1 − mean(f | Y = 0)`` are estimated on the gold items. Its interval carries the uncertainty of Ŝe and Ŝp
+  (delta method, Greenland 1988, "Variance estimation for epidemiologic effect estimates under misclassification",
+  Stat Med 7:745, eq. 4), plus the covariance between ``p̂`` and Ŝe, Ŝp that arises because the gold items are among
+  the items ``p̂`` counts::
+
+      J² · Var(π̂) = s²_f/N_all + π²·s²_1/n_1 + (1−π)²·s²_0/n_0 − 2π·s²_1/N_all − 2(1−π)·s²_0/N_all
+
+  (``J = Ŝe + Ŝp − 1``; ``s²_1``, ``s²_0`` the variances of ``f`` on gold-positive and gold-negative items); Wald
+  interval clipped to [0, 1]. Needs a binary gold label and a judge better than chance (``J`` > ``min_youden``).
+
+The value of an item: pointwise, 1 for ``pass`` and 0 for ``fail`` or ``warn`` (the pass rate); pairwise, the
+preference for output 2 — 1 for ``2``, 0 for ``1``, ½ for ``tie`` (the win rate of output 2,
+:func:`evallab.metrics.evaluators.preference_of_output_2`). The judge's value ``f`` of an item is the mean over its
+parsed replies (both presentation orders, every sample), so a judge that changes its verdict with the order scores
+½. Unparsed replies are left out and counted; an item with no parsed reply is left out and counted
+(``no_verdict``), never scored.
+
+The effective number of gold labels (``*_n_eff``) is what a corrected interval is worth: the number of gold labels
+whose classical interval would be as narrow, ``Var(Y) / se²`` (PPI++ §7 reports the same ratio as "effective
+sample size").
+
+Functions
+---------
+- :func:`item_values` — per item: gold value ``y``, judge value ``f``, parsed replies.
+- :func:`ppi_mean` — PPI++ on arrays (estimate, interval, λ, se, effective gold labels, p-value).
+- :func:`rogan_gladen` — Rogan–Gladen on arrays, interval with Se/Sp uncertainty.
+- :func:`corrected_rates` — per group of a tidy table: judge-only, gold-only, PPI++ and Rogan–Gladen side by side,
+  p-values against ``null`` adjusted across groups (Holm or BH), a plain refusal where a group is too thin.
+- :func:`corrected_difference` — two systems judged by the same judge on the same items: paired, corrected
+  difference (PPI++ on per-item differences), Holm/BH across groups.
+- :func:`hide_gold` — keep gold on a random subset of items (to test a correction where the truth is known).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import ppi_py
+
+from evallab.errors import DataError, EvallabError
+from evallab.metrics import intervals
+from evallab.metrics.design import check_design, groups, join_notes, not_computable
+
+NAN = float("nan")
+#: the numeric value of a verdict or gold label: pass rate (pointwise), preference for output 2 (pairwise)
+VALUE = {"pass": 1.0, "fail": 0.0, "warn": 0.0, "2": 1.0, "1": 0.0, "tie": 0.5}
+#: fewest gold items a group needs before a correction is computed (else: a plain refusal)
+MIN_GOLD = 30
+#: smallest Youden index J = Se + Sp − 1 Rogan–Gladen accepts (below it the correction divides by ~0)
+MIN_YOUDEN = 0.1
+
+
+def _alpha(confidence: float) -> float:
+    intervals.z_value(confidence)  # checks the level
+    return 1.0 - confidence
+
+
+def item_values(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFrame:
+    """One row per (group, item): the gold value and the judge's value.
+
+    Parameters
+    ----------
+    df : tidy verdict table (:mod:`evallab.verdicts`); pointwise (pass/warn/fail) or pairwise (1/2/tie).
+    by : grouping columns (a design cell); checked with :func:`~evallab.metrics.design.check_design`.
+
+    Returns
+    -------
+    DataFrame: ``by``, ``dataset``, ``item_id``, ``y`` (gold value in [0, 1], NaN without gold), ``f`` (mean value of
+    the item's parsed replies, NaN when none parsed), ``replies``, ``parsed``. Sorted by key.
+
+    Raises
+    ------
+    DesignError
+        Several replies per (item, order, sample) inside a group.
+    DataError
+        An item whose replies carry different gold labels.
+    """
+    by = list(by)
+    check_design(df, by)
+    key = list(dict.fromkeys([*by, "dataset", "item_id"]))
+    v = df["verdict"].astype("string").str.lower().map(VALUE).astype(float)
+    g = df["gold"].astype("string").str.lower().map(VALUE).astype(float)
+    d = df[key].assign(_v=v.to_numpy(), _g=g.to_numpy(), _n=1.0, _p=v.notna().to_numpy(float))
+    gg = d.groupby(key, observed=True, sort=True, dropna=False)
+    out = gg.agg(f=("_v", "mean"), y=("_g", "first"), y_max=("_g", "max"), y_min=("_g", "min"), replies=("_n", "sum"),
+                 parsed=("_p", "sum")).reset_index()
+    clash = out["y_max"].notna() & (out["y_max"] != out["y_min"])
+    if clash.any():
+        r = out[clash].iloc[0]
+        raise DataError(f"item {r['item_id']!r} carries different gold labels on its replies; expected one gold label "
+                        "per item", column="gold")
+    out["y"] = out["y_max"]
+    out = out.drop(columns=["y_max", "y_min"])
+    out[["replies", "parsed"]] = out[["replies", "parsed"]].astype(int)
+    return out
+
+
+def _check_values(y, f, f_unlabeled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    y, f, fu = (np.asarray(a, dtype=float).ravel() for a in (y, f, f_unlabeled))
+    if len(y) != len(f):
+        raise EvallabError(f"y has {len(y)} values and f has {len(f)}; expected one judge value per gold label")
+    for name, a in (("y", y), ("f", f), ("f_unlabeled", fu)):
+        if not np.isfinite(a).all():
+            raise EvallabError(f"{name} holds NaN or infinite values; drop items without gold or verdict first")
+    return y, f, fu
+
+
+def power_tuning(y, f, f_unlabeled) -> float:
+    """PPI++'s variance-minimising λ for a mean, clipped to [0, 1] (Angelopoulos, Duchi & Zrnic 2023, Example 6.1):
+    ``λ̂ = Cov_n(Y, f) / ((1 + n/N)·Var(f over all n + N items))`` — the value ``ppi_py`` computes for a mean
+    (``_calc_lam_glm`` with the identity Hessian, ``clip=True``). 0 when ``f`` is constant."""
+    y, f, fu = _check_values(y, f, f_unlabeled)
+    n, N = len(y), len(fu)
+    var_f = float(np.var(np.concatenate([f, fu]), ddof=1)) if n + N > 1 else 0.0
+    if var_f <= 0 or n == 0 or N == 0:
+        return 0.0
+    cov = float(np.mean((y - y.mean()) * (f - f.mean())))
+    return float(np.clip(cov / ((1 + n / N) * var_f), 0.0, 1.0))
+
+
+def ppi_mean(y, f, f_unlabeled, *, confidence: float = 0.95, null: float | None = None,
+             alternative: str = "two-sided") -> dict:
+    """PPI++ estimate of the mean gold value with its interval (``ppi_py``, power-tuned).
+
+    Parameters
+    ----------
+    y : array (n,) — gold values of the labelled items, in [0, 1].
+    f : array (n,) — the judge's values of the same items.
+    f_unlabeled : array (N,) — the judge's values of the items without gold.
+    confidence : level of the interval in (0, 1).
+    null : optional value of the mean under H0 for ``pvalue`` (``ppi_py.ppi_mean_pval`` at the same λ).
+    alternative : "two-sided", "larger" or "smaller" (for ``pvalue``).
+
+    Returns
+    -------
+    dict: ``estimate``, ``low``, ``high`` (``ppi_mean_pointestimate`` / ``ppi_mean_ci`` at λ̂ of
+    :func:`power_tuning` — the same numbers as ``lam=None``), ``lam``, ``se`` (half-width / z), ``n_eff`` (gold
+    labels a classical interval would need for the same width, ``Var(Y)/se²``, ``Var`` with ddof 0 as
+    ``ppi_py.classical_mean_ci``), ``pvalue`` (NaN without ``null``).
+
+    Raises
+    ------
+    EvallabError
+        Mismatched lengths, NaN values, fewer than 2 labelled or 1 unlabelled item, or a bad level.
+    """
+    alpha = _alpha(confidence)
+    y, f, fu = _check_values(y, f, f_unlabeled)
+    if len(y) < 2 or len(fu) < 1:
+        raise EvallabError(f"PPI++ needs at least 2 gold items and 1 item without gold; got {len(y)} and {len(fu)}")
+    lam = power_tuning(y, f, fu)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam))[0])
+        lo, hi = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(y, f, fu, alpha=alpha, lam=lam))
+        p = float(np.ravel(ppi_py.ppi_mean_pval(y, f, fu, null=null, alternative=alternative, lam=lam))[0]) \
+            if null is not None else NAN
+    se = (hi - lo) / (2 * intervals.z_value(confidence))
+    var_y = float(np.var(y))
+    return {"estimate": est, "low": lo, "high": hi, "lam": lam, "se": se,
+            "n_eff": var_y / se**2 if se > 0 else NAN, "pvalue": p}
+
+
+def rogan_gladen(y, f, f_all, *, confidence: float = 0.95, min_youden: float = MIN_YOUDEN,
+                 null: float | None = None) -> dict:
+    """Rogan–Gladen corrected rate with a delta-method interval that carries the uncertainty of Ŝe and Ŝp.
+
+    Parameters
+    ----------
+    y : array (n,) — binary gold values (0/1) of the gold items.
+    f : array (n,) — the judge's values of the gold items, in [0, 1] (a share of parsed replies).
+    f_all : array (N_all,) — the judge's values of ALL items (the gold items included).
+    confidence, min_youden : level; smallest accepted ``J = Ŝe + Ŝp − 1``.
+    null : optional value under H0 for a two-sided Wald ``pvalue``.
+
+    Returns
+    -------
+    dict: ``estimate`` (clipped to [0, 1]), ``low``, ``high``, ``se``, ``sensitivity``, ``specificity``,
+    ``judge_rate`` (p̂), ``youden``, ``n_eff`` (``π̂(1−π̂)/se²``), ``pvalue``, ``note`` (why NaN, else "").
+    Formula: module docstring (Rogan & Gladen 1978; Greenland 1988 for the variance).
+
+    Raises
+    ------
+    EvallabError
+        Gold values that are not 0/1, NaN values, or a bad level.
+    """
+    z = intervals.z_value(confidence)
+    y, f, fa = _check_values(y, f, f_all)
+    out = {"estimate": NAN, "low": NAN, "high": NAN, "se": NAN, "sensitivity": NAN, "specificity": NAN,
+           "judge_rate": float(fa.mean()) if len(fa) else NAN, "youden": NAN, "n_eff": NAN, "pvalue": NAN, "note": ""}
+    if not np.isin(y, (0.0, 1.0)).all():
+        out["note"] = not_computable("Rogan–Gladen needs a binary gold label (ties in gold)")
+        return out
+    pos, neg = f[y == 1], f[y == 0]
+    if len(pos) < 2 or len(neg) < 2:
+        out["note"] = not_computable(f"Rogan–Gladen needs at least 2 gold items of each class; got {len(pos)} "
+                                     f"positive and {len(neg)} negative")
+        return out
+    se_, sp_ = float(pos.mean()), float(1 - neg.mean())
+    J = se_ + sp_ - 1
+    out.update(sensitivity=se_, specificity=sp_, youden=J)
+    if J <= min_youden:
+        out["note"] = not_computable(f"the judge is no better than chance on the gold items (Se + Sp − 1 = {J:.2f} "
+                                     f"≤ {min_youden})")
+        return out
+    p = out["judge_rate"]
+    pi = float(np.clip((p + sp_ - 1) / J, 0.0, 1.0))
+    N, n1, n0 = len(fa), len(pos), len(neg)
+    s2f, s21, s20 = float(np.var(fa, ddof=1)), float(np.var(pos, ddof=1)), float(np.var(neg, ddof=1))
+    var = (s2f / N + pi**2 * s21 / n1 + (1 - pi) ** 2 * s20 / n0 - 2 * pi * s21 / N - 2 * (1 - pi) * s20 / N) / J**2
+    se = float(np.sqrt(max(var, 0.0)))
+    out.update(estimate=pi, low=max(0.0, pi - z * se), high=min(1.0, pi + z * se), se=se,
+               n_eff=pi * (1 - pi) / se**2 if se > 0 else NAN)
+    if null is not None and se > 0:
+        from scipy.stats import norm
+
+        out["pvalue"] = float(2 * norm.sf(abs(pi - null) / se))
+    return out
+
+
+def _classical(y: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The gold-only interval: Wilson for binary values (:func:`~evallab.metrics.intervals.wilson`), else the CLT
+    interval of ``ppi_py.classical_mean_ci``."""
+    if len(y) == 0:
+        return NAN, NAN
+    if np.isin(y, (0.0, 1.0)).all():
+        return intervals.wilson(y.sum(), len(y), confidence)
+    lo, hi = ppi_py.classical_mean_ci(y, alpha=_alpha(confidence))
+    return float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+
+
+_PPI_COLS = ["ppi", "ppi_low", "ppi_high", "ppi_lam", "ppi_n_eff", "ppi_p"]
+_RG_COLS = ["rg", "rg_low", "rg_high", "rg_sensitivity", "rg_specificity", "rg_n_eff", "rg_p"]
+
+
+def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
+                    min_gold: int = MIN_GOLD, min_youden: float = MIN_YOUDEN, null: float | None = None,
+                    adjust: str = "holm", n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Judge-only, gold-only and corrected (PPI++, Rogan–Gladen) rates per group, side by side.
+
+    Parameters
+    ----------
+    df : tidy verdict table with verdicts on every item and gold on a subset (a random subset: the corrections
+        assume the gold items are a simple random sample of the items).
+    by : grouping columns (e.g. ``["judge", "subset"]``); each group is corrected on its own.
+    confidence : level of every interval.
+    min_gold : fewest gold items (with a parsed verdict) a group needs; fewer → the corrected figures are NaN with
+        the reason in ``note`` (a plain refusal, never a number from too few labels).
+    min_youden : Rogan–Gladen's smallest accepted Se + Sp − 1.
+    null : optional value of the rate under H0 (e.g. 0.5 for "output 2 wins half the time"); the PPI++ and
+        Rogan–Gladen p-values are adjusted across the groups with ``adjust``.
+    adjust : ``"holm"`` (family-wise), ``"bh"`` (false discovery rate) or ``"none"``
+        (:func:`~evallab.metrics.intervals.adjust_pvalues`).
+    n_resamples, seed : the judge-only interval's item bootstrap (Wilson when every item has one reply).
+
+    Returns
+    -------
+    DataFrame, one row per group: ``by``; ``items`` (with a parsed verdict), ``no_verdict`` (items without one),
+    ``gold_items`` (gold and a parsed verdict), ``unparsed`` (replies); ``judge_only`` + ``_low``/``_high`` (the
+    judge's mean value over all items: the judge's own rate, NOT an estimate of the gold rate); ``gold_only`` +
+    ``_low``/``_high`` (mean gold value of the gold items: Wilson, or CLT with ties); ``ppi`` + ``_low``/``_high``,
+    ``ppi_lam``, ``ppi_n_eff``, ``ppi_p``, ``ppi_p_adjusted``; ``rg`` + ``_low``/``_high``, ``rg_sensitivity``,
+    ``rg_specificity``, ``rg_n_eff``, ``rg_p``, ``rg_p_adjusted``; ``note``. Values in [0, 1].
+    """
+    by = list(by)
+    iv = item_values(df, by)
+    unparsed = df.assign(_u=df["verdict"].isna().to_numpy(int))
+    rows = []
+    for key, g in groups(iv, by):
+        has_f = g["f"].notna().to_numpy()
+        f_all = g.loc[has_f, "f"].to_numpy(float)
+        lab = has_f & g["y"].notna().to_numpy()
+        y, f = g.loc[lab, "y"].to_numpy(float), g.loc[lab, "f"].to_numpy(float)
+        fu = g.loc[has_f & ~lab, "f"].to_numpy(float)
+        u = unparsed
+        for c, val in key.items():
+            u = u[u[c].astype(object) == val] if len(u) else u
+        r = dict(key, items=int(has_f.sum()), no_verdict=int((~has_f).sum()), gold_items=int(lab.sum()),
+                 unparsed=int(u["_u"].sum()), judge_only=float(f_all.mean()) if len(f_all) else NAN)
+        gp = g[has_f]
+        r["judge_only_low"], r["judge_only_high"] = intervals.ratio_interval(
+            (gp["f"] * gp["parsed"]).to_numpy(float), gp["parsed"].to_numpy(float), n_resamples=n_resamples,
+            confidence=confidence, seed=seed) if len(gp) else (NAN, NAN)
+        r["gold_only"] = float(y.mean()) if len(y) else NAN
+        r["gold_only_low"], r["gold_only_high"] = _classical(y, confidence)
+        notes = []
+        if len(y) < min_gold:
+            notes.append(not_computable(f"{len(y)} gold items with a verdict, fewer than min_gold={min_gold}"))
+            r.update({c: NAN for c in _PPI_COLS + _RG_COLS})
+        elif len(fu) == 0:
+            notes.append(not_computable("every item has gold: nothing to correct (the gold-only rate is the answer)"))
+            r.update({c: NAN for c in _PPI_COLS + _RG_COLS})
+        else:
+            p = ppi_mean(y, f, fu, confidence=confidence, null=null)
+            r.update(ppi=p["estimate"], ppi_low=p["low"], ppi_high=p["high"], ppi_lam=p["lam"], ppi_n_eff=p["n_eff"],
+                     ppi_p=p["pvalue"])
+            rg = rogan_gladen(y, f, f_all, confidence=confidence, min_youden=min_youden, null=null)
+            r.update(rg=rg["estimate"], rg_low=rg["low"], rg_high=rg["high"], rg_sensitivity=rg["sensitivity"],
+                     rg_specificity=rg["specificity"], rg_n_eff=rg["n_eff"], rg_p=rg["pvalue"])
+            notes.append(rg["note"].replace("not computable: ", "Rogan–Gladen not computable: ")
+                         if rg["note"] else "")
+        r["note"] = join_notes(*notes)
+        rows.append(r)
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["ppi_p_adjusted"] = intervals.adjust_pvalues(out["ppi_p"], adjust)
+        out["rg_p_adjusted"] = intervals.adjust_pvalues(out["rg_p"], adjust)
+    return out
+
+
+def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequence[str] = ("judge",), *,
+                         confidence: float = 0.95, min_gold: int = MIN_GOLD, adjust: str = "holm",
+                         n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Rate of system ``a`` minus rate of system ``b``, both judged by the same judge on the same items: paired and
+    corrected.
+
+    The unit is the item (a prompt both systems answered): per item the gold difference ``y_a − y_b`` and the
+    judge's difference ``f_a − f_b``; PPI++ (:func:`ppi_mean`) on these differences estimates the difference of the
+    gold rates (a mean, so PPI++ applies unchanged; Angelopoulos et al. 2023, §2), tested against 0 and adjusted
+    across groups. Items are paired on (dataset, item_id); an item one system lacks is left out and counted.
+
+    Parameters
+    ----------
+    df : tidy verdict table with a column ``system`` telling the two systems apart (e.g. ``generator_2``).
+    system, a, b : the column and its two values.
+    by : grouping columns besides ``system`` (e.g. ``["judge", "subset"]``).
+
+    Returns
+    -------
+    DataFrame, one row per group: ``by``, ``pairs`` (items both systems have with a parsed verdict), ``unpaired``,
+    ``gold_pairs``, ``judge_only`` (+ ``_low``/``_high``: the paired item bootstrap of the judge's difference,
+    :func:`~evallab.metrics.intervals.ratio_difference_interval`), ``gold_only`` (+ CLT interval on the gold pairs),
+    ``ppi`` (+ ``_low``/``_high``), ``ppi_lam``, ``ppi_n_eff``, ``ppi_p`` (H0: no difference),
+    ``ppi_p_adjusted``, ``note``. Differences in [−1, 1].
+
+    Raises
+    ------
+    DataError
+        ``system`` not a column, or ``a``/``b`` not among its values.
+    """
+    by = [c for c in by if c != system]
+    if system not in df.columns:
+        raise DataError(f"no column {system!r} telling the systems apart; columns: {list(df.columns)}", column=system)
+    have = set(map(str, df[system].dropna().unique()))
+    missing = [s for s in (a, b) if s not in have]
+    if missing:
+        raise DataError(f"{system}={missing[0]!r} not in the table; values: {sorted(have)}", column=system)
+    iv = item_values(df[df[system].astype(str).isin([a, b])], [*by, system])
+    key = [*by, "dataset", "item_id"]
+    A = iv[iv[system].astype(str) == a].drop(columns=system)
+    B = iv[iv[system].astype(str) == b].drop(columns=system)
+    m = A.merge(B, on=key, how="outer", suffixes=("_a", "_b"))
+    rows = []
+    for k, g in groups(m, by):
+        both = (g["f_a"].notna() & g["f_b"].notna()).to_numpy()
+        p = g[both]
+        lab = (p["y_a"].notna() & p["y_b"].notna()).to_numpy()
+        d_f = (p["f_a"] - p["f_b"]).to_numpy(float)
+        d_y = (p["y_a"] - p["y_b"]).to_numpy(float)
+        r = dict(k, pairs=int(both.sum()), unpaired=int((~both).sum()), gold_pairs=int(lab.sum()),
+                 judge_only=float(d_f.mean()) if len(d_f) else NAN)
+        r["judge_only_low"], r["judge_only_high"] = intervals.ratio_difference_interval(
+            (p["f_a"] * p["parsed_a"]).to_numpy(float), p["parsed_a"].to_numpy(float),
+            (p["f_b"] * p["parsed_b"]).to_numpy(float), p["parsed_b"].to_numpy(float), n_resamples=n_resamples,
+            confidence=confidence, seed=seed) if len(p) > 1 else (NAN, NAN)
+        yl = d_y[lab]
+        r["gold_only"] = float(yl.mean()) if len(yl) else NAN
+        if len(yl) > 1:
+            lo, hi = ppi_py.classical_mean_ci(yl, alpha=_alpha(confidence))
+            r["gold_only_low"], r["gold_only_high"] = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+        else:
+            r["gold_only_low"] = r["gold_only_high"] = NAN
+        note = ""
+        if len(yl) < min_gold:
+            note = not_computable(f"{len(yl)} gold pairs, fewer than min_gold={min_gold}")
+            r.update(ppi=NAN, ppi_low=NAN, ppi_high=NAN, ppi_lam=NAN, ppi_n_eff=NAN, ppi_p=NAN)
+        elif lab.all():
+            note = not_computable("every pair has gold: nothing to correct")
+            r.update(ppi=NAN, ppi_low=NAN, ppi_high=NAN, ppi_lam=NAN, ppi_n_eff=NAN, ppi_p=NAN)
+        else:
+            q = ppi_mean(yl, d_f[lab], d_f[~lab], confidence=confidence, null=0.0)
+            r.update(ppi=q["estimate"], ppi_low=q["low"], ppi_high=q["high"], ppi_lam=q["lam"], ppi_n_eff=q["n_eff"],
+                     ppi_p=q["pvalue"])
+        r["note"] = note
+        rows.append(r)
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["ppi_p_adjusted"] = intervals.adjust_pvalues(out["ppi_p"], adjust)
+    return out
+
+
+def gold_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFrame:
+    """The gold rate per group on every item that has gold — the truth a correction is compared with when the full
+    gold is known. Returns ``by``, ``truth`` (mean gold value, NaN without gold), ``truth_items``."""
+    iv = item_values(df, by)
+    rows = []
+    for key, g in groups(iv, list(by)):
+        y = g["y"].dropna()
+        rows.append(dict(key, truth=float(y.mean()) if len(y) else NAN, truth_items=len(y)))
+    return pd.DataFrame(rows)
+
+
+#: the estimates of :func:`corrected_rates` / :func:`corrected_difference` in the order a report shows them
+METHODS = {"judge_only": "judge only", "gold_only": "gold labels only", "ppi": "PPI++", "rg": "Rogan–Gladen"}
+
+
+def side_by_side(table: pd.DataFrame, by: Sequence[str], truth: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (group, method) from :func:`corrected_rates` (or :func:`corrected_difference`): ``by``,
+    ``method`` (:data:`METHODS`), ``estimate``, ``low``, ``high``, ``n_eff`` (corrected methods), and with
+    ``truth`` (:func:`gold_rate`, same ``by``) the ``truth`` and whether the interval ``covers`` it (NA when the
+    interval is missing)."""
+    by = list(by)
+    rows = []
+    for _, r in table.iterrows():
+        for m, name in METHODS.items():
+            if m not in table.columns:
+                continue
+            rows.append({**{c: r[c] for c in by}, "method": name, "estimate": r[m], "low": r[f"{m}_low"],
+                         "high": r[f"{m}_high"], "n_eff": r.get(f"{m}_n_eff", NAN) if m in ("ppi", "rg") else NAN,
+                         "note": r.get("note", "") if m in ("ppi", "rg") else ""})
+    out = pd.DataFrame(rows)
+    if truth is not None and len(out):
+        out = out.merge(truth[[*by, "truth"]], on=by, how="left") if by else out.assign(truth=truth["truth"].iloc[0])
+        ok = out["low"].notna() & out["high"].notna() & out["truth"].notna()
+        out["covers"] = pd.array(np.where(ok, (out["low"] <= out["truth"]) & (out["truth"] <= out["high"]), None),
+                                 dtype="boolean")
+    return out
+
+
+def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str] = ()) -> pd.DataFrame:
+    """A copy of ``df`` with gold kept on ``n_gold`` items drawn at random (per group of ``by``; all when fewer) and
+    set to NA elsewhere — a labelling round simulated on a table whose full gold is known, so a correction can be
+    compared with the truth. Items are (dataset, item_id); every reply of a kept item keeps its gold.
+
+    Raises
+    ------
+    EvallabError
+        ``n_gold`` < 0.
+    """
+    if n_gold < 0:
+        raise EvallabError(f"n_gold={n_gold}; expected a number of items ≥ 0")
+    rng = np.random.default_rng(seed)
+    out = df.copy()
+    gold_items = out.loc[out["gold"].notna(), [*by, "dataset", "item_id"]].drop_duplicates()
+    gold_items = gold_items.sort_values([*by, "dataset", "item_id"], kind="stable")
+    keep = []
+    for _, g in groups(gold_items, list(by)):
+        idx = rng.permutation(len(g))[:n_gold]
+        keep.append(g.iloc[np.sort(idx)])
+    kept = pd.concat(keep) if keep else gold_items.iloc[:0]
+    k = pd.MultiIndex.from_frame(kept[[*by, "dataset", "item_id"]].astype(str))
+    mine = pd.MultiIndex.from_frame(out[[*by, "dataset", "item_id"]].astype(str))
+    out.loc[~mine.isin(k), "gold"] = pd.NA
+    return out
+
+
+__all__ = ["METHODS", "MIN_GOLD", "MIN_YOUDEN", "VALUE", "corrected_difference", "corrected_rates", "gold_rate",
+           "hide_gold", "item_values", "power_tuning", "ppi_mean", "rogan_gladen", "side_by_side"]

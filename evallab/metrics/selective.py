@@ -1,0 +1,239 @@
+"""Selective judging with a guarantee: trust the judge where it is confident, escalate the rest to a human.
+
+Jung, Brahman & Choi (2024), "Trust or Escalate: LLM Judges with Provable Guarantees for Human Agreement"
+(arXiv:2407.18370, §2.2, Algorithm 1): from a calibration split with gold labels, choose the confidence threshold
+λ̂ such that, on new items from the same distribution, "P(judge agrees with the human | confidence ≥ λ̂) ≥ 1 − α"
+holds with probability at least 1 − δ over the calibration draw. The threshold comes from fixed-sequence testing
+(the Learn-then-Test framework, Angelopoulos et al. 2021): for thresholds from the highest confidence down, test
+H0(λ): risk(λ) > α with the exact binomial p-value ``p(λ) = P(Bin(n(λ), α) ≤ errors(λ))`` — n(λ) items kept, errors
+among them — and go on while p(λ) ≤ δ; λ̂ is the last threshold rejected. Equivalently the one-sided Clopper–Pearson
+upper bound (level 1 − δ) of the disagreement rate among the kept items is below α at every threshold down to λ̂.
+When even the highest threshold is not rejected the judge abstains on everything (coverage 0) — the guarantee is
+kept by trusting nothing.
+
+Confidence of an item (:func:`item_confidence`): the share of its replies that give its majority verdict — across
+repeated samples, both presentation orders and any columns named in ``over`` (Jung et al.'s "simulated
+annotators": the same model under several prompts); or the verdict's probability ``exp(verdict_logprob)`` where
+the run recorded it. An item whose top verdicts tie has no majority: it is always escalated and counted.
+
+Functions
+---------
+- :func:`item_confidence` — per item: majority verdict, confidence, agreement with gold.
+- :func:`fixed_sequence_threshold` — Algorithm 1 on arrays (confidence, agreement); the whole test sequence.
+- :func:`selective_judging` — per group: the threshold from a calibration split, coverage and agreement on the
+  held-out split, repeated over random splits (the share of splits whose held-out agreement reaches 1 − α).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evallab.errors import DataError, EvallabError
+from evallab.metrics.design import check_design, groups, not_computable
+
+NAN = float("nan")
+
+
+def item_confidence(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over: Sequence[str] = (),
+                    source: str = "agreement") -> pd.DataFrame:
+    """Per (group, item): the judge's majority verdict, its confidence and whether it agrees with gold.
+
+    Parameters
+    ----------
+    df : tidy verdict table.
+    by : grouping columns (the judge).
+    over : design columns pooled ON PURPOSE as simulated annotators (e.g. ``["strategy"]``: one model under several
+        prompts); every other design column must be in ``by`` (checked).
+    source : ``"agreement"`` — confidence = share of the item's parsed replies (orders, samples, ``over``) giving the
+        majority verdict, in [1/k, 1]; ``"logprob"`` — ``exp(verdict_logprob)`` of the item's one reply (needs the
+        column, one reply per item per group).
+
+    Returns
+    -------
+    DataFrame: ``by``, ``dataset``, ``item_id``, ``verdict`` (majority; NA when the top verdicts tie or nothing
+    parsed), ``confidence``, ``replies`` (parsed), ``gold``, ``agrees`` (1.0/0.0, NaN without gold or verdict).
+
+    Raises
+    ------
+    DesignError
+        Several replies per (item, order, sample) within a group after pooling ``over``.
+    DataError
+        ``source="logprob"`` without a ``verdict_logprob`` column, or with several replies per item.
+    """
+    by, over = list(by), list(over)
+    if source not in ("agreement", "logprob"):
+        raise EvallabError(f"source={source!r}; expected 'agreement' or 'logprob'")
+    check_design(df, [*by, *over])
+    key = list(dict.fromkeys([*by, "dataset", "item_id"]))
+    gold = df.groupby(key, observed=True, sort=True, dropna=False)["gold"].first()
+    ok = df[df["verdict"].notna()]
+    if source == "logprob":
+        if "verdict_logprob" not in df.columns:
+            raise DataError("source='logprob' needs a verdict_logprob column (record it with --logprobs)",
+                            column="verdict_logprob")
+        if ok.duplicated(key).any():
+            raise DataError("source='logprob' takes one reply per item; this table has several (orders or samples): "
+                            "use source='agreement'", column="verdict_logprob")
+        lp = pd.to_numeric(ok["verdict_logprob"], errors="coerce")
+        out = ok[key].assign(verdict=ok["verdict"].to_numpy(), confidence=np.exp(lp.to_numpy(float)), replies=1)
+        out = out.set_index(key)
+    else:
+        counts = ok.groupby([*key, "verdict"], observed=True, sort=True, dropna=False).size().unstack(
+            "verdict", fill_value=0)
+        if len(counts) == 0:
+            out = pd.DataFrame(columns=["verdict", "confidence", "replies"],
+                               index=pd.MultiIndex.from_tuples([], names=key))
+        else:
+            arr = counts.to_numpy(float)
+            n = arr.sum(1)
+            top = arr.max(1)
+            tied = (arr == top[:, None]).sum(1) > 1
+            labels = np.asarray(counts.columns, dtype=object)
+            verdict = np.where(tied, None, labels[arr.argmax(1)])
+            out = pd.DataFrame({"verdict": verdict, "confidence": top / n, "replies": n.astype(int)},
+                               index=counts.index)
+    out = out.reindex(gold.index)
+    out["gold"] = gold
+    out["replies"] = out["replies"].fillna(0).astype(int)
+    has = out["verdict"].notna() & out["gold"].notna()
+    out["agrees"] = np.where(has, (out["verdict"].astype(str) == out["gold"].astype(str)).astype(float), NAN)
+    out["verdict"] = out["verdict"].astype("string")
+    return out.reset_index()
+
+
+def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: float = 0.1,
+                             thresholds: Sequence[float] | None = None) -> dict:
+    """Jung et al. (2024) Algorithm 1: the lowest threshold whose kept items agree with gold at rate ≥ 1 − α with
+    probability ≥ 1 − δ, by fixed-sequence testing from the highest threshold down.
+
+    Parameters
+    ----------
+    confidence : array (n,) — the judge's confidence per calibration item (larger = surer).
+    agrees : array (n,) — 1 when the judge's verdict agrees with gold, else 0.
+    alpha : tolerated disagreement rate among trusted items, in (0, 1).
+    delta : tolerated probability that the guarantee fails, in (0, 1).
+    thresholds : candidate thresholds (default: the distinct confidences), tested from the largest down.
+
+    Returns
+    -------
+    dict: ``threshold`` (λ̂; ``inf`` when none is accepted: abstain on everything), ``kept`` (calibration items
+    with confidence ≥ λ̂), ``coverage`` (kept / n), ``errors`` (disagreements among the kept), ``agreement``
+    (among the kept; NaN when none), ``upper_risk`` (one-sided Clopper–Pearson 1 − δ upper bound of the
+    disagreement rate among the kept), ``sequence`` (DataFrame: threshold, kept, errors, pvalue, rejected — the
+    tests made, in order; the first non-rejected one ends the sequence).
+
+    Raises
+    ------
+    EvallabError
+        Mismatched lengths, values out of range, NaN.
+    """
+    c = np.asarray(confidence, float)
+    a = np.asarray(agrees, float)
+    if len(c) != len(a):
+        raise EvallabError(f"{len(c)} confidences and {len(a)} agreement values; expected one of each per item")
+    if not (np.isfinite(c).all() and np.isin(a, (0.0, 1.0)).all()):
+        raise EvallabError("confidence must be finite and agrees 0 or 1 for every calibration item")
+    for name, x in (("alpha", alpha), ("delta", delta)):
+        if not 0 < x < 1:
+            raise EvallabError(f"{name}={x}; expected a value strictly between 0 and 1")
+    lam = np.unique(c)[::-1] if thresholds is None else np.sort(np.asarray(thresholds, float))[::-1]
+    order = np.argsort(-c, kind="stable")
+    cs, errs = c[order], np.cumsum(1 - a[order])
+    rows, best = [], None
+    for t in lam:
+        k = int(np.searchsorted(-cs, -t, side="right"))  # items with confidence >= t
+        e = int(errs[k - 1]) if k else 0
+        p = float(sps.binom.cdf(e, k, alpha)) if k else 1.0
+        rej = p <= delta
+        rows.append({"threshold": float(t), "kept": k, "errors": e, "pvalue": p, "rejected": rej})
+        if not rej:
+            break
+        best = (float(t), k, e)
+    seq = pd.DataFrame(rows, columns=["threshold", "kept", "errors", "pvalue", "rejected"])
+    if best is None:
+        return {"threshold": float("inf"), "kept": 0, "coverage": 0.0, "errors": 0, "agreement": NAN,
+                "upper_risk": NAN, "sequence": seq}
+    t, k, e = best
+    upper = float(sps.beta.ppf(1 - delta, e + 1, k - e)) if e < k else 1.0
+    return {"threshold": t, "kept": k, "coverage": k / len(c), "errors": e, "agreement": 1 - e / k,
+            "upper_risk": upper, "sequence": seq}
+
+
+def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over: Sequence[str] = (),
+                      source: str = "agreement", alpha: float = 0.1, delta: float = 0.1,
+                      calibration_share: float = 0.5, splits: int = 100, min_calibration: int = 30,
+                      seed: int = 0) -> pd.DataFrame:
+    """Per group: the trust threshold from a calibration split and what it gives on the held-out items.
+
+    Items with gold and a majority verdict are split at random (``calibration_share`` to calibrate, the rest
+    held out), ``splits`` times. The first split's threshold is the reported one; over all splits: the share whose
+    held-out agreement among kept items is ≥ 1 − α (``held_out_guarantee_rate``; the guarantee is on the
+    population, so a finite held-out set adds its own noise), mean coverage and agreement.
+
+    Parameters
+    ----------
+    df, by, over, source : see :func:`item_confidence`.
+    alpha, delta : see :func:`fixed_sequence_threshold`.
+    calibration_share : share of items in the calibration split, in (0, 1).
+    splits : random splits (≥ 1).
+    min_calibration : fewest calibration items; fewer → NaN with a note.
+
+    Returns
+    -------
+    DataFrame, one row per group: ``by``, ``items`` (gold and a majority verdict), ``no_majority`` (escalated:
+    tied top verdicts or nothing parsed), ``threshold`` (NaN with a note when no threshold passes: abstain on all), ``calibration_coverage``, ``calibration_agreement``,
+    ``upper_risk``, ``held_out_items``, ``held_out_coverage``, ``held_out_agreement`` (first split),
+    ``mean_coverage``, ``mean_agreement`` (over splits, agreement over splits that kept something),
+    ``held_out_guarantee_rate`` (share of splits meeting 1 − α among those that kept something), ``splits``,
+    ``overall_agreement`` (all items, no abstention), ``alpha``, ``delta``, ``note``.
+    """
+    if not 0 < calibration_share < 1:
+        raise EvallabError(f"calibration_share={calibration_share}; expected a share strictly between 0 and 1")
+    if splits < 1:
+        raise EvallabError(f"splits={splits}; expected at least 1")
+    by = list(by)
+    ic = item_confidence(df, by, over=over, source=source)
+    rows = []
+    for key, g in groups(ic, by):
+        use = g[g["agrees"].notna()]
+        r = dict(key, items=len(use), no_majority=int((g["verdict"].isna() & g["gold"].notna()).sum()),
+                 alpha=alpha, delta=delta, splits=splits, note="",
+                 overall_agreement=float(use["agrees"].mean()) if len(use) else NAN)
+        n_cal = int(round(calibration_share * len(use)))
+        if n_cal < min_calibration or len(use) - n_cal < 1:
+            r["note"] = not_computable(f"{n_cal} calibration items, fewer than min_calibration={min_calibration}")
+            rows.append(r)
+            continue
+        c, a = use["confidence"].to_numpy(float), use["agrees"].to_numpy(float)
+        rng = np.random.default_rng(seed)
+        cov, agr, met = [], [], []
+        for s in range(splits):
+            perm = rng.permutation(len(use))
+            cal, test = perm[:n_cal], perm[n_cal:]
+            fit = fixed_sequence_threshold(c[cal], a[cal], alpha=alpha, delta=delta)
+            kept = test[c[test] >= fit["threshold"]]
+            cv = len(kept) / len(test)
+            ag = float(a[kept].mean()) if len(kept) else NAN
+            cov.append(cv)
+            agr.append(ag)
+            if len(kept):
+                met.append(ag >= 1 - alpha)
+            if s == 0:
+                r.update(threshold=fit["threshold"] if np.isfinite(fit["threshold"]) else NAN,
+                         calibration_coverage=fit["coverage"],
+                         calibration_agreement=fit["agreement"], upper_risk=fit["upper_risk"],
+                         held_out_items=len(test), held_out_coverage=cv, held_out_agreement=ag)
+        r.update(mean_coverage=float(np.mean(cov)),
+                 mean_agreement=float(np.nanmean(agr)) if np.isfinite(agr).any() else NAN,
+                 held_out_guarantee_rate=float(np.mean(met)) if met else NAN)
+        if not np.isfinite(r["threshold"]):
+            r["note"] = "no threshold passes the test: every item is escalated (coverage 0)"
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["fixed_sequence_threshold", "item_confidence", "selective_judging"]

@@ -1,0 +1,171 @@
+"""Corrected rates: PPI++ equal to ppi_py's own functions, Rogan–Gladen recomputed by hand, the delta-method
+standard error against the spread of estimates over simulated datasets, refusals, Holm across subsets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import ppi_py
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from evallab import simulation as S
+from evallab.errors import DataError, EvallabError
+from evallab.metrics import corrected as C
+
+
+def _arrays(seed=0, n=300, N=1700, se=0.85, sp=0.75, prev=0.6):
+    rng = np.random.default_rng(seed)
+    y_all = (rng.random(n + N) < prev).astype(float)
+    f_all = np.where(y_all == 1, rng.random(n + N) < se, rng.random(n + N) > sp).astype(float)
+    return y_all[:n], f_all[:n], f_all[n:]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ppi_mean_equals_ppi_py(seed):
+    y, f, fu = _arrays(seed)
+    r = C.ppi_mean(y, f, fu, confidence=0.9)
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, fu))[0])  # lam=None: ppi_py tunes lambda itself
+    lo, hi = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1))
+    assert r["estimate"] == pytest.approx(est, abs=1e-12)
+    assert (r["low"], r["high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    # lambda: Cov(Y, f) / ((1 + n/N) Var(f over all items)), computed here with numpy
+    n, N = len(y), len(fu)
+    lam = np.cov(y, f, ddof=0)[0, 1] / ((1 + n / N) * np.var(np.r_[f, fu], ddof=1))
+    assert r["lam"] == pytest.approx(np.clip(lam, 0, 1), abs=1e-12)
+    # the classical interval with n_eff gold labels is as wide as PPI++'s
+    half = (hi - lo) / 2
+    assert 1.6448536269514722 * np.sqrt(np.var(y) / r["n_eff"]) == pytest.approx(half, rel=1e-9)
+
+
+def test_ppi_mean_pvalue_is_ppi_py_at_the_same_lambda():
+    y, f, fu = _arrays(4)
+    r = C.ppi_mean(y, f, fu, null=0.5)
+    p = float(np.ravel(ppi_py.ppi_mean_pval(y, f, fu, null=0.5, lam=r["lam"]))[0])
+    assert r["pvalue"] == pytest.approx(p, abs=1e-12)
+
+
+def test_a_useless_judge_gets_lambda_zero_and_the_classical_interval():
+    y, _, _ = _arrays(5)
+    f = np.zeros_like(y)
+    r = C.ppi_mean(y, f, np.zeros(1000))
+    lo, hi = ppi_py.classical_mean_ci(y, alpha=0.05)
+    assert r["lam"] == 0.0
+    assert (r["low"], r["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
+
+
+def test_rogan_gladen_by_hand():
+    # 10 gold items: 6 positive (judge passes 5), 4 negative (judge passes 1); 20 items in all, judge passes 12
+    y = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0, 0], float)
+    f = np.array([1, 1, 1, 1, 1, 0, 1, 0, 0, 0], float)
+    f_all = np.r_[f, np.array([1] * 6 + [0] * 4, float)]
+    r = C.rogan_gladen(y, f, f_all, min_youden=0.0)
+    se, sp, p = 5 / 6, 3 / 4, 12 / 20
+    pi = (p + sp - 1) / (se + sp - 1)
+    assert (r["sensitivity"], r["specificity"], r["judge_rate"]) == pytest.approx((se, sp, p))
+    assert r["estimate"] == pytest.approx(pi)
+    J = se + sp - 1
+    v1, v0, vf = np.var(f[:6], ddof=1), np.var(f[6:], ddof=1), np.var(f_all, ddof=1)
+    var = (vf / 20 + pi**2 * v1 / 6 + (1 - pi) ** 2 * v0 / 4 - 2 * pi * v1 / 20 - 2 * (1 - pi) * v0 / 20) / J**2
+    assert r["se"] == pytest.approx(np.sqrt(var))
+
+
+def test_rogan_gladen_standard_error_matches_the_spread_over_datasets():
+    """The delta-method se (with the Se/Sp uncertainty) against the standard deviation of the estimate over 400
+    simulated datasets of the same design — independent of the formula."""
+    d, j = S.LabellingDesign(n_items=2000, n_gold=300, prevalence=0.6), S.MisclassifyingJudge(0.9, 0.7)
+    est, ses = [], []
+    for s in range(400):
+        df = S.simulate_labelled(d, j, s)
+        iv = C.item_values(df)
+        lab = iv["y"].notna()
+        r = C.rogan_gladen(iv.loc[lab, "y"], iv.loc[lab, "f"], iv["f"])
+        est.append(r["estimate"])
+        ses.append(r["se"])
+    assert np.mean(ses) == pytest.approx(np.std(est), rel=0.1)
+    # without the Se/Sp term the se would be the binomial se of the judge's rate / J: far too small
+    assert np.mean(ses) > 2 * np.sqrt(0.66 * 0.34 / 2000) / 0.6
+
+
+def test_rogan_gladen_refuses_ties_one_class_and_a_chance_judge():
+    assert "binary" in C.rogan_gladen([0, 0.5, 1], [0, 1, 1], [0, 1, 1])["note"]
+    assert "each class" in C.rogan_gladen([1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 0, 0])["note"]
+    r = C.rogan_gladen([1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 1, 0])
+    assert np.isnan(r["estimate"]) and "no better than chance" in r["note"]
+
+
+def test_corrected_rates_on_a_tidy_table_equal_the_arrays_built_by_hand():
+    d, j = S.LabellingDesign(n_items=600, n_gold=120, prevalence=0.3), S.MisclassifyingJudge(0.8, 0.9, samples=3,
+                                                                                            unparsed_rate=0.1)
+    df = S.simulate_labelled(d, j, 3)
+    r = C.corrected_rates(df, ["judge"], n_resamples=0).iloc[0]
+    # by hand: item value = share of parsed replies that pass
+    ok = df[df["verdict"].notna()]
+    f = ok.assign(p=(ok["verdict"] == "pass").astype(float)).groupby("item_id")["p"].mean()
+    gold = df.dropna(subset=["gold"]).groupby("item_id")["gold"].first().eq("pass").astype(float)
+    lab = f.index.isin(gold.index)
+    y = gold.reindex(f.index[lab]).to_numpy()
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f[lab].to_numpy(), f[~lab].to_numpy()))[0])
+    lo, hi = ppi_py.ppi_mean_ci(y, f[lab].to_numpy(), f[~lab].to_numpy(), alpha=0.05)
+    assert r["ppi"] == pytest.approx(est) and r["ppi_low"] == pytest.approx(float(lo[0]))
+    assert r["ppi_high"] == pytest.approx(float(hi[0]))
+    assert r["items"] == len(f) and r["gold_items"] == lab.sum() and r["unparsed"] == df["verdict"].isna().sum()
+    assert r["judge_only"] == pytest.approx(f.mean())
+    assert r["gold_only"] == pytest.approx(y.mean())
+    pos, neg = f[lab][y == 1], f[lab][y == 0]
+    se, sp = pos.mean(), 1 - neg.mean()
+    assert r["rg"] == pytest.approx((f.mean() + sp - 1) / (se + sp - 1))
+
+
+def test_thin_subsets_are_refused_and_the_others_adjusted_with_holm():
+    d, j = S.LabellingDesign(n_items=800, n_gold=200, prevalence=0.55), S.MisclassifyingJudge(0.9, 0.8)
+    df = S.simulate_labelled(d, j, 8)
+    df["subset"] = np.where(df["item_id"].str[1:].astype(int) < 700, np.where(
+        df["item_id"].str[1:].astype(int) % 2 == 0, "even", "odd"), "thin")
+    r = C.corrected_rates(df, ["subset"], null=0.5, n_resamples=0).set_index("subset")
+    thin = r.loc["thin"]
+    assert thin["gold_items"] < C.MIN_GOLD and np.isnan(thin["ppi"]) and np.isnan(thin["rg"])
+    assert thin["note"] == f"not computable: {thin['gold_items']} gold items with a verdict, fewer than min_gold=30"
+    ok = r.loc[["even", "odd"]]
+    assert ok["ppi"].notna().all()
+    assert ok["ppi_p_adjusted"].to_numpy() == pytest.approx(multipletests(ok["ppi_p"], method="holm")[1])
+    assert np.isnan(thin["ppi_p_adjusted"])
+    bh = C.corrected_rates(df, ["subset"], null=0.5, adjust="bh", n_resamples=0).set_index("subset")
+    assert bh.loc[["even", "odd"], "ppi_p_adjusted"].to_numpy() == pytest.approx(
+        multipletests(ok["ppi_p"], method="fdr_bh")[1])
+
+
+def test_corrected_difference_equals_ppi_py_on_item_differences():
+    t = S.TwoSystems(n_items=500, n_gold=100)
+    df = S.simulate_two_systems(t, S.MisclassifyingJudge(0.85, 0.8), 2)
+    r = C.corrected_difference(df, "system", "A", "B", n_resamples=0).iloc[0]
+    w = df.assign(v=(df["verdict"] == "pass").astype(float), g=df["gold"].map({"pass": 1.0, "fail": 0.0}))
+    fa, fb = (w[w["system"] == s].set_index("item_id") for s in ("A", "B"))
+    dy, df_ = (fa["g"] - fb["g"]), (fa["v"] - fb["v"])
+    lab = dy.notna()
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(dy[lab].to_numpy(), df_[lab].to_numpy(),
+                                                        df_[~lab].to_numpy()))[0])
+    assert r["pairs"] == 500 and r["gold_pairs"] == 100
+    assert r["ppi"] == pytest.approx(est)
+    assert r["judge_only"] == pytest.approx(df_.mean())
+    assert r["gold_only"] == pytest.approx(dy[lab].mean())
+    with pytest.raises(DataError, match="system='C' not in the table"):
+        C.corrected_difference(df, "system", "A", "C")
+
+
+def test_hide_gold_keeps_exactly_n_items_with_all_their_replies():
+    df = S.simulate_pairwise(S.PairwiseDesign(n_items=50, samples=2), [S.PairwiseJudge()], 1)
+    h = C.hide_gold(df, 12, seed=3)
+    kept = h.dropna(subset=["gold"])
+    assert kept["item_id"].nunique() == 12 and len(kept) == 12 * 4
+    pd.testing.assert_frame_equal(h.drop(columns="gold"), df.drop(columns="gold"))
+    assert (kept["gold"].to_numpy() == df.loc[kept.index, "gold"].to_numpy()).all()
+    with pytest.raises(EvallabError):
+        C.hide_gold(df, -1)
+
+
+def test_item_values_refuse_two_gold_labels_on_one_item():
+    df = S.simulate_pairwise(S.PairwiseDesign(n_items=5), [S.PairwiseJudge()], 1)
+    df.loc[0, "gold"] = "2" if df.loc[0, "gold"] == "1" else "1"
+    with pytest.raises(DataError, match="different gold labels"):
+        C.item_values(df)

@@ -1,0 +1,128 @@
+"""Selective judging (fixed-sequence testing) recomputed by hand; contextual calibration against Zhao et al.'s
+formula and a judge whose injected leniency is known; the content-free probe experiment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from evallab import simulation as S
+from evallab.errors import DataError
+from evallab.experiments import calibrate as X
+from evallab.metrics import contextual as CC
+from evallab.metrics import selective as L
+from evallab.skills.scenarios import load_calibration_items
+from evallab.testing import InProcessJudge, SimulatedJudge
+
+
+def test_fixed_sequence_by_hand():
+    # 10 items at confidence 1.0 (0 wrong), 10 at 0.8 (1 wrong), 10 at 0.6 (5 wrong)
+    c = np.r_[np.full(10, 1.0), np.full(10, 0.8), np.full(10, 0.6)]
+    a = np.r_[np.ones(10), np.r_[np.zeros(1), np.ones(9)], np.r_[np.zeros(5), np.ones(5)]]
+    r = L.fixed_sequence_threshold(c, a, alpha=0.3, delta=0.1)
+    p1, p2, p3 = sps.binom.cdf(0, 10, 0.3), sps.binom.cdf(1, 20, 0.3), sps.binom.cdf(6, 30, 0.3)
+    assert p1 <= 0.1 and p2 <= 0.1 and p3 > 0.1
+    assert r["sequence"]["pvalue"].tolist() == pytest.approx([p1, p2, p3])
+    assert r["threshold"] == 0.8 and r["kept"] == 20 and r["errors"] == 1 and r["coverage"] == pytest.approx(2 / 3)
+    # Clopper-Pearson one-sided upper bound of 1 error in 20 at level 0.9, via statsmodels' beta interval
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert r["upper_risk"] == pytest.approx(proportion_confint(1, 20, alpha=0.2, method="beta")[1])
+    assert r["upper_risk"] < 0.3
+
+
+def test_no_threshold_passes_means_abstain_on_all():
+    r = L.fixed_sequence_threshold([1, 1, 1], [1, 0, 1], alpha=0.1, delta=0.1)
+    assert r["threshold"] == float("inf") and r["coverage"] == 0 and len(r["sequence"]) == 1
+
+
+def test_item_confidence_majority_and_ties():
+    rows = []
+    for s, v in enumerate(["pass", "pass", "fail"]):
+        rows.append(dict(item_id="a", judge="j", sample=s, verdict=v, gold="pass"))
+    for s, v in enumerate(["pass", "fail"]):
+        rows.append(dict(item_id="b", judge="j", sample=s, verdict=v, gold="fail"))
+    from evallab import verdicts as V
+
+    df = V.coerce(pd.DataFrame(rows))
+    ic = L.item_confidence(df).set_index("item_id")
+    assert ic.loc["a", "verdict"] == "pass" and ic.loc["a", "confidence"] == pytest.approx(2 / 3)
+    assert ic.loc["a", "agrees"] == 1.0
+    assert pd.isna(ic.loc["b", "verdict"]) and np.isnan(ic.loc["b", "agrees"])  # tie: escalated, never scored
+    with pytest.raises(DataError, match="verdict_logprob"):
+        L.item_confidence(df, source="logprob")
+
+
+def test_logprob_confidence():
+    from evallab import verdicts as V
+
+    df = V.coerce(pd.DataFrame([dict(item_id=f"i{k}", judge="j", verdict="pass", gold="pass") for k in range(3)]))
+    df["verdict_logprob"] = np.log([0.9, 0.6, 0.99])
+    ic = L.item_confidence(df, source="logprob")
+    assert ic["confidence"].to_numpy() == pytest.approx([0.9, 0.6, 0.99])
+
+
+def test_selective_judging_guarantee_on_held_out_simulated_splits():
+    df = S.simulate_repeated(S.RepeatedJudgeDesign(n_items=1000, samples=5), 4)
+    r = L.selective_judging(df, alpha=0.1, delta=0.1, splits=40).iloc[0]
+    assert r["items"] == 1000 and np.isfinite(r["threshold"])
+    assert 0 < r["mean_coverage"] < 1 and r["held_out_guarantee_rate"] >= 0.8
+    assert r["overall_agreement"] < 0.9 < r["mean_agreement"]  # abstaining buys the agreement
+
+
+def test_calibrate_is_zhao_et_al_formula():
+    p, cf = np.array([0.2, 0.6, 0.9]), np.array([0.7, 0.7, 0.7])
+    # W = diag(p_cf)^-1 on the two-class vector (p, 1-p), then softmax-normalised (sum to one)
+    w = np.stack([p / cf, (1 - p) / (1 - cf)])
+    assert CC.calibrate(p, cf) == pytest.approx(w[0] / w.sum(0))
+    assert (CC.calibrate(p, cf) > 0.5).tolist() == (p > cf).tolist()
+    assert np.isnan(CC.calibrate(0.5, 1.0))
+
+
+@pytest.fixture(scope="module")
+def probe_run():
+    items = load_calibration_items()
+    truth = dict(zip(items["answer"], items["gold"], strict=True)).get
+    sim = SimulatedJudge(seed=3, accuracy=0.7, pass_rate=0.5, pass_only_inflation=0.8, truth=truth)
+    return X.run_probe(InProcessJudge(sim), items, scenarios=12, samples=8), items
+
+
+def test_probe_recovers_the_injected_leniency(probe_run):
+    df, _ = probe_run
+    pr = CC.content_free_probe(df).set_index("anchor_set")
+    # injected: P(pass) = pass_rate on content-free answers, times 1 + 0.8 under PASS-only anchors
+    for a, true in (("balanced", 0.5), ("pass-only", 0.9)):
+        assert pr.loc[a, "low"] <= true <= pr.loc[a, "high"]
+        assert pr.loc[a, "probes"] == 12 * 3 and pr.loc[a, "replies"] == 12 * 3 * 8
+
+
+def test_calibrated_rates_count_by_hand(probe_run):
+    df, items = probe_run
+    r = CC.calibrated_rates(df, n_resamples=0).set_index("anchor_set").loc["pass-only"]
+    probe = df[df["item_id"].str.startswith("content-free") & (df["anchor_set"] == "pass-only")]
+    p_cf = probe.groupby("item_id")["verdict"].apply(lambda v: (v == "pass").mean()).mean()
+    it = df[~df["item_id"].str.startswith("content-free") & (df["anchor_set"] == "pass-only")]
+    p = it.groupby("item_id")["verdict"].apply(lambda v: (v == "pass").mean())
+    gold = it.groupby("item_id")["gold"].first()
+    fails = gold[gold == "fail"].index
+    assert r["p_cf"] == pytest.approx(p_cf)
+    assert r["false_pass_rate"] == pytest.approx(((p[fails] > 0.5) + 0.5 * (p[fails] == 0.5)).mean())
+    assert r["calibrated_false_pass_rate"] == pytest.approx(((p[fails] > p_cf) + 0.5 * (p[fails] == p_cf)).mean())
+    # the lenient anchors pass many gold-FAIL answers; calibrating against the probe removes most of it
+    assert r["calibrated_false_pass_rate"] < r["false_pass_rate"] - 0.2
+
+
+def test_probe_prompts_show_the_items_anchors(probe_run):
+    items = load_calibration_items()
+    reqs = X.probe_requests(items, ("pass-only",), samples=1)
+    from evallab.experiments.inflation import build_requests
+    from evallab.judges.prompts import answer_text
+
+    item_req = next(r for r in build_requests(items, ("pass-only",)) if r.metadata["scenario_id"] ==
+                    reqs[0].metadata["scenario_id"])
+    pr = reqs[0]
+    assert answer_text(pr.user) == "N/A"
+    head = item_req.user.split("## Answer to grade")[0]
+    assert pr.user.split("## Answer to grade")[0] == head  # same rubric, same anchors
