@@ -132,8 +132,16 @@ def run(
 
 def _register() -> None:
     """Attach the subcommands that live beside their modules (each module's ``register(app)``)."""
-    from evallab import (drift_cli, import_cli, judges_cli, local_cli, plan_cli, rubrics_cli, scenarios_cli,
-                         triggers_cli)
+    from evallab import (
+        drift_cli,
+        import_cli,
+        judges_cli,
+        local_cli,
+        plan_cli,
+        rubrics_cli,
+        scenarios_cli,
+        triggers_cli,
+    )
 
     for mod in (judges_cli, scenarios_cli, triggers_cli, rubrics_cli, drift_cli, import_cli, local_cli, plan_cli):
         mod.register(app)
