@@ -222,3 +222,62 @@ def test_an_unreachable_scheduler_is_one_line_naming_it(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot reach the Dask scheduler at {addr}"), r.stderr
     assert "Traceback" not in r.stderr and not (proj / "out").exists()
+
+
+# ------------------------------------------------------------------------ the pieces, without a cluster
+def test_returned_files_outside_out_are_refused_and_nothing_is_written(tmp_path):
+    from evallab.reporting.cluster import ClusterError, write_files
+
+    out = tmp_path / "out"
+    for bad in ("../x.html", "/etc/x.html", "a/../../x.html", "."):
+        with pytest.raises(ClusterError, match="not inside the output folder"):
+            write_files(out, {"ok.html": b"fine", bad: b"evil"})
+    assert not out.exists() and not (tmp_path / "x.html").exists()
+    written = write_files(out, {"r.html": b"<html>", "r.tables/01-t.csv": b"a\n1\n"})
+    assert sorted(p.relative_to(out).as_posix() for p in written) == ["r.html", "r.tables/01-t.csv"]
+    assert (out / "r.tables" / "01-t.csv").read_bytes() == b"a\n1\n"
+    assert sorted(p.name for p in out.rglob("*")) == ["01-t.csv", "r.html", "r.tables"]  # no temporary files left
+
+
+def test_files_to_ship_are_the_notebook_its_reads_and_path_parameters(tmp_path):
+    from evallab.reporting.batch import load_config
+    from evallab.reporting.cluster import ClusterError, files_to_ship
+
+    proj = project(tmp_path, "{n: [4, 8]}", "    parameters: {data_path: ../data/lines.txt, data_file: x.txt}\n"
+                                            "    reads: [bundled/]\n")
+    (proj / "data").mkdir()
+    (proj / "data" / "lines.txt").write_text("a\n")
+    (proj / "bundled" / "sub").mkdir(parents=True)
+    (proj / "bundled" / "sub" / "x.txt").write_text("1\n")
+    spec = load_config(proj / "reports.yaml")[0]
+    assert [p.relative_to(proj).as_posix() for p in files_to_ship(spec)] == [
+        "bundled/sub/x.txt", "data/lines.txt", "nb/sweep.ipynb"]  # data_file is not a path from the notebook
+    spec.reads = [str(proj / "missing.csv")]
+    with pytest.raises(ClusterError, match="'reads' names .*missing.csv, which does not exist"):
+        files_to_ship(spec)
+
+
+def test_a_task_without_the_notebook_on_its_file_system_says_so(tmp_path):
+    from evallab.reporting.batch import ReportSpec
+    from evallab.reporting.cluster import run_task
+
+    res, files = run_task(ReportSpec("r", tmp_path / "elsewhere" / "nb.ipynb"))
+    assert res.status == "failed" and files == {}
+    assert "is not on the file system of worker" in res.error and "--ship-data" in res.error
+
+
+@pytest.mark.slow
+def test_a_task_runs_from_its_shipped_copies(tmp_path):
+    from evallab.reporting.batch import load_config
+    from evallab.reporting.cluster import bundle_key, files_to_ship, run_task
+
+    proj = project(tmp_path, "{n: [4]}", f"    parameters: {{k: 2, data_path: {tmp_path / 'lines.txt'}}}\n")
+    (tmp_path / "lines.txt").write_text("a\nb\n")
+    spec = load_config(proj / "reports.yaml")[0]
+    bundle = {bundle_key(p): p.read_bytes() for p in files_to_ship(spec)}
+    (tmp_path / "lines.txt").write_text("changed after shipping\n")  # the task must read its copy
+    res, files = run_task(spec, bundle=bundle)
+    assert res.status == "ok", res.error
+    assert set(files) == {"sw-4.ipynb", "sw-4.html", "sw-4.metrics.json"}
+    m = json.loads(files["sw-4.metrics.json"])["metrics"]
+    assert m["data_path_lines"] == 2 and m["rate"] == 0.5

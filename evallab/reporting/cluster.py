@@ -143,7 +143,7 @@ def files_to_ship(spec: ReportSpec, extra_parameters: Mapping | None = None) -> 
     return sorted(files)
 
 
-def _key(path: Path) -> str:
+def bundle_key(path: Path) -> str:
     """A file's place in a shipped bundle: its absolute path without the leading ``/``."""
     return Path(path).resolve().as_posix().lstrip("/")
 
@@ -164,8 +164,8 @@ def _relocate(spec: ReportSpec, root: Path, extra_parameters: Mapping | None) ->
     moved = {}
     for name, v in params.items():
         if isinstance(v, str) and v.strip() and Path(v).expanduser().is_absolute():
-            moved[name] = str(root / _key(Path(v).expanduser()))
-    nb = root / _key(spec.notebook)
+            moved[name] = str(root / bundle_key(Path(v).expanduser()))
+    nb = root / bundle_key(spec.notebook)
     return replace(spec, notebook=nb, parameters={**spec.parameters, **moved}), {
         k: v for k, v in (extra_parameters or {}).items() if k not in moved}
 
@@ -188,7 +188,7 @@ def run_task(spec: ReportSpec, *, extra_parameters: Mapping | None = None, bundl
     """One run on a worker: ``(result, files)`` where ``files`` maps each path the run wrote, relative to its
     output folder, to its bytes. Never raises for a notebook error (the result says ``failed`` with the cell).
 
-    ``bundle`` (``--ship-data``) holds the run's files keyed by :func:`_key`; without it the notebook and data are
+    ``bundle`` (``--ship-data``) holds the run's files keyed by :func:`bundle_key`; without it the notebook and data are
     read by path and ``client_data`` (the client's bundled-data folder) becomes the kernel's ``EVALLAB_DATA``.
     """
     worker, scratch = _worker()
@@ -284,7 +284,7 @@ def run_on_dask(specs: Sequence[ReportSpec], out: Path, *, scheduler: str | None
     if ship_data:  # read everything before connecting: a missing file stops the batch before it starts
         for s in specs:
             files = files_to_ship(s, extra_parameters)
-            key = tuple(_key(f) for f in files)
+            key = tuple(bundle_key(f) for f in files)
             per_spec[s.name] = key
             if key not in bundles:
                 bundles[key] = {k: f.read_bytes() for k, f in zip(key, files, strict=True)}
