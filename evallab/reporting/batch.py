@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from evallab.errors import DataError
+from evallab.errors import DataError, EvallabError
 from evallab.paths import REPO_ROOT, reports_dir
 from evallab.reporting.params import ParameterError, check_parameters, check_report_name
 
@@ -454,8 +454,6 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
 def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, config: str | Path = "") -> list:
     """The runs named in ``only`` — a report's name, or a grid entry's name for all its runs — in batch order
     (all of them when ``only`` is empty). Raises :class:`evallab.errors.EvallabError` for an unknown name."""
-    from evallab.errors import EvallabError
-
     if not only:
         return list(specs)
     known = list(dict.fromkeys([s.group for s in specs if s.group] + [s.name for s in specs]))

@@ -301,6 +301,8 @@ def run_on_dask(specs: Sequence[ReportSpec], out: Path, *, scheduler: str | None
                               key=f"evallab-report-{s.name}-{uuid.uuid4().hex[:8]}", pure=False)
             futures[f] = s
         bar = tqdm(total=len(specs), desc="reports", unit="nb", disable=not progress)
+        if not client.scheduler_info().get("workers"):
+            bar.set_postfix_str("waiting for a worker to join the scheduler")
         t0 = time.perf_counter()
         for f in distributed.as_completed(list(futures)):
             s = futures[f]
