@@ -269,14 +269,15 @@ def test_a_task_without_the_notebook_on_its_file_system_says_so(tmp_path):
 @pytest.mark.slow
 def test_a_task_runs_from_its_shipped_copies(tmp_path):
     from evallab.reporting.batch import load_config
-    from evallab.reporting.cluster import bundle_key, files_to_ship, run_task
+    from evallab.reporting.cluster import absolute_path_parameters, bundle_key, files_to_ship, run_task
 
     proj = project(tmp_path, "{n: [4]}", f"    parameters: {{k: 2, data_path: {tmp_path / 'lines.txt'}}}\n")
     (tmp_path / "lines.txt").write_text("a\nb\n")
     spec = load_config(proj / "reports.yaml")[0]
     bundle = {bundle_key(p): p.read_bytes() for p in files_to_ship(spec)}
     (tmp_path / "lines.txt").write_text("changed after shipping\n")  # the task must read its copy
-    res, files = run_task(spec, bundle=bundle)
+    assert absolute_path_parameters(spec) == {"data_path": bundle_key(tmp_path / "lines.txt")}
+    res, files = run_task(spec, bundle=bundle, moved=absolute_path_parameters(spec))
     assert res.status == "ok", res.error
     assert set(files) == {"sw-4.ipynb", "sw-4.html", "sw-4.metrics.json"}
     m = json.loads(files["sw-4.metrics.json"])["metrics"]

@@ -157,17 +157,23 @@ def _unpack(bundle: Mapping[str, bytes], root: Path) -> None:
         target.write_bytes(data)
 
 
-def _relocate(spec: ReportSpec, root: Path, extra_parameters: Mapping | None) -> tuple[ReportSpec, dict]:
-    """The spec as seen from the unpacked bundle under ``root``: the notebook's copy, and each absolute path
-    parameter pointing at its copy (relative ones resolve from the notebook copy's folder as before)."""
+def absolute_path_parameters(spec: ReportSpec, extra_parameters: Mapping | None = None) -> dict[str, str]:
+    """The parameters given as absolute paths (or ``~/...``) that :func:`files_to_ship` sends: name → their key in
+    the bundle (:func:`bundle_key`), so that the worker points them at its copies."""
     params = {**spec.parameters, **(extra_parameters or {})}
-    moved = {}
-    for name, v in params.items():
-        if isinstance(v, str) and v.strip() and Path(v).expanduser().is_absolute():
-            moved[name] = str(root / bundle_key(Path(v).expanduser()))
+    return {name: bundle_key(p) for name, p in _path_parameters(spec, extra_parameters).items()
+            if Path(str(params.get(name, ""))).expanduser().is_absolute()}
+
+
+def _relocate(spec: ReportSpec, root: Path, extra_parameters: Mapping | None,
+              moved: Mapping[str, str]) -> tuple[ReportSpec, dict]:
+    """The spec as seen from the unpacked bundle under ``root``: the notebook's copy, and each shipped absolute path
+    parameter (``moved``: name → bundle key) pointing at its copy; relative ones resolve from the notebook copy's
+    folder as before, and any other parameter is left as it is."""
+    copies = {name: str(root / key) for name, key in moved.items()}
     nb = root / bundle_key(spec.notebook)
-    return replace(spec, notebook=nb, parameters={**spec.parameters, **moved}), {
-        k: v for k, v in (extra_parameters or {}).items() if k not in moved}
+    return replace(spec, notebook=nb, parameters={**spec.parameters, **copies}), {
+        k: v for k, v in (extra_parameters or {}).items() if k not in copies}
 
 
 def _worker() -> tuple[str, str | None]:
@@ -184,12 +190,15 @@ def _worker() -> tuple[str, str | None]:
 
 
 def run_task(spec: ReportSpec, *, extra_parameters: Mapping | None = None, bundle: Mapping[str, bytes] | None = None,
-             client_data: str = "", kernel: str = "python3", timeout: int = 1800) -> tuple[ReportResult, dict]:
+             moved: Mapping[str, str] | None = None, client_data: str = "", kernel: str = "python3",
+             timeout: int = 1800) -> tuple[ReportResult, dict]:
     """One run on a worker: ``(result, files)`` where ``files`` maps each path the run wrote, relative to its
     output folder, to its bytes. Never raises for a notebook error (the result says ``failed`` with the cell).
 
-    ``bundle`` (``--ship-data``) holds the run's files keyed by :func:`bundle_key`; without it the notebook and data are
-    read by path and ``client_data`` (the client's bundled-data folder) becomes the kernel's ``EVALLAB_DATA``.
+    ``bundle`` (``--ship-data``) holds the run's files keyed by :func:`bundle_key`, and ``moved`` the absolute path
+    parameters to point at their copies (:func:`absolute_path_parameters`); without a bundle the notebook and data
+    are read by path. ``client_data`` (the client's bundled-data folder) becomes the kernel's ``EVALLAB_DATA`` —
+    under the bundle's root when shipped.
     """
     worker, scratch = _worker()
     with tempfile.TemporaryDirectory(prefix="evallab-run-", dir=scratch) as td:
@@ -199,7 +208,7 @@ def run_task(spec: ReportSpec, *, extra_parameters: Mapping | None = None, bundl
         if bundle is not None:
             root = td / "files"
             _unpack(bundle, root)
-            spec, extra_parameters = _relocate(spec, root, extra_parameters)
+            spec, extra_parameters = _relocate(spec, root, extra_parameters, moved or {})
             if client_data:
                 env["EVALLAB_DATA"] = str(root / client_data.lstrip("/"))
         else:
@@ -297,7 +306,9 @@ def run_on_dask(specs: Sequence[ReportSpec], out: Path, *, scheduler: str | None
         futures = {}
         for s in specs:
             f = client.submit(run_task, s, extra_parameters=extra_parameters,
-                              bundle=scattered.get(per_spec.get(s.name)), client_data=client_data, kernel=kernel,
+                              bundle=scattered.get(per_spec.get(s.name)),
+                              moved=absolute_path_parameters(s, extra_parameters) if ship_data else None,
+                              client_data=client_data, kernel=kernel,
                               key=f"evallab-report-{s.name}-{uuid.uuid4().hex[:8]}", pure=False)
             futures[f] = s
         bar = tqdm(total=len(specs), desc="reports", unit="nb", disable=not progress)
