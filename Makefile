@@ -7,14 +7,14 @@ LOCAL_STAMP := $(VENV)/.installed-local
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report test bench coverage lint clean venv constraints shots chromium live
+.PHONY: report sweep test bench coverage lint clean venv constraints shots chromium live
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24" -c $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,dask]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
@@ -22,11 +22,15 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 # llama-cpp-python from source the first time (about 10 minutes on 2 cores) and caches the wheel; `make report`
 # does not need it.
 $(LOCAL_STAMP): $(STAMP)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,local]"
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,dask,local]"
 	touch $(LOCAL_STAMP)
 
 report: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/evallab report --config reports.yaml --out reports --jobs $(JOBS)
+
+# The example parameter sweep (sweeps.yaml: 6 runs of report 04) on a local Dask cluster of 2 worker processes
+sweep: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/evallab report --config sweeps.yaml --out reports/sweep --local-cluster 2
 
 # Chromium for the browser checks: Debian's package (Playwright's own browser download is not used)
 chromium:
@@ -64,7 +68,7 @@ clean:
 # Re-pin constraints.txt from the ranges in pyproject.toml (in a throw-away venv), then review the diff.
 constraints:
 	rm -rf .venv-pin && $(PYTHON) -m venv .venv-pin && .venv-pin/bin/pip install --quiet --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=2 .venv-pin/bin/pip install --quiet -e ".[dev,local]"
+	CMAKE_BUILD_PARALLEL_LEVEL=2 .venv-pin/bin/pip install --quiet -e ".[dev,dask,local]"
 	(echo "# Pinned environment used by make and CI (pip install -c constraints.txt). Regenerate with: make constraints"; \
 	 .venv-pin/bin/pip freeze --exclude-editable | grep -v '^evallab') > constraints.txt
 	rm -rf .venv-pin

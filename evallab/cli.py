@@ -47,20 +47,33 @@ def report(
     config: Annotated[Path, typer.Option(help="The batch: reports.yaml")] = Path("reports.yaml"),
     out: Annotated[Path, typer.Option(help="Output folder for .ipynb/.html/.metrics.json/index.html")] = Path(
         "reports"),
-    jobs: Annotated[int, typer.Option(min=1, help="Notebooks run at once (one kernel each)")] = 2,
-    only: Annotated[list[str] | None, typer.Option(help="Run only these report names (repeatable)")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Notebooks run at once by the local runner (one kernel "
+                                                  "each)")] = 2,
+    only: Annotated[list[str] | None, typer.Option(help="Run only these report names or grid entries "
+                                                        "(repeatable)")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Run each report as a task on the Dask scheduler at this "
+                                                       "address, e.g. tcp://10.0.0.5:8786")] = None,
+    local_cluster: Annotated[int, typer.Option(min=0, help="Start a local Dask cluster of N worker processes for "
+                                                           "the batch (0: the local runner)")] = 0,
+    ship_data: Annotated[bool, typer.Option(help="Send the notebook, its 'reads:' and path parameters with each "
+                                                 "task (workers without the shared file system)")] = False,
 ) -> None:
-    """Run the papermill batch of calibration reports and write OUT/index.html."""
-    from evallab.reporting.batch import load_config, run_batch
+    """Run the papermill batch of calibration reports and write OUT/index.html.
 
+    A grid entry in reports.yaml runs once per combination and shows in the index as a comparison. With
+    --scheduler or --local-cluster the runs are Dask tasks; their files come back and are written under OUT only.
+    """
+    from evallab.reporting.batch import load_config, run_batch, select_runs
+
+    if scheduler and local_cluster:
+        raise EvallabError("give either --scheduler or --local-cluster, not both")
+    if ship_data and not (scheduler or local_cluster):
+        raise EvallabError("--ship-data sends data to Dask workers; give --scheduler or --local-cluster too")
     specs = load_config(config)
     names = [s.name for s in specs]
-    if only:
-        unknown = sorted(set(only) - {s.name for s in specs})
-        if unknown:
-            raise EvallabError(f"{config}: unknown report name(s) {unknown}; known: {[s.name for s in specs]}")
-        specs = [s for s in specs if s.name in only]
-    results = run_batch(specs, out, jobs=jobs, index_names=names)
+    specs = select_runs(specs, only, config=config)
+    results = run_batch(specs, out, jobs=jobs, index_names=names, scheduler=scheduler, local_cluster=local_cluster,
+                        ship_data=ship_data)
     failed = [r for r in results if r.status != "ok"]
     for r in results:
         where = f" (cell {r.cell})" if r.cell is not None else ""

@@ -3,7 +3,8 @@ stderr output area, no "NaN" in computed output, no "Traceback", no absolute mac
 
 Runs the real batch (``reports.yaml``), reports 01 and 02 on a one-order table without gold (an imported AlpacaEval
 annotations file), plus ``tests/data/report/messy.ipynb`` (which prints warnings, stderr,
-paths, a wide table with NaN and an index, a 62-row table and a heatmap). A negative control checks the checks:
+paths, a wide table with NaN and an index, a 62-row table and a heatmap) and a grid of 4 runs of
+``tests/data/report/sweep.ipynb`` (the index's comparison card and figure). A negative control checks the checks:
 the same messy notebook exported with plain nbconvert (no Run notes, no publication tables) is caught.
 Skipped only when Chromium is not installed (``apt-get install -y chromium``; ``.ci/run`` installs it).
 """
@@ -53,6 +54,10 @@ def batch(tmp_path_factory):
         ReportSpec("messy", HERE / "messy.ipynb", {}),
         ReportSpec("one_order_01", REPO_ROOT / "notebooks" / "01_judge_agreement.ipynb", user),
         ReportSpec("one_order_02", REPO_ROOT / "notebooks" / "02_position_bias.ipynb", user)]
+    grid = tmp / "grid.yaml"  # a grid entry: its comparison card, table and figure in the index
+    grid.write_text(f"reports:\n  - name: sweep\n    notebook: {HERE / 'sweep.ipynb'}\n"
+                    "    grid: {k: [1, 3], n: [5, 10]}\n    compare: {metric: rate, label: Success rate, unit: '%'}\n")
+    specs += load_config(grid)
     results = run_batch(specs, out, jobs=2, progress=False)
     return out, results
 
@@ -80,6 +85,7 @@ def test_findings_conclusions_and_run_notes_reach_the_reader(batch):
     index = html.unescape(re.sub(r"<[^>]+>", " ", (out / "index.html").read_text()))
     assert "Judge A keeps its verdict in 93% of swapped pairs." in index
     assert "93.0% [90.0, 95.0] (95% CI, n = 419)" in index
+    assert "Sweep test: a grid of 4 runs" in index and (out / "sweep.compare.png").exists()
     report = (out / "messy.html").read_text()
     assert "Conclusions" in report and "Caveats" in report
     notes = report[report.index("Run notes"):]

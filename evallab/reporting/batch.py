@@ -6,11 +6,18 @@
       - name: 01_judge_agreement            # report name: reports/<name>.html, <name>.metrics.json
         notebook: notebooks/01_judge_agreement.ipynb
         parameters: {n_resamples: 1000}     # papermill parameters (literals)
+        reads: [data/llmbar/verdicts.csv]   # data files the report reads (shipped with --ship-data)
+      - name: trigger_sweep                 # a grid: one run per combination (evallab.reporting.grid)
+        notebook: notebooks/04_trigger_thresholds.ipynb
+        grid: {scorer: [keryx, bm25], strip_exclusions: [true, false]}
+        compare: {metric: loo_accuracy, unit: "%"}   # the headline metric the index plots across the grid
 
-:func:`run_batch` runs every entry through papermill (in parallel, one kernel per worker), exports HTML without
-input cells (nbconvert), and writes ``index.html`` with each report's headline numbers (read from the
-``<name>.metrics.json`` the notebook wrote through :func:`save_metrics`) and a link. A failing notebook is
-reported with its cell and error while the others finish.
+:func:`run_batch` runs every run through papermill (in parallel, one kernel per worker process — or, with
+``scheduler=``/``local_cluster=``, as tasks on Dask distributed, see :mod:`evallab.reporting.cluster`), exports
+HTML without input cells (nbconvert), and writes ``index.html`` with each report's headline numbers (read from the
+``<name>.metrics.json`` the notebook wrote through :func:`save_metrics`) and a link; a grid entry is shown as a
+comparison (:mod:`evallab.reporting.compare`). A failing notebook is reported with its cell and error while the
+others finish.
 """
 
 from __future__ import annotations
@@ -30,19 +37,23 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from evallab.errors import DataError
+from evallab.errors import DataError, EvallabError
 from evallab.paths import REPO_ROOT, reports_dir
 from evallab.reporting.params import ParameterError, check_parameters, check_report_name
 
 
 @dataclass
 class ReportSpec:
-    """One entry of ``reports.yaml``."""
+    """One run of the batch: an entry of ``reports.yaml``, or one combination of a grid entry."""
 
     name: str
     notebook: Path
     parameters: dict = field(default_factory=dict)
     title: str = ""
+    group: str = ""  # the grid entry this run belongs to ("" for a plain entry)
+    varying: dict = field(default_factory=dict)  # the grid's values of this run
+    compare: dict = field(default_factory=dict)  # the grid entry's ``compare:`` (the headline metric to plot)
+    reads: list = field(default_factory=list)  # data files/folders the run reads (absolute paths)
 
 
 @dataclass
@@ -65,17 +76,30 @@ class ReportResult:
     parameter_help: dict = field(default_factory=dict)  # parameter → its one-line description
     source: str = ""  # the notebook, relative to the project root
     finished_at: str = ""
+    group: str = ""  # the grid entry this run belongs to
+    varying: dict = field(default_factory=dict)  # the grid's values of this run
+    compare: dict = field(default_factory=dict)  # the grid entry's ``compare:``
+    worker: str = ""  # the Dask worker that ran it ("" for the local runner)
 
 
 def load_config(path: str | Path) -> list[ReportSpec]:
-    """Read and check ``reports.yaml``.
+    """Read and check ``reports.yaml``: one :class:`ReportSpec` per run, a grid entry expanded into one run per
+    combination (named ``<entry>-<slug of its values>``, :func:`evallab.reporting.grid.expand`).
+
+    Every grid combination's parameters are checked against the notebook before anything runs; plain entries'
+    parameters are checked when the run starts (a bad one fails that report only). ``reads`` (paths relative to
+    the file's folder) and a grid's ``compare`` are kept on the specs.
 
     Raises
     ------
     DataError
         Missing file, invalid YAML, a missing ``reports`` list, an entry without ``name``/``notebook``, a
-        duplicated name, a notebook that does not exist, or ``parameters`` that are not a mapping.
+        duplicated name (also among grid runs), a notebook that does not exist, ``parameters`` that are not a
+        mapping, ``reads`` that is not a list of strings, ``compare`` without ``grid``, or a grid that does not fit
+        the notebook (:func:`evallab.reporting.grid.check_grid`, naming the combination).
     """
+    from evallab.reporting.grid import check_grid
+
     path = Path(path)
     if not path.exists():
         raise DataError("no such file; expected a reports.yaml listing the batch", path=str(path))
@@ -107,7 +131,29 @@ def load_config(path: str | Path) -> list[ReportSpec]:
         if not isinstance(params, dict):
             raise DataError("'parameters' must be a mapping of literals", path=str(path), row=i,
                             column="parameters")
-        specs.append(ReportSpec(e["name"], nb.resolve(), params, str(e.get("title", ""))))
+        reads = e.get("reads") or []
+        if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
+            raise DataError("'reads' must be a list of file or folder paths (relative to this file's folder)",
+                            path=str(path), row=i, column="reads")
+        reads = [str(Path(r) if Path(r).is_absolute() else (path.parent / r).resolve()) for r in reads]
+        title = str(e.get("title", ""))
+        if "grid" not in e:
+            if "compare" in e:
+                raise DataError("'compare' chooses the metric plotted across a grid; this entry has no 'grid'",
+                                path=str(path), row=i, column="compare")
+            specs.append(ReportSpec(e["name"], nb.resolve(), params, title, reads=reads))
+            continue
+        try:
+            runs = check_grid(e["name"], nb, e["grid"], params, e.get("compare"))
+        except ParameterError as exc:
+            raise DataError(f"entry {e['name']!r}: {exc}", path=str(path), row=i, column="grid") from None
+        for run, run_params, varying in runs:
+            if run in seen:
+                raise DataError(f"grid run {run!r} has the name of another report", path=str(path), row=i,
+                                column="grid")
+            seen.add(run)
+            specs.append(ReportSpec(run, nb.resolve(), run_params, title, group=e["name"], varying=varying,
+                                    compare=dict(e.get("compare") or {}), reads=reads))
     return specs
 
 
@@ -209,7 +255,7 @@ _ABS_PATH = re.compile(r"(?<![\w.~:/+=-])/(?:home|root|tmp|work|Users|usr|opt|va
                        r"/(?:[\w.+@-]+/)*[\w.+@-]*")
 
 
-def _tidy_paths(text: str, out_dir: Path | None = None) -> str:
+def tidy_paths(text: str, out_dir: Path | None = None) -> str:
     """Absolute paths made relative: to the output folder, then to the project root; anything else under a
     Python installation shortened to its package path; other absolute paths reduced to their last two parts."""
     if out_dir is not None:
@@ -226,6 +272,9 @@ def _tidy_paths(text: str, out_dir: Path | None = None) -> str:
     return _ABS_PATH.sub(short, text)
 
 
+_tidy_paths = tidy_paths  # the name it had before it was used outside this module
+
+
 def run_notes(nb, out_dir: Path | None = None):
     """Move stderr stream outputs (warnings, progress bars) of an executed notebook into one short "Run notes"
     section at its end, and make paths in every output relative. Returns the notebook (changed in place)."""
@@ -238,7 +287,7 @@ def run_notes(nb, out_dir: Path | None = None):
         kept = []
         for o in c.get("outputs", []):
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
-                for ln in _tidy_paths(o.get("text", ""), out_dir).replace("\r", "\n").splitlines():
+                for ln in tidy_paths(o.get("text", ""), out_dir).replace("\r", "\n").splitlines():
                     ln = ln.strip()
                     m = _WARNING_LINE.match(ln)
                     if m:
@@ -250,15 +299,15 @@ def run_notes(nb, out_dir: Path | None = None):
                         notes.append(ln)
                 continue
             if o.get("output_type") == "stream":
-                o["text"] = _tidy_paths(o.get("text", ""), out_dir)
+                o["text"] = tidy_paths(o.get("text", ""), out_dir)
             for key in ("text/plain", "text/html", "text/markdown"):
                 data = o.get("data", {})
                 if key in data:
-                    data[key] = _tidy_paths(data[key] if isinstance(data[key], str) else "".join(data[key]),
+                    data[key] = tidy_paths(data[key] if isinstance(data[key], str) else "".join(data[key]),
                                             out_dir)
             if o.get("output_type") == "error":
-                o["evalue"] = _tidy_paths(o.get("evalue", ""), out_dir)
-                o["traceback"] = [_tidy_paths(t, out_dir) for t in o.get("traceback", [])]
+                o["evalue"] = tidy_paths(o.get("evalue", ""), out_dir)
+                o["traceback"] = [tidy_paths(t, out_dir) for t in o.get("traceback", [])]
             kept.append(o)
         c["outputs"] = kept
     notes = list(dict.fromkeys(n[:300] for n in notes))
@@ -283,7 +332,7 @@ def export_html(ipynb: Path, html_path: Path) -> None:
     html_path.write_text(body, encoding="utf-8")
 
 
-def _record_parameters(res: ReportResult, notebook: Path, user_params: Mapping) -> None:
+def record_parameters(res: ReportResult, notebook: Path, user_params: Mapping) -> None:
     """The run's parameters (declared defaults overridden by the run's values) for the index."""
     import ast
 
@@ -320,19 +369,38 @@ def _code_cell_number(ipynb: Path, cell_index: int) -> int:
     return n
 
 
+def _kernel_manager(env: Mapping[str, str], cwd: Path):
+    """A jupyter kernel manager that starts the kernel in ``cwd`` with ``env`` added to the environment — instead
+    of changing this process's working folder and environment, so that runs in several threads of one process
+    (a Dask worker) do not disturb each other."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class ReportKernelManager(AsyncKernelManager):
+        async def start_kernel(self, **kw):
+            kw["env"] = {**os.environ, **(kw.get("env") or {}), **env}
+            kw.setdefault("cwd", str(cwd))
+            return await super().start_kernel(**kw)
+
+    return ReportKernelManager
+
+
 def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", timeout: int = 1800,
-            extra_parameters: Mapping | None = None) -> ReportResult:
-    """Execute one report notebook with papermill and export it; never raises for a notebook error."""
+            extra_parameters: Mapping | None = None, env: Mapping[str, str] | None = None) -> ReportResult:
+    """Execute one report notebook with papermill and export it; never raises for a notebook error.
+
+    The kernel runs in the notebook's folder; ``env`` is added to its environment (e.g. ``EVALLAB_DATA``).
+    """
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
     out = Path(out_dir).resolve()
     t0 = time.perf_counter()
-    res = ReportResult(spec.name, "ok", 0.0, title=spec.title or _title(spec.notebook))
+    res = ReportResult(spec.name, "ok", 0.0, title=spec.title or _title(spec.notebook), group=spec.group,
+                       varying=dict(spec.varying), compare=dict(spec.compare))
     res.question = _title(spec.notebook)
-    res.source = _tidy_paths(str(spec.notebook))
+    res.source = tidy_paths(str(spec.notebook))
     user_params = {**spec.parameters, **(extra_parameters or {})}
-    _record_parameters(res, spec.notebook, user_params)
+    record_parameters(res, spec.notebook, user_params)
     try:  # before anything is written or deleted, and before a kernel starts
         check_report_name(spec.name)
         check_parameters(spec.notebook, user_params, where=spec.name)
@@ -347,12 +415,11 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     res.notebook = str(ipynb)
     # kernels draw with matplotlib's inline backend (Agg-based, headless) so figures land in the report, whatever
     # MPLBACKEND the caller set for itself (e.g. Agg in tests)
-    saved = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    kernel_env = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", **(env or {})}
     try:
         pm.execute_notebook(str(spec.notebook), str(ipynb), parameters=params, kernel_name=kernel,
-                            cwd=str(spec.notebook.parent), progress_bar=False, log_output=False,
-                            execution_timeout=timeout,
+                            progress_bar=False, log_output=False, execution_timeout=timeout,
+                            kernel_manager_class=_kernel_manager(kernel_env, spec.notebook.parent),
                             # the kernel's own log lines ("running over TCP", a shutdown KeyboardInterrupt) are noise
                             extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_SETUP])
     except PapermillExecutionError as exc:
@@ -361,11 +428,6 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
         res.error = f"{exc.ename}: {exc.evalue} [in: {first[:80]}]"
     except Exception as exc:  # kernel death, bad parameters, unreadable notebook: report, do not stop the batch
         res.status, res.error = "failed", f"{type(exc).__name__}: {exc}"
-    finally:
-        if saved is None:
-            os.environ.pop("MPLBACKEND", None)
-        else:
-            os.environ["MPLBACKEND"] = saved
     if ipynb.exists():
         try:
             export_html(ipynb, html_path)
@@ -389,19 +451,42 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     return res
 
 
+def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, config: str | Path = "") -> list:
+    """The runs named in ``only`` — a report's name, or a grid entry's name for all its runs — in batch order
+    (all of them when ``only`` is empty). Raises :class:`evallab.errors.EvallabError` for an unknown name."""
+    if not only:
+        return list(specs)
+    known = list(dict.fromkeys([s.group for s in specs if s.group] + [s.name for s in specs]))
+    unknown = sorted(set(only) - set(known))
+    if unknown:
+        raise EvallabError(f"{config or 'the batch'}: unknown report name(s) {unknown}; known: {known}")
+    return [s for s in specs if s.name in only or (s.group and s.group in only)]
+
+
 def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: int = 2, kernel: str = "python3",
               progress: bool = True, extra_parameters: Mapping | None = None,
-              index_names: Sequence[str] | None = None) -> list[ReportResult]:
-    """Run every report (``jobs`` at a time, each in its own process and kernel) and write ``index.html``.
+              index_names: Sequence[str] | None = None, scheduler: str | None = None, local_cluster: int = 0,
+              ship_data: bool = False) -> list[ReportResult]:
+    """Run every report and write ``index.html``: ``jobs`` at a time, each in its own process and kernel — or, with
+    ``scheduler`` (a Dask scheduler's address) or ``local_cluster`` (a number of local Dask worker processes), as
+    tasks on Dask distributed (:func:`evallab.reporting.cluster.run_on_dask`; ``ship_data`` sends the notebook and
+    its data with each task instead of relying on a shared file system).
 
     Returns the results in the order of ``specs``; failed notebooks have ``status="failed"`` with the cell index
     and error. ``index.html`` is written even when some fail. ``index_names`` (the whole batch, when only some
     reports are re-run) keeps the other reports' previous entries (from ``batch.json``) in the index, in that
-    order.
+    order. Raises :class:`evallab.reporting.cluster.ClusterError` before anything is written when the scheduler
+    cannot be reached.
     """
     from tqdm.auto import tqdm
 
     out = Path(out_dir) if out_dir else reports_dir()
+    if scheduler or local_cluster:
+        from evallab.reporting.cluster import run_on_dask
+
+        results = run_on_dask(specs, out, scheduler=scheduler, local_cluster=local_cluster, ship_data=ship_data,
+                              kernel=kernel, progress=progress, extra_parameters=extra_parameters)
+        return _finish(specs, results, out, index_names)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, ReportResult] = {}
     bar = tqdm(total=len(specs), desc="reports", unit="nb", disable=not progress)
@@ -423,6 +508,13 @@ def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: in
                 bar.set_postfix_str(f"{s.name}: {results[s.name].status}")
                 bar.update()
     bar.close()
+    return _finish(specs, results, out, index_names)
+
+
+def _finish(specs: Sequence[ReportSpec], results: Mapping[str, ReportResult], out: Path,
+            index_names: Sequence[str] | None) -> list[ReportResult]:
+    """The results in batch order, and ``index.html`` written with them (and the previous entries of the runs
+    not re-run, when ``index_names`` lists the whole batch)."""
     ordered = [results[s.name] for s in specs]
     index = ordered
     if index_names:
@@ -453,6 +545,12 @@ details{margin:.3rem 0}summary{cursor:pointer;color:#0b5394}
 table{border-collapse:collapse;max-width:100%}td,th{border-bottom:1px solid #ddd;padding:.2rem .5rem;text-align:left;
  vertical-align:top;overflow-wrap:anywhere}
 pre.failed{white-space:pre-wrap;overflow-wrap:anywhere;color:#b00020;background:#fff5f5;padding:.5rem}
+.compare table{font-size:.92rem}.compare td.failed{color:#b00020;font-weight:600}.compare .findings{margin:0 0 0 1rem}
+.compare th{border-bottom:2px solid #555}.notes{font-size:.85rem;color:#444}
+.compare td,.compare th{overflow-wrap:normal;word-break:normal}.compare td.est{white-space:nowrap}
+.compare td.run{overflow-wrap:anywhere;min-width:8ch}
+img.compare{max-width:100%;height:auto}
+.finding{border-left:4px solid #0072B2;background:#eef5fb;padding:.35rem .7rem;margin:.5rem 0}
 """
 
 #: parameter names that say which data a report read
@@ -531,7 +629,7 @@ def _card(r: ReportResult, out: Path) -> str:
                  f" · {r.seconds:.1f} s{when}</p>")
     if r.status == "failed":
         cell = f"cell {r.cell}: " if r.cell is not None else ""
-        parts.append(f"<pre class='failed'>{html.escape(_tidy_paths(cell + (r.error or ''), out.resolve()))}</pre>")
+        parts.append(f"<pre class='failed'>{html.escape(tidy_paths(cell + (r.error or ''), out.resolve()))}</pre>")
     if r.findings:
         parts.append("<ul class='findings'>" + "".join(_finding_html(f) for f in r.findings[:5]) + "</ul>")
     elif r.metrics:
@@ -542,7 +640,7 @@ def _card(r: ReportResult, out: Path) -> str:
             changed = " (set for this run)" if k in r.changed else ""
             tip = html.escape(r.parameter_help.get(k, ""), quote=True)
             return (f"<span title='{tip}'>{html.escape(humanize(k))}: "
-                    f"<b>{html.escape(_tidy_paths(_value_text(r.parameters[k]), out.resolve()))}</b>{changed}</span>")
+                    f"<b>{html.escape(tidy_paths(_value_text(r.parameters[k]), out.resolve()))}</b>{changed}</span>")
         src = f"Notebook {html.escape(r.source)}. " if r.source else ""
         if data:
             parts.append(f"<p class='meta'>{src}Data: " + "; ".join(item(k) for k in data)
@@ -550,7 +648,7 @@ def _card(r: ReportResult, out: Path) -> str:
         rest = [k for k in r.parameters if k not in data]
         if rest:
             rows = "".join(f"<tr><th>{html.escape(humanize(k))}</th><td>"
-                           f"{html.escape(_tidy_paths(_value_text(r.parameters[k]), out.resolve()))}"
+                           f"{html.escape(tidy_paths(_value_text(r.parameters[k]), out.resolve()))}"
                            f"{' (set for this run)' if k in r.changed else ''}</td>"
                            f"<td>{html.escape(r.parameter_help.get(k, ''))}</td></tr>" for k in rest)
             changed = [humanize(k) for k in rest if k in r.changed]
@@ -568,19 +666,31 @@ def write_index(results: Sequence[ReportResult], out_dir: str | Path) -> Path:
     """Write ``index.html``: one card per report — the question, its findings with intervals and n (or, for a
     notebook that still passes ``headline=``, those metrics readably), the data and parameters of the run, status
     and time — with the full metrics folded away."""
+    from evallab.reporting.compare import comparison_html
+
     out = Path(out_dir)
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     ok = sum(r.status == "ok" for r in results)
+    groups = list(dict.fromkeys(r.group for r in results if r.group))
+    in_grids = sum(bool(r.group) for r in results)
+    grids = (f" ({'all' if in_grids == len(results) else in_grids} of them runs of {len(groups)} parameter "
+             f"{'grid, shown' if len(groups) == 1 else 'grids, each shown'} as one comparison)") if groups else ""
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>evallab calibration reports</title><style>{_INDEX_CSS}</style></head><body>",
         "<h1>evallab calibration reports</h1>",
-        f"<p>{len(results)} reports, {ok} ran to the end; generated {now} by <code>evallab report</code>. Each report "
-        "is a run of a notebook in <code>notebooks/</code>; click a title to read it. Intervals are 95% confidence "
-        "intervals unless stated; n is the number of units behind a number.</p>",
+        f"<p>{len(results)} reports{grids}, {ok} ran to the end; generated {now} by <code>evallab report</code>. "
+        "Each report is a run of a notebook in <code>notebooks/</code>; click a title to read it. Intervals are 95% "
+        "confidence intervals unless stated; n is the number of units behind a number.</p>",
     ]
-    parts += [_card(r, out) for r in results]
+    for r in results:
+        if not r.group:
+            parts.append(_card(r, out))
+        elif r.group in groups:  # a grid's card where its first run is
+            groups.remove(r.group)
+            runs = [x for x in results if x.group == r.group]
+            parts.append(comparison_html(r.group, runs, out, [_card(x, out) for x in runs]))
     parts.append("</body></html>")
     path = out / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")

@@ -139,14 +139,17 @@ def parse_value(text: str, expected: str = ""):
         return text
 
 
-def check_parameters(notebook: str | Path, parameters: Mapping, *, where: str = "") -> dict:
+def check_parameters(notebook: str | Path, parameters: Mapping, *, where: str = "",
+                     declared: Mapping[str, Parameter] | None = None) -> dict:
     """Check a run's parameters against the notebook's ``parameters`` cell before execution.
 
     Raises :class:`ParameterError` for an unknown name (with the closest declared name) or a value whose type
     does not match the declared one (naming the parameter and the expected type). ``report_name`` and
-    ``reports_dir`` are the runner's; passing them is refused too. Returns the parameters unchanged.
+    ``reports_dir`` are the runner's; passing them is refused too. ``declared`` (from :func:`notebook_parameters`)
+    spares reading the notebook again when many runs of one notebook are checked. Returns the parameters
+    unchanged.
     """
-    declared = notebook_parameters(notebook)
+    declared = notebook_parameters(notebook) if declared is None else declared
     prefix = f"{where}: " if where else ""
     nb_name = Path(notebook).name
     problems = []
