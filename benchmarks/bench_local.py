@@ -5,8 +5,10 @@ verdict of the llama.cpp dialect (``response_format: {type: json_object, schema}
 
 - through evallab (:func:`evallab.judges.run_jobs`, :class:`~evallab.judges.OpenAICompatibleJudge`, no cache)
   to ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct (:class:`evallab.judges.local.LocalLlamaServer`);
-- sequentially in this process through ``llama_cpp.Llama.create_chat_completion`` with the same messages, the same
-  model file and the same options (context, threads, batch, seed).
+- sequentially through ``llama_cpp.Llama.create_chat_completion`` (no HTTP; in a child process started in its own
+  session like the server, so that Linux's autogroup scheduler gives both the same share of the CPU) with the same
+  messages, the same model file, the same options (context, threads, batch, seed) and the server's sampling
+  defaults (top_p 0.95, top_k 40, min_p 0.05, repeat_penalty 1.1 — llama_cpp.server.types).
 
 The two alternate in blocks of 25 requests (in-process block, then the same block through the server), so load
 from other work on the two cores falls on both alike. Reported: wall time through evallab / in-process (target
@@ -30,7 +32,9 @@ def run() -> list[dict]:
     if importlib.util.find_spec("llama_cpp") is None:
         return [{"name": "local judge: evallab via server / in-process llama_cpp", "value": float("nan"),
                  "target": "<= 1.15", "ok": None, "detail": "llama-cpp-python not installed (the local extra)"}]
-    from llama_cpp import Llama
+    import os
+    import subprocess
+    import sys
 
     from evallab.experiments.live import llmbar_pairs, pair_requests
     from evallab.judges import run_jobs
@@ -40,30 +44,39 @@ def run() -> list[dict]:
 
     reqs = pair_requests(llmbar_pairs(N_PAIRS), temperature=0.0, max_tokens=MAX_TOKENS)
     opts = dict(DEFAULT_OPTIONS)
-    llm = Llama(model_path=str(default_model()), n_ctx=opts["n_ctx"], n_threads=opts["n_threads"],
-                n_threads_batch=opts["n_threads_batch"], n_batch=opts["n_batch"], seed=opts["seed"], verbose=False)
     fmt = format_fields("llamacpp", "pairwise")["response_format"]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks._inproc_llama", json.dumps({"model": str(default_model()), **opts})],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert json.loads(child.stdout.readline()).get("ready")
     t_inproc = t_server = 0.0
     same = parsed_in = parsed_srv = 0
-    with LocalLlamaServer(options=opts) as srv:
-        judge = srv.judge(structured="llamacpp", cache=None)
-        for start in range(0, len(reqs), BLOCK):
-            block = reqs[start:start + BLOCK]
-            t0 = time.perf_counter()
-            local = []
-            for r in block:
-                out = llm.create_chat_completion(messages=[{"role": m.role, "content": m.content} for m in r.messages],
-                                                 temperature=r.temperature, seed=r.seed, max_tokens=r.max_tokens,
-                                                 response_format=fmt)
-                local.append(parse_reply(out["choices"][0]["message"]["content"], r)[0])
-            t_inproc += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            df = run_jobs(judge, block, progress=False)
-            t_server += time.perf_counter() - t0
-            served = df["verdict"].astype("object").where(df["verdict"].notna(), None).tolist()
-            same += sum(a == b for a, b in zip(local, served, strict=True))
-            parsed_in += sum(v is not None for v in local)
-            parsed_srv += sum(v is not None for v in served)
+    try:
+        with LocalLlamaServer(options=opts) as srv:
+            judge = srv.judge(structured="llamacpp", cache=None)
+            for start in range(0, len(reqs), BLOCK):
+                block = reqs[start:start + BLOCK]
+                # the server's own sampling defaults (llama_cpp.server.types), sent explicitly in-process
+                job = {"requests": [{"messages": [{"role": m.role, "content": m.content} for m in r.messages],
+                                     "temperature": r.temperature, "seed": r.seed, "max_tokens": r.max_tokens,
+                                     "top_p": 0.95, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.1}
+                                    for r in block], "response_format": fmt}
+                child.stdin.write(json.dumps(job) + "\n")
+                child.stdin.flush()
+                done = json.loads(child.stdout.readline())
+                t_inproc += done["seconds"]
+                local = [parse_reply(t, r)[0] for t, r in zip(done["texts"], block, strict=True)]
+                t0 = time.perf_counter()
+                df = run_jobs(judge, block, progress=False)
+                t_server += time.perf_counter() - t0
+                served = df["verdict"].astype("object").where(df["verdict"].notna(), None).tolist()
+                same += sum(a == b for a, b in zip(local, served, strict=True))
+                parsed_in += sum(v is not None for v in local)
+                parsed_srv += sum(v is not None for v in served)
+    finally:
+        child.stdin.close()
+        child.wait(60)
     ratio = t_server / t_inproc
     n = len(reqs)
     return [
