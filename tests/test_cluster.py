@@ -282,3 +282,30 @@ def test_a_task_runs_from_its_shipped_copies(tmp_path):
     assert set(files) == {"sw-4.ipynb", "sw-4.html", "sw-4.metrics.json"}
     m = json.loads(files["sw-4.metrics.json"])["metrics"]
     assert m["data_path_lines"] == 2 and m["rate"] == 0.5
+
+
+@pytest.mark.slow
+def test_runs_in_threads_of_one_worker_keep_their_own_folder_and_environment(tmp_path):
+    """A Dask worker with --nthreads 2 runs two notebooks at once in one process: neither may change the process's
+    working folder or environment under the other (the kernel gets its folder and variables at start)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evallab.reporting.batch import ReportSpec, run_one
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        shutil.copy(HERE / "sweep.ipynb", tmp_path / d / "sweep.ipynb")
+        (tmp_path / d / "data.txt").write_text("x\n" * (3 if d == "a" else 5))
+    cwd, env = os.getcwd(), dict(os.environ)
+    specs = [ReportSpec(f"{d}{k}", tmp_path / d / "sweep.ipynb", {"k": k, "n": 8, "sleep_s": 0.5,
+                                                                   "data_path": "data.txt"})
+             for k in (1, 2) for d in ("a", "b")]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda s: run_one(s, tmp_path / "out", env={"EVALLAB_DATA": str(tmp_path)}), specs))
+    assert os.getcwd() == cwd and dict(os.environ) == env
+    for s, r in zip(specs, results, strict=True):
+        assert r.status == "ok", r.error
+        m = json.loads((tmp_path / "out" / f"{s.name}.metrics.json").read_text())["metrics"]
+        assert m["cwd"] == str(s.notebook.parent) and m["rate"] == s.parameters["k"] / 8
+        assert m["data_path_lines"] == (3 if s.name.startswith("a") else 5)
