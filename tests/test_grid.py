@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from cli_helper import run_cli
 
 from evallab.errors import DataError, EvallabError
 from evallab.reporting.batch import (
@@ -20,7 +21,6 @@ from evallab.reporting.batch import (
 from evallab.reporting.compare import comparison_figure, comparison_sentence, comparison_table
 from evallab.reporting.grid import expand, run_name, value_slug
 from evallab.reporting.params import check_report_name
-from cli_helper import run_cli
 
 HERE = Path(__file__).parent / "data" / "report"
 SWEEP = HERE / "sweep.ipynb"
