@@ -26,24 +26,28 @@ SMALL = {"subsets": SUBSETS, "n_gold": 50, "min_gold": 10, "n_resamples": 50, "s
 
 
 def _live_dir(tmp: Path) -> Path:
-    """A live-recording folder: 2 content-free probes × 5 samples per anchor set, and 40 graded answers × 1 sample
-    per anchor set, gold on the first 20."""
+    """A live-recording folder in the layout `make live` writes (run_card.json naming each study part's table):
+    2 content-free probes × 5 samples per anchor set, and 40 graded answers × 1 sample per anchor set, gold on the
+    first 20."""
     d = tmp / "live"
     d.mkdir()
-    rows = []
+    probe, graded = [], []
     for a, passes in (("balanced", 3), ("pass-only", 8)):  # passes of 10 probe replies
         for p in range(2):
             for s in range(5):
-                rows.append(dict(item_id=f"content-free:x:{p}", judge="smollm2", anchor_set=a, sample=s,
-                                 verdict="pass" if p * 5 + s < passes else "fail", gold=""))
+                probe.append(dict(item_id=f"x{p}/content-free", kind="content-free", judge="smollm2", anchor_set=a,
+                                  sample=s, verdict="pass" if p * 5 + s < passes else "fail", gold=None))
         for i in range(40):
-            gold = ("pass" if i % 2 else "fail") if i < 20 else ""
-            rows.append(dict(item_id=f"a{i}", judge="smollm2", anchor_set=a, sample=0,
-                             verdict="pass" if (i % 3) or a == "pass-only" else "fail", gold=gold))
-    with open(d / "verdicts.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+            gold = ("pass" if i % 2 else "fail") if i < 20 else None
+            graded.append(dict(item_id=f"a{i}", kind="answer", judge="smollm2", anchor_set=a, sample=0,
+                               verdict="pass" if (i % 3) or a == "pass-only" else "fail", gold=gold))
+    studies = {}
+    for name, rows in (("inflation", graded), ("probe", probe)):
+        table = f"{name}-v-t0.jsonl"
+        with open(d / table, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        studies[name] = {"parts": [{"table": table, "structured": "llamacpp"}]}
+    (d / "run_card.json").write_text(json.dumps({"studies": studies}), encoding="utf-8")
     return d
 
 
@@ -151,7 +155,7 @@ def test_probe_recovers_the_injected_leniency(run):
 def test_live_section_counts_by_hand(run):
     _, m, _, _ = run
     live = m["live"]
-    assert live["files"] == ["verdicts.csv"] and live["replies"] == 2 * (10 + 40)
+    assert live["studies"] == ["inflation", "probe"] and live["replies"] == 2 * (10 + 40)
     p = {r["anchor_set"]: r for r in live["probe"]}
     assert p["balanced"]["p_cf"] == pytest.approx(3 / 10) and p["pass-only"]["p_cf"] == pytest.approx(8 / 10)
     r = {x["anchor_set"]: x for x in live["rates"]}
