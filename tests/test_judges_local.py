@@ -75,7 +75,7 @@ def test_ten_llmbar_pairs_through_evallab_judge_with_structured_verdicts(tmp_pat
     with open(path, "w", encoding="utf-8") as fh:
         for _, r in items.iterrows():
             fh.write(json.dumps({"item_id": r["item_id"], "instruction": r["input"], "output_1": r["output_1"],
-                                 "output_2": r["output_2"], "gold": str(r["label"])}) + "\n")
+                                 "output_2": r["output_2"], "gold": str(r["gold"])}) + "\n")
     before = {p.pid for p in _servers()}
     with LocalLlamaServer() as srv:
         assert {p.pid for p in _servers()} - before  # the server runs
