@@ -18,8 +18,9 @@ Data reach the workers in one of two ways:
   (``Client.scatter``), and each task unpacks them into its temporary folder (keeping their absolute paths under
   it), runs the notebook from there and points ``EVALLAB_DATA`` and absolute path parameters at the copies.
 
-Every worker needs the same pinned environment as the client (``pip install -c constraints.txt 'evallab[dask]'``
-and the ``python3`` Jupyter kernel); a task returns the notebook's failure (cell and error) like the local runner.
+Every worker needs the same pinned environment as the client (a checkout installed with ``pip install -c
+constraints.txt -e ".[dask]"`` and the ``python3`` Jupyter kernel, as ``make venv`` builds it); a task returns the
+notebook's failure (cell and error) like the local runner.
 """
 
 from __future__ import annotations
