@@ -107,8 +107,8 @@ def warm_up_local_workers() -> None:
 def connect(scheduler: str | None = None, local_cluster: int = 0) -> Iterator:
     """A ``distributed.Client`` for the batch: connected to ``scheduler`` (waiting at most Dask's
     ``distributed.comm.timeouts.connect``, 30 s unless configured), or to a ``LocalCluster`` of ``local_cluster``
-    worker processes (one thread each, on 127.0.0.1, no dashboard, their log lines silenced: a failed run is
-    reported by the client) that is closed on exit. The local workers are forked from a fork server where the
+    worker processes (one thread each, on 127.0.0.1, no dashboard, their scratch space in a temporary folder, their
+    log lines silenced: a failed run is reported by the client) that is closed on exit, its folder removed. The local workers are forked from a fork server where the
     platform has one (:func:`warm_up_local_workers`; Dask's ``distributed.worker.multiprocessing-method`` is
     ``spawn`` by default — any other configured method is kept), instead of each starting a new interpreter.
 
@@ -120,19 +120,21 @@ def connect(scheduler: str | None = None, local_cluster: int = 0) -> Iterator:
         import dask
 
         warm_up_local_workers()  # at once when the caller has not done it earlier
-        try:
-            with dask.config.set({"distributed.worker.multiprocessing-method": _local_start_method()}):
-                cluster = distributed.LocalCluster(n_workers=int(local_cluster), threads_per_worker=1,
-                                                   processes=True, host="127.0.0.1", dashboard_address=None,
-                                                   silence_logs=logging.CRITICAL)
-        except Exception as exc:  # noqa: BLE001 - any start-up failure is one line for the user
-            raise ClusterError(f"could not start a local Dask cluster of {local_cluster} workers: "
-                               f"{type(exc).__name__}: {exc}") from None
-        try:
-            with distributed.Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
+        with tempfile.TemporaryDirectory(prefix="evallab-dask-") as scratch:  # the workers' space, removed after
+            try:
+                with dask.config.set({"distributed.worker.multiprocessing-method": _local_start_method(),
+                                      "temporary-directory": scratch}):  # the scheduler's and nannies' too
+                    cluster = distributed.LocalCluster(n_workers=int(local_cluster), threads_per_worker=1,
+                                                       processes=True, host="127.0.0.1", dashboard_address=None,
+                                                       local_directory=scratch, silence_logs=logging.CRITICAL)
+            except Exception as exc:  # noqa: BLE001 - any start-up failure is one line for the user
+                raise ClusterError(f"could not start a local Dask cluster of {local_cluster} workers: "
+                                   f"{type(exc).__name__}: {exc}") from None
+            try:
+                with distributed.Client(cluster) as client:
+                    yield client
+            finally:
+                cluster.close()
         return
     try:
         client = distributed.Client(scheduler)
