@@ -63,17 +63,10 @@ def report(
     A grid entry in reports.yaml runs once per combination and shows in the index as a comparison. With
     --scheduler or --local-cluster the runs are Dask tasks; their files come back and are written under OUT only.
     """
-    from evallab.reporting.batch import load_config, run_batch, select_runs
+    from evallab.reporting.batch import run_report
 
-    if scheduler and local_cluster:
-        raise EvallabError("give either --scheduler or --local-cluster, not both")
-    if ship_data and not (scheduler or local_cluster):
-        raise EvallabError("--ship-data sends data to Dask workers; give --scheduler or --local-cluster too")
-    specs = load_config(config)
-    names = [s.name for s in specs]
-    specs = select_runs(specs, only, config=config)
-    results = run_batch(specs, out, jobs=jobs, index_names=names, scheduler=scheduler, local_cluster=local_cluster,
-                        ship_data=ship_data)
+    results = run_report(config, out, jobs=jobs, only=only, scheduler=scheduler, local_cluster=local_cluster,
+                         ship_data=ship_data)
     failed = [r for r in results if r.status != "ok"]
     for r in results:
         where = f" (cell {r.cell})" if r.cell is not None else ""

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import typer
 
-from evallab.datasets import calibration
 from evallab.errors import EvallabError
-from evallab.experiments import drift as drift_exp
 
 SHOW = ["group", "items", "replies", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "flip_p_adjusted",
         "status", "kappa", "baseline_accuracy", "candidate_accuracy", "delta_accuracy", "delta_low", "delta_high"]
@@ -116,7 +114,8 @@ def register(app: typer.Typer) -> None:
         record: Path | None = typer.Option(None, help="Also write a keryx-format recording of the run"),
     ) -> None:
         """MeowKit rule 6: replay a calibration set through a new judge; exit 1 when the drift gate fails."""
-        from evallab.datasets import load_verdicts
+        from evallab.datasets import calibration, load_verdicts
+        from evallab.experiments import drift as drift_exp
         from evallab.judges import make_judge
 
         gs = calibration.load_gold_set(gold)

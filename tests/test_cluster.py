@@ -56,20 +56,21 @@ def dask_cluster(n_workers: int, logs: Path):
     from distributed import Client
 
     logs.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "DASK_TEMPORARY_DIRECTORY": str(logs)}  # scratch space inside the test's folder
     procs = []
     try:
         port = free_port()
         addr = f"tcp://127.0.0.1:{port}"
         procs.append(subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
                                        "--no-dashboard"], stdout=open(logs / "scheduler.log", "wb"),
-                                      stderr=subprocess.STDOUT, start_new_session=True))
+                                      stderr=subprocess.STDOUT, start_new_session=True, env=env))
         workers = {}
         for i in range(n_workers):
             wport = free_port()
             p = subprocess.Popen([DASK, "worker", addr, "--host", "127.0.0.1", "--worker-port", str(wport),
                                   "--nthreads", "1", "--no-dashboard", "--local-directory", str(logs / f"w{i}"),
                                   "--death-timeout", "60"], stdout=open(logs / f"worker{i}.log", "wb"),
-                                 stderr=subprocess.STDOUT, start_new_session=True)
+                                 stderr=subprocess.STDOUT, start_new_session=True, env=env)
             procs.append(p)
             workers[f"tcp://127.0.0.1:{wport}"] = p
         with Client(addr, timeout="60s") as c:
@@ -202,7 +203,11 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_batch_completes(tmp_path_fa
 
 @pytest.mark.slow
 def test_local_cluster_runs_the_grid_and_closes(tmp_path):
+    import tempfile
+
     proj = project(tmp_path, "{k: [3], n: [6, 12]}")
+    scratch = Path(tempfile.gettempdir()) / "dask-scratch-space"  # Dask's default scratch space
+    existed = scratch.exists()
     r = evallab(["--config", "reports.yaml", "--local-cluster", "2", "--out", "out"], proj)
     assert r.returncode == 0, r.stderr
     for name, (k, n) in {"sw-3-6": (3, 6), "sw-3-12": (3, 12)}.items():
@@ -210,6 +215,10 @@ def test_local_cluster_runs_the_grid_and_closes(tmp_path):
         assert m["rate"] == pytest.approx(k / n)
     assert "a grid of 2 runs" in (proj / "out" / "index.html").read_text()
     assert "reports: 100%" in r.stderr  # the progress bar
+    assert existed or not scratch.exists()  # the cluster's scratch space was a temporary folder, removed
+    assert sorted(p.name for p in (proj / "out").iterdir()) == [
+        "batch.json", "index.html", "sw-3-12.html", "sw-3-12.ipynb", "sw-3-12.metrics.json", "sw-3-6.html",
+        "sw-3-6.ipynb", "sw-3-6.metrics.json", "sw.compare.csv", "sw.compare.png"]
 
 
 def test_an_unreachable_scheduler_is_one_line_naming_it(tmp_path):

@@ -463,6 +463,33 @@ def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, conf
     return [s for s in specs if s.name in only or (s.group and s.group in only)]
 
 
+def run_report(config: str | Path, out_dir: str | Path, *, jobs: int = 2, only: Sequence[str] | None = None,
+               scheduler: str | None = None, local_cluster: int = 0, ship_data: bool = False) -> list[ReportResult]:
+    """``evallab report``: read and check the batch file (every grid combination before anything runs), keep the
+    runs ``only`` names (:func:`select_runs`), run them (:func:`run_batch`) and write the index, keeping the other
+    runs' previous entries. With ``local_cluster`` the fork server the local workers come from starts first and
+    imports what runs need while the file is checked (:func:`evallab.reporting.cluster.warm_up_local_workers`);
+    a bad file still stops everything before any run starts or any file is written.
+
+    Raises :class:`evallab.errors.EvallabError` for both ``scheduler`` and ``local_cluster``, for ``ship_data``
+    without either, for a bad batch file (:class:`DataError`) or an unknown ``only`` name, and
+    :class:`evallab.reporting.cluster.ClusterError` when the scheduler cannot be reached.
+    """
+    if scheduler and local_cluster:
+        raise EvallabError("give either --scheduler or --local-cluster, not both")
+    if ship_data and not (scheduler or local_cluster):
+        raise EvallabError("--ship-data sends data to Dask workers; give --scheduler or --local-cluster too")
+    if local_cluster:
+        from evallab.reporting.cluster import warm_up_local_workers
+
+        warm_up_local_workers()
+    specs = load_config(config)
+    names = [s.name for s in specs]
+    specs = select_runs(specs, only, config=config)
+    return run_batch(specs, out_dir, jobs=jobs, index_names=names, scheduler=scheduler, local_cluster=local_cluster,
+                     ship_data=ship_data)
+
+
 def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: int = 2, kernel: str = "python3",
               progress: bool = True, extra_parameters: Mapping | None = None,
               index_names: Sequence[str] | None = None, scheduler: str | None = None, local_cluster: int = 0,

@@ -18,8 +18,9 @@ Data reach the workers in one of two ways:
   (``Client.scatter``), and each task unpacks them into its temporary folder (keeping their absolute paths under
   it), runs the notebook from there and points ``EVALLAB_DATA`` and absolute path parameters at the copies.
 
-Every worker needs the same pinned environment as the client (``pip install -c constraints.txt 'evallab[dask]'``
-and the ``python3`` Jupyter kernel); a task returns the notebook's failure (cell and error) like the local runner.
+Every worker needs the same pinned environment as the client (a checkout installed with ``pip install -c
+constraints.txt -e ".[dask]"`` and the ``python3`` Jupyter kernel, as ``make venv`` builds it); a task returns the
+notebook's failure (cell and error) like the local runner.
 """
 
 from __future__ import annotations
@@ -55,14 +56,61 @@ def _distributed():
     return distributed
 
 
+#: what every run needs on a worker, imported once by the fork server local workers are forked from
+PRELOAD = ["distributed", "papermill", "nbconvert", "evallab.reporting.cluster"]
+
+
+def _local_start_method() -> str:
+    """How local workers are started: Dask's ``distributed.worker.multiprocessing-method`` (read without importing
+    distributed: a value the user configured, else its default ``spawn``), except that ``spawn`` becomes
+    ``forkserver`` where the platform has one."""
+    try:
+        import dask
+    except ImportError:  # pragma: no cover - the dask extra is installed by make
+        _distributed()
+    method = dask.config.get("distributed.worker.multiprocessing-method", default="spawn")
+    if method == "spawn" and "forkserver" in multiprocessing.get_all_start_methods():
+        return "forkserver"
+    return method
+
+
+def _preload() -> list[str]:
+    """:data:`PRELOAD`, and the main module: every process multiprocessing starts runs the main module again
+    (``evallab``'s command line imports every subcommand's module, ~2 s); loaded once in the fork server, the
+    workers find it there (a script by path: ``__main__``, which the fork server runs once as multiprocessing's
+    ``__mp_main__``; ``python -m NAME``: the module, so its imports are loaded)."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name:  # multiprocessing does not run a package's __main__ again (python -m pytest): nothing to load
+        return list(PRELOAD) if name.endswith("__main__") else [*PRELOAD, name]
+    return [*PRELOAD, "__main__"] if getattr(main, "__file__", None) else list(PRELOAD)
+
+
+def warm_up_local_workers() -> None:
+    """Start the fork server that local Dask workers will be forked from, importing :data:`PRELOAD` in it — in its
+    own process, while the caller goes on (e.g. reads and checks the batch file). Workers forked from it start with
+    papermill, nbconvert and evallab loaded instead of importing them at their first run (~3 s each on a 2-core
+    machine). Does nothing where workers are not started by a fork server, or when it already runs; imports
+    neither distributed nor evallab's reporting stack in this process."""
+    if _local_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    # the list is read when the server starts, here (Dask's own list, set later, then finds it running)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(_preload())
+    forkserver.ensure_running()
+
+
 @contextlib.contextmanager
 def connect(scheduler: str | None = None, local_cluster: int = 0) -> Iterator:
     """A ``distributed.Client`` for the batch: connected to ``scheduler`` (waiting at most Dask's
     ``distributed.comm.timeouts.connect``, 30 s unless configured), or to a ``LocalCluster`` of ``local_cluster``
-    worker processes (one thread each, on 127.0.0.1, no dashboard) that is closed on exit. The local workers are
-    started by a fork server where the platform has one (Dask's ``distributed.worker.multiprocessing-method``,
-    ``spawn`` by default — any other configured method is kept): a fresh process imports Dask once and each
-    worker is forked from it, instead of each starting a new interpreter.
+    worker processes (one thread each, on 127.0.0.1, no dashboard, their scratch space in a temporary folder, their
+    log lines silenced: a failed run is reported by the client) that is closed on exit, its folder removed. The local workers are forked from a fork server where the
+    platform has one (:func:`warm_up_local_workers`; Dask's ``distributed.worker.multiprocessing-method`` is
+    ``spawn`` by default — any other configured method is kept), instead of each starting a new interpreter.
 
     Raises :class:`ClusterError` naming the address when the scheduler cannot be reached, or when the local
     cluster does not start.
@@ -71,22 +119,22 @@ def connect(scheduler: str | None = None, local_cluster: int = 0) -> Iterator:
     if local_cluster:
         import dask
 
-        method = dask.config.get("distributed.worker.multiprocessing-method")
-        if method == "spawn" and "forkserver" in multiprocessing.get_all_start_methods():
-            method = "forkserver"  # workers forked from one fresh process: ~1 s each saved on start-up
-        try:
-            with dask.config.set({"distributed.worker.multiprocessing-method": method}):
-                cluster = distributed.LocalCluster(n_workers=int(local_cluster), threads_per_worker=1,
-                                                   processes=True, host="127.0.0.1", dashboard_address=None,
-                                                   silence_logs=logging.ERROR)
-        except Exception as exc:  # noqa: BLE001 - any start-up failure is one line for the user
-            raise ClusterError(f"could not start a local Dask cluster of {local_cluster} workers: "
-                               f"{type(exc).__name__}: {exc}") from None
-        try:
-            with distributed.Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
+        warm_up_local_workers()  # at once when the caller has not done it earlier
+        with tempfile.TemporaryDirectory(prefix="evallab-dask-") as scratch:  # the workers' space, removed after
+            try:
+                with dask.config.set({"distributed.worker.multiprocessing-method": _local_start_method(),
+                                      "temporary-directory": scratch}):  # the scheduler's and nannies' too
+                    cluster = distributed.LocalCluster(n_workers=int(local_cluster), threads_per_worker=1,
+                                                       processes=True, host="127.0.0.1", dashboard_address=None,
+                                                       local_directory=scratch, silence_logs=logging.CRITICAL)
+            except Exception as exc:  # noqa: BLE001 - any start-up failure is one line for the user
+                raise ClusterError(f"could not start a local Dask cluster of {local_cluster} workers: "
+                                   f"{type(exc).__name__}: {exc}") from None
+            try:
+                with distributed.Client(cluster) as client:
+                    yield client
+            finally:
+                cluster.close()
         return
     try:
         client = distributed.Client(scheduler)
