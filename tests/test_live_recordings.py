@@ -8,7 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from evallab.experiments.live import LIVE_DIR, LiveConfig, llmbar_pairs, pair_requests, probe_requests
+from evallab.experiments.calibrate import probe_requests
+from evallab.experiments.live import CONTENT_FREE, LIVE_DIR, LiveConfig, llmbar_pairs, pair_requests
 from evallab.judges import ReplayJudge, run_jobs
 
 CARD = LIVE_DIR / "run_card.json"
@@ -47,7 +48,7 @@ def _requests(study: str, part: dict, cfg: LiveConfig) -> list:
         reqs = build_requests(load_calibration_items(), cfg.variants, k=cfg.k, seed=cfg.seed, temperature=0.0,
                               max_tokens=cfg.max_tokens)
     else:
-        reqs = probe_requests(load_calibration_items(), cfg.variants, k=cfg.k, seed=cfg.seed,
+        reqs = probe_requests(load_calibration_items(), cfg.variants, k=cfg.k, seed=cfg.seed, content_free=(CONTENT_FREE,),
                               max_tokens=cfg.max_tokens)
     assert {r.prompt_version for r in reqs} == {version}
     return reqs

@@ -17,37 +17,29 @@ import pandas as pd
 
 from evallab.experiments.inflation import build_requests
 from evallab.judges import run_jobs
-from evallab.metrics.contextual import CONTENT_FREE, PROBE_PREFIX
+from evallab.metrics.contextual import CONTENT_FREE
 
 
 def probe_requests(items: pd.DataFrame, variants: Sequence[str] = ("balanced", "pass-only"), *, samples: int = 1,
                    k: int = 4, seed: int = 0, content_free: Sequence[str] = CONTENT_FREE,
-                   temperature: float = 0.0, scenarios: Sequence[str] | None = None) -> list:
+                   temperature: float = 0.0, scenarios: Sequence[str] | None = None,
+                   max_tokens: int | None = None) -> list:
     """Content-free probe requests: for each scenario of ``items`` × variant × content-free input × sample, the
     scenario's rubric and the anchors its items get under that variant
-    (:func:`evallab.experiments.inflation.build_requests` on the scenario's first item, answer replaced);
-    ``scenarios`` restricts the probes to those scenarios (``None`` = all).
+    (:func:`evallab.experiments.inflation.build_requests` with ``content_free``); ``scenarios`` restricts the
+    probes to those scenarios (``None`` = all).
 
     Returns
     -------
     list of JudgeRequest; metadata as in ``build_requests`` with ``item_id`` = ``content-free:<scenario>:<input>``,
     ``gold`` NA, ``kind`` = ``content-free``, ``probe_input`` = the content-free text.
     """
-    firsts = items.drop_duplicates("scenario_id")
-    if scenarios is not None:
-        firsts = firsts[firsts["scenario_id"].isin(list(scenarios))]
     out = []
     for text in content_free:
-        probe = firsts.assign(answer=text, item_id=[f"{PROBE_PREFIX}:{s}:{text or 'empty'}"
-                                                   for s in firsts["scenario_id"]], gold=pd.NA, kind="content-free")
-        # the probes carry no gold, so they join no anchor pool: every scenario draws the anchors its items get
-        both = pd.concat([items, probe], ignore_index=True)
-        wanted = set(probe["item_id"])
-        for r in build_requests(both, variants, samples=samples, k=k, seed=seed, temperature=temperature,
-                                scenarios=list(firsts["scenario_id"])):
-            if r.metadata["item_id"] in wanted:
-                r.metadata["probe_input"] = text
-                out.append(r)
+        for r in build_requests(items, variants, samples=samples, k=k, seed=seed, temperature=temperature,
+                                max_tokens=max_tokens, scenarios=scenarios, content_free=text):
+            r.metadata["probe_input"] = text
+            out.append(r)
     return out
 
 

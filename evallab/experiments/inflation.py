@@ -29,6 +29,7 @@ import pandas as pd
 from evallab.errors import DataError
 from evallab.judges import run_jobs
 from evallab.judges.prompts import PROMPT_VERSION, Anchor, build_pointwise
+from evallab.metrics.contextual import PROBE_PREFIX
 from evallab.skills.rubrics import (
     AnchorExample,
     Rubric,
@@ -110,10 +111,10 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     seed : seed of the anchor draw. ``shuffled-<seed>`` orders use their own seed salted with crc32(item_id), so
         the order varies across items.
     temperature, judge_seed, max_tokens : model parameters passed to the prompt builder.
-    content_free : when given, the content-free probe instead (Zhao et al. 2021, "Calibrate Before Use", §4): one
+    content_free : when given, the content-free probe instead (Zhao et al. 2021, "Calibrate Before Use", §5): one
         request per scenario × variant × sample grading this text (e.g. ``""``) against the scenario's rubric with
-        the SAME anchors its real answers get; item_id ``<scenario_id>/content-free``, kind ``content-free``,
-        gold NA.
+        the SAME anchors its real answers get; item_id ``content-free:<scenario_id>:<text or "empty">``
+        (:data:`evallab.metrics.contextual.PROBE_PREFIX`), kind ``content-free``, gold NA.
     scenarios : build requests only for the items of these scenarios (anchors are still drawn from every scenario
         of ``items``, so a request is the same as in the full build); ``None`` = all.
 
@@ -145,8 +146,8 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     draws = {sid: draw_anchors(items, sid, k=k, seed=seed) for sid in rows["scenario_id"].unique()}
     if content_free is not None:  # one content-free answer per scenario, anchors as drawn above
         first = rows.groupby("scenario_id", sort=False).head(1)
-        rows = first.assign(item_id=first["scenario_id"].astype(str) + "/content-free", kind="content-free",
-                            gold=pd.NA, answer=str(content_free))
+        rows = first.assign(item_id=[f"{PROBE_PREFIX}:{sid}:{content_free or 'empty'}" for sid in first["scenario_id"]],
+                            kind="content-free", gold=pd.NA, answer=str(content_free), probe_input=str(content_free))
     reqs = []
     for _, row in rows.iterrows():
         passes, fails = draws[row["scenario_id"]]

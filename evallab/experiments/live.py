@@ -122,17 +122,6 @@ def pair_requests(pairs: pd.DataFrame, *, prompt: str = "vanilla", temperature: 
     return reqs
 
 
-def probe_requests(items: pd.DataFrame, variants: Sequence[str], *, k: int = 4, seed: int = 0,
-                   max_tokens: int | None = 96) -> list:
-    """The content-free probe: one request per scenario × anchor set grading :data:`CONTENT_FREE` against the
-    scenario's rubric, with the same anchors the scenario's real answers get (gold NA: nothing to be right about);
-    :func:`evallab.experiments.inflation.build_requests` with ``content_free``."""
-    from evallab.experiments.inflation import build_requests
-
-    return build_requests(items, variants, k=k, seed=seed, temperature=0.0, max_tokens=max_tokens,
-                          content_free=CONTENT_FREE)
-
-
 # ------------------------------------------------------------------------------------------------ running
 @dataclass
 class StudyRun:
@@ -219,6 +208,7 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
             plan.append(("drift", "llamacpp", pair_requests(pairs, prompt="rules", temperature=0.0,
                                                             max_tokens=cfg.max_tokens, seed=cfg.seed)))
         if "inflation" in cfg.studies:
+            from evallab.experiments.calibrate import probe_requests
             from evallab.experiments.inflation import build_requests
 
             items = load_calibration_items()
@@ -229,7 +219,7 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
             reqs.sort(key=lambda r: (r.metadata["scenario_id"], r.metadata["anchor_set"]))
             plan.append(("inflation", "llamacpp", reqs))
             plan.append(("probe", "llamacpp", probe_requests(items, cfg.variants, k=cfg.k, seed=cfg.seed,
-                                                             max_tokens=cfg.max_tokens)))
+                                                             content_free=(CONTENT_FREE,), max_tokens=cfg.max_tokens)))
         if "text" in cfg.studies and cfg.text_pairs:
             plan.append(("text", "off", pair_requests(pairs.head(cfg.text_pairs), temperature=0.0,
                                                       max_tokens=cfg.max_tokens, seed=cfg.seed)))
@@ -341,4 +331,4 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover — `mak
 
 
 __all__ = ["CONTENT_FREE", "LIVE_DIR", "LiveConfig", "STUDIES", "llmbar_pairs", "load_live", "pair_requests",
-           "probe_requests", "run_live"]
+           "run_live"]

@@ -103,14 +103,19 @@ def calibrate(p_pass, p_cf) -> np.ndarray:
     return np.where((c > 0) & (c < 1), q, np.nan)
 
 
-def _is_probe(item_id: pd.Series, prefix: str) -> np.ndarray:
-    return item_id.astype(str).str.startswith(prefix).to_numpy(bool)
+def is_probe(df: pd.DataFrame, prefix: str = PROBE_PREFIX) -> np.ndarray:
+    """Boolean mask, one per row: the content-free probe rows — ``kind == "content-free"`` (what evallab's probe builders set) or an ``item_id``
+    starting with ``prefix`` (a table from elsewhere that marks probes by id only)."""
+    hit = df["item_id"].astype(str).str.startswith(prefix).to_numpy(bool)
+    if "kind" in df:
+        hit = hit | (df["kind"].astype("string") == "content-free").fillna(False).to_numpy(bool)
+    return hit
 
 
 def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
                        source: str = "samples", confidence: float = 0.95) -> pd.DataFrame:
-    """p_cf(PASS) per (group, anchor set): the judge's P(PASS) on the content-free probe items (``item_id``
-    starting with ``prefix``), the mean over the probe inputs of their P(PASS).
+    """p_cf(PASS) per (group, anchor set): the judge's P(PASS) on the content-free probe items (``kind``
+    ``content-free``, or ``item_id`` starting with ``prefix``), the mean over the probe inputs of their P(PASS).
 
     Returns
     -------
@@ -119,7 +124,7 @@ def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, pref
     log-probabilities, which are not counts), ``note``.
     """
     by = [c for c in by if c != "anchor_set"]
-    d = df[_is_probe(df["item_id"], prefix)]
+    d = df[is_probe(df, prefix)]
     rows = []
     if d.empty:
         return pd.DataFrame(columns=[*by, "anchor_set", "probes", "replies", "p_cf", "low", "high", "note"])
@@ -153,7 +158,7 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
     """
     by = [c for c in by if c != "anchor_set"]
     probe = content_free_probe(df, by, prefix=prefix, source=source, confidence=confidence)
-    d = df[~_is_probe(df["item_id"], prefix)]
+    d = df[~is_probe(df, prefix)]
     pp = pass_probability(d, by, source=source)
     pp = pp[pp["parsed"] > 0]
     rows = []
@@ -190,4 +195,5 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
     return pd.DataFrame(rows)
 
 
-__all__ = ["CONTENT_FREE", "PROBE_PREFIX", "calibrate", "calibrated_rates", "content_free_probe", "pass_probability"]
+__all__ = ["CONTENT_FREE", "PROBE_PREFIX", "calibrate", "calibrated_rates", "content_free_probe", "is_probe",
+           "pass_probability"]
