@@ -126,3 +126,25 @@ def test_auto_detects_the_llamacpp_dialect_on_the_real_server():
     assert judge.dialect == "llamacpp"
     assert judge.stats.retries == 0  # the 500 to json_schema was a refusal, not a transient error
     assert (df["response_format"] == "llamacpp").all() and df["verdict"].notna().all()
+
+
+@pytest.mark.slow
+def test_run_live_writes_tables_recordings_and_a_card_and_resumes(tmp_path):
+    """`evallab live` on a tiny config against the real server: every request answered once, a recording per part,
+    a run card with the model's sha256; a rerun makes no call and the card still counts the first run's calls."""
+    from evallab.experiments.live import LiveConfig, run_live
+
+    cfg = LiveConfig(n_pairs=2, samples=2, text_pairs=1, max_tokens=48, studies=("position", "drift", "text"))
+    card = run_live(tmp_path, config=cfg, progress=False)
+    want = {"position": 2 * 2 + 2 * 2 * 2, "drift": 2 * 2, "text": 1 * 2}  # pairs x orders (x samples)
+    assert {k: v["replies"] for k, v in card["studies"].items()} == want
+    assert card["model_sha256"] == SMOLLM2_SHA256 and card["calls"] >= sum(want.values())
+    for run in card["studies"].values():
+        for part in run["parts"]:
+            assert (tmp_path / part["table"]).is_file() and (tmp_path / part["recording"]).is_file()
+            rows = pd.read_json(tmp_path / part["table"], lines=True)
+            assert len(rows) == part["requests"]
+    first_calls = card["calls"]
+    again = run_live(tmp_path, config=cfg, progress=False)
+    assert again["calls"] == first_calls and again["invocations"] == 2  # nothing asked twice, nothing forgotten
+

@@ -136,21 +136,15 @@ class StudyRun:
     parts: list[dict] = field(default_factory=list)
 
 
-def _recording_name(study: str, version: str, temperature: float) -> str:
-    return f"{study}-{version}-t{temperature:g}.json"
-
-
-def _run_part(judge, reqs: list, out: Path, study: str, *, progress: bool) -> pd.DataFrame:
-    """Run ``reqs`` (one prompt version and temperature) appending to ``<out>/<study>.jsonl`` and recording."""
+def _part_files(study: str, reqs: list) -> tuple[str, str]:
+    """The verdict table and recording (relative to the run folder) of one part: one prompt version, one
+    temperature."""
     versions = {r.prompt_version for r in reqs}
     temps = {r.temperature for r in reqs}
     if len(versions) != 1 or len(temps) != 1:
         raise EvallabError(f"{study}: one part holds one prompt version and temperature; got {versions}, {temps}")
-    version, temp = versions.pop(), temps.pop()
-    rec = out / "recordings" / _recording_name(study, version, temp)
-    rec.parent.mkdir(parents=True, exist_ok=True)
-    table = out / f"{study}-{version}-t{temp:g}.jsonl"
-    return run_jobs(judge, reqs, out=table, record=rec, progress=progress)
+    stem = f"{study}-{versions.pop()}-t{temps.pop():g}"
+    return f"{stem}.jsonl", f"recordings/{stem}.json"
 
 
 def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, model: str | None = None,
@@ -228,19 +222,18 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
         for study, structured, reqs in plan:
             j = judge(structured)
             t1 = time.perf_counter()
-            df = _run_part(j, reqs, out, study, progress=progress)
+            table, recording = _part_files(study, reqs)
+            (out / recording).parent.mkdir(parents=True, exist_ok=True)
+            df = run_jobs(j, reqs, out=out / table, record=out / recording, progress=progress)
             run = runs.setdefault(study, StudyRun(study))
             st = df.attrs.get("run", {})
-            table = f"{study}-{reqs[0].prompt_version}-t{reqs[0].temperature:g}.jsonl"
             before = ledger["parts"].get(table, {})  # what earlier (killed) invocations spent on this part
             part = {"prompt_version": reqs[0].prompt_version, "temperature": reqs[0].temperature,
                     "structured": j.dialect, "requests": len(reqs),
                     "calls": int(st.get("calls", 0)) + int(before.get("calls", 0)),
                     "unparsed": int(df["verdict"].isna().sum()), "failed": int(df["failed"].fillna(False).sum()),
                     "seconds": round(time.perf_counter() - t1 + float(before.get("seconds", 0.0)), 1),
-                    "table": table,
-                    "recording": "recordings/" + _recording_name(study, reqs[0].prompt_version,
-                                                                 reqs[0].temperature)}
+                    "table": table, "recording": recording}
             ledger["parts"][table] = {**part, "study": study}
             _save_ledger(out, ledger)
             run.parts.append(part)
