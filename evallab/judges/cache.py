@@ -46,13 +46,14 @@ def chat_body(model: str, request: JudgeRequest, extra_body: Mapping | None = No
 
 
 def body_key(base_url: str, body: Mapping, sample: int = 0) -> str:
-    """sha256 hex of canonical JSON (sorted keys) of ``{format, base URL (no trailing slash), body, sample}``.
+    """sha256 hex of the compact JSON (UTF-8, ``separators=(",", ":")``) of
+    ``{"base_url": base URL without trailing slash, "body": body, "sample": sample, "v": format}`` in that order.
 
-    ``body`` is the JSON body sent; ``sample`` the repeat index (the same body asked twice as two samples is two
-    replies)."""
-    doc = {"v": CACHE_FORMAT, "base_url": base_url.rstrip("/"), "body": body, "sample": int(sample)}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False,
-                                     separators=(",", ":")).encode()).hexdigest()
+    ``body`` is the JSON body sent, its keys in the order sent (not sorted: the order of a response schema's
+    properties changes what a structured-output model writes, so two bodies that differ only in it are two
+    requests); ``sample`` the repeat index (the same body asked twice as two samples is two replies)."""
+    doc = {"base_url": base_url.rstrip("/"), "body": body, "sample": int(sample), "v": CACHE_FORMAT}
+    return hashlib.sha256(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
 def cache_key(base_url: str, model: str, request: JudgeRequest, *, extra_body: Mapping | None = None) -> str:

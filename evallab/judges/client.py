@@ -479,8 +479,11 @@ class OpenAICompatibleJudge:
     def encoded(self, request: JudgeRequest) -> Encoded:
         """The request as sent, encoded once: the JSON body's bytes, its cache key and its ``sent_digest``.
 
-        The body is serialised ONCE as canonical JSON (sorted keys, compact separators, UTF-8) and that one string
-        is sent and hashed: the cache key is the sha256 of exactly the document :func:`~evallab.judges.cache.
+        The body is serialised ONCE as canonical JSON (compact separators, UTF-8, keys in the order the body is
+        built — never sorted: a response schema's property order is the order a grammar-constrained or
+        structured-output model writes the fields, so ``verdict`` before ``reason`` is part of what is asked;
+        OpenAI "Structured Outputs": outputs are produced in the order of the schema's keys; llama.cpp's
+        json-schema-to-grammar follows the ``properties`` order) and that one string is sent and hashed: the cache key is the sha256 of exactly the document :func:`~evallab.judges.cache.
         body_key` describes, and ``sent_digest`` that of :func:`evallab.judges.runner.sent_digest` (a test checks
         both against those functions). The result is kept on the request and reused while the request, the
         dialect and the judge are unchanged (a changed field, sample index or message list re-encodes).
@@ -492,8 +495,7 @@ class OpenAICompatibleJudge:
         memo = request.__dict__.get("_evallab_encoded")
         if memo is not None and memo[0] == stamp:
             return memo[1]
-        canon = json.dumps(self.body(request), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                           default=str)
+        canon = json.dumps(self.body(request), ensure_ascii=False, separators=(",", ":"), default=str)
         key_doc = (f'{{"base_url":{json.dumps(self.base_url, ensure_ascii=False)},"body":{canon},'
                    f'"sample":{sample},"v":{CACHE_FORMAT}}}')
         digest_doc = (f'{{"body":{canon},"kind":{json.dumps(request.kind, ensure_ascii=False, default=str)},'

@@ -137,8 +137,8 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
 
 
 def sent_digest(judge: Judge, request: JudgeRequest) -> str:
-    """sha256 hex of what is asked: canonical JSON (sorted keys) of the prompt version, the reply kind and the
-    body sent — ``judge.body(request)`` when the judge has one (model, messages, temperature, seed, max tokens,
+    """sha256 hex of what is asked: the compact JSON of ``{"body", "kind", "prompt_version"}`` in that order, the
+    body's keys in the order sent (see :func:`~evallab.judges.cache.body_key`) — the body sent — ``judge.body(request)`` when the judge has one (model, messages, temperature, seed, max tokens,
     extra body fields), else the same fields built from the request and ``judge.model``.
 
     Unlike :func:`~evallab.judges.prompts.request_digest` (the keryx digest of the prompt text, used by
@@ -151,8 +151,8 @@ def sent_digest(judge: Judge, request: JudgeRequest) -> str:
         return encoded(request).sent_digest
     body = judge.body(request) if callable(getattr(judge, "body", None)) else \
         chat_body(str(getattr(judge, "model", "") or ""), request)
-    doc = {"prompt_version": request.prompt_version, "kind": request.kind, "body": body}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+    doc = {"body": body, "kind": request.kind, "prompt_version": request.prompt_version}
+    return hashlib.sha256(json.dumps(doc, ensure_ascii=False, separators=(",", ":"),
                                      default=str).encode()).hexdigest()
 
 
