@@ -10,10 +10,15 @@ verdict of the llama.cpp dialect (``response_format: {type: json_object, schema}
   messages, the same model file, the same options (context, threads, batch, seed) and the server's sampling
   defaults (top_p 0.95, top_k 40, min_p 0.05, repeat_penalty 1.1 — llama_cpp.server.types).
 
-The two alternate in blocks of 25 requests (in-process block, then the same block through the server), so load
-from other work on the two cores falls on both alike. Reported: wall time through evallab / in-process (target
-<= 1.15: the HTTP server, JSON and evallab's client cost at most 15% over calling llama.cpp directly) and how many
-of the 100 verdicts agree between the two paths (greedy decoding: all should).
+A third path splits the cost: the same bytes evallab sends (``judge.encoded(r).payload``) posted one at a time
+with a bare ``httpx.Client`` to the same server — the server's own cost over in-process, and evallab's over a
+bare HTTP loop.
+
+The paths alternate in blocks of 25 requests (in-process, bare HTTP, evallab), so load from other work on the two
+cores falls on all alike. Reported: wall time through evallab / in-process (target <= 1.15: the HTTP server, JSON
+and evallab's client cost at most 15% over calling llama.cpp directly), the two parts of that ratio (bare HTTP /
+in-process: llama.cpp's server; evallab / bare HTTP: evallab's client), and how many of the 100 verdicts agree
+between evallab and in-process (greedy decoding: all should).
 """
 
 from __future__ import annotations
@@ -50,11 +55,15 @@ def run() -> list[dict]:
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert json.loads(child.stdout.readline()).get("ready")
-    t_inproc = t_server = 0.0
+    import httpx
+
+    t_inproc = t_server = t_bare = 0.0
     same = parsed_in = parsed_srv = 0
     try:
         with LocalLlamaServer(options=opts) as srv:
             judge = srv.judge(structured="llamacpp", cache=None)
+            bare = httpx.Client(timeout=600, headers={"content-type": "application/json"})
+            url = srv.base_url + "/chat/completions"
             for start in range(0, len(reqs), BLOCK):
                 block = reqs[start:start + BLOCK]
                 # the server's own sampling defaults (llama_cpp.server.types), sent explicitly in-process
@@ -67,6 +76,10 @@ def run() -> list[dict]:
                 done = json.loads(child.stdout.readline())
                 t_inproc += done["seconds"]
                 local = [parse_reply(t, r)[0] for t, r in zip(done["texts"], block, strict=True)]
+                t0 = time.perf_counter()
+                for r in block:
+                    bare.post(url, content=judge.encoded(r).payload).raise_for_status()
+                t_bare += time.perf_counter() - t0
                 t0 = time.perf_counter()
                 df = run_jobs(judge, block, progress=False)
                 t_server += time.perf_counter() - t0
@@ -85,6 +98,10 @@ def run() -> list[dict]:
          "detail": f"{n} requests (LLMBar Natural, {N_PAIRS} pairs x 2 orders, greedy, <= {MAX_TOKENS} tokens, "
                    f"structured): {t_server:.1f} s vs {t_inproc:.1f} s, {t_inproc / n:.2f} s/request in-process; "
                    f"blocks of {BLOCK} alternated"},
+        {"name": "local judge: bare HTTP via server / in-process (llama.cpp's server)", "value": t_bare / t_inproc,
+         "target": "", "ok": None, "detail": f"{t_bare:.1f} s: the same bytes posted with a bare httpx.Client"},
+        {"name": "local judge: evallab / bare HTTP via the same server (evallab's client)",
+         "value": t_server / t_bare, "target": "", "ok": None, "detail": "same server, same bytes"},
         {"name": "local judge: same verdict in-process and via server", "value": float(same), "target": f"== {n}",
          "ok": same == n, "detail": f"parsed {parsed_in} in-process, {parsed_srv} via the server "
                                     f"({json.dumps(opts)})"},

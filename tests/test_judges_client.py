@@ -149,6 +149,26 @@ def test_rerun_from_cache_makes_zero_http_calls_and_matches(server, tmp_path):
     assert server.stats()["requests"] == 5
 
 
+def test_prefetch_answers_the_run_without_a_query_per_request(server, tmp_path):
+    """run_jobs looks the run's keys up at once: no SELECT per request (counted with sqlite's trace callback),
+    stored keys served, absent keys asked live, and a key put during the run is then seen (not kept absent)."""
+    reqs = _reqs(12)
+    run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), reqs[:5], progress=False)
+    server.reset()
+    cache = Cache(tmp_path / "c.sqlite")
+    statements: list[str] = []
+    cache._conn().set_trace_callback(statements.append)
+    j = _judge(server, cache=cache)
+    df = run_jobs(j, reqs, progress=False)
+    selects = [q for q in statements if q.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 1 and " IN (" in selects[0]  # the prefetch, nothing per request
+    assert server.stats()["requests"] == 7 and df["cached"].sum() == 5
+    k = j.cache_key(reqs[5])
+    cache.flush()
+    assert cache.get(k) is not None  # put after the prefetch, flushed: found, not answered "absent"
+    assert Cache(tmp_path / "c.sqlite").prefetch([k, "no-such-key"]) == 1
+
+
 def test_cache_key_covers_the_canonical_request():
     r = _reqs(1)[0]
     k = cache_key("http://h/v1", "m", r)

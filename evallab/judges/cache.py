@@ -20,7 +20,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from evallab.errors import EvallabError
@@ -96,6 +96,8 @@ class Cache:
         self.misses = 0
         self.batch_size, self.batch_seconds = 256, 1.0
         self._pending: dict[str, str] = {}
+        self._known: dict[str, str] = {}  # looked up by prefetch(): key -> stored JSON
+        self._absent: set[str] = set()  # looked up by prefetch() and not stored (until put)
         self._last_flush = time.monotonic()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn()  # fail early on a bad file
@@ -133,6 +135,12 @@ class Cache:
         if key in self._pending:
             self.hits += 1
             return json.loads(self._pending[key])
+        if key in self._absent:
+            self.misses += 1
+            return None
+        if key in self._known:
+            self.hits += 1
+            return json.loads(self._known[key])
         row = self._conn().execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
@@ -148,10 +156,30 @@ class Cache:
         """
         if not self.write:
             return
+        self._absent.discard(key)
+        self._known.pop(key, None)
         self._pending[key] = json.dumps(value, ensure_ascii=False)
         now = time.monotonic()
         if len(self._pending) >= self.batch_size or now - self._last_flush >= self.batch_seconds:
             self.flush()
+
+    def prefetch(self, keys: Iterable[str]) -> int:
+        """Look ``keys`` up in a few queries (500 keys each) instead of one query per :meth:`get`.
+
+        Until a key is :meth:`put`, :meth:`get` answers it from this lookup: a reply another process stores under
+        that key later in this run is not seen (the output file's lock keeps two runs of one output apart, so they
+        never share keys while both run). Returns how many of the keys are stored; 0 when reads are bypassed."""
+        if not self.read:
+            return 0
+        keys = [k for k in dict.fromkeys(keys) if k not in self._pending]
+        conn, found = self._conn(), {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            found.update(conn.execute(f"SELECT key, value FROM replies WHERE key IN ({','.join('?' * len(chunk))})",
+                                      chunk).fetchall())
+        self._known.update(found)
+        self._absent.update(k for k in keys if k not in found)
+        return len(found)
 
     def flush(self) -> None:
         """Write the pending values in one transaction."""

@@ -41,7 +41,7 @@ import os
 import re
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -572,6 +572,14 @@ class OpenAICompatibleJudge:
         if self.cache is not None:
             self.cache.put_endpoint(self._memory_key(), chosen)
         return chosen
+
+    def prefetch(self, requests: Sequence[JudgeRequest]) -> int:
+        """Look the cache keys of ``requests`` up at once (:meth:`Cache.prefetch`) so that :meth:`judge` runs no
+        query per request; called by :func:`~evallab.judges.run_jobs` before it starts. Returns how many are
+        cached (0 without a cache)."""
+        if self.cache is None:
+            return 0
+        return self.cache.prefetch(self.encoded(r).cache_key for r in requests)
 
     def cache_key(self, request: JudgeRequest) -> str:
         """The cache key of ``request``: the exact body sent, the base URL and the sample index

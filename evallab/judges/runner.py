@@ -423,6 +423,9 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     if reasked:
         log.warning("%s: %d row(s) asked again because their request changed since they were written (prompt, "
                     "anchors, temperature, seed, max tokens or model); their old rows are replaced", out, reasked)
+    prefetch = getattr(judge, "prefetch", None)
+    if callable(prefetch) and todo and not batch:  # one cache lookup for the run, not one query per request
+        prefetch([r for r, _ in todo])
     bar = _Progress(progress, len(requests), stats.skipped, judge.label, stats)
     jstats = getattr(judge, "stats", None)
     calls0 = getattr(jstats, "calls", 0)
