@@ -8,9 +8,10 @@ token counts, latency, and the model and system fingerprint the server reported 
 API key cannot reach it. Verdicts are re-parsed and costs re-priced on every read, so a parser fix or a new price
 table applies to cached replies too.
 
-The key is the sha256 of canonical JSON (sorted keys) of the base URL, the exact JSON body sent (model, messages,
-temperature, seed, max tokens and every ``extra_body`` field — which may override any of them) and the sample
-index: :func:`cache_key`.
+The key is the sha256 of the compact JSON of the base URL, the exact JSON body sent — its keys in the order sent,
+since a response schema's property order changes what a structured-output model writes — (model, messages,
+temperature, seed, max tokens and every ``extra_body`` field, which may override any of them) and the sample
+index: :func:`cache_key`. A run looks its keys up at once (:meth:`Cache.prefetch`).
 """
 
 from __future__ import annotations
