@@ -115,9 +115,17 @@ def test_the_checks_catch_a_raw_export(tmp_path, batch, browser):
         "display_data", data={"text/html": raw.to_html(), "text/plain": "raw"})]))
     nb.cells.append(nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
         "stream", name="stderr", text=f"{REPO_ROOT}/x.py:1: UserWarning: raw\n")]))
+    # a cell ending in show(...) without ';' (the table again as the cell's result) and a save_metrics path echoed
+    twice = '<table><caption>Before and after</caption><tr><td>1</td></tr></table>'
+    nb.cells.append(nbformat.v4.new_code_cell("show(t)", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/html": twice, "text/plain": "t"}), nbformat.v4.new_output(
+        "execute_result", data={"text/html": twice, "text/plain": "t"}, execution_count=1)]))
+    nb.cells.append(nbformat.v4.new_code_cell("save_metrics(...)", outputs=[nbformat.v4.new_output(
+        "execute_result", data={"text/plain": "PosixPath('r.metrics.json')"}, execution_count=2)]))
     body, _ = HTMLExporter(exclude_input=True).from_notebook_node(nb)
     page = tmp_path / "raw.html"
     page.write_text(body)
     problems = " | ".join(page_problems(browser, page.as_uri()))
     assert "stderr output" in problems and "'NaN'" in problems and "absolute path" in problems
     assert "scrolls sideways" in problems or "wider than" in problems
+    assert "table shown twice: 'Before and after'" in problems and "Python repr in an output" in problems

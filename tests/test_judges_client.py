@@ -194,25 +194,40 @@ def test_cache_key_covers_the_canonical_request():
 
 
 @pytest.mark.parametrize("dialect", ["openai", "llamacpp", "ollama"])
-def test_the_schema_is_sent_in_its_own_order_verdict_before_reason(dialect):
+def test_the_schema_asks_for_the_reason_before_the_verdict(dialect):
     """A structured-output model writes a schema's fields in the order of its properties (OpenAI Structured
-    Outputs; llama.cpp's json-schema-to-grammar): the bytes sent keep ``verdict`` before ``reason``, as
-    format_fields builds the schema, and a sorted encoding (which would ask for the reason first) is not sent."""
-    import json
-
+    Outputs; llama.cpp's json-schema-to-grammar): the bytes sent put ``reason`` before ``verdict`` in every
+    dialect, so the judge explains before it decides."""
     from evallab.judges import build_pairwise
 
     r = build_pairwise("Say hi.", "hi", "hello", metadata={"item_id": "o"})
     payload = OpenAICompatibleJudge("http://h/v1", "m", structured=dialect).encoded(r).payload
-    assert payload.index(b'"verdict"') < payload.index(b'"reason"')
-    body = json.loads(payload)
-    assert payload != json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    props = payload.index(b'"properties"')
+    assert props < payload.index(b'"reason"', props) < payload.index(b'"verdict"', props)
+
+
+def test_a_schemas_properties_keep_their_order_and_every_other_key_is_sorted():
+    """canonical(): keys sorted at every level except the members of a ``properties`` mapping (a property NAMED
+    "properties" inside it is a member, not a schema keyword); lists keep their order. Expected text written out."""
+    from evallab.judges.cache import body_key, canonical_json
+
+    schema = {"type": "object", "required": ["z", "a"],
+              "properties": {"z": {"type": "string", "enum": ["y", "x"]}, "properties": {"type": "string"},
+                             "a": {"type": "object", "properties": {"q": {"type": "number"}, "b": {}}}}}
+    body = {"model": "m", "response_format": {"type": "json_object", "schema": schema}}
+    assert canonical_json(body) == (
+        '{"model":"m","response_format":{"schema":{"properties":{"z":{"enum":["y","x"],"type":"string"},'
+        '"properties":{"type":"string"},"a":{"properties":{"q":{"type":"number"},"b":{}},"type":"object"}},'
+        '"required":["z","a"],"type":"object"},"type":"json_object"}}')
+    swapped = {**body, "response_format": {"type": "json_object", "schema": {
+        **schema, "properties": dict(reversed(list(schema["properties"].items())))}}}
+    assert body_key("http://h/v1", body) != body_key("http://h/v1", swapped)  # another order is another request
 
 
 @pytest.mark.parametrize("kw", [{}, {"extra_body": {"top_p": 0.5, "seed": 9}}, {"structured": "llamacpp"},
                                 {"structured": "openai", "logprobs": True}])
 def test_one_encoding_gives_the_documented_key_and_digest(kw):
-    """The body is encoded once (compact, UTF-8, keys in the order built); its cache key and sent digest equal the documented
+    """The body is encoded once (sorted, compact, UTF-8); its cache key and sent digest equal the documented
     formulas computed here from the body dict with json.dumps and hashlib."""
     import hashlib
     import json
@@ -224,13 +239,14 @@ def test_one_encoding_gives_the_documented_key_and_digest(kw):
                         metadata={"item_id": "u", "sample": 2})
     enc = j.encoded(r)
     body = j.body(r)
-    canon = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    # evallab's own schema lists its properties alphabetically (reason, verdict), so here canonical = sorted
+    canon = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert enc.payload == canon.encode() and json.loads(enc.payload) == body
-    key = hashlib.sha256(json.dumps({"base_url": "http://h/v1", "body": body, "sample": 2, "v": 2},
+    key = hashlib.sha256(json.dumps({"v": 2, "base_url": "http://h/v1", "body": body, "sample": 2}, sort_keys=True,
                                     ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
     assert enc.cache_key == key
-    digest = hashlib.sha256(json.dumps({"body": body, "kind": r.kind, "prompt_version": r.prompt_version},
-                                       ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    digest = hashlib.sha256(json.dumps({"prompt_version": r.prompt_version, "kind": r.kind, "body": body},
+                                       sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
     assert enc.sent_digest == digest
     # a changed request re-encodes (the memo never serves a stale body)
     r.temperature = 0.9
@@ -290,8 +306,9 @@ def test_usage_and_cost_from_the_price_table(server):
     for r in reqs:
         body = {"model": "sim-judge", "messages": [{"role": m.role, "content": m.content} for m in r.messages],
                 "temperature": 0.0}
-        # sent as compact UTF-8 JSON
-        inp.append(max(1, len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()) // 4))
+        # sent as canonical JSON: sorted keys, compact separators, UTF-8
+        inp.append(max(1, len(json.dumps(body, ensure_ascii=False, sort_keys=True,
+                                         separators=(",", ":")).encode()) // 4))
         outp.append(max(1, len(sim.reply_text(r.system, r.user, 0)) // 4))
     assert df["input_tokens"].astype(int).tolist() == inp and df["output_tokens"].astype(int).tolist() == outp
     expected = [(i * 2.0 + o * 8.0) / 1e6 for i, o in zip(inp, outp, strict=True)]

@@ -114,6 +114,20 @@ def test_calibrated_rates_count_by_hand(probe_run):
     assert r["calibrated_false_pass_rate"] < r["false_pass_rate"] - 0.2
 
 
+def test_a_probe_that_always_passes_gives_no_calibrated_rate(probe_run):
+    """p_cf = 1: calibrate() is undefined, so the calibrated rates are NaN with the reason — not the ½ every item
+    would tie at (the live SmolLM2 verdict-first run had exactly this probe)."""
+    df, _ = probe_run
+    d = df.copy()
+    probe = d["item_id"].str.startswith("content-free") & (d["anchor_set"] == "pass-only")
+    d.loc[probe, "verdict"] = "pass"
+    r = CC.calibrated_rates(d, n_resamples=0).set_index("anchor_set")
+    po = r.loc["pass-only"]
+    assert po["p_cf"] == 1.0 and np.isnan(po["calibrated_pass_rate"]) and np.isnan(po["calibrated_false_pass_rate"])
+    assert "passes in every reply" in po["note"] and not np.isnan(po["pass_rate"])
+    assert np.isfinite(r.loc["balanced", "calibrated_pass_rate"])  # the other anchor set is untouched
+
+
 def test_probe_prompts_show_the_items_anchors(probe_run):
     items = load_calibration_items()
     reqs = X.probe_requests(items, ("pass-only",), samples=1)

@@ -8,8 +8,8 @@ token counts, latency, and the model and system fingerprint the server reported 
 API key cannot reach it. Verdicts are re-parsed and costs re-priced on every read, so a parser fix or a new price
 table applies to cached replies too.
 
-The key is the sha256 of the compact JSON of the base URL, the exact JSON body sent — its keys in the order sent,
-since a response schema's property order changes what a structured-output model writes — (model, messages,
+The key is the sha256 of the canonical JSON (:func:`canonical_json`: keys sorted, except a response schema's
+``properties``, whose order changes what a structured-output model writes) of the base URL, the exact body sent (model, messages,
 temperature, seed, max tokens and every ``extra_body`` field, which may override any of them) and the sample
 index: :func:`cache_key`. A run looks its keys up at once (:meth:`Cache.prefetch`).
 """
@@ -46,15 +46,37 @@ def chat_body(model: str, request: JudgeRequest, extra_body: Mapping | None = No
     return b
 
 
-def body_key(base_url: str, body: Mapping, sample: int = 0) -> str:
-    """sha256 hex of the compact JSON (UTF-8, ``separators=(",", ":")``) of
-    ``{"base_url": base URL without trailing slash, "body": body, "sample": sample, "v": format}`` in that order.
+def canonical(obj):
+    """``obj`` with every mapping's keys sorted — except the members of a JSON schema's ``properties``, kept in the
+    order given: a structured-output model writes the fields in that order (OpenAI "Structured Outputs": outputs
+    are produced in the order of the schema's keys; llama.cpp's json-schema-to-grammar follows ``properties``), so
+    it is part of what is asked, while every other key order is not. Lists keep their order."""
+    return _canonical(obj, False)
 
-    ``body`` is the JSON body sent, its keys in the order sent (not sorted: the order of a response schema's
-    properties changes what a structured-output model writes, so two bodies that differ only in it are two
-    requests); ``sample`` the repeat index (the same body asked twice as two samples is two replies)."""
+
+def _canonical(obj, keep: bool):
+    if isinstance(obj, Mapping):
+        items = obj.items() if keep else sorted(obj.items())
+        return {k: _canonical(v, k == "properties" and not keep) for k, v in items}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v, False) for v in obj]
+    return obj
+
+
+def canonical_json(obj) -> str:
+    """The canonical JSON text of ``obj`` (:func:`canonical`, compact separators, UTF-8 kept): what evallab sends
+    as a request body and hashes for its keys and digests."""
+    return json.dumps(canonical(obj), ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def body_key(base_url: str, body: Mapping, sample: int = 0) -> str:
+    """sha256 hex of :func:`canonical_json` of ``{"base_url": base URL without trailing slash, "body": body,
+    "sample": sample, "v": format}`` — keys sorted, a response schema's ``properties`` in the order sent.
+
+    ``body`` is the JSON body sent; ``sample`` the repeat index (the same body asked twice as two samples is two
+    replies)."""
     doc = {"base_url": base_url.rstrip("/"), "body": body, "sample": int(sample), "v": CACHE_FORMAT}
-    return hashlib.sha256(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()
 
 
 def cache_key(base_url: str, model: str, request: JudgeRequest, *, extra_body: Mapping | None = None) -> str:

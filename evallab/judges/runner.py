@@ -137,14 +137,14 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
 
 
 def sent_digest(judge: Judge, request: JudgeRequest) -> str:
-    """sha256 hex of what is asked: the compact JSON of ``{"body", "kind", "prompt_version"}`` in that order, the
-    body's keys in the order sent (see :func:`~evallab.judges.cache.body_key`) — the body sent — ``judge.body(request)`` when the judge has one (model, messages, temperature, seed, max tokens,
+    """sha256 hex of what is asked: :func:`~evallab.judges.cache.canonical_json` of ``{"body", "kind",
+    "prompt_version"}`` (keys sorted, a response schema's ``properties`` in the order sent) — the body sent — ``judge.body(request)`` when the judge has one (model, messages, temperature, seed, max tokens,
     extra body fields), else the same fields built from the request and ``judge.model``.
 
     Unlike :func:`~evallab.judges.prompts.request_digest` (the keryx digest of the prompt text, used by
     recordings) it changes with the temperature, seed, max tokens and model too; the runner's resume compares it.
     """
-    from evallab.judges.cache import chat_body
+    from evallab.judges.cache import canonical_json, chat_body
 
     encoded = getattr(judge, "encoded", None)
     if callable(encoded):  # the judge encodes what it sends once; the digest of that same string
@@ -152,8 +152,7 @@ def sent_digest(judge: Judge, request: JudgeRequest) -> str:
     body = judge.body(request) if callable(getattr(judge, "body", None)) else \
         chat_body(str(getattr(judge, "model", "") or ""), request)
     doc = {"body": body, "kind": request.kind, "prompt_version": request.prompt_version}
-    return hashlib.sha256(json.dumps(doc, ensure_ascii=False, separators=(",", ":"),
-                                     default=str).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()
 
 
 def row_key(row: dict) -> tuple:

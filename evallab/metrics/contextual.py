@@ -147,7 +147,9 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
 
     An item's raw verdict is PASS when P(PASS) > ½ (the majority of its samples), its calibrated verdict when the
     calibrated q > ½, i.e. P(PASS) > p_cf (:func:`calibrate`); an item whose P(PASS) equals the cut exactly
-    counts ½. Probe items are left out of the rates.
+    counts ½. A probe that always passes or always fails (p_cf = 1 or 0) leaves q undefined: the calibrated rates
+    are NaN with the reason in ``note`` (never the ½ every item would tie at). Probe items are left out of the
+    rates.
 
     Returns
     -------
@@ -169,10 +171,14 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
         p_cf = float(pr["p_cf"].iloc[0]) if len(pr) else NAN
         p = g["p_pass"].to_numpy(float)
         raw = np.where(p > 0.5, 1.0, np.where(p == 0.5, 0.5, 0.0))
-        cut = np.where(p > p_cf, 1.0, np.where(p == p_cf, 0.5, 0.0)) if np.isfinite(p_cf) else np.full(len(p), NAN)
+        inside = np.isfinite(p_cf) and 0 < p_cf < 1  # calibrate(): q is undefined at p_cf = 0 or 1
+        cut = np.where(p > p_cf, 1.0, np.where(p == p_cf, 0.5, 0.0)) if inside else np.full(len(p), NAN)
         gold = g["gold"].astype("string")
-        r = dict(key, items=len(g), p_cf=p_cf, note="" if np.isfinite(p_cf) else
-                 not_computable("no content-free probe reply under this anchor set: nothing to calibrate against"))
+        note = "" if inside else not_computable(
+            "no content-free probe reply under this anchor set: nothing to calibrate against" if not np.isfinite(p_cf)
+            else f"the content-free probe {'passes' if p_cf >= 1 else 'fails'} in every reply (p_cf = {p_cf:g}): "
+                 "contextual calibration leaves nothing to rescale, so no calibrated rate")
+        r = dict(key, items=len(g), p_cf=p_cf, note=note)
 
         def rate(x, mask, name, r=r):
             x = x[mask]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from evallab.metrics import agreement, drift, inflation, position
-from evallab.metrics.intervals import wilson
+from evallab.metrics.intervals import no_interval_note, wilson
 
 #: what every live section says about the judge (issue 14: "say plainly that this is a 135M-parameter model")
 CAVEAT = ("The live judge is SmolLM2-135M-Instruct (135 million parameters, 4-bit Q4_1 GGUF) on llama.cpp, a model "
@@ -55,6 +55,14 @@ def _pct(x: float, d: int = 1) -> str:
     return "—" if x is None or pd.isna(x) else f"{100 * x:.{d}f}%"
 
 
+def _ci(x: float, lo: float, hi: float, units: int, unit_name: str = "pair") -> str:
+    """`` [lo, hi]`` (percent) when the interval exists; else the reason in words (never ``[—, —]``)."""
+    if pd.notna(lo) and pd.notna(hi):
+        return f" [{_pct(lo)}, {_pct(hi)}]"
+    note = no_interval_note(x, lo, hi, units=units, n_resamples=1, unit_name=unit_name)
+    return f" ({note})" if note else ""
+
+
 def _pp(d: float, lo: float, hi: float) -> str:
     """A difference in percentage points with its interval; a degenerate interval (every resample the same: no
     paired unit changed) is said in words, never shown as [x, x]."""
@@ -67,7 +75,7 @@ def _card_line(run: dict) -> str:
     c = run["card"]
     return (f"{c.get('model_file')} (sha256 {str(c.get('model_sha256'))[:12]}…), llama-cpp-python "
             f"{c.get('llama_cpp_python')} (llama.cpp {c.get('llama_cpp')}), recorded {str(c.get('date'))[:10]}, "
-            f"{c.get('calls')} calls in {c.get('wall_seconds', 0) / 60:.0f} min")
+            f"{int(c.get('calls') or 0):,} calls in {c.get('wall_seconds', 0) / 60:.1f} min of wall time")
 
 
 def parse_rates(run: dict) -> pd.DataFrame:
@@ -115,14 +123,15 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
                   f"{int(b['both_parsed'])} LLMBar Natural pairs (greedy); MT-Bench's breakdown: "
                   f"{_pct(b['biased_first_rate'])} biased toward the first-shown output, "
                   f"{_pct(b['biased_second_rate'])} toward the second; it picks the first-shown output in "
-                  f"{_pct(b['first_slot_preference'])} [{_pct(b['first_slot_preference_low'])}, "
-                  f"{_pct(b['first_slot_preference_high'])}] of {int(b['decisive'])} decisive replies (50% = no "
+                  f"{_pct(b['first_slot_preference'])}"
+                  f"{_ci(b['first_slot_preference'], b['first_slot_preference_low'], b['first_slot_preference_high'], int(b['decisive']), 'reply')} "
+                  f"of {int(b['decisive'])} decisive replies (50% = no "
                   f"slot preference)."),
         value=b["first_slot_preference"], low=b["first_slot_preference_low"], high=b["first_slot_preference_high"],
         n=int(b["decisive"]), unit="%"))
     sec.findings.append(dict(
-        sentence=(f"Against LLMBar's gold its Acc. (mean of the two order accuracies) is {_pct(s['acc'])} "
-                  f"[{_pct(s['acc_low'])}, {_pct(s['acc_high'])}] on {int(s['n'])} pairs — "
+        sentence=(f"Against LLMBar's gold its Acc. (mean of the two order accuracies) is {_pct(s['acc'])}"
+                  f"{_ci(s['acc'], s['acc_low'], s['acc_high'], int(s['n']))} on {int(s['n'])} pairs — "
                   f"{_pct(s['acc_order_12'])} with output 1 shown first, {_pct(s['acc_order_21'])} with output 2 "
                   f"first (50% is what a coin would score)."),
         value=s["acc"], low=s["acc_low"], high=s["acc_high"], n=int(s["n"]), unit="%"))

@@ -21,6 +21,8 @@ WIDTH = 1280
 #: an absolute machine path in visible text (a file under a home, temp, work or system folder)
 ABS_PATH = re.compile(r"(?<![\w.~:/])/(?:home|root|tmp|work|Users|usr|opt|var|private|mnt|srv)/[\w.+@-]")
 
+_REPR = re.compile(r"\b(?:Posix|Windows)?Path\('[^']*'\)|<[\w.]+ object at 0x[0-9a-f]+>")
+
 _JS = """() => {
   const doc = document.documentElement;
   const scrollers = [];
@@ -34,7 +36,8 @@ _JS = """() => {
       .map(e => e.innerText.trim()).filter(t => t.length);
   const imgs = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 60));
   const outs = [...document.querySelectorAll('.jp-OutputArea-output, .output_area')].map(e => e.innerText);
-  return {scrollWidth: doc.scrollWidth, scrollers, stderr, brokenImages: imgs, text: document.body.innerText,
+  const captions = [...document.querySelectorAll('table caption')].map(e => e.innerText.trim()).filter(t => t);
+  return {scrollWidth: doc.scrollWidth, scrollers, stderr, brokenImages: imgs, text: document.body.innerText, captions,
           outputs: outs.length ? outs.join(' | ') : document.body.innerText};
 }"""
 
@@ -53,7 +56,9 @@ def launch(p):
 
 def page_problems(page, url: str) -> list[str]:
     """Open ``url`` at 1280 px and list what a reader would trip over: horizontal overflow, an element
-    scrolling sideways, stderr output, "NaN", "Traceback", an absolute machine path, an image that did not load."""
+    scrolling sideways, stderr output, "NaN", "Traceback", an absolute machine path, an image that did not load,
+    a table shown twice (one caption twice: a cell's last ``show(...)`` echoed as its result) and a Python repr
+    in an output (``PosixPath(...)``, ``<... object at 0x...>``: a return value the notebook did not mean to show)."""
     page.set_viewport_size({"width": WIDTH, "height": 900})
     page.goto(url, wait_until="load")
     r = page.evaluate(_JS)
@@ -73,6 +78,11 @@ def page_problems(page, url: str) -> list[str]:
     if m:
         problems.append(f"absolute path in the text: …{text[max(0, m.start() - 40):m.end() + 40]!r}")
     problems += [f"image not loaded: {s}" for s in r["brokenImages"]]
+    caps = r.get("captions") or []
+    problems += [f"table shown twice: {c[:80]!r}" for c in sorted({c for c in caps if caps.count(c) > 1})]
+    m = _REPR.search(r["outputs"])
+    if m:
+        problems.append(f"a Python repr in an output: {m.group(0)[:80]!r}")
     return problems
 
 
