@@ -10,7 +10,7 @@
       - name: trigger_sweep                 # a grid: one run per combination (evallab.reporting.grid)
         notebook: notebooks/04_trigger_thresholds.ipynb
         grid: {scorer: [keryx, bm25], strip_exclusions: [true, false]}
-        compare: {metric: loo_accuracy, unit: "%"}   # the headline metric the index plots across the grid
+        compare: {metric: loo_trigger_accuracy, unit: "%"}   # the headline metric the index plots across the grid
 
 :func:`run_batch` runs every run through papermill (in parallel, one kernel per worker process — or, with
 ``scheduler=``/``local_cluster=``, as tasks on Dask distributed, see :mod:`evallab.reporting.cluster`), exports

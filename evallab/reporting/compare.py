@@ -9,11 +9,11 @@ also writes ``<entry>.compare.png`` and ``<entry>.compare.csv`` beside the index
 The metric is chosen in the entry's ``compare:``::
 
     compare:
-      metric: loo_accuracy          # a key of the notebook's metrics ("a.b" for a nested one)
+      metric: loo_trigger_accuracy          # a key of the notebook's metrics ("a.b" for a nested one)
       label: Leave-one-out trigger accuracy     # default: the key in words
       unit: "%"                     # %, pp, pct, p, count or any text; default: guessed from the key and values
-      low: loo_accuracy_low         # the interval's bounds; default: <metric>_low and <metric>_high
-      high: loo_accuracy_high
+      low: loo_trigger_accuracy_low         # the interval's bounds; default: <metric>_low and <metric>_high
+      high: loo_trigger_accuracy_high
       level: 0.95                   # the interval's level; default: the run's `confidence` parameter, else 0.95
       units: {tolerance: proportion}   # units of numeric grid parameters, for the x axis label
 

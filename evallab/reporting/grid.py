@@ -9,7 +9,7 @@ shares)::
       grid:
         scorer: [keryx, tfidf, bm25]
         strip_exclusions: [true, false]
-      compare: {metric: loo_accuracy, label: Leave-one-out trigger accuracy, unit: "%"}
+      compare: {metric: loo_trigger_accuracy, label: Leave-one-out trigger accuracy, unit: "%"}
 
 :func:`expand` makes the cartesian product (the first parameter varies slowest, as in :func:`itertools.product`)
 and names each run by the entry's name and a slug of its varying values (``trigger_sweep-keryx-true``, ...).
@@ -115,7 +115,7 @@ def check_grid(entry: str, notebook: str | Path, grid, parameters: Mapping | Non
                              "parameter once")
     if compare is not None:
         if not isinstance(compare, Mapping):
-            raise ParameterError("'compare' must be a mapping such as {metric: loo_accuracy, unit: '%'}")
+            raise ParameterError("'compare' must be a mapping such as {metric: loo_trigger_accuracy, unit: '%'}")
         for k, v in compare.items():
             kind = COMPARE_KEYS.get(k)
             if kind is None:

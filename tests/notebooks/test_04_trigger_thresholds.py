@@ -43,6 +43,15 @@ def test_notebook_runs_and_reports(run):
     assert m["skills"] == 64 and m["trigger_probes"] == n_trig == 279
     assert m["description_probes"] == n_use_when == 18 and m["description_probes_selected"] == 18
     assert "loo_accuracy" not in m and "probes" not in m  # no figure pools the two kinds
+    # the bundled sweep (sweeps.yaml, make sweep) compares a metric this notebook really writes, with its bounds
+    import yaml
+
+    from evallab.paths import REPO_ROOT
+
+    for entry in yaml.safe_load((REPO_ROOT / "sweeps.yaml").read_text())["reports"]:
+        if entry["notebook"].endswith("04_trigger_thresholds.ipynb"):
+            key = entry["compare"]["metric"]
+            assert {key, f"{key}_low", f"{key}_high"} <= set(m), key
     # leave-one-out trigger accuracy over the 279 triggers only, recomputed with the plain SOURCE.md implementation
     expected = [plain_loo_selected(recs, i, t, t) for i, r in enumerate(recs) for t in r.get("triggers", [])]
     assert m["loo_trigger_selected"] == sum(expected) == 217
