@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 
 import httpx
 
+from evallab.judges.cache import canonical_json
 from evallab.judges.prompts import anchor_headings, answer_text, shown_outputs
 
 #: fault kinds :class:`Fault` understands
@@ -353,8 +354,8 @@ class _App:
             user = "\n".join(m["content"] for m in messages if m["role"] != "system")
             m = re.search(r"-s(\d+)$", str(line.get("custom_id", "")))
             text = self.cfg.sim.reply_text(system, user, int(m.group(1)) if m else 0)
-            # the bytes of the same body sent live (evallab sends canonical JSON: sorted keys, compact, UTF-8)
-            raw = len(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
+            # the bytes of the same body sent live (the canonical JSON evallab sends)
+            raw = len(canonical_json(body).encode())
             resp = {"id": f"chatcmpl-batch-{i}", "object": "chat.completion", "created": int(time.time()),
                     "model": self.cfg.served_model or body.get("model") or "sim-judge",
                     "system_fingerprint": "fp_evallab_sim",

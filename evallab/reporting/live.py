@@ -143,8 +143,8 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
             sentence=(f"Repeated at temperature {float(temp[temp > 0].iloc[0]):g} ({int(sampled['sample'].nunique())} "
                       f"samples per pair and order), its parsed samples all agree on "
                       f"{_pct(st['unanimous'].sum() / max(pooled_units, 1))} of {pooled_units} (pair, order) units; "
-                      f"the flip rate is highest with order {worst['order']}: {_pct(worst['flip_rate'])} "
-                      f"[{_pct(worst['flip_rate_low'])}, {_pct(worst['flip_rate_high'])}]."),
+                      f"the flip rate is highest with order {worst['order']}: {_pct(worst['flip_rate'])}"
+                      f"{_ci(worst['flip_rate'], worst['flip_rate_low'], worst['flip_rate_high'], int(worst['units']), 'unit')}."),
             value=worst["flip_rate"], low=worst["flip_rate_low"], high=worst["flip_rate_high"],
             n=int(worst["units"]), unit="%"))
     if len(rates):

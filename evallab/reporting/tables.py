@@ -462,14 +462,13 @@ def publication_html(df: pd.DataFrame) -> str:
     return to_html(df).html
 
 
-def show(df: pd.DataFrame, **kwargs) -> Table:
-    """Display ``df`` as a publication table in the notebook (arguments as :func:`to_html`); returns the
-    :class:`Table`."""
+def show(df: pd.DataFrame, **kwargs) -> None:
+    """Display ``df`` as a publication table in the notebook (arguments as :func:`to_html`, which returns the
+    :class:`Table` itself). Returns nothing, so a cell ending in ``show(...)`` shows the table once, not again as
+    the cell's result."""
     from IPython.display import HTML, display
 
-    t = to_html(df, **kwargs)
-    display(HTML(t.html))
-    return t
+    display(HTML(to_html(df, **kwargs).html))
 
 
 # ---------------------------------------------------------------------------------------------------- findings
