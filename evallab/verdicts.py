@@ -319,10 +319,13 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
            strategies: Iterable[str] | None = None, path: str | None = None) -> pd.DataFrame:
     """Rows of the given subsets (exact, or a ``/``-prefix such as ``LLMBar/Adversarial``), judges and strategies.
 
-    Empty or None selects all. Raises :class:`VerdictTableError` when a filter selects nothing, naming the values
-    available.
+    Empty or None selects all. What a filter leaves out is never dropped silently: the result's
+    ``attrs["left_out"]`` lists one phrase per filter that removed rows (e.g. "strategy CoT: 838 replies left out by
+    the strategies filter"), which :func:`evallab.metrics.design.describe` says in its text. Raises
+    :class:`VerdictTableError` when a filter selects nothing, naming the values available.
     """
     out = df
+    left_out = list(df.attrs.get("left_out", []))
     for col, wanted in (("subset", subsets), ("judge", judges), ("strategy", strategies)):
         wanted = [w for w in as_list(wanted) if w]
         if not wanted:
@@ -334,5 +337,11 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
         if not m.any():
             raise VerdictTableError(f"{col} filter {wanted} selects no rows; available: {sorted(vals.unique())}",
                                     path=path, column=col)
+        if not m.all():
+            gone = sorted(vals[~m].unique())
+            left_out.append(f"{col} {', '.join(gone)}: {int((~m).sum()):,} replies left out by the "
+                            f"{'strategies' if col == 'strategy' else col + 's'} filter")
         out = out[m]
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    out.attrs["left_out"] = left_out
+    return out

@@ -183,3 +183,20 @@ def test_import_cli_warns_about_two_snapshots_in_one_line(tmp_path, capsys):
     line = next(x for x in text.splitlines() if "snapshots" in x)
     assert line.startswith(f"warning: {src}: judge 'gpt-4o' carries 2 model snapshots")
     assert "import_cli.py" not in text and "Traceback" not in text
+
+
+def test_select_says_what_its_filters_leave_out_and_describe_repeats_it():
+    """A user's table with two strategies, filtered to one: the other strategy's replies are named and counted
+    (hand count: 3 CoT rows), never dropped silently, and the report's design sentence says so."""
+    import pandas as pd
+
+    from evallab import verdicts as V
+    from evallab.metrics import design
+
+    df = pd.DataFrame({"item_id": ["a", "b", "c", "a", "b", "c"], "dataset": "d", "subset": "s", "judge": "j",
+                       "strategy": ["Vanilla"] * 3 + ["CoT"] * 3, "anchor_set": "none", "order": "ab", "sample": 0,
+                       "verdict": ["1", "2", "1", "1", "1", "2"], "gold": None})
+    out = V.select(df, strategies=["Vanilla"])
+    assert len(out) == 3 and out.attrs["left_out"] == ["strategy CoT: 3 replies left out by the strategies filter"]
+    assert "strategy CoT: 3 replies left out by the strategies filter" in design.describe(out)["text"]
+    assert V.select(df).attrs["left_out"] == []  # no filter, nothing left out

@@ -123,6 +123,7 @@ def describe(df: pd.DataFrame) -> dict:
         plural = {"dataset": "datasets", "subset": "subsets", "judge": "judges", "model": "models",
                   "strategy": "strategies", "anchor_set": "anchor sets"}
         parts.append("several " + ", ".join(f"{plural[c]} ({len(v)})" for c, v in design.items()))
+    parts += list(df.attrs.get("left_out", []))  # what the report's filters removed (verdicts.select)
     snap = V.snapshot_note(df)
     if snap:
         parts.append(f"WARNING: {snap}")
