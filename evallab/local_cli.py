@@ -45,7 +45,7 @@ def serve_local(
         typer.echo(f"llama.cpp server with {srv.model_path.name} answering at {srv.base_url} "
                    f"(started in {srv.started_s:.1f} s); model id {srv.model_alias!r}")
         typer.echo(f"judge with:  evallab judge ITEMS --judge {srv.model_alias}@{srv.base_url} --structured llamacpp "
-                   "--out verdicts.jsonl")
+                   "--concurrency 1 --out verdicts.jsonl")
         typer.echo("Ctrl-C stops it.")
         try:
             while not stop["now"] and srv.running:

@@ -11,7 +11,13 @@ import math
 
 import typer
 
-from evallab.metrics import power
+
+def _power():
+    """The planner module, imported when a command runs (it loads scipy.stats: ~1 s that every other `evallab`
+    command, and every process that imports the command line, would pay)."""
+    from evallab.metrics import power
+
+    return power
 
 
 def _n(x) -> str:
@@ -35,7 +41,7 @@ def register(app: typer.Typer) -> None:
         confidence: float = typer.Option(0.95, help="Interval level"),
     ) -> None:
         """Gold labels needed for a target half-width, without and with the judge (PPI++)."""
-        r = power.gold_for_half_width(half_width, rate=rate, sensitivity=sensitivity, specificity=specificity,
+        r = _power().gold_for_half_width(half_width, rate=rate, sensitivity=sensitivity, specificity=specificity,
                                       correlation=correlation, items=items, confidence=confidence)
         typer.echo(f"gold labels for ±{half_width:g} at {confidence:.0%}, rate {rate:g}:")
         typer.echo(f"  gold labels only:              {_n(r['gold_only'])}")
@@ -52,7 +58,7 @@ def register(app: typer.Typer) -> None:
         target_power: float = typer.Option(0.8, "--power", help="Power wanted"),
     ) -> None:
         """Items needed for the drift gate to flag a given flip rate."""
-        r = power.items_for_flip_rate(flip_rate, tolerance, alpha=alpha, power=target_power)
+        r = _power().items_for_flip_rate(flip_rate, tolerance, alpha=alpha, power=target_power)
         typer.echo(f"items to flag a flip rate of {flip_rate:g} against {tolerance:g} (one-sided, alpha {alpha:g}): "
                    f"{r['items']:,} (exact binomial power {r['power']:.3f}; normal approximation "
                    f"{r['normal_approximation']:,})")
@@ -66,7 +72,7 @@ def register(app: typer.Typer) -> None:
         target_power: float = typer.Option(0.8, "--power", help="Power wanted"),
     ) -> None:
         """Items (judged by both judges) needed to detect an accuracy change with McNemar's test."""
-        r = power.items_for_accuracy_change(delta, discordance, alpha=alpha, power=target_power)
+        r = _power().items_for_accuracy_change(delta, discordance, alpha=alpha, power=target_power)
         typer.echo(f"items to detect an accuracy change of {delta:g} with {discordance:g} discordant: {r['items']:,} "
                    f"(exact power {r['power']:.3f}; Connor 1987: {r['normal_approximation']:,})")
 
@@ -77,7 +83,7 @@ def register(app: typer.Typer) -> None:
         target: float = typer.Option(0.95, help="Wanted probability that a repeat gives the same majority"),
     ) -> None:
         """Samples per item needed for a stable majority verdict."""
-        r = power.samples_for_stable_majority(flip_rate, target=target)
+        r = _power().samples_for_stable_majority(flip_rate, target=target)
         typer.echo(f"samples per item for a reproducible majority (≥ {target:g}) at flip rate {flip_rate:g}: "
                    f"{_n(r['samples'])}" + (f" (stability {r['stability']:.3f}; one sample: "
                                             f"{r['single_sample_stability']:.3f})" if not math.isnan(r['samples'])

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import typer
 
-from evallab import fileio
 from evallab.errors import EvallabError
-from evallab.experiments import judge_check as JC
 
 manifests_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                             help="aeon-style assertion manifests: evaluate outputs, bootstrap a starter manifest.")
@@ -32,6 +30,8 @@ def _kind_of(path: Path) -> str:
         return "recording"
     if path.is_dir():
         return "folder"
+    from evallab import fileio  # here: it loads pandas, which `evallab --help` should not pay for
+
     fileio.check_file(path, "a JSON file (evals.json, a recording or an eval report)")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -122,6 +122,8 @@ def validate_paths(paths: list[Path], *, echo=typer.echo) -> int:
     if recs and specs:
         both = {k: specs[k] for k in recs if k in specs}
         if both:
+            from evallab.experiments import judge_check as JC
+
             m = JC.check_recordings(both, {k: recs[k] for k in both})
             for f in S.ag_findings(m, both, {k: recs[k] for k in both}):
                 echo(f"{'FAIL' if f.severity == 'fail' else 'note'} {f}")
@@ -164,6 +166,8 @@ def register(app: typer.Typer) -> None:
         j = make_judge(judge, model, api_key_env, replay_dir=str(replay) if replay else None)
         frames = []
         for spec in specs:
+            from evallab.experiments import judge_check as JC
+
             m, _ = JC.judge_check(spec, j, samples=samples, record=record, progress=False)
             frames.append(m)
             for r in m.itertuples():

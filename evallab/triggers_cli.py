@@ -11,7 +11,13 @@ import json
 import typer
 
 from evallab.errors import EvallabError
-from evallab.skills import catalogs
+
+
+def _load_catalog(name):
+    """:func:`evallab.skills.catalogs.load_catalog`, imported when a command runs (it loads pandas)."""
+    from evallab.skills import catalogs
+
+    return catalogs.load_catalog(name)
 
 triggers_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                            help="Lexical trigger scorer: rank skills for a prompt, tune thresholds, scout.")
@@ -39,7 +45,7 @@ def score_cmd(
     from evallab.skills import triggers as T
 
     _check_scorer(scorer)
-    cat = catalogs.load_catalog(catalog)
+    cat = _load_catalog(catalog)
     r = T.rank(query, cat, scorer=scorer, field=field, strip_exclusions=strip, top=top)
     sel = None
     if skill:
@@ -71,7 +77,7 @@ def tune_cmd(
     from evallab.skills import triggers as T
 
     _check_scorer(scorer)
-    cat = catalogs.load_catalog(catalog)
+    cat = _load_catalog(catalog)
     probes = T.make_probes(cat)
     trig = T.make_probes(cat, source="triggers")
     if len(trig) == 0:
@@ -120,7 +126,7 @@ def scout_cmd(
     from evallab.skills import triggers as T
 
     _check_scorer(scorer)
-    r = T.scout(description, catalogs.load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,
+    r = T.scout(description, _load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,
                 strip_exclusions=strip)
     if as_json:
         typer.echo(json.dumps({"decision": r.decision, "use": use, "fork": fork,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -74,15 +75,36 @@ def test_prose_reply_is_reported_not_retried(server):
     assert "reasonably written" in df["raw"].iloc[0]  # the raw text is kept for the NA row
 
 
+def _sampled(n):
+    """Requests that sample without a seed: a reply cut at max_tokens may come out differently when asked again."""
+    return [replace(r, temperature=0.7, seed=None) for r in _reqs(n)]
+
+
 @pytest.mark.parametrize("kind", ["empty_choices", "empty_content", "length_cut"])
 def test_reply_without_verdict_content_is_retried_then_answered(server, kind):
-    """Issue 13: a 200 with no choices, empty content, or cut by max_tokens before any verdict is retried."""
+    """Issue 13: a 200 with no choices, empty content, or cut by max_tokens before any verdict is retried (a cut
+    one when the request samples without a seed; see the next test)."""
     server.set_faults([Fault(kind, times=2)])
-    j = _judge(server)
-    df = run_jobs(j, _reqs(1), progress=False)
+    j = _judge(server, backoff_initial=0.2, backoff_max=0.5)
+    df = run_jobs(j, _sampled(1) if kind == "length_cut" else _reqs(1), progress=False)
     assert server.stats()["requests"] == 3 and server.stats()["faults"] == {kind: 2}
     assert df["verdict"].iloc[0] in ("pass", "fail") and not bool(df["failed"].iloc[0])
     assert j.stats.retries == 2 and j.stats.empty == 2
+    waits = [w for _, w in j.stats.waits]
+    # a cut reply is asked again at once (the server is not overloaded); the others back off (>= backoff_initial)
+    assert waits == [0.0, 0.0] if kind == "length_cut" else all(w >= 0.2 for w in waits)
+
+
+@pytest.mark.parametrize("temperature,seed,how", [(0.0, None, "greedy"), (0.7, 3, "seeded")])
+def test_cut_reply_is_not_asked_again_when_decoding_would_repeat_it(server, temperature, seed, how):
+    """Greedy or seeded decoding writes the same text again: one call, failed at once, the error says why."""
+    server.set_faults([Fault("length_cut", times=-1)])
+    j = _judge(server, max_retries=5)
+    df = run_jobs(j, [replace(r, temperature=temperature, seed=seed) for r in _reqs(1)], progress=False)
+    assert server.stats()["requests"] == 1 and j.stats.retries == 0 and j.stats.empty == 1
+    assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0])
+    assert how in df["error"].iloc[0] and "raise max_tokens" in df["error"].iloc[0]
+    assert df["raw"].iloc[0] == "Let me compare the two"  # what the server said is kept
 
 
 @pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("empty_content", "empty reply"),
@@ -91,13 +113,14 @@ def test_persistent_reply_without_verdict_is_failed_and_asked_again_on_rerun(ser
     server.set_faults([Fault(kind, times=-1)])
     out = tmp_path / "v.jsonl"
     j = _judge(server, max_retries=2, cache=tmp_path / "c.sqlite")
-    df = run_jobs(j, _reqs(1), out=out, progress=False)
+    reqs = _sampled(1) if kind == "length_cut" else _reqs(1)
+    df = run_jobs(j, reqs, out=out, progress=False)
     assert server.stats()["requests"] == 3  # 1 + max_retries, then given up
     assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
     assert len(Cache(tmp_path / "c.sqlite")) == 0  # nothing cached: a rerun asks again
     server.set_faults([])
     server.reset()
-    again = run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), _reqs(1), out=out, progress=False)
+    again = run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), reqs, out=out, progress=False)
     assert server.stats()["requests"] == 1 and again["verdict"].iloc[0] in ("pass", "fail")
 
 

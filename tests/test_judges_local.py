@@ -148,3 +148,23 @@ def test_run_live_writes_tables_recordings_and_a_card_and_resumes(tmp_path):
     again = run_live(tmp_path, config=cfg, progress=False)
     assert again["calls"] == first_calls and again["invocations"] == 2  # nothing asked twice, nothing forgotten
 
+
+
+def test_logprobs_on_a_server_without_logits_all_is_refused_with_the_option_to_set():
+    srv = LocalLlamaServer()  # not started: the check needs only the options
+    assert srv.options["logits_all"] is False  # evallab's default: no per-token logits kept for every prompt token
+    with pytest.raises(LocalServerError, match="logits_all=True"):
+        srv.judge(logprobs=True)
+
+
+@pytest.mark.slow
+def test_logprobs_are_recorded_from_a_server_started_with_logits_all():
+    from evallab.judges import build_pairwise, run_jobs
+
+    reqs = [build_pairwise("Name a primary colour.", "Red.", "Banana.", order="ab", max_tokens=48,
+                           metadata={"item_id": "colour", "gold": "1"})]
+    with LocalLlamaServer(options={"logits_all": True}) as srv:
+        df = run_jobs(srv.judge(logprobs=True, cache=None), reqs, progress=False)
+    assert df["verdict"].notna().all()
+    lp = df["verdict_logprob"].iloc[0]
+    assert lp is not None and -50 < float(lp) <= 0  # a natural log-probability of the verdict token

@@ -80,3 +80,10 @@ def test_verdict_logprob_is_recorded(tmp_path):
     lp = {"content": [{"token": '{"', "logprob": -0.5}, {"token": "verdict", "logprob": -0.2},
                       {"token": '":"', "logprob": -0.01}, {"token": "b", "logprob": -0.7}]}
     assert verdict_logprob(lp, "b") == -0.7 and verdict_logprob(lp, "a") is None and verdict_logprob(None, "a") is None
+    # SmolLM2's tokens as llama.cpp's server returned them: the key split over two tokens, the reason first
+    split = {"content": [{"token": t, "logprob": v} for t, v in [
+        ("{", -5.6), (' "', -4.4), ("reason", -4.6), ('":', -0.3), (' "', -0.1), ("a", -2.0), ('"', -0.2),
+        (" ,", -3.0), ('"', -0.4), ("ver", -0.27), ("dict", -0.01), ('":', -0.02), (' "', -0.05), ("b", -1.3),
+        ('"}', -0.6)]]}
+    assert verdict_logprob(split, "b") == -1.3  # not the "a" of the reason, nor a token of the key
+    assert verdict_logprob(split, "tie") is None

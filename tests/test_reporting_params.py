@@ -169,3 +169,18 @@ def test_known_bracketed_help_survives(capsys, monkeypatch):
     flat = "\n".join(texts)
     assert "[input, output]" in flat
     assert "(file:line: [code/rule])" in flat
+
+
+def test_the_command_line_loads_without_the_scientific_stack():
+    """Every `evallab` command, and every worker process that imports the command line (Dask workers started from
+    `evallab report --local-cluster`), would pay for pandas/scipy at import (~1.5 s on this machine) if a
+    subcommand module loaded them at its top; they are imported inside the commands that use them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, evallab.cli\n"
+            "heavy = sorted(m for m in ('pandas', 'scipy', 'numpy', 'statsmodels', 'sklearn', 'matplotlib', 'httpx')"
+            " if m in sys.modules)\n"
+            "print(','.join(heavy))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert r.stdout.strip() == "", r.stdout

