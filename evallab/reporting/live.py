@@ -119,7 +119,8 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
     rates = parse_rates(run)
     b, s = bias.iloc[0], stats.iloc[0]
     sec.findings.append(dict(
-        sentence=(f"SmolLM2-135M gives the same verdict in both orders on {_pct(b['position_consistency'])} of "
+        sentence=(f"SmolLM2-135M gives the same verdict in both orders on {_pct(b['position_consistency'])}"
+                  f"{_ci(b['position_consistency'], b['position_consistency_low'], b['position_consistency_high'], int(b['both_parsed']))} of "
                   f"{int(b['both_parsed'])} LLMBar Natural pairs (greedy); MT-Bench's breakdown: "
                   f"{_pct(b['biased_first_rate'])} biased toward the first-shown output, "
                   f"{_pct(b['biased_second_rate'])} toward the second; it picks the first-shown output in "
@@ -158,7 +159,7 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
             text = f"; with the text prompt alone {_pct(k_t / n_t)} of {n_t} (no grammar)"
         sec.findings.append(dict(
             sentence=(f"With structured verdicts (llama.cpp's grammar-constrained json_object with a schema) "
-                      f"{_pct(k_s / n_s)} [{_pct(lo)}, {_pct(hi)}] of {n_s} live requests got a parsed verdict{text}; "
+                      f"{_pct(k_s / n_s)} [{_pct(lo)}, {_pct(hi)}] of {n_s:,} live requests got a parsed verdict{text}; "
                       f"unparsed replies are counted here and left out of every estimate."),
             value=k_s / n_s, low=lo, high=hi, n=n_s, unit="%"))
     sec.tables = {"position": bias, "accuracy": stats, "stability": stab, "sampled_position": sbias,
@@ -181,6 +182,8 @@ def inflation_section(run: dict | None, *, confidence: float = 0.95, n_resamples
     table = inflation.inflation_table(df, baseline="balanced", confidence=confidence, n_resamples=n_resamples,
                                       seed=seed)
     sec.tables["inflation"] = table
+    gold = df.drop_duplicates("item_id")["gold"].astype(str).str.lower()
+    n_fail, n_pass = int((gold == "fail").sum()), int((gold == "pass").sum())
     for v in ("pass-only", "fail-last"):
         r = table[table["anchor_set"] == v]
         if not len(r):
@@ -191,9 +194,11 @@ def inflation_section(run: dict | None, *, confidence: float = 0.95, n_resamples
                       f"{_pp(r['delta_false_pass'], r['delta_false_pass_low'], r['delta_false_pass_high'])} against "
                       f"balanced anchors (to {_pct(r['false_pass_rate'])}), and its pass rate on gold-PASS answers "
                       f"by {_pp(r['delta_true_pass'], r['delta_true_pass_low'], r['delta_true_pass_high'])} (paired "
-                      f"over {int(r['items'])} answers)."),
+                      f"over the {n_fail:,} gold-FAIL and the {n_pass:,} gold-PASS answers respectively)"
+                      + ("; the false-pass interval includes 0, so this run detects no change."
+                         if r["delta_false_pass_low"] <= 0 <= r["delta_false_pass_high"] else ".")),
             value=r["delta_false_pass"], low=r["delta_false_pass_low"], high=r["delta_false_pass_high"],
-            n=int(r["items"]), unit="pp"))
+            n=n_fail, unit="pp"))
     probe = run.get("probe")
     if probe is not None and len(probe):
         rows = []
