@@ -107,6 +107,17 @@ def test_cut_reply_is_not_asked_again_when_decoding_would_repeat_it(server, temp
     assert df["raw"].iloc[0] == "Let me compare the two"  # what the server said is kept
 
 
+def test_cut_reply_after_a_transient_error_is_not_retried_further_and_says_why(server):
+    """A 503 is retried; the greedy reply then cut at max_tokens would repeat, so it ends the request at once — its
+    error gives that reason, not "gave up after N attempts" (only 2 of the 1 + max_retries attempts were made)."""
+    server.set_faults([Fault("503", times=1), Fault("length_cut", times=-1)])
+    j = _judge(server, max_retries=5)
+    df = run_jobs(j, _reqs(1), progress=False)
+    assert server.stats()["requests"] == 2 and j.stats.retries == 1
+    err = df["error"].iloc[0]
+    assert bool(df["failed"].iloc[0]) and "raise max_tokens" in err and "gave up" not in err
+
+
 @pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("empty_content", "empty reply"),
                                         ("length_cut", "cut at max_tokens")])
 def test_persistent_reply_without_verdict_is_failed_and_asked_again_on_rerun(server, tmp_path, kind, error):

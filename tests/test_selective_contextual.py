@@ -128,6 +128,22 @@ def test_a_probe_that_always_passes_gives_no_calibrated_rate(probe_run):
     assert np.isfinite(r.loc["balanced", "calibrated_pass_rate"])  # the other anchor set is untouched
 
 
+def test_one_verdict_per_answer_cannot_be_calibrated_and_says_so(probe_run):
+    """With one reply per graded answer P(PASS) is 0 or 1; for 0 < p_cf < 1 the calibrated verdict (P(PASS) > p_cf)
+    is then the raw one on every answer: the rates are equal by construction and the note says why."""
+    df, _ = probe_run
+    probe = df["item_id"].str.startswith("content-free")
+    one = pd.concat([df[probe], df[~probe & (df["sample"] == 0)]], ignore_index=True)
+    r = CC.calibrated_rates(one, n_resamples=0).set_index("anchor_set")
+    for a in ("balanced", "pass-only"):
+        assert 0 < r.loc[a, "p_cf"] < 1
+        assert r.loc[a, "calibrated_pass_rate"] == r.loc[a, "pass_rate"]
+        assert r.loc[a, "calibrated_false_pass_rate"] == r.loc[a, "false_pass_rate"]
+        assert "moves none of them" in r.loc[a, "note"]
+    # with 8 samples per answer the note is absent and calibration moves verdicts (the test above)
+    assert not CC.calibrated_rates(df, n_resamples=0)["note"].str.contains("moves none").any()
+
+
 def test_probe_prompts_show_the_items_anchors(probe_run):
     items = load_calibration_items()
     reqs = X.probe_requests(items, ("pass-only",), samples=1)

@@ -11,10 +11,10 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   malformed (non-JSON) 200 body and a 200 with no verdict-bearing content (no choices, empty content, or cut at
   ``max_tokens`` before any verdict — a cut reply is asked again at once, without backoff, and only when the
   request samples without a seed: greedy (temperature 0) or seeded decoding writes the same text again, so such a
-  reply is marked failed at once, its error saying to raise ``max_tokens``), honouring Retry-After in every form (``retry-after-ms``,
-  ``x-ms-retry-after-ms``, ``Retry-After`` seconds or HTTP date; a 429's wait also pauses the other requests);
-  after ``max_retries`` retries the reply is returned with ``failed=True`` and the reason in ``error`` (a resumed
-  run asks again). ``stats.retries`` / ``stats.waits`` count the retries actually made;
+  reply is marked failed at once, its error saying to raise ``max_tokens``), honouring Retry-After in every form
+  (``retry-after-ms``, ``x-ms-retry-after-ms``, ``Retry-After`` seconds or HTTP date; a 429's wait also pauses
+  the other requests); after ``max_retries`` retries the reply is returned with ``failed=True`` and the reason in
+  ``error`` (a resumed run asks again). ``stats.retries`` / ``stats.waits`` count the retries actually made;
 - NO retry on 400/401/403/404 (or any other 4xx): :class:`JudgeFatalError` stops the run at once with the
   server's message — a wrong key must not cause a retry storm;
 - the on-disk :class:`~evallab.judges.cache.Cache` (a hit makes no HTTP call);
@@ -695,11 +695,7 @@ class OpenAICompatibleJudge:
             return await self._attempt(client, payload, headers, request)
         except TransientError as exc:
             last = exc
-        if last.final:
-            out = {"failed": True, "error": str(last)}
-            out.update({k: (last.value or {}).get(k) for k in ("model", "latency_s", "raw")})
-            return out
-        if self.max_retries > 0:
+        if self.max_retries > 0 and not last.final:
             try:
                 w = self._backoff(last, 1)
                 self._count_retry(last, w, 1)
@@ -713,7 +709,9 @@ class OpenAICompatibleJudge:
             except TransientError as exc:
                 last = exc
         n = self.max_retries + 1
-        out = {"failed": True, "error": f"{last} (gave up after {n} attempt{'s' if n > 1 else ''})"}
+        # a final error says itself why it was not asked again (and may come before the last attempt)
+        out = {"failed": True, "error": str(last) if last.final else
+               f"{last} (gave up after {n} attempt{'s' if n > 1 else ''})"}
         if last.value:  # an empty/cut reply: keep what the server said (model, latency, text)
             out.update({k: last.value.get(k) for k in ("model", "latency_s", "raw")})
         return out
@@ -834,8 +832,9 @@ class OpenAICompatibleJudge:
             self.stats.empty += 1
             if request.temperature == 0 or request.seed is not None:
                 how = "greedy" if request.temperature == 0 else f"seeded (seed {request.seed})"
-                raise TransientError(f"reply cut at max_tokens (finish_reason length, max_tokens "
-                                     f"{request.max_tokens}) before any verdict; not asked again: {how} decoding "
+                cap = f"max_tokens {request.max_tokens}" if request.max_tokens else "the server's default max_tokens"
+                raise TransientError(f"reply cut at max_tokens (finish_reason length, {cap}) before any verdict; "
+                                     f"not asked again: {how} decoding "
                                      "would write the same text — raise max_tokens", status=200, value=value,
                                      final=True)
             raise TransientError("reply cut at max_tokens (finish_reason length) before any verdict", status=200,

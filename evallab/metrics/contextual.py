@@ -148,8 +148,9 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
     An item's raw verdict is PASS when P(PASS) > ½ (the majority of its samples), its calibrated verdict when the
     calibrated q > ½, i.e. P(PASS) > p_cf (:func:`calibrate`); an item whose P(PASS) equals the cut exactly
     counts ½. A probe that always passes or always fails (p_cf = 1 or 0) leaves q undefined: the calibrated rates
-    are NaN with the reason in ``note`` (never the ½ every item would tie at). Probe items are left out of the
-    rates.
+    are NaN with the reason in ``note`` (never the ½ every item would tie at). When every item's P(PASS) is 0 or
+    1 (one verdict each, or unanimous samples) no verdict can move and ``note`` says so. Probe items are left out
+    of the rates.
 
     Returns
     -------
@@ -178,6 +179,10 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
             "no content-free probe reply under this anchor set: nothing to calibrate against" if not np.isfinite(p_cf)
             else f"the content-free probe {'passes' if p_cf >= 1 else 'fails'} in every reply (p_cf = {p_cf:g}): "
                  "contextual calibration leaves nothing to rescale, so no calibrated rate")
+        if inside and np.isin(p, (0.0, 1.0)).all():
+            note = ("every answer has one verdict, or samples that all agree (P(PASS) 0 or 1): calibration (PASS "
+                    "when P(PASS) exceeds the probe's p_cf, 0 < p_cf < 1) moves none of them, so the calibrated rates "
+                    "equal the raw ones")
         r = dict(key, items=len(g), p_cf=p_cf, note=note)
 
         def rate(x, mask, name, r=r):

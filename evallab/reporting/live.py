@@ -21,7 +21,8 @@ from evallab.metrics.intervals import no_interval_note, wilson
 CAVEAT = ("The live judge is SmolLM2-135M-Instruct (135 million parameters, 4-bit Q4_1 GGUF) on llama.cpp, a model "
           "with about 500 times fewer parameters than LLaMA-2-70B-Chat, the LLaMA2 judge in LLMBar's tables, and "
           "never trained to judge: expect weak verdicts. These sections show what evallab measures on a real judge "
-          "running on this machine; they say nothing about how good a judge can be, and no conclusion about larger models follows from them.")
+          "running on this machine; they say nothing about how good a judge can be, and no conclusion about larger "
+          "models follows from them.")
 
 
 @dataclass
