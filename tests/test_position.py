@@ -164,3 +164,24 @@ def test_one_order_tables_say_why_instead_of_returning_nothing():
         assert list(out["judge"]) == ["J"]
         assert out["note"].iloc[0].startswith("not computable") and "both" in out["note"].iloc[0]
     assert np.isnan(P.balanced_position_accuracy(df, ["judge"])["bpc_accuracy"].iloc[0])
+
+
+def test_first_slot_preference_needs_both_orders():
+    """With one order the first slot always holds output 1, so 'the share picking the first-shown output' would be
+    the share picking output 1: position mixed with quality. NaN with the reason; both orders: the hand count."""
+    df = V.coerce(pd.DataFrame(HAND))
+    ab = df[df["order"] == "ab"]
+    one = P.position_bias(ab, ["judge"], n_resamples=0).iloc[0]
+    assert one["decisive"] == 5 and one["first_slot"] == 3  # the counts stay: p1 p2 p3 pick "1" (= first) of 5
+    assert np.isnan(one["first_slot_preference"]) and np.isnan(one["first_slot_preference_low"])
+    assert "needs both presentation orders" in one["note"] and "only ab" in one["note"]
+    both = P.position_bias(df, ["judge"], n_resamples=0).iloc[0]
+    # decisive replies: ab 1,1,1,2,2 (p7's tie out, p6 ab unparsed) and ba 1,2,2,1,2,1,1; first-shown picks:
+    # ab->"1": 3, ba->"2": 3 (p2 p3 p5) => 6 of 12
+    assert both["decisive"] == 12 and both["first_slot_preference"] == pytest.approx(6 / 12)
+    # anchor effect: a strategy shown in one order gets no first-slot preference and no delta, accuracy stays
+    two = pd.concat([df.assign(strategy="Vanilla"), ab.assign(strategy="Vanilla_1shot")], ignore_index=True)
+    ae = P.anchor_effect(two, variants=["Vanilla_1shot"], n_resamples=0).set_index("strategy")
+    assert np.isfinite(ae.loc["Vanilla", "first_slot_preference"])
+    assert np.isnan(ae.loc["Vanilla_1shot", "first_slot_preference"]) and np.isnan(ae.loc["Vanilla_1shot", "delta_first_slot"])
+    assert np.isfinite(ae.loc["Vanilla_1shot", "accuracy"]) and "both presentation orders" in ae.loc["Vanilla_1shot", "note"]

@@ -19,7 +19,9 @@ Methods and their sources
   negative = the first-shown output is favoured. (Shi et al. additionally min-max normalise it by bounds that depend
   on the inconsistency rate; the unnormalised share is comparable across judges with different consistency.)
 - first-slot preference — share of decisive (non-tie) parsed replies that pick the output shown first (``ab`` →
-  ``1``, ``ba`` → ``2``); 0.5 = none. Item-cluster interval (several replies per item).
+  ``1``, ``ba`` → ``2``); 0.5 = none. Item-cluster interval (several replies per item). Pooled over both orders
+  each output sits in each slot, so content cancels; replies shown in one order only give NaN with the reason
+  (:func:`one_order_note`): there it would be the share choosing output 1, position mixed with quality.
 - McNemar's test for an order effect, one pair per item: b = items where the first-shown output won in both
   orders, c = items where the second-shown did (with several samples, an item's majority).
 - balanced position calibration — FairEval (Wang et al. 2023, "Large Language Models are not Fair Evaluators",
@@ -126,6 +128,20 @@ def position_consistency(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, un
     return pd.DataFrame(rows)
 
 
+def one_order_note(df: pd.DataFrame) -> str:
+    """"" when the decisive replies of ``df`` were shown in both orders; else why first-slot preference is not
+    computable on them: shown in one order only, the output in the first slot is always the same one, so the share
+    picking it mixes position with which output is better (the swap of MT-Bench, Zheng et al. 2023 §3.4, is what
+    separates them)."""
+    fs = first_slot(df)
+    orders = sorted(set(df.loc[fs.notna(), "order"].astype(str)))
+    if not orders or set(orders) == set(ORDERS):
+        return ""
+    return not_computable(f"first-slot preference needs both presentation orders; with only {orders[0]} it is the "
+                          "share choosing the output shown first (always the same one), which mixes position with "
+                          "which output is better")
+
+
 def first_slot(df: pd.DataFrame) -> pd.Series:
     """Per reply: 1.0 when a parsed, decisive reply picked the output shown first, 0.0 when the second, NaN
     otherwise (a tie, unparsed, or an order not recorded)."""
@@ -175,9 +191,11 @@ def position_bias(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, confidenc
         fs = g[g["_fs"].notna()]
         per = fs.assign(_n=1.0).groupby(_item_key(fs))[["_fs", "_n"]].sum()
         r["decisive"], r["first_slot"] = int(per["_n"].sum()), int(per["_fs"].sum())
-        r["first_slot_preference"] = r["first_slot"] / r["decisive"] if r["decisive"] else NAN
+        one_order = one_order_note(g)
+        ok = r["decisive"] and not one_order
+        r["first_slot_preference"] = r["first_slot"] / r["decisive"] if ok else NAN
         r["first_slot_preference_low"], r["first_slot_preference_high"] = intervals.ratio_interval(
-            per["_fs"], per["_n"], **kw) if r["decisive"] else (NAN, NAN)
+            per["_fs"], per["_n"], **kw) if ok else (NAN, NAN)
         if nb:
             it = bp.assign(_f=bp["_first"].astype(int), _s=bp["_second"].astype(int)).groupby(_item_key(bp))[
                 ["_f", "_s"]].sum()
@@ -190,6 +208,8 @@ def position_bias(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, confidenc
         notes = [c["note"]] if c["note"] else []
         if not r["decisive"]:
             notes.append(not_computable("first-slot preference needs decisive replies with a recorded order"))
+        elif one_order:
+            notes.append(one_order)
         r["note"] = "; ".join(notes)
         rows.append(r)
     return pd.DataFrame(rows)
@@ -284,6 +304,7 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
             missing.append(key)
             continue
         per = {s: _item_stats(g[g["strategy"] == s]) for s in have}
+        one_order = {s: one_order_note(g[g["strategy"] == s]) for s in have}
         common = sorted(set.intersection(*(set(x.index) for x in per.values())))
         per = {s: x.loc[common] for s, x in per.items()}
         base = per[baseline]
@@ -292,10 +313,12 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
             r = dict(key, strategy=s, items=len(common))
             for name, num, den in (("first_slot_preference", "fs", "dec"), ("accuracy", "c", "p")):
                 tot = x[den].sum()
-                r[name] = x[num].sum() / tot if tot else NAN
-                r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(x[num], x[den], **kw)
+                r[name] = x[num].sum() / tot if tot and not (name == "first_slot_preference" and one_order[s]) \
+                    else NAN
+                r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(x[num], x[den], **kw) \
+                    if np.isfinite(r[name]) else (NAN, NAN)
             for name, num, den in (("first_slot", "fs", "dec"), ("accuracy", "c", "p")):
-                if s == baseline:
+                if s == baseline or (name == "first_slot" and (one_order[s] or one_order[baseline])):
                     r[f"delta_{name}"] = r[f"delta_{name}_low"] = r[f"delta_{name}_high"] = NAN
                     continue
                 arrays = [x[num].to_numpy(float), x[den].to_numpy(float), base[num].to_numpy(float),
@@ -305,8 +328,9 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                 r[f"delta_{name}_low"], r[f"delta_{name}_high"] = intervals.ratio_difference_interval(*arrays, **kw)
             undefined = [n for n in ("first_slot_preference", "accuracy") if not np.isfinite(r[n])]
             r["note"] = "; ".join((["baseline"] if s == baseline else [])
-                                  + [not_computable(f"{n} has no decisive reply" if n == "first_slot_preference"
-                                                    else "accuracy has no parsed reply with gold")
+                                  + [(one_order[s] or not_computable(f"{n} has no decisive reply"))
+                                     if n == "first_slot_preference"
+                                     else not_computable("accuracy has no parsed reply with gold")
                                      for n in undefined])
             rows.append(r)
     out = pd.DataFrame(rows)
