@@ -15,3 +15,14 @@ def local_judge_server():
     sim = SimulatedJudge(seed=0, pass_rate=0.4, pass_only_inflation=0.5, position_bias=0.2)
     with LocalJudgeServer(sim=sim) as srv:
         yield srv
+
+
+@pytest.fixture(autouse=True)
+def _fresh_learnt_limits():
+    """Each test starts with no adaptive limit learnt in the process (a module-scoped server keeps its URL from
+    one test to the next, and a judge on it would start from the previous test's limit)."""
+    from evallab.judges import client
+
+    client._LIMIT_MEMORY.clear()
+    yield
+    client._LIMIT_MEMORY.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -201,6 +202,26 @@ def test_prefetch_answers_the_run_without_a_query_per_request(server, tmp_path):
     cache.flush()
     assert cache.get(k) is not None  # put after the prefetch, flushed: found, not answered "absent"
     assert Cache(tmp_path / "c.sqlite").prefetch([k, "no-such-key"]) == 1
+
+
+def test_prefetch_goes_chunk_by_chunk_as_the_run_reaches_them(server, tmp_path, monkeypatch):
+    """With chunks of 5, a run of 12 requests (the first 5 cached) makes ceil(12 / 5) = 3 lookups, each one IN
+    query, and no query per request — also when every reply comes from the cache and no worker ever waits."""
+    import evallab.judges.runner as R
+
+    monkeypatch.setattr(R, "PREFETCH_CHUNK", 5)
+    reqs = _reqs(12)
+    run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), reqs[:5], progress=False)
+    for n_live, want_cached in ((7, 5), (0, 12)):
+        server.reset()
+        cache = Cache(tmp_path / "c.sqlite")
+        statements: list[str] = []
+        cache._conn().set_trace_callback(statements.append)
+        df = run_jobs(_judge(server, cache=cache), reqs, progress=False)
+        selects = [q for q in statements if q.lstrip().upper().startswith("SELECT")]
+        assert len(selects) == 3 and all(" IN (" in q for q in selects)
+        assert server.stats()["requests"] == n_live and df["cached"].sum() == want_cached
+        cache.close()
 
 
 def test_cache_key_covers_the_canonical_request():
@@ -416,3 +437,48 @@ def test_unknown_cost_is_unknown_not_zero(server, tmp_path, capsys):
     from evallab.judges_cli import _cost
 
     assert _cost(run) == "unknown (3 replies without a price; pass --prices)"
+
+
+def test_canonical_json_in_one_pass_is_the_text_canonical_gives():
+    """canonical_json sorts keys in one pass of the C encoder when that is the same text; the reference here is the
+    definition — json.dumps of canonical(obj) — on bodies with and without what forces the slow path (a mapping
+    that is not a dict, a "properties" key) and with text that only looks like one."""
+    import types
+
+    from evallab.judges.cache import canonical, canonical_json
+
+    def reference(obj):
+        return json.dumps(canonical(obj), ensure_ascii=False, separators=(",", ":"), default=str)
+
+    r = _reqs(1)[0]
+    bodies = [
+        OpenAICompatibleJudge("http://h/v1", "m").body(r),
+        {"z": 1, "a": [{"y": "é", "b": None}, ("t", 2.5)], "m": {"k": True, "c": "say \"properties\""}},
+        {"b": types.MappingProxyType({"y": 1, "x": 2}), "a": 0},  # not a dict: canonical() makes it one
+        {"b": {"properties": {"z": 1, "a": 2}}, "a": "properties"},  # order kept inside properties
+        {"a": "properties", "b": [1, 2]},
+    ]
+    for b in bodies:
+        assert canonical_json(b) == reference(b)
+    assert canonical_json(bodies[3]).startswith('{"a":"properties","b":{"properties":{"z":1,"a":2}}')
+
+
+def test_the_hot_path_json_reads_and_writes_as_the_standard_library():
+    """jsoncodec (orjson) against json's own reading: what orjson refuses falls back, dates and unknown objects are
+    str(), numpy floats are numbers, NaN is null, a lone surrogate still round-trips."""
+    import datetime
+
+    import numpy as np
+
+    from evallab.judges import jsoncodec
+
+    assert jsoncodec.loads(b'{"a": NaN}')["a"] != jsoncodec.loads(b'{"a": NaN}')["a"]  # NaN, as json.loads reads it
+    assert jsoncodec.loads('"\\ud800"') == "\ud800"
+    assert jsoncodec.loads('{"x": "é"}'.encode("utf-16")) == {"x": "é"}
+    with pytest.raises(ValueError):
+        jsoncodec.loads(b'{"a": ')
+    row = {"d": datetime.date(2024, 1, 2), "f": np.float64(0.5), "n": float("nan"), "k": None}
+    assert json.loads(jsoncodec.dumps(row)) == {"d": "2024-01-02", "f": 0.5, "n": None, "k": None}
+    assert json.loads(jsoncodec.dumps({"s": "a\ud800b", "i": 2**70})) == {"s": "a\ud800b", "i": 2**70}
+    plain = {"item_id": "é", "sample": 2, "latency_s": 0.0512, "cached": False, "verdict": None}
+    assert json.loads(jsoncodec.dumps(plain)) == plain == json.loads(jsoncodec.dumps_text(plain))

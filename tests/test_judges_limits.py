@@ -235,3 +235,30 @@ def test_fifteen_percent_of_every_transient_fault_still_answers_every_key_once(t
     assert len(rows) == len(reqs) == len(set(keys))
     assert not df["failed"].any() and df["verdict"].notna().all()
     assert j.stats.retries == j.stats.calls - len(reqs)  # every extra call was a counted retry
+
+
+def test_a_later_judge_on_the_same_endpoint_starts_from_the_learnt_limit():
+    """The first judge on an endpoint starts at 2 in slow start; after its run the next judge on the same base URL
+    and model starts at the limit the first ended with (and its slow-start state), clipped to its own ceiling; a
+    judge on another model, or a non-adaptive one, is not affected."""
+    with LocalJudgeServer(SimulatedJudge(seed=1), latency=0.02) as srv:
+        first = OpenAICompatibleJudge(srv.base_url, "sim-judge", max_concurrency=16)
+        run_jobs(first, _points(200), progress=False)
+        learnt = first.limiter.limit
+        assert first.limiter.history[0][1] == 2 and learnt > 2
+        from evallab.judges.client import _LIMIT_MEMORY
+
+        assert _LIMIT_MEMORY[(srv.base_url, "sim-judge")] == (learnt, first.limiter.slow_start)
+        second = OpenAICompatibleJudge(srv.base_url, "sim-judge", max_concurrency=16)
+        run_jobs(second, _points(3), progress=False)
+        assert second.limiter.history[0] == (0.0, int(learnt))
+        small = OpenAICompatibleJudge(srv.base_url, "sim-judge", max_concurrency=3)
+        run_jobs(small, _points(1), progress=False)
+        assert small.limiter.history[0][1] == 3  # clipped to its ceiling
+        other = OpenAICompatibleJudge(srv.base_url, "other-model", max_concurrency=16)
+        run_jobs(other, _points(1), progress=False)
+        assert other.limiter.history[0][1] == 2
+    lim = AdaptiveLimiter(8, learnt=(5.5, False))
+    assert lim.limit == 5.5 and not lim.slow_start
+    assert AdaptiveLimiter(8, learnt=(50.0, True)).limit == 8.0
+    assert AdaptiveLimiter(8, learnt=(5.5, False), adaptive=False).limit == 8.0

@@ -15,6 +15,8 @@ optional request/token budgets.
   ``[backoff, latency_backoff]`` (Gradient2's rule). At most one cut per round trip: a reply to a request sent
   before the last cut does not cut again (TCP's rule), so a burst of 32 timeouts is one halving, not 32;
 - the limit stays in ``[1, ceiling]`` (``ceiling`` = the judge's ``max_concurrency``, ``--concurrency``);
+- what it learnt carries over: a later limiter on the same endpoint starts from ``learnt`` (the judge keeps the
+  limit of each (base URL, model) in the process), not from ``initial`` again;
 - :meth:`pause` holds every new request until a time (``Retry-After`` of a 429, too few remaining tokens until
   their reset); :meth:`set_budget` counts down the requests the server still allows (``x-ratelimit-remaining-
   requests``) and holds new ones at 0 until the reset.
@@ -66,6 +68,9 @@ class AdaptiveLimiter:
         (by 1 otherwise); between 1 and ``tolerance``.
     adaptive : bool
         ``False`` = a fixed limit of ``ceiling`` (a plain semaphore; pauses still apply).
+    learnt : (float, bool), optional
+        A limit learnt earlier on the same endpoint and whether it was still in slow start
+        (:meth:`learnt_state`): the limiter starts there (clipped to ``[1, ceiling]``) instead of at ``initial``.
 
     Attributes
     ----------
@@ -86,7 +91,7 @@ class AdaptiveLimiter:
 
     def __init__(self, ceiling: int, *, initial: int = 2, tolerance: float = 2.0, backoff: float = 0.5,
                  latency_backoff: float = 0.9, window: int = 100, adaptive: bool = True,
-                 smoothing: float = 0.3, flat: float = 1.2) -> None:
+                 smoothing: float = 0.3, flat: float = 1.2, learnt: tuple[float, bool] | None = None) -> None:
         if (ceiling < 1 or tolerance <= 1 or not 0 < backoff < 1 or not 0 < latency_backoff <= 1 or window < 1
                 or not 1 <= flat <= tolerance):
             raise ValueError("AdaptiveLimiter: expected ceiling >= 1, tolerance > 1, 0 < backoff < 1, "
@@ -94,6 +99,9 @@ class AdaptiveLimiter:
         self.ceiling = int(ceiling)
         self.adaptive = bool(adaptive)
         self.limit = float(max(1, min(self.ceiling, int(initial) if adaptive else self.ceiling)))
+        self.slow_start = True
+        if adaptive and learnt is not None:
+            self.limit, self.slow_start = max(1.0, min(float(self.ceiling), float(learnt[0]))), bool(learnt[1])
         self._cap = int(self.limit)
         self.tolerance, self.backoff, self.latency_backoff = tolerance, backoff, latency_backoff
         self.smoothing = smoothing
@@ -102,7 +110,6 @@ class AdaptiveLimiter:
         self.in_flight = 0
         self.cuts = 0
         self.max_seen = self.limit
-        self.slow_start = True
         self._rtts: deque[float] = deque(maxlen=window)
         self._base = float("inf")
         self._last_cut = -1.0
@@ -170,6 +177,10 @@ class AdaptiveLimiter:
                 fut.set_result(None)
                 self._woken += 1
                 free -= 1
+
+    def learnt_state(self) -> tuple[float, bool]:
+        """``(limit, slow_start)``: what a later limiter on the same endpoint starts from (``learnt=``)."""
+        return self.limit, self.slow_start
 
     def reset(self) -> None:
         """Forget the requests in flight and waiting (their event loop is gone); the learnt limit is kept."""

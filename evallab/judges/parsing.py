@@ -45,6 +45,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from evallab.judges import jsoncodec
 from evallab.judges.types import JudgeRequest
 
 _VERDICT_KEYS = ("verdict", "winner", "decision", "result", "answer", "preference", "output", "choice")
@@ -117,7 +118,7 @@ def _from_json(text: str, keys=_VERDICT_KEYS) -> tuple[dict | None, str | None]:
     """LAST decoded JSON object with a verdict-like key; (obj, None) or (None, why)."""
     if text[:1] == "{" or text.lstrip()[:1] == "{":  # the common case: the whole reply is one object
         try:
-            whole = json.loads(text)
+            whole = jsoncodec.loads(text)
         except ValueError:
             whole = None
         if isinstance(whole, dict):
@@ -291,6 +292,9 @@ def _final(stmts: list[_Stmt]) -> tuple[_Stmt | None, str | None]:
     return last, None
 
 
+_POINT_STRIP = re.compile(r"[\s*_`'\".:!]+$|^[\s*_`'\"]+")
+
+
 def parse_verdict_full(text: str | None, kind: str) -> Parsed:
     """:func:`parse_verdict` with the ``score`` too (a :class:`Parsed`)."""
     if kind not in KINDS:
@@ -310,7 +314,9 @@ def parse_verdict_full(text: str | None, kind: str) -> Parsed:
                 if got is not None:
                     return Parsed(got[0], _reason(obj), None, got[1])
             else:
-                v = re.sub(r"[\s*_`'\".:!]+$|^[\s*_`'\"]+", "", str(val).strip().lower())
+                v = str(val).strip().lower()
+                if v not in _POINT_WORD:
+                    v = _POINT_STRIP.sub("", v)
                 if v in _POINT_WORD:
                     return Parsed(_POINT_WORD[v], _reason(obj), None)
         why = f"JSON verdict {val!r} is not a {kind} verdict"

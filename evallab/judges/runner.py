@@ -44,12 +44,15 @@ import pandas as pd
 
 from evallab import verdicts as V
 from evallab.errors import EvallabError
+from evallab.judges import jsoncodec
 from evallab.judges.prompts import request_digest
 from evallab.judges.types import Judge, JudgeReply, JudgeRequest
 from evallab.skills.recordings import KINDS, Entry, Recording, Sample, load_recording, write_recording
 
 #: metadata keys that become the tidy columns of the same name
 META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order", "sample", "gold")
+#: requests whose cached replies are looked up in one query (the judge's ``prefetch``), just before they are asked
+PREFETCH_CHUNK = 256
 #: columns the runner adds beyond the tidy schema
 EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw",
                  "response_format", "verdict_logprob")
@@ -144,11 +147,11 @@ def sent_digest(judge: Judge, request: JudgeRequest) -> str:
     Unlike :func:`~evallab.judges.prompts.request_digest` (the keryx digest of the prompt text, used by
     recordings) it changes with the temperature, seed, max tokens and model too; the runner's resume compares it.
     """
-    from evallab.judges.cache import canonical_json, chat_body
-
     encoded = getattr(judge, "encoded", None)
     if callable(encoded):  # the judge encodes what it sends once; the digest of that same string
         return encoded(request).sent_digest
+    from evallab.judges.cache import canonical_json, chat_body
+
     body = judge.body(request) if callable(getattr(judge, "body", None)) else \
         chat_body(str(getattr(judge, "model", "") or ""), request)
     doc = {"body": body, "kind": request.kind, "prompt_version": request.prompt_version}
@@ -206,7 +209,7 @@ class _Output:
                 if not line.strip():
                     continue
                 try:
-                    rows.append(json.loads(line))
+                    rows.append(jsoncodec.loads(line))
                 except ValueError:
                     raise EvallabError(f"{self.journal}, line {i}: not valid JSON; expected one reply per line "
                                        "(fix or delete the line to resume)") from None
@@ -237,7 +240,7 @@ class _Output:
     def append(self, row: dict) -> None:
         if self._fh is None:  # an O_APPEND descriptor: one write(2) per row, nothing buffered in the process
             self._fh = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        data = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode()
+        data = jsoncodec.dumps(row) + b"\n"
         while data:  # a regular file takes it whole; a short write (a signal, a full disk) is completed
             data = data[os.write(self._fh, data):]
         k = row_key(row)
@@ -254,7 +257,7 @@ class _Output:
                 tmp = self.out.with_name(self.out.name + ".tmp")
                 with open(tmp, "w", encoding="utf-8") as fh:
                     for r in self.rows.values():
-                        fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+                        fh.write(jsoncodec.dumps_text(r) + "\n")
                     fh.flush()
                     os.fsync(fh.fileno())
                 os.replace(tmp, self.out)
@@ -423,14 +426,17 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
         log.warning("%s: %d row(s) asked again because their request changed since they were written (prompt, "
                     "anchors, temperature, seed, max tokens or model); their old rows are replaced", out, reasked)
     prefetch = getattr(judge, "prefetch", None)
-    if callable(prefetch) and todo and not batch:  # one cache lookup for the run, not one query per request
-        prefetch([r for r, _ in todo])
+    if not callable(prefetch) or batch:
+        prefetch = None
+    # cache lookups in chunks of PREFETCH_CHUNK requests, each just before the workers reach it: one query per
+    # chunk, not one per request, and the first request is sent without waiting for the whole run to be encoded
+    ahead = [0]
     bar = _Progress(progress, len(requests), stats.skipped, judge.label, stats)
     jstats = getattr(judge, "stats", None)
     calls0 = getattr(jstats, "calls", 0)
     queue: asyncio.Queue = asyncio.Queue()
-    for item in todo:
-        queue.put_nowait(item)
+    for i, (r, k) in enumerate(todo):
+        queue.put_nowait((i, r, k))
     # twice the judge's concurrency: a worker busy writing its row never leaves an HTTP slot idle
     n_workers = max(1, min(len(todo), max_in_flight or 2 * getattr(judge, "max_concurrency", 16)))
     t0 = time.perf_counter()
@@ -457,9 +463,12 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     async def worker() -> None:
         while True:
             try:
-                req, key = queue.get_nowait()
+                i, req, key = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            if prefetch is not None and i >= ahead[0]:
+                ahead[0] = i + PREFETCH_CHUNK
+                prefetch([r for r, _ in todo[i:ahead[0]]])
             record_reply(req, key, await judge.judge(req))
 
     tasks = [] if batch else [asyncio.ensure_future(worker()) for _ in range(n_workers)]

@@ -28,11 +28,13 @@ class Usage:
     cost_usd: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
-        def add(a, b):
-            return None if a is None and b is None else (a or 0) + (b or 0)
+        return Usage(_add(self.input_tokens, other.input_tokens), _add(self.output_tokens, other.output_tokens),
+                     _add(self.cost_usd, other.cost_usd))
 
-        return Usage(add(self.input_tokens, other.input_tokens), add(self.output_tokens, other.output_tokens),
-                     add(self.cost_usd, other.cost_usd))
+
+def _add(a, b):
+    """``a + b`` with ``None`` as unknown: ``None`` only when both are."""
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 @dataclass
