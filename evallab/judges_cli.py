@@ -49,6 +49,8 @@ def _cost(run: dict) -> str:
     n = int(run.get("unpriced", 0) or 0)
     if n or run.get("cost_usd") is None:
         return f"unknown ({n} repl{'y' if n == 1 else 'ies'} without a price; pass --prices)"
+    if not run.get("calls") and not run.get("cost_usd"):
+        return "nothing (no live call)"
     return f"${run['cost_usd']:.4f}"
 
 

@@ -10,6 +10,8 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evallab.judges import (
     Cache,
@@ -437,6 +439,8 @@ def test_unknown_cost_is_unknown_not_zero(server, tmp_path, capsys):
     from evallab.judges_cli import _cost
 
     assert _cost(run) == "unknown (3 replies without a price; pass --prices)"
+    assert _cost({"calls": 0, "cost_usd": 0.0, "unpriced": 0}) == "nothing (no live call)"  # a rerun from the cache
+    assert _cost({"calls": 2, "cost_usd": 0.0123, "unpriced": 0}) == "$0.0123"
 
 
 def test_canonical_json_in_one_pass_is_the_text_canonical_gives():
@@ -461,6 +465,21 @@ def test_canonical_json_in_one_pass_is_the_text_canonical_gives():
     for b in bodies:
         assert canonical_json(b) == reference(b)
     assert canonical_json(bodies[3]).startswith('{"a":"properties","b":{"properties":{"z":1,"a":2}}')
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                         st.sampled_from(["properties", "type", "a", "b", "z", "é", "messages"]) | st.text(max_size=4),
+                         inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_canonical_json_equals_its_definition_on_any_json(obj):
+    """Any JSON value, "properties" keys at any depth included: the one-pass text is json.dumps of canonical()."""
+    from evallab.judges.cache import canonical, canonical_json
+
+    assert canonical_json(obj) == json.dumps(canonical(obj), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def test_the_hot_path_json_reads_and_writes_as_the_standard_library():

@@ -102,6 +102,7 @@ def test_guess_intervals_forms():
 
 def test_humanize_and_estimates():
     assert humanize("judges_with_order_effect_p_lt_0_05") == "Judges with order effect p < 0.05"
+    assert humanize("live_dir") == "Live folder" and humanize("direction") == "Direction"
     assert format_estimate(0.931, 0.902, 0.954, "%", 0.95, 1200) == "93.1% [90.2, 95.4] (95% CI, n = 1,200)"
     assert format_estimate(-0.02, -0.05, 0.01, "pp") == "-2.0 pp [-5.0, +1.0] (95% CI)"
 

@@ -707,7 +707,8 @@ def write_index(results: Sequence[ReportResult], out_dir: str | Path) -> Path:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>evallab calibration reports</title><style>{_INDEX_CSS}</style></head><body>",
         "<h1>evallab calibration reports</h1>",
-        f"<p>{len(results)} reports{grids}, {ok} ran to the end; generated {now} by <code>evallab report</code>. "
+        f"<p>{len(results)} report{'' if len(results) == 1 else 's'}{grids}, {ok} ran to the end; generated {now} "
+        "by <code>evallab report</code>. "
         "Each report is a run of a notebook in <code>notebooks/</code>; click a title to read it. Intervals are 95% "
         "confidence intervals unless stated; n is the number of units behind a number.</p>",
     ]

@@ -66,12 +66,14 @@ _CSS = """<style>
 
 # ----------------------------------------------------------------------------------------------- formatting
 def humanize(name: str) -> str:
-    """A column or metric name as words: ``first_slot_rate`` → "First slot rate"; ``p_lt_0_05`` → "p < 0.05"."""
+    """A column or metric name as words: ``first_slot_rate`` → "First slot rate"; ``p_lt_0_05`` → "p < 0.05";
+    ``live_dir`` → "Live folder"."""
     s = str(name)
     s = re.sub(r"(\d)_(\d)", r"\1.\2", s)
     s = re.sub(r"(^|_)lt(_|$)", r"\1<\2", s)
     s = re.sub(r"(^|_)gt(_|$)", r"\1>\2", s)
     s = re.sub(r"_(pct|pp|usd)$", "", s)
+    s = re.sub(r"_dir$", "_folder", s)
     s = s.replace("_", " ").strip()
     return s[:1].upper() + s[1:] if s else s
 
