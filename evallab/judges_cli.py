@@ -13,6 +13,7 @@ The judge spec (``--judge``):
 # ruff: noqa: B008  (typer declares options as argument defaults)
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -49,7 +50,7 @@ def _cost(run: dict) -> str:
     n = int(run.get("unpriced", 0) or 0)
     if n or run.get("cost_usd") is None:
         return f"unknown ({n} repl{'y' if n == 1 else 'ies'} without a price; pass --prices)"
-    if not run.get("calls") and not run.get("cost_usd"):
+    if not run.get("calls") and not run.get("batch_replies") and not run.get("cost_usd"):
         return "nothing (no live call)"
     return f"${run['cost_usd']:.4f}"
 
@@ -74,7 +75,8 @@ def judge(
                                     "below it: starts at 2, grows while latency holds, cuts on timeouts/429)"),
     retries: int = typer.Option(5, min=0, help="Retries on 429/5xx/timeouts/connection errors"),
     timeout: float = typer.Option(60.0, help="Seconds per connect/read"),
-    cache: Path = typer.Option(None, help="Reply cache file (default .evallab-cache/judges.sqlite)"),
+    cache: Path = typer.Option(None, help="Reply cache file (default $EVALLAB_CACHE/judges.sqlite, else "
+                               ".evallab-cache/judges.sqlite in the evallab checkout)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the cache (no reads, no writes)"),
     refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies and overwrite them"),
     prices: Path = typer.Option(None, help="Price table YAML/JSON {model: [input, output] USD per 1M tokens}"),
@@ -103,7 +105,7 @@ def judge(
     spec.setdefault("model", model)
     kw = {}
     if not spec.get("replay_dir"):
-        path = cache or Path(REPO_ROOT / ".evallab-cache" / "judges.sqlite")
+        path = cache or Path(os.environ.get("EVALLAB_CACHE") or REPO_ROOT / ".evallab-cache") / "judges.sqlite"
         kw = {"cache": None if no_cache else Cache(path, read=not refresh_cache), "timeout": timeout,
               "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None,
               "requests_per_minute": rpm, "tokens_per_minute": tpm, "structured": structured,
@@ -120,7 +122,9 @@ def judge(
     run = df.attrs.get("run", {})
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
                f"{run.get('reasked', 0)} asked again (request changed), "
-               f"{run.get('calls', 0)} HTTP calls (retries included), {run.get('cache_hits', 0)} cache hits, "
+               f"{run.get('calls', 0)} HTTP calls (retries included), "
+               + (f"{run['batch_replies']} replies through the Batch API, " if run.get("batch_replies") else "")
+               + f"{run.get('cache_hits', 0)} cache hits, "
                f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost {_cost(run)}")
     if record:
         typer.echo(f"wrote {record}")

@@ -501,3 +501,36 @@ def test_the_hot_path_json_reads_and_writes_as_the_standard_library():
     assert json.loads(jsoncodec.dumps({"s": "a\ud800b", "i": 2**70})) == {"s": "a\ud800b", "i": 2**70}
     plain = {"item_id": "é", "sample": 2, "latency_s": 0.0512, "cached": False, "verdict": None}
     assert json.loads(jsoncodec.dumps(plain)) == plain == json.loads(jsoncodec.dumps_text(plain))
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_an_endpoint_never_reached_stops_the_run_in_one_line(tmp_path, transport):
+    """Nothing listens on the port: after the first requests' retries (3 here) the run stops with
+    JudgeFatalError naming the URL — no failed row per request."""
+    import socket
+
+    from evallab.judges.client import JudgeFatalError
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # a free port: connections to it are refused
+    j = OpenAICompatibleJudge(f"http://127.0.0.1:{port}/v1", "m", max_concurrency=1, max_retries=3,
+                              backoff_initial=0.01, backoff_max=0.02, transport=transport)
+    with pytest.raises(JudgeFatalError, match=rf"cannot connect to http://127.0.0.1:{port}/v1/chat/completions"):
+        run_jobs(j, _reqs(20), out=tmp_path / "v.jsonl", progress=False)
+    # the first request's 1 + 3 attempts, and the second worker's while the first slept between them: 2 requests
+    # of the 20 tried, none written as a failed row
+    assert 4 <= j.stats.calls <= 8 and j.stats.retries >= 3 and j.stats.failed == 0
+    assert not (tmp_path / "v.jsonl").exists() or not (tmp_path / "v.jsonl").read_text().strip()
+
+
+def test_a_server_gone_after_answering_is_retried_and_marked_failed(tmp_path):
+    """Once the endpoint has answered, a refused connection is a transient failure (a server restarting): the
+    request is retried and its row marked failed, and the run goes on."""
+    with LocalJudgeServer(SimulatedJudge(seed=1)) as srv:
+        j = _judge(srv)
+        run_jobs(j, _reqs(1), progress=False)
+    df = run_jobs(j, _reqs(3, prefix="k"), progress=False)  # the server has stopped
+    assert len(df) == 3 and df["failed"].all() and df["error"].str.contains("connection error").all()
+    assert j.stats.failed == 3

@@ -222,6 +222,10 @@ def test_progress_bar_shows_calls_hits_errors_cost(local_judge_server, tmp_path,
     err = capsys.readouterr().err
     for part in ("calls/s=", "hits=0", "errors=0", "cost=$"):
         assert part in err
+    run_jobs(_judge(local_judge_server), [], progress=True)  # nothing asked: no cost figure of $0.0000
+    run_jobs(_judge(local_judge_server), reqs[:1], progress=True)  # an unpriced model
+    err = capsys.readouterr().err
+    assert "cost=nothing" in err and "cost=unknown (1 unpriced)" in err and "$0.0000" not in err
 
 
 def test_record_then_replay_offline(tmp_path):
@@ -391,6 +395,27 @@ def test_cli_bad_items_name_file_row_and_column(tmp_path, monkeypatch, capsys):
     assert f"{bad}, row 1, column 'answer': empty answer" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("gold, line", [({"a": "pass", "b": "3"}, 2), ({"a": "1", "b": "fail"}, 1)])
+def test_cli_a_bad_gold_label_stops_before_any_call(tmp_path, monkeypatch, capsys, gold, line):
+    """A gold label outside the kind's verdicts (here pointwise: "3", or the pairwise "1") is named with file, row
+    and column before anything is sent, so no reply is paid for and no journal is left that a rerun would trip on."""
+    from evallab import cli
+
+    bad = tmp_path / "items.jsonl"
+    bad.write_text("".join(json.dumps({"item_id": k, **RUBRIC, "answer": "x", "gold": v}) + "\n"
+                           for k, v in gold.items()))
+    with LocalJudgeServer() as srv:
+        monkeypatch.setattr(sys, "argv", ["evallab", "judge", str(bad), "--judge", f"sim-judge@{srv.base_url}",
+                                          "--out", str(tmp_path / "v.jsonl"), "--no-cache"])
+        with pytest.raises(SystemExit) as exc:
+            cli.main()
+        assert srv.stats()["requests"] == 0
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{bad}, row {line}, column 'gold'" in err and "for a pointwise item" in err
+    assert not (tmp_path / "v.jsonl").exists()
+
+
 def test_cli_pairwise_csv_items_both_orders(tmp_path, monkeypatch, capsys):
     """tests/data/judges/items_pairwise.csv: 3 pairs × 2 orders; the truth-aware simulated judge (accuracy 1,
     no position bias) picks the gold output in both orders."""
@@ -428,3 +453,49 @@ def test_recording_extension_is_only_for_evallab_written_files():
 
     recs = load_recordings(data_dir("keryx") / "judge-recordings")
     assert len(recs) == 17 and sum(len(e.samples) for r in recs.values() for e in r.entries) == 682
+
+
+def test_a_bad_gold_in_request_metadata_stops_run_jobs_before_any_call(tmp_path):
+    class NeverCalled:
+        label = model = "m"
+
+        async def judge(self, request):
+            raise AssertionError("a request was sent")
+
+    ok = build_pointwise(rubric="R", pass_criteria=["c"], answer="a", metadata={"item_id": "ok", "gold": "PASS"})
+    bad = build_pointwise(rubric="R", pass_criteria=["c"], answer="a", metadata={"item_id": "b", "gold": "3"})
+    with pytest.raises(EvallabError, match=r"request 2 \(item_id 'b'\): metadata gold '3'"):
+        run_jobs(NeverCalled(), [ok, bad], out=tmp_path / "v.jsonl", progress=False)
+    assert not (tmp_path / "v.jsonl").exists()
+
+
+def test_cli_judge_keeps_its_cache_in_evallab_cache(tmp_path, monkeypatch, capsys):
+    """$EVALLAB_CACHE is where the CLI's reply cache goes (as make_judge's), so a rerun there is all cache hits."""
+    from evallab import cli
+
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"item_id": "a", **RUBRIC, "answer": "x"}) + "\n")
+    monkeypatch.setenv("EVALLAB_CACHE", str(tmp_path / "cachedir"))
+    with LocalJudgeServer() as srv:
+        for out in ("v1.jsonl", "v2.jsonl"):
+            monkeypatch.setattr(sys, "argv", ["evallab", "judge", str(items), "--judge", f"sim-judge@{srv.base_url}",
+                                              "--out", str(tmp_path / out), "--no-progress"])
+            with pytest.raises(SystemExit) as exc:
+                cli.main()
+            assert exc.value.code in (0, None)
+        assert srv.stats()["requests"] == 1
+    assert (tmp_path / "cachedir" / "judges.sqlite").exists()
+    assert "1 cache hits" in capsys.readouterr().out
+
+
+def test_an_unknown_output_format_is_refused_before_any_file_is_made(tmp_path):
+    class NeverCalled:
+        label = model = "m"
+
+        async def judge(self, request):
+            raise AssertionError("a request was sent")
+
+    reqs = [build_pointwise(**RUBRIC, answer="a", metadata={"item_id": "i"})]
+    with pytest.raises(EvallabError, match=r"o\.txt: unknown output format '\.txt'; expected \.parquet, \.jsonl"):
+        run_jobs(NeverCalled(), reqs, out=tmp_path / "o.txt", progress=False)
+    assert list(tmp_path.iterdir()) == []

@@ -17,7 +17,10 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   the other requests); after ``max_retries`` retries the reply is returned with ``failed=True`` and the reason in
   ``error`` (a resumed run asks again). ``stats.retries`` / ``stats.waits`` count the retries actually made;
 - NO retry on 400/401/403/404 (or any other 4xx): :class:`JudgeFatalError` stops the run at once with the
-  server's message — a wrong key must not cause a retry storm;
+  server's message — a wrong key must not cause a retry storm; an endpoint that could not be connected to at all
+  (connection refused, no such host) through a request's retries, before it ever answered, stops the run the same
+  way (a wrong port, or a server not running: one line, not a failed row per request). Once it has answered, a
+  refused connection is retried and marked failed like any transport failure (a server restarting mid-run);
 - the on-disk :class:`~evallab.judges.cache.Cache` (a hit makes no HTTP call);
 - usage and cost (token counts from the response × the price table, :mod:`evallab.judges.pricing`);
 - the model and ``system_fingerprint`` the server reported, and the latency, on every reply.
@@ -175,10 +178,11 @@ class TransientError(Exception):
     retried at all (asking again would get the same reply)."""
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
-                 value: dict | None = None, immediate: bool = False, final: bool = False) -> None:
+                 value: dict | None = None, immediate: bool = False, final: bool = False,
+                 unreachable: bool = False) -> None:
         super().__init__(message)
         self.status, self.retry_after, self.value = status, retry_after, value
-        self.immediate, self.final = immediate, final
+        self.immediate, self.final, self.unreachable = immediate, final, unreachable
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -288,6 +292,13 @@ class _JudgeHTTPClient(httpx.AsyncClient):
     @cookies.setter
     def cookies(self, value) -> None:
         pass
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """No connection could be made at all (refused, no such host, no route): aiohttp's ``ClientConnectorError``
+    and kin, ``httpx.ConnectError``, or the ``OSError`` itself — not a connection dropped after it was made."""
+    return (isinstance(exc, (ConnectionRefusedError, httpx.ConnectError))
+            or type(exc).__name__.startswith("ClientConnector"))
 
 
 def _describe(exc: BaseException, timeout: float) -> str:
@@ -414,6 +425,7 @@ class OpenAICompatibleJudge:
         self.backoff_initial, self.backoff_max, self.max_retry_after = backoff_initial, backoff_max, max_retry_after
         self._expo = wait_exponential_jitter(multiplier=backoff_initial, max=backoff_max, jitter=backoff_initial)
         self._fatal: JudgeFatalError | None = None  # once set, no further request is sent (until a new client)
+        self._reached = False  # the endpoint has answered at least once (any status)
         self.transport = transport
         self.extra_body = dict(extra_body or {})
         self.stats = JudgeStats()
@@ -668,6 +680,11 @@ class OpenAICompatibleJudge:
             self._fatal = exc
             raise
         if value.get("failed"):
+            if value.get("unreachable") and not self._reached:  # nothing has ever answered: a wrong URL or port,
+                # or a server that is not running — stop with one line instead of a failed row per request
+                self._fatal = JudgeFatalError(f"cannot connect to {self.url}: {value['error']}; is the server "
+                                              "running, and are the host and port of base_url right?", url=self.url)
+                raise self._fatal
             self.stats.failed += 1
             return JudgeReply(error=value["error"], failed=True, model=value.get("model") or self.model,
                               latency_s=value.get("latency_s"), raw=value.get("raw") or "")
@@ -729,7 +746,7 @@ class OpenAICompatibleJudge:
         n = self.max_retries + 1
         # a final error says itself why it was not asked again (and may come before the last attempt)
         out = {"failed": True, "error": str(last) if last.final else
-               f"{last} (gave up after {n} attempt{'s' if n > 1 else ''})"}
+               f"{last} (gave up after {n} attempt{'s' if n > 1 else ''})", "unreachable": last.unreachable}
         if last.value:  # an empty/cut reply: keep what the server said (model, latency, text)
             out.update({k: last.value.get(k) for k in ("model", "latency_s", "raw")})
         return out
@@ -768,7 +785,7 @@ class OpenAICompatibleJudge:
                 text = _describe(exc, self.timeout)
                 if text.startswith("timeout"):
                     outcome = OVERLOAD
-                raise TransientError(text) from None
+                raise TransientError(text, unreachable=_unreachable(exc)) from None
             except Exception as exc:  # aiohttp.ClientError and kin: a transport failure
                 if type(exc).__module__.split(".")[0] != "aiohttp":
                     raise
@@ -777,6 +794,7 @@ class OpenAICompatibleJudge:
                     outcome = OVERLOAD
                 raise TransientError(text) from None
             latency = time.perf_counter() - t0
+            self._reached = True
             if st != 200:
                 msg = _server_message(None, self.api_key_env, body)
                 if st in RETRY_STATUSES or st >= 500:

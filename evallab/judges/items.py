@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab import verdicts as V
 from evallab.errors import DataError
 from evallab.judges.prompts import Anchor, build_pairwise, build_pointwise
 from evallab.judges.types import JudgeRequest
@@ -89,7 +90,9 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
     Raises
     ------
     DataError
-        A missing column, an empty required cell or a duplicated ``item_id`` (file, row and column named).
+        A missing column, an empty required cell, a duplicated ``item_id`` or a ``gold`` label outside the kind's
+        verdicts (``1``/``2``/``tie`` pairwise, ``pass``/``warn``/``fail`` pointwise) — file, row and column named,
+        before any request is sent.
     """
     p = str(path) if path else None
     if kind == "auto":
@@ -123,6 +126,15 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
                 raise DataError(f"empty {c}; every {kind} item needs one", path=p, row=r, column=c)
         meta = {k: v for k, v in rec.items() if k not in _TEXT and not (isinstance(v, float) and pd.isna(v))}
         meta["item_id"] = str(rec["item_id"])
+        if meta.get("gold") is not None:  # checked before anything is sent: a bad label would fail the run's table
+            g = str(meta["gold"]).strip().lower()
+            g = {"1.0": "1", "2.0": "2"}.get(g, g)
+            allowed = V.PAIRWISE_VERDICTS if kind == "pairwise" else V.POINTWISE_VERDICTS
+            if g in ("", "na", "nan", "none", "null"):
+                meta.pop("gold")
+            elif g not in allowed:
+                raise DataError(f"gold {meta['gold']!r}; expected one of {list(allowed)} for a {kind} item, or empty",
+                                path=p, row=r, column="gold")
         anchors = _anchors(rec.get("anchors"), p, r)
         try:
             for j in range(samples):

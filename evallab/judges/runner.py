@@ -65,7 +65,8 @@ class RunStats:
     """Counters of one run: replies written, live HTTP calls, cache hits, unparsed replies, failed calls, cost.
 
     ``skipped`` = rows already in ``out`` for the same request; ``reasked`` = rows in ``out`` whose request changed
-    since they were written (asked again, the old row replaced). ``cost_usd`` is the USD cost of this run's live
+    since they were written (asked again, the old row replaced); ``batch_replies`` = replies that came through the
+    Batch API (``calls`` counts the completions asked one by one). ``cost_usd`` is the USD cost of this run's live
     replies, or ``None`` (unknown) when ``unpriced`` > 0 of them have no price (a model missing from the price
     table) — never a 0 that hides them.
     """
@@ -83,6 +84,7 @@ class RunStats:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    batch_replies: int = 0
 
     @property
     def errors(self) -> int:
@@ -362,8 +364,9 @@ class _Progress:
         if force or now - self._last > 0.25:
             s = self.stats
             dt = max(now - self.t0, 1e-9)
+            cost = "nothing" if not s.calls and not s.cost_usd else _fmt_cost(s.cost_usd, s.unpriced)
             self.bar.set_postfix_str(f"calls/s={s.calls / dt:.1f} hits={s.cache_hits} errors={s.errors} "
-                                     f"cost={_fmt_cost(s.cost_usd, s.unpriced)}", refresh=False)
+                                     f"cost={cost}", refresh=False)
             self._last = now
 
     def close(self) -> None:
@@ -377,6 +380,9 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
                     max_in_flight: int | None = None, wait: bool | float = False, batch: bool = False,
                     poll_interval: float = 5.0) -> pd.DataFrame:
     """Async :func:`run_jobs` (same parameters); call it with ``await`` from a running event loop."""
+    if out is not None and Path(out).suffix.lower() not in (".jsonl", ".parquet", ".csv"):  # before the lock file
+        raise EvallabError(f"{out}: unknown output format {Path(out).suffix.lower()!r}; expected .parquet, .jsonl "
+                           "or .csv")
     held = await _lock_output(Path(out), wait) if out is not None else None
     try:
         return await _arun_jobs(judge, requests, out=out, progress=progress, record=record,
@@ -399,6 +405,12 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     for i, k in enumerate(keys):
         if not k[1]:
             raise EvallabError(f"request {i + 1}: metadata has no 'item_id'; every request needs one")
+        g = requests[i].metadata.get("gold")
+        if g is not None and _scalar(g) is not None:  # before any call: the table would refuse it after the run
+            t = str(g).strip().lower()
+            if {"1.0": "1", "2.0": "2"}.get(t, t) not in (*V.VERDICTS, "", "na", "nan", "none", "null"):
+                raise EvallabError(f"request {i + 1} (item_id {k[1]!r}): metadata gold {g!r}; expected one of "
+                                   f"{list(V.VERDICTS)} or empty (NA)")
         if k in seen:
             raise EvallabError(f"requests {seen[k] + 1} and {i + 1} have the same key {dict(zip(V.KEY, k, strict=True))}; "
                                "vary 'sample' (repeats), 'order' or 'anchor_set'")
@@ -476,8 +488,10 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
         if batch and todo:
             from evallab.judges.batch import run_batch
 
+            n0 = stats.replies
             await run_batch(judge, todo, Path(str(out) + ".batch.json"), record_reply, poll_interval=poll_interval,
                             progress=progress, batch_discount=getattr(judge, "batch_discount", 0.5))
+            stats.batch_replies = stats.replies - n0
             stats.calls = getattr(jstats, "calls", 0) - calls0
         if tasks:
             done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
@@ -720,8 +734,9 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     if replay_dir:
         return ReplayJudge(replay_dir, label=label or None, model=model or None)
     if not base_url:
-        raise EvallabError("no judge configured: set judge_base_url (and judge_model, judge_api_key_env) for a live "
-                           "OpenAI-compatible endpoint, or a replay folder of recordings")
+        raise EvallabError("no judge configured: give a live OpenAI-compatible endpoint (command line: --judge "
+                           "MODEL@BASE_URL, or --base-url and --model; notebooks: judge_base_url and judge_model) or "
+                           "a replay folder of recordings")
     if not model:
         raise EvallabError(f"judge_base_url {base_url!r} given without judge_model; expected a model id")
     if "cache" not in kw:
