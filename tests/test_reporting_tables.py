@@ -177,6 +177,7 @@ def test_win_rates_use_95_intervals():
     ax = fig.axes[0]
     assert "95% interval" in ax.get_ylabel() and "s.e." not in ax.get_ylabel()
     assert ax.get_legend() is not None
+    assert ax.get_xlabel() == "model compared with the baseline (generator_2)"  # words, not only the column name
 
 
 def test_every_figure_function_with_colour_has_a_legend():

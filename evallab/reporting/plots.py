@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from evallab.reporting.tables import humanize
+
 #: Okabe & Ito (2008) colour-blind-safe palette (black last)
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000"]
 #: the report style (matplotlib rcParams)
@@ -212,7 +214,7 @@ def plot_win_rates(rates: pd.DataFrame, *, entity: str = "generator_2", title: s
     ax.set_xticks(x)
     ax.set_xticklabels(w.index.astype(str), rotation=30, ha="right")
     ax.set_ylabel(f"win rate vs baseline (%, {confidence:.0%} interval)")
-    ax.set_xlabel(entity)
+    ax.set_xlabel({"generator_2": "model compared with the baseline (generator_2)"}.get(entity, humanize(entity)))
     ax.set_title(title or "Win rate of each model under each annotator configuration")
     ax.legend(title="judge", loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()

@@ -34,10 +34,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import bm25s
 import numpy as np
 import pandas as pd
 from scipy import sparse
+
+with warnings.catch_warnings():
+    # bm25s imports tqdm.auto, which in a Jupyter kernel without ipywidgets warns "IProgress not found" at import
+    # time; evallab never shows bm25s's progress bars (show_progress=False), so the warning says nothing of a run
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    import bm25s
 from scipy import stats as sps
 from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
