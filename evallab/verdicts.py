@@ -80,11 +80,26 @@ def empty() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SCHEMA.items()})
 
 
+#: cells read as a missing verdict (after strip + lower)
+_NA_WORDS = ("", "na", "nan", "none", "null")
+#: integer-like floats written by spreadsheets: "1.0" -> "1"
+_FLOAT_LABELS = {"1.0": "1", "2.0": "2"}
+
+
 def _norm_verdict(s: pd.Series) -> pd.Series:
     s = s.astype("string").str.strip().str.lower()
-    s = s.mask(s.isin(["", "na", "nan", "none", "null"]))
-    # integer-like floats written by spreadsheets: "1.0" -> "1"
-    return s.replace({"1.0": "1", "2.0": "2"})
+    s = s.mask(s.isin(_NA_WORDS))
+    return s.replace(_FLOAT_LABELS)
+
+
+def norm_label(value) -> str | None:
+    """One verdict or gold cell as :func:`coerce` reads it: stripped, lower-case, ``"1.0"`` → ``"1"``; ``None`` for
+    a missing value (``None``, NaN, "", "na", "nan", "none", "null"). The result may still be outside
+    :data:`VERDICTS` — the caller says what it expected."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    t = str(value).strip().lower()
+    return None if t in _NA_WORDS else _FLOAT_LABELS.get(t, t)
 
 
 def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:

@@ -296,7 +296,8 @@ class _JudgeHTTPClient(httpx.AsyncClient):
 
 def _unreachable(exc: BaseException) -> bool:
     """No connection could be made at all (refused, no such host, no route): aiohttp's ``ClientConnectorError``
-    and kin, ``httpx.ConnectError``, or the ``OSError`` itself — not a connection dropped after it was made."""
+    and kin, ``httpx.ConnectError`` or a bare ``ConnectionRefusedError`` — not a connection dropped after it was
+    made."""
     return (isinstance(exc, (ConnectionRefusedError, httpx.ConnectError))
             or type(exc).__name__.startswith("ClientConnector"))
 
@@ -409,9 +410,8 @@ class OpenAICompatibleJudge:
         self.dialect: str | None = {"off": "text", "auto": None}.get(structured, structured)
         self.base_url = base_url
         self.url = self.base_url + "/chat/completions"
-        # the constant parts of the cache-key and sent-digest documents (encoded())
+        # the constant head of the cache-key document (encoded())
         self._key_head = f'{{"base_url":{json.dumps(self.base_url, ensure_ascii=False)},"body":'
-        self._digest_tails: dict[tuple, str] = {}
         self._url = httpx.URL(self.url)  # parsed once
         self.model = model
         self.label = label or model
@@ -542,12 +542,8 @@ class OpenAICompatibleJudge:
             return memo[1]
         canon = canonical_json(self.body(request))
         key_doc = f'{self._key_head}{canon},"sample":{sample},"v":{CACHE_FORMAT}}}'
-        tail = self._digest_tails.get((request.kind, request.prompt_version))
-        if tail is None:
-            tail = (f',"kind":{json.dumps(request.kind, ensure_ascii=False, default=str)},'
-                    f'"prompt_version":{json.dumps(request.prompt_version, ensure_ascii=False, default=str)}}}')
-            self._digest_tails[(request.kind, request.prompt_version)] = tail
-        digest_doc = f'{{"body":{canon}{tail}'
+        digest_doc = (f'{{"body":{canon},"kind":{json.dumps(request.kind, ensure_ascii=False, default=str)},'
+                      f'"prompt_version":{json.dumps(request.prompt_version, ensure_ascii=False, default=str)}}}')
         enc = Encoded(canon.encode(), hashlib.sha256(key_doc.encode()).hexdigest(),
                       hashlib.sha256(digest_doc.encode()).hexdigest(), sample)
         request.__dict__["_evallab_encoded"] = (stamp, enc)

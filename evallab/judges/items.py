@@ -126,11 +126,10 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
                 raise DataError(f"empty {c}; every {kind} item needs one", path=p, row=r, column=c)
         meta = {k: v for k, v in rec.items() if k not in _TEXT and not (isinstance(v, float) and pd.isna(v))}
         meta["item_id"] = str(rec["item_id"])
-        if meta.get("gold") is not None:  # checked before anything is sent: a bad label would fail the run's table
-            g = str(meta["gold"]).strip().lower()
-            g = {"1.0": "1", "2.0": "2"}.get(g, g)
+        if "gold" in meta:  # checked before anything is sent: a bad label would fail the run's table
+            g = V.norm_label(meta["gold"])
             allowed = V.PAIRWISE_VERDICTS if kind == "pairwise" else V.POINTWISE_VERDICTS
-            if g in ("", "na", "nan", "none", "null"):
+            if g is None:
                 meta.pop("gold")
             elif g not in allowed:
                 raise DataError(f"gold {meta['gold']!r}; expected one of {list(allowed)} for a {kind} item, or empty",

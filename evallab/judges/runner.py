@@ -174,15 +174,20 @@ def request_key(judge: Judge, request: JudgeRequest) -> tuple:
             str(m.get("order") or ""), int(m.get("sample", 0) or 0))
 
 
+def _output_format(out: str | Path) -> str:
+    """``"jsonl"``, ``"parquet"`` or ``"csv"`` from ``out``'s suffix; :class:`EvallabError` for any other."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".jsonl", ".parquet", ".csv"):
+        raise EvallabError(f"{out}: unknown output format {suffix!r}; expected .parquet, .jsonl or .csv")
+    return suffix[1:]
+
+
 class _Output:
     """Append-as-you-go output with a JSON-lines journal (see module docstring)."""
 
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
-        suffix = self.out.suffix.lower()
-        if suffix not in (".jsonl", ".parquet", ".csv"):
-            raise EvallabError(f"{self.out}: unknown output format {suffix!r}; expected .parquet, .jsonl or .csv")
-        self.fmt = suffix[1:]
+        self.fmt = _output_format(self.out)
         self.journal = self.out if self.fmt == "jsonl" else self.out.with_name(self.out.name + ".journal.jsonl")
         self.out.parent.mkdir(parents=True, exist_ok=True)
         self.rows: dict[tuple, dict] = {}
@@ -380,9 +385,8 @@ async def arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out: str 
                     max_in_flight: int | None = None, wait: bool | float = False, batch: bool = False,
                     poll_interval: float = 5.0) -> pd.DataFrame:
     """Async :func:`run_jobs` (same parameters); call it with ``await`` from a running event loop."""
-    if out is not None and Path(out).suffix.lower() not in (".jsonl", ".parquet", ".csv"):  # before the lock file
-        raise EvallabError(f"{out}: unknown output format {Path(out).suffix.lower()!r}; expected .parquet, .jsonl "
-                           "or .csv")
+    if out is not None:
+        _output_format(out)  # before the lock file is made
     held = await _lock_output(Path(out), wait) if out is not None else None
     try:
         return await _arun_jobs(judge, requests, out=out, progress=progress, record=record,
@@ -406,11 +410,9 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
         if not k[1]:
             raise EvallabError(f"request {i + 1}: metadata has no 'item_id'; every request needs one")
         g = requests[i].metadata.get("gold")
-        if g is not None and _scalar(g) is not None:  # before any call: the table would refuse it after the run
-            t = str(g).strip().lower()
-            if {"1.0": "1", "2.0": "2"}.get(t, t) not in (*V.VERDICTS, "", "na", "nan", "none", "null"):
-                raise EvallabError(f"request {i + 1} (item_id {k[1]!r}): metadata gold {g!r}; expected one of "
-                                   f"{list(V.VERDICTS)} or empty (NA)")
+        if g is not None and V.norm_label(_scalar(g)) not in (None, *V.VERDICTS):  # the table would refuse it
+            raise EvallabError(f"request {i + 1} (item_id {k[1]!r}): metadata gold {g!r}; expected one of "
+                               f"{list(V.VERDICTS)} or empty (NA)")
         if k in seen:
             raise EvallabError(f"requests {seen[k] + 1} and {i + 1} have the same key {dict(zip(V.KEY, k, strict=True))}; "
                                "vary 'sample' (repeats), 'order' or 'anchor_set'")
