@@ -350,8 +350,9 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
         for w in wanted:
             m |= (vals == w) | vals.str.startswith(w.rstrip("/") + "/")
         if not m.any():
-            raise VerdictTableError(f"{col} filter {wanted} selects no rows; available: {sorted(vals.unique())}",
-                                    path=path, column=col)
+            raise VerdictTableError(f"{col} filter {wanted} selects no rows; available: {sorted(vals.unique())} — "
+                                    "give some of those, or an empty list for all (a notebook's defaults name the "
+                                    "bundled data's values)", path=path, column=col)
         if not m.all():
             gone = sorted(vals[~m].unique())
             left_out.append(f"{col} {', '.join(gone)}: {int((~m).sum()):,} replies left out by the "
