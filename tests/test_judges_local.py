@@ -26,6 +26,18 @@ pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is n
 EVALLAB = [sys.executable, "-m", "evallab.cli"]
 
 
+@pytest.fixture(scope="module")
+def llama_answers():
+    """Before any test that starts the real server: the installed llama.cpp answers one request
+    (:func:`evallab.judges.local.smoke_check`, in a child process). When it does not — e.g. a native build that
+    crashes on its first decode — each such test fails with that one line instead of a connection error."""
+    from evallab.judges.local import smoke_check
+
+    why = smoke_check()
+    if why:
+        pytest.fail(why, pytrace=False)
+
+
 def _servers() -> list[psutil.Process]:
     out = []
     for p in psutil.process_iter(["cmdline"]):
@@ -64,7 +76,7 @@ def test_python_errors_name_the_file(tmp_path):
 
 
 @pytest.mark.slow
-def test_ten_llmbar_pairs_through_evallab_judge_with_structured_verdicts(tmp_path):
+def test_ten_llmbar_pairs_through_evallab_judge_with_structured_verdicts(tmp_path, llama_answers):
     """10 LLMBar Natural pairs in both orders through `evallab judge` against the real server with structured
     verdicts: 20 parsed replies; the recording replays to identical verdicts; the server is gone afterwards."""
     from evallab.datasets.llmbar import load_llmbar
@@ -104,7 +116,7 @@ def test_ten_llmbar_pairs_through_evallab_judge_with_structured_verdicts(tmp_pat
 
 
 @pytest.mark.slow
-def test_server_stops_when_the_block_raises():
+def test_server_stops_when_the_block_raises(llama_answers):
     before = {p.pid for p in _servers()}
     with pytest.raises(RuntimeError, match="boom"), LocalLlamaServer() as srv:
         assert srv.running
@@ -113,7 +125,7 @@ def test_server_stops_when_the_block_raises():
 
 
 @pytest.mark.slow
-def test_auto_detects_the_llamacpp_dialect_on_the_real_server():
+def test_auto_detects_the_llamacpp_dialect_on_the_real_server(llama_answers):
     """llama-cpp-python's server answers the OpenAI json_schema type with HTTP 500; `structured="auto"` takes that
     as a refusal (no retries), falls back to its json_object + schema dialect, and the reply is a schema verdict."""
     from evallab.judges import OpenAICompatibleJudge, build_pairwise, run_jobs
@@ -129,7 +141,7 @@ def test_auto_detects_the_llamacpp_dialect_on_the_real_server():
 
 
 @pytest.mark.slow
-def test_run_live_writes_tables_recordings_and_a_card_and_resumes(tmp_path):
+def test_run_live_writes_tables_recordings_and_a_card_and_resumes(tmp_path, llama_answers):
     """`evallab live` on a tiny config against the real server: every request answered once, a recording per part,
     a run card with the model's sha256; a rerun makes no call and the card still counts the first run's calls."""
     from evallab.experiments.live import LiveConfig, run_live
@@ -158,7 +170,7 @@ def test_logprobs_on_a_server_without_logits_all_is_refused_with_the_option_to_s
 
 
 @pytest.mark.slow
-def test_logprobs_are_recorded_from_a_server_started_with_logits_all():
+def test_logprobs_are_recorded_from_a_server_started_with_logits_all(llama_answers):
     from evallab.judges import build_pairwise, run_jobs
 
     reqs = [build_pairwise("Name a primary colour.", "Red.", "Banana.", order="ab", max_tokens=48,
@@ -168,3 +180,22 @@ def test_logprobs_are_recorded_from_a_server_started_with_logits_all():
     assert df["verdict"].notna().all()
     lp = df["verdict_logprob"].iloc[0]
     assert lp is not None and -50 < float(lp) <= 0  # a natural log-probability of the verdict token
+
+
+def test_smoke_check_names_a_crash_on_the_first_request(monkeypatch):
+    """The check make test runs before these tests: a llama.cpp that dies on its first decode (a stand-in script
+    that prints what llama.cpp prints and kills itself with SIGSEGV) gives one line with the signal and the output."""
+    import evallab.judges.local as local
+
+    monkeypatch.setattr(local, "_SMOKE", "import os, signal, sys; print('Fatal Python error: Segmentation fault', "
+                                         "file=sys.stderr, flush=True); os.kill(os.getpid(), signal.SIGSEGV)")
+    why = local.smoke_check()
+    assert why.startswith("llama.cpp was killed by SIGSEGV (signal 11) on its first request (llama-cpp-python "), why
+    assert "CPU features of the build: " in why and why.endswith("last output: Fatal Python error: Segmentation fault")
+    assert "\n" not in why
+
+
+def test_smoke_check_passes_on_the_installed_build():
+    from evallab.judges.local import smoke_check
+
+    assert smoke_check() is None

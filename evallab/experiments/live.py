@@ -195,7 +195,8 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
             return OpenAICompatibleJudge(base_url, "smollm2-135m-instruct", label="SmolLM2-135M",
                                          structured=structured, timeout=600.0,
                                          max_concurrency=SERVER_SLOTS if server is not None else 4,
-                                         cache=out / ".cache" / "replies.sqlite")
+                                         cache=out / ".cache" / "replies.sqlite",
+                                         server_check=server._check if server is not None else None)
 
         pairs = llmbar_pairs(cfg.n_pairs, cfg.subset) if {"position", "text", "drift"} & set(cfg.studies) else None
         plan: list[tuple[str, str, list]] = []

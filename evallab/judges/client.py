@@ -41,6 +41,7 @@ or put in an error message. A base URL carrying credentials (``https://user:key@
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -48,7 +49,7 @@ import os
 import re
 import time
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -302,6 +303,14 @@ def _unreachable(exc: BaseException) -> bool:
             or type(exc).__name__.startswith("ClientConnector"))
 
 
+def _loopback(base_url: str) -> bool:
+    """Whether ``base_url`` points at this machine's loopback (where evallab may have started the server)."""
+    try:
+        return urllib.parse.urlsplit(base_url).hostname in ("127.0.0.1", "localhost", "::1")
+    except ValueError:
+        return False
+
+
 def _describe(exc: BaseException, timeout: float) -> str:
     """A transport failure in words: a timeout or a connection error (the aiohttp transport maps a dropped
     connection to ``httpx.ConnectTimeout``, so the original exception decides)."""
@@ -331,8 +340,6 @@ class OpenAICompatibleJudge:
         without auth. The value is read when the HTTP client is created.
     label : str, optional
         The ``judge`` column of the verdict table (default: ``model``).
-    timeout : float
-        Seconds for connect and for each read.
     timeout : float
         Seconds for connect and for each read, counted from when the request is sent (never while it waits for
         a slot client-side).
@@ -374,6 +381,14 @@ class OpenAICompatibleJudge:
     logprobs : bool
         Also ask for token log-probabilities (``logprobs: true, top_logprobs: 5``) and record the verdict
         token's in the ``verdict_logprob`` column when the server returns them.
+    server_check : callable, optional
+        Asked after a refused or dropped connection (not after a timeout): returns one line saying why the server
+        behind ``base_url`` is gone (the run then stops with :class:`JudgeFatalError` carrying that line, e.g.
+        "the llama.cpp server (pid 812, port 40123) was killed by SIGSEGV (signal 11); last lines of its log: …;
+        full log: …"), ``""`` while it may still be on its way down (asked again for up to 1.5 s), or ``None``
+        (unknown: the connection error is retried as usual). Default: for a loopback ``base_url``,
+        :func:`evallab.judges.local.server_death` (the servers evallab started, in any process);
+        :meth:`evallab.judges.local.LocalLlamaServer.judge` passes its own process's.
 
     Raises
     ------
@@ -389,7 +404,8 @@ class OpenAICompatibleJudge:
                  transport: str = "aiohttp", extra_body: Mapping | None = None, adaptive: bool = True,
                  initial_concurrency: int = 2, requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None, ratelimit_headers: bool = True,
-                 structured: str = "off", logprobs: bool = False) -> None:
+                 structured: str = "off", logprobs: bool = False,
+                 server_check: Callable[[], str | None] | None = None) -> None:
         base_url = check_base_url(base_url)
         if not model:
             raise EvallabError("judge model is empty; expected a model id such as 'gpt-4o-mini'")
@@ -426,6 +442,11 @@ class OpenAICompatibleJudge:
         self._expo = wait_exponential_jitter(multiplier=backoff_initial, max=backoff_max, jitter=backoff_initial)
         self._fatal: JudgeFatalError | None = None  # once set, no further request is sent (until a new client)
         self._reached = False  # the endpoint has answered at least once (any status)
+        if server_check is None and _loopback(base_url):
+            from evallab.judges.local import server_death
+
+            server_check = functools.partial(server_death, base_url)
+        self.server_check = server_check
         self.transport = transport
         self.extra_body = dict(extra_body or {})
         self.stats = JudgeStats()
@@ -747,6 +768,20 @@ class OpenAICompatibleJudge:
             out.update({k: last.value.get(k) for k in ("model", "latency_s", "raw")})
         return out
 
+    async def _check_server(self) -> None:
+        """After a refused or dropped connection: stop the run with the server's cause of death when
+        :attr:`server_check` knows it (asking again for up to 1.5 s while the process is on its way down)."""
+        if self.server_check is None:
+            return
+        deadline = time.monotonic() + 1.5
+        while True:
+            why = self.server_check()
+            if why:
+                raise JudgeFatalError(why, url=self.url)
+            if why is None or time.monotonic() > deadline:
+                return
+            await asyncio.sleep(0.05)
+
     def _estimate_tokens(self, payload: bytes, request: JudgeRequest) -> float:
         seen, n = self._out_tokens
         return len(payload) / 4 + (request.max_tokens or (seen / n if n else 256))
@@ -781,6 +816,8 @@ class OpenAICompatibleJudge:
                 text = _describe(exc, self.timeout)
                 if text.startswith("timeout"):
                     outcome = OVERLOAD
+                else:
+                    await self._check_server()
                 raise TransientError(text, unreachable=_unreachable(exc)) from None
             except Exception as exc:  # aiohttp.ClientError and kin: a transport failure
                 if type(exc).__module__.split(".")[0] != "aiohttp":
@@ -788,6 +825,8 @@ class OpenAICompatibleJudge:
                 text = _describe(exc, self.timeout)
                 if text.startswith("timeout"):
                     outcome = OVERLOAD
+                else:
+                    await self._check_server()
                 raise TransientError(text) from None
             latency = time.perf_counter() - t0
             self._reached = True

