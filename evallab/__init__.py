@@ -22,4 +22,16 @@ Public API, by layer (a layer imports only the layers below it; see the project 
 from evallab.errors import DataError, EvallabError, VerdictTableError
 
 __version__ = "0.1.0"
-__all__ = ["DataError", "EvallabError", "VerdictTableError", "__version__"]
+#: names loaded on first use (``evallab.Results``), so ``import evallab`` (the command line) needs no pandas
+_LAZY = {"Estimate": "evallab._results", "Measure": "evallab._results", "Results": "evallab._results",
+         "Report": "evallab.reporting._context", "Section": "evallab.reporting._context"}
+__all__ = ["DataError", "Estimate", "EvallabError", "Measure", "Report", "Results", "Section", "VerdictTableError",
+           "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'evallab' has no attribute {name!r}")

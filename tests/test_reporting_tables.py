@@ -114,7 +114,8 @@ def test_findings_collected_into_save_metrics_and_the_index(tmp_path, monkeypatc
     p = save_metrics("rep", {"x": 1}, title="Position bias", reports_dir_=tmp_path)
     doc = json.loads(p.read_text())
     assert doc["findings"] == [{"sentence": "GPT-4 keeps its verdict in 93% of swapped pairs.", "value": 0.93,
-                                "low": 0.9, "high": 0.95, "level": 0.95, "n": 419, "unit": "%"}]
+                                "low": 0.9, "high": 0.95, "level": 0.95, "n": 419, "unit": "%", "method": None,
+                                "n_unit": ""}]
     res = ReportResult("rep", "ok", 3.2, html=str(tmp_path / "rep.html"), title="Position bias",
                        question="Does the judge change its mind?", findings=doc["findings"],
                        parameters={"verdicts_path": "", "n_resamples": 200, "subsets": ["LLMBar/Natural"]},
@@ -219,4 +220,4 @@ def test_degenerate_interval_is_never_printed_as_a_point():
     assert "[1.00, 1.00]" not in html and "0.50 [0.40, 0.60]" in html
     assert tables.DEGENERATE_NOTE in html  # the point interval is footnoted, not shown
     assert "no interval: every item agrees" in html  # a missing interval carries its row's note
-    assert format_estimate(1.0, 1.0, 1.0, unit="", n=20) == "1 (no interval: a single point) (n = 20)"
+    assert format_estimate(1.0, 1.0, 1.0, unit="", n=20) == "1.00 (no interval: a single point, n = 20)"

@@ -11,6 +11,9 @@ criteria) is a ratio of sums over items; its interval resamples the ITEM (the cl
 - :func:`bootstrap_sums` — the engine behind it: any statistic of the column totals of per-cluster sums,
   percentile bootstrap over clusters (paired: every column resampled together), vectorised.
 - :func:`ratio_difference_interval` — paired difference of two ratios on the same clusters.
+- :func:`ratio_interval_method` / :func:`ratio_difference_interval_method` — the same, with the name of the
+  method that computed each interval (a Wilson fallback is named as such), for the estimate type
+  (:class:`evallab.Results`).
 - :func:`no_interval_note` — why an estimate carries no interval (switched off, one unit, or degenerate: an
   interval is never shown as the single point [x, x]).
 - :func:`ratio_test_greater` — one-sided test of H0: ratio ≤ threshold with a cluster-robust (sandwich) standard
@@ -140,7 +143,15 @@ def _ratio(t: np.ndarray) -> np.ndarray:
 
 
 def ratio_interval(num: Sequence[float], den: Sequence[float], *, n_resamples: int = 1000,
-                   confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+                   confidence: float = 0.95, seed: int = 0, unit: str = "item") -> tuple[float, float]:
+    """``(low, high)`` of :func:`ratio_interval_method` (which also names the method used)."""
+    lo, hi, _ = ratio_interval_method(num, den, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                                      unit=unit)
+    return lo, hi
+
+
+def ratio_interval_method(num: Sequence[float], den: Sequence[float], *, n_resamples: int = 1000,
+                          confidence: float = 0.95, seed: int = 0, unit: str = "item") -> tuple[float, float, str]:
     """Interval of ``sum(num) / sum(den)`` where each position is one cluster (item, or skill).
 
     Parameters
@@ -148,29 +159,38 @@ def ratio_interval(num: Sequence[float], den: Sequence[float], *, n_resamples: i
     num, den : arrays of shape (n_clusters,)
         Per-cluster counts, e.g. correct and parsed replies of one item (both orders, every sample).
 
+    unit : str
+        What a cluster is, for the method's name ("item", "skill").
+
     Returns
     -------
-    (low, high) in [0, 1] for a proportion. When every cluster holds at most one binary reply (``den <= 1`` and
-    ``num`` in {0, 1}) the units are independent and the Wilson interval of the totals is returned; otherwise a percentile cluster bootstrap
-    (:func:`bootstrap_sums`). When every cluster has the same ratio the bootstrap would collapse to a point and
-    claim false certainty: the Wilson interval with the cluster count as n is returned instead.
-    ``(nan, nan)`` when ``sum(den) == 0``.
+    (low, high, method): bounds in [0, 1] for a proportion, and the interval's method as a report shows it.
+    When every cluster holds at most one binary reply (``den <= 1`` and ``num`` in {0, 1}) the units are
+    independent and the Wilson interval of the totals is returned (``"Wilson score"``); otherwise a percentile
+    cluster bootstrap (:func:`bootstrap_sums`; ``"item bootstrap (percentile, 1,000 resamples)"``). When every
+    cluster has the same ratio the bootstrap would collapse to a point and claim false certainty: the Wilson
+    interval with the cluster count as n is returned instead (``"Wilson score on 40 items (every item has the same
+    share)"``). ``(nan, nan, "")`` when ``sum(den) == 0`` or the bootstrap is switched off.
     """
+    from evallab._results import WILSON, bootstrap_method
+
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
     use = den > 0
     num, den = num[use], den[use]
     if den.sum() == 0:
-        return NAN, NAN
+        return NAN, NAN, ""
     if den.max() <= 1 and np.isin(num, (0.0, 1.0)).all():
-        return wilson(num.sum(), den.sum(), confidence)
+        return (*wilson(num.sum(), den.sum(), confidence), WILSON)
     if n_resamples <= 0:
-        return NAN, NAN
+        return NAN, NAN, ""
     r = num / den
     if np.allclose(r, r[0]):
-        return wilson(r[0] * len(r), len(r), confidence)
-    return bootstrap_sums(np.column_stack([num, den]), _ratio, n_resamples=n_resamples, confidence=confidence,
-                          seed=seed)
+        return (*wilson(r[0] * len(r), len(r), confidence),
+                f"{WILSON} on {len(r):,} {unit}s (every {unit} has the same share)")
+    lo, hi = bootstrap_sums(np.column_stack([num, den]), _ratio, n_resamples=n_resamples, confidence=confidence,
+                            seed=seed)
+    return lo, hi, bootstrap_method(n_resamples, unit) if np.isfinite(lo) else ""
 
 
 def _ratio_difference(t: np.ndarray) -> np.ndarray:
@@ -179,6 +199,15 @@ def _ratio_difference(t: np.ndarray) -> np.ndarray:
 
 def ratio_difference_interval(num1, den1, num0, den0, *, n_resamples: int = 1000, confidence: float = 0.95,
                               seed: int = 0) -> tuple[float, float]:
+    """``(low, high)`` of :func:`ratio_difference_interval_method`."""
+    lo, hi, _ = ratio_difference_interval_method(num1, den1, num0, den0, n_resamples=n_resamples,
+                                                 confidence=confidence, seed=seed)
+    return lo, hi
+
+
+def ratio_difference_interval_method(num1, den1, num0, den0, *, n_resamples: int = 1000,
+                                     confidence: float = 0.95, seed: int = 0,
+                                     unit: str = "item") -> tuple[float, float, str]:
     """Paired interval of ``sum(num1)/sum(den1) − sum(num0)/sum(den0)`` over the same clusters.
 
     All four arrays have shape (n_clusters,) and hold the same clusters in the same order (e.g. per item: correct
@@ -191,18 +220,25 @@ def ratio_difference_interval(num1, den1, num0, den0, *, n_resamples: int = 1000
     returned: a cluster that differs moves the difference by at most ``max(den) / sum(den)``, so
     ``|Δ| ≤ u · n · max(den) / sum(den)`` with ``u`` the Wilson upper bound of 0 of n (the larger of the two sides'
     denominators is used).
+
+    Returns ``(low, high, method)``: the method as a report shows it ("paired item bootstrap (percentile, 1,000
+    resamples)", or for identical sides "bound from the Wilson interval of 0 of 34 items changed"); ``""`` with
+    no interval.
     """
+    from evallab._results import WILSON, bootstrap_method
+
     a = np.column_stack([np.asarray(x, dtype=float) for x in (num1, den1, num0, den0)])
     if a[:, 1].sum() == 0 or a[:, 3].sum() == 0:
-        return NAN, NAN
+        return NAN, NAN, ""
     if np.array_equal(a[:, :2], a[:, 2:]):
         n = int((a[:, 1] > 0).sum())
         if n == 0:
-            return NAN, NAN
+            return NAN, NAN, ""
         u = wilson(0, n, confidence)[1]
         half = min(1.0, u * n * float(a[:, 1].max()) / float(a[:, 1].sum()))
-        return -half, half
-    return bootstrap_sums(a, _ratio_difference, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        return -half, half, f"bound from the {WILSON} interval of 0 of {n:,} {unit}s changed"
+    lo, hi = bootstrap_sums(a, _ratio_difference, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return lo, hi, bootstrap_method(n_resamples, unit, paired=True) if np.isfinite(lo) else ""
 
 
 def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: float) -> float:

@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evallab._results import Results
+
 #: units a column can have: how values are scaled, the header suffix and the default decimals
 UNITS = {
     "%": (100.0, "%", 1),  # a proportion 0-1 shown in percent
@@ -258,7 +260,8 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
             intervals: Mapping[str, tuple[str, str]] | None = None, units: Mapping[str, str] | None = None,
             digits: Mapping[str, int] | None = None, note: str | None = None, caption: str = "",
             level: float | None = 0.95, max_rows: int = MAX_ROWS, max_cols: int = MAX_COLS,
-            csv_name: str | None = None, guess: bool = True) -> Table:
+            csv_name: str | None = None, guess: bool = True,
+            csv_to: tuple[Path, Path] | None = None) -> Table:
     """Render ``df`` as a publication table (see the module doc).
 
     Parameters
@@ -276,7 +279,19 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     level : the interval's confidence level, written in the header (``None``: not written).
     max_rows : longer tables are folded into ``<details>`` and written beside the report as CSV.
     max_cols : wider tables are split into parts that repeat the leading text columns.
+    csv_to : (folder, relative path) where a long table's CSV goes and how the page links it
+        (:meth:`evallab.Report.show` passes it).
+
+    A :class:`~evallab.Results` brings its own labels, units, intervals, level and interval methods (its
+    measures): ``columns`` then only picks and may relabel, and nothing is guessed from column names.
     """
+    meta = _from_measures(df, columns, intervals, units, digits)
+    if meta is not None:
+        columns, intervals, units, digits, methods, row_methods = meta
+        level = df.level if getattr(df, "level", None) is not None else level
+        guess = False
+    else:
+        methods, row_methods = {}, {}
     df = pd.DataFrame(df)
     if isinstance(df.columns, pd.MultiIndex):
         df.columns = [" ".join(str(x) for x in c if str(x)) for c in df.columns]
@@ -336,6 +351,10 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
                         point = DEGENERATE_NOTE
                     elif lo != DASH or hi != DASH:
                         t = f"{t} [{lo}, {hi}]"
+                        rm = row_methods.get(c)
+                        if rm is not None and isinstance(df[rm[0]].iat[i], str) and df[rm[0]].iat[i] and \
+                                df[rm[0]].iat[i] != rm[1]:  # this row's interval has another method
+                            point = f"interval: {df[rm[0]].iat[i]}"
                     elif note and isinstance(df[note].iat[i], str) and df[note].iat[i].strip():
                         point = df[note].iat[i].strip()  # no interval: the row's note says why
             else:
@@ -371,6 +390,13 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
         foot.append(f"<sup>{i}</sup> {html.escape(r)}")
     if any(not r for r in missing_notes):
         foot.append(f"{DASH} no value: the quantity is undefined for that row (no data to compute it from).")
+    shown_methods = {labels[c]: m for c, m in methods.items() if c in labels and c in intervals and m}
+    if shown_methods and level:
+        if len(set(shown_methods.values())) == 1:
+            foot.append(f"Intervals: {level:.0%}, {next(iter(shown_methods.values()))}.")
+        else:
+            foot.append(f"Intervals ({level:.0%}): " + "; ".join(f"{k}: {v}" for k, v in shown_methods.items())
+                        + ".")
     def width(c):  # estimated px: the longest cell (or half the header, which wraps), 7 px a character
         longest = max([len(re.sub(r"<[^>]+>", "", x)) for x in cells[c]] + [len(headers[c]) // 2 + 1, 3]
                       + [len(w) + 1 for w in headers[c].split()])
@@ -413,9 +439,14 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     if foot:
         inner += "<p class='evl-notes'>" + "<br>".join(foot) + "</p>"
     if len(df) > max_rows:
-        out_dir, rname = _report_location()
+        out_dir, rname = csv_to if csv_to is not None else _report_location()
         link = ""
-        if out_dir is not None:
+        if csv_to is not None:
+            csv_path = csv_to[0] / csv_to[1]
+            csv_path.parent.mkdir(parents=True, exist_ok=True)
+            full.to_csv(csv_path, index=False)
+            link = f" · <a href='{html.escape(csv_to[1].as_posix())}'>full table as CSV</a>"
+        elif out_dir is not None:
             _COUNTER["n"] += 1
             stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", csv_name or caption[:40] or "table").strip("-").lower() or "table"
             rel = Path(f"{rname}.tables") / f"{_COUNTER['n']:02d}-{stem}.csv"
@@ -426,6 +457,37 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
         summary = html.escape(caption or "Table")
         inner = (f"<details><summary>{summary}: {len(df):,} rows — click to show{link}</summary>{inner}</details>")
     return Table(f"<div class='evl-table'>{_CSS}{inner}</div>", csv_path)
+
+
+#: a measure's unit (evallab._results.UNITS) → this module's display unit (UNITS above)
+_MEASURE_UNITS = {"proportion": "%", "percent": "pct", "pp": "pp", "count": "count", "p-value": "p",
+                  "coefficient": "", "ratio": "×"}
+
+
+def _from_measures(df, columns, intervals, units, digits):
+    """For a :class:`~evallab._results.Results`: the columns (labels from its measures), intervals, units, digits
+    and interval methods it declares, merged under what the caller passed; ``None`` for a plain frame."""
+    measures = getattr(df, "measures", None)
+    if not isinstance(df, Results) or not measures:
+        return None
+    intervals, units, digits = dict(intervals or {}), dict(units or {}), dict(digits or {})
+    methods: dict[str, str | None] = {}
+    row_methods: dict[str, tuple[str, str | None]] = {}
+    for c, m in measures.items():
+        units.setdefault(c, _MEASURE_UNITS.get(m.unit, m.unit))
+        if m.has_interval:
+            intervals.setdefault(c, (m.low, m.high))
+            methods[c] = m.method
+            if m.method_column and m.method_column in df.columns:
+                row_methods[c] = (m.method_column, m.method)
+        if m.digits is not None:
+            digits.setdefault(c, m.digits)
+    if columns is None:
+        keys = [k for k in (getattr(df, "keys", None) or []) if k in df.columns]
+        columns = {**{k: humanize(k) for k in keys}, **{c: m.label for c, m in measures.items()}}
+    elif not isinstance(columns, Mapping):
+        columns = {c: (measures[c].label if c in measures else humanize(c)) for c in columns}
+    return columns, intervals, units, digits, methods, row_methods
 
 
 #: footnote of an estimate whose interval is a single point (low == high): shown without it
@@ -476,7 +538,9 @@ def show(df: pd.DataFrame, **kwargs) -> None:
 # ---------------------------------------------------------------------------------------------------- findings
 @dataclass
 class Finding:
-    """One finding for the index: a sentence and the number behind it."""
+    """One finding: a sentence and the estimate behind it (value and interval in the data's own scale, their
+    level, the interval's method, the unit, n and what n counts). The one finding type of reports, the index and
+    ``metrics.json``."""
 
     sentence: str
     value: float | None = None
@@ -484,7 +548,31 @@ class Finding:
     high: float | None = None
     level: float | None = 0.95
     n: int | None = None
-    unit: str = ""  # "%", "pp", "pct", "count", "p", or free text such as "kappa"
+    unit: str = ""  # a measure unit ("proportion", "pp", "count", "coefficient" ...) or a legacy table unit ("%")
+    method: str | None = None
+    n_unit: str = ""
+
+    @classmethod
+    def of(cls, sentence: str, estimate=None) -> Finding:
+        """A finding from a sentence and an :class:`~evallab.Estimate` (or none)."""
+        if estimate is None:
+            return cls(sentence.strip(), level=None)
+        return cls(sentence.strip(), estimate.value, estimate.low, estimate.high,
+                   estimate.level if estimate.has_interval else None, estimate.n, estimate.unit,
+                   estimate.method if estimate.has_interval else None, estimate.n_unit)
+
+    def estimate_text(self) -> str:
+        """"93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)", or "" without a value."""
+        return format_estimate(self.value, self.low, self.high, self.unit, self.level, self.n, method=self.method,
+                               n_unit=self.n_unit)
+
+    def html(self) -> str:
+        """The highlighted line a report shows: the sentence, then the estimate unless the sentence states it."""
+        from evallab.reporting._context import finding_html
+
+        est = self.estimate_text()
+        stated = est in self.sentence or (self.low is not None and "[" in self.sentence and "]" in self.sentence)
+        return finding_html(self.sentence, "" if stated else est)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -499,50 +587,34 @@ class Finding:
 FINDINGS: list[Finding] = []
 
 
-def format_estimate(value, low=None, high=None, unit: str = "", level: float | None = 0.95, n=None) -> str:
-    """"93.1% [90.2, 95.4] (95% CI, n = 1,200)" — one estimate with its interval, unit and n."""
-    if value is None:
+def format_estimate(value, low=None, high=None, unit: str = "", level: float | None = 0.95, n=None, *,
+                    method: str | None = None, n_unit: str = "") -> str:
+    """"93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)" — one estimate with its interval, level,
+    method, unit and n. A missing or NaN bound prints no interval (never "[nan, nan]"); equal bounds print none
+    either, and say so."""
+    from evallab._results import Estimate, _num
+
+    u = {v: k for k, v in _MEASURE_UNITS.items()}.get(unit, unit)  # legacy table units → measure units
+    v, lo, hi = _num(value), _num(low), _num(high)
+    if v is None:
         return ""
-    u = unit if unit in UNITS else ""
-    signed = u in ("pp", "pp_pct")
-    d = None if u not in ("", "count") else (_decimals(np.array([float(value)])) if not float(value).is_integer()
-                                              else 0)
-    s = fmt_number(value, u, d, signed)
-    suffix = UNITS[u][1] if u in UNITS else unit
-    if suffix and suffix != "n":
-        s += suffix if suffix == "%" else f" {suffix}"
-    if _same_point(low, high):
-        s += " (no interval: a single point)"
-        if n is not None:
-            s += f" (n = {int(n):,})"
-    elif low is not None and high is not None and all(isinstance(v, (int, float)) and math.isfinite(v)
-                                                       for v in (low, high)):
-        s += f" [{fmt_number(low, u, d, signed)}, {fmt_number(high, u, d, signed)}]"
-        if level:
-            s += f" ({level:.0%} CI"
-            s += f", n = {int(n):,})" if n is not None else ")"
-    elif n is not None:
-        s += f" (n = {int(n):,})"
-    return s
+    if lo is None or hi is None:
+        lo = hi = None
+    n_ = _num(n)
+    return str(Estimate(v, lo, hi, level if lo is not None else None, method, u,
+                        int(n_) if n_ is not None else None, n_unit))
 
 
 def finding(sentence: str, *, value=None, low=None, high=None, level: float | None = 0.95, n=None,
             unit: str = "", display_: bool = True) -> Finding:
-    """State a section's finding in one sentence (built by the notebook from its numbers): displayed as a
-    highlighted line and collected for the index (``save_metrics`` writes every finding stated so far).
-
-    ``value``/``low``/``high`` are in the data's own scale (a proportion 0-1 with ``unit="%"``, a difference of
-    proportions with ``unit="pp"``); ``n`` is the number of units behind it. The formatted estimate is appended to
-    the sentence unless the sentence already states an interval ("[low, high]")."""
+    """Legacy (notebooks not yet on :class:`~evallab.Report`): state a finding, displayed and collected in
+    :data:`FINDINGS` for ``save_metrics``. Use :meth:`evallab.Report.finding` instead."""
     f = Finding(sentence.strip(), value, low, high, level, n, unit)
     FINDINGS.append(f)
     if display_:
         from IPython.display import HTML, display
 
-        est = format_estimate(value, low, high, unit, level, n)
-        stated = est in sentence or (low is not None and "[" in sentence and "]" in sentence)  # interval in words
-        extra = f" <span style='color:#444'>({html.escape(est)})</span>" if est and not stated else ""
-        display(HTML(f"{_CSS}<div class='evl-finding'><b>Finding.</b> {html.escape(f.sentence)}{extra}</div>"))
+        display(HTML(f.html()))
     return f
 
 

@@ -1,0 +1,327 @@
+"""The estimate type: results that carry their own meaning from the estimator to the page (issue 25).
+
+An estimator returns a :class:`Results` — a :class:`pandas.DataFrame` (so every pandas operation works on it)
+whose ``measures`` say, for each estimate column, what it is: its label, its unit, the columns of its interval
+bounds, the interval's level and method (``"Wilson score"``, ``"item bootstrap (percentile, 1,000 resamples)"``
+...), the column holding its n and what n counts (items, pairs, replies), and the column holding the reason a value
+is missing. Tables (:func:`evallab.reporting.to_html`), findings (:meth:`Results.estimate` →
+:class:`Estimate`) and ``metrics.json`` are rendered from these, so the method shown beside an interval is the
+method that computed it — never guessed from a column name.
+
+Units (:data:`UNITS`): ``"proportion"`` (0–1, shown in percent), ``"pp"`` (a difference of proportions, shown in
+percentage points), ``"count"``, ``"p-value"``, ``"coefficient"`` (kappa, alpha, tau, AUC ...: unitless, shown as
+is), ``"ratio"``, ``"percent"`` (already 0–100), or any other text naming the unit (``"scale points"``,
+``"USD"``, ``"s"``), shown in the column header.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+#: the units a measure can have, as (scale applied for display, suffix in text, default decimals)
+UNITS: dict[str, tuple[float, str, int | None]] = {
+    "proportion": (100.0, "%", 1),
+    "percent": (1.0, "%", 1),
+    "pp": (100.0, "pp", 1),
+    "count": (1.0, "", 0),
+    "p-value": (1.0, "", 3),
+    "coefficient": (1.0, "", None),
+    "ratio": (1.0, "×", 2),
+}
+
+
+def wilson_method() -> str:
+    """Name of the Wilson score interval (Wilson 1927), as shown beside it."""
+    return "Wilson score"
+
+
+def bootstrap_method(n_resamples: int, unit: str = "item", *, paired: bool = False) -> str:
+    """Name of a percentile bootstrap over ``unit`` (the resampled unit), as shown beside it:
+    ``"item bootstrap (percentile, 1,000 resamples)"``; ``paired`` for a difference on the same units."""
+    return f"{'paired ' if paired else ''}{unit} bootstrap (percentile, {int(n_resamples):,} resamples)"
+
+
+WILSON = wilson_method()
+CLOPPER_PEARSON = "Clopper–Pearson (exact binomial)"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What one estimate column of a :class:`Results` means.
+
+    Parameters
+    ----------
+    column : str
+        The estimate's column.
+    label : str
+        Its name on the page ("Position consistency").
+    unit : str
+        One of :data:`UNITS` or free text (see the module doc).
+    low, high : str, optional
+        Columns of the interval bounds (same unit as the estimate).
+    method : str, optional
+        How the interval was computed, when the same for every row.
+    method_column : str, optional
+        A column naming each row's interval method, when it varies by row (e.g. a Wilson fallback where a
+        bootstrap cannot resample); takes precedence over ``method`` where filled.
+    n : str, optional
+        The column holding the estimate's n.
+    n_unit : str
+        What n counts ("items", "pairs", "replies", "skills").
+    note : str, optional
+        The column holding why a value (or its interval) is missing.
+    digits : int, optional
+        Decimals on the page (default per unit).
+    """
+
+    column: str
+    label: str
+    unit: str = "proportion"
+    low: str | None = None
+    high: str | None = None
+    method: str | None = None
+    method_column: str | None = None
+    n: str | None = None
+    n_unit: str = ""
+    note: str | None = "note"
+    digits: int | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        return bool(self.low and self.high)
+
+
+def _num(x) -> float | None:
+    """A finite float, or None (NaN, NA, None, text)."""
+    if x is None or x is pd.NA:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _decimals(values: Iterable[float]) -> int:
+    """Decimals that show the values' magnitude: 3 below 1, 2 below 10, 1 below 100, else 0."""
+    fin = [abs(v) for v in values if v is not None and math.isfinite(v)]
+    if not fin:
+        return 2
+    m = max(fin)
+    return 3 if m < 1 else 2 if m < 10 else 1 if m < 100 else 0
+
+
+def format_number(x, unit: str = "", digits: int | None = None, *, signed: bool | None = None) -> str:
+    """A number in its unit's display scale, without the unit ("93.1" for 0.931 as a proportion); "—" when
+    missing. ``signed`` (default: for ``"pp"``) writes a leading + on positive values."""
+    v = _num(x)
+    if v is None:
+        return "—"
+    scale, _, d0 = UNITS.get(unit, (1.0, unit, None))
+    v *= scale
+    d = digits if digits is not None else d0 if d0 is not None else _decimals([v])
+    if unit == "count" or (d == 0 and float(v).is_integer()):
+        s = f"{v:,.0f}"
+    else:
+        s = f"{v:,.{d}f}"
+    if (unit == "pp" if signed is None else signed) and v > 0:
+        s = "+" + s
+    return s
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimate with everything needed to state it: value, interval, level, method, unit, n.
+
+    ``value``, ``low`` and ``high`` are in the data's own scale (a proportion 0–1, a difference of proportions
+    −1–1). ``str(estimate)`` gives e.g. "93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)"; a missing
+    interval is never printed as "[nan, nan]": the note says why, or nothing is added.
+    """
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    level: float | None = None
+    method: str | None = None
+    unit: str = ""
+    n: int | None = None
+    n_unit: str = ""
+    label: str = ""
+    note: str | None = None
+    digits: int | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None and self.low != self.high
+
+    def excludes(self, x: float) -> bool:
+        """The interval lies wholly above or below ``x`` (False without an interval)."""
+        return self.has_interval and (self.low > x or self.high < x)
+
+    def number(self) -> str:
+        """The value with its unit ("93.1%", "+4.2 pp", "0.62")."""
+        s = format_number(self.value, self.unit, self.digits)
+        suffix = UNITS.get(self.unit, (1.0, self.unit, None))[1]
+        if s == "—" or not suffix:
+            return s
+        return s + (suffix if suffix in ("%", "×") else f" {suffix}")
+
+    def interval(self) -> str:
+        """"[90.2, 95.4]" in the value's display scale, or "" without an interval."""
+        if not self.has_interval:
+            return ""
+        d = self.digits if self.digits is not None else UNITS.get(self.unit, (1, "", None))[2]
+        if d is None:
+            d = _decimals([v * UNITS.get(self.unit, (1.0,))[0] for v in (self.value, self.low, self.high)
+                           if v is not None])
+        return f"[{format_number(self.low, self.unit, d)}, {format_number(self.high, self.unit, d)}]"
+
+    def n_text(self) -> str:
+        if self.n is None:
+            return ""
+        return f"n = {int(self.n):,}" + (f" {self.n_unit}" if self.n_unit else "")
+
+    def describe(self) -> str:
+        """The parenthesis after the number: level, method and n ("95% CI, Wilson score, n = 1,200 pairs")."""
+        parts = []
+        if self.has_interval and self.level:
+            parts.append(f"{self.level:.0%} CI" + (f", {self.method}" if self.method else ""))
+        elif self.value is not None and self.low is not None and self.low == self.high:
+            parts.append("no interval: a single point")
+        parts.append(self.n_text())
+        return ", ".join(p for p in parts if p)
+
+    def __str__(self) -> str:
+        if self.value is None:
+            if self.note and self.note.startswith("not computable"):
+                return self.note
+            return "not computable" + (f": {self.note}" if self.note else "")
+        s = self.number()
+        iv = self.interval()
+        if iv:
+            s += f" {iv}"
+        d = self.describe()
+        return f"{s} ({d})" if d else s
+
+    def as_dict(self) -> dict:
+        """JSON-ready fields (NaN → None)."""
+        return {"value": self.value, "low": self.low, "high": self.high, "level": self.level,
+                "method": self.method, "unit": self.unit, "n": self.n, "n_unit": self.n_unit, "label": self.label,
+                "note": self.note}
+
+
+class Results(pd.DataFrame):
+    """A DataFrame of estimates that knows what its columns mean (:class:`Measure` per estimate column).
+
+    Attributes
+    ----------
+    measures : dict[str, Measure]
+        Estimate column → its meaning; kept through pandas operations (filtering, sorting, ``assign``).
+    level : float or None
+        The confidence level of every interval in the table.
+    keys : list[str]
+        The design columns that name a row (``by``).
+    """
+
+    _metadata = ["measures", "level", "keys"]
+
+    @property
+    def _constructor(self):
+        return Results
+
+    @property
+    def _constructor_sliced(self):
+        return pd.Series
+
+    def measure(self, column: str) -> Measure | None:
+        return (getattr(self, "measures", None) or {}).get(column)
+
+    def estimate(self, column: str, row=0) -> Estimate:
+        """The estimate in ``column`` at ``row`` (a position, or a row label when the index is not a range).
+
+        Raises
+        ------
+        KeyError
+            ``column`` is not a measure of this table.
+        """
+        m = self.measure(column)
+        if m is None:
+            raise KeyError(f"{column!r} is not a measure of this table (measures: {sorted(self.measures)})")
+        r = self.iloc[row] if isinstance(row, (int, np.integer)) else self.loc[row]
+        return estimate_from_row(r, m, self.level)
+
+    def to_frame(self) -> pd.DataFrame:
+        """A plain DataFrame (no measures)."""
+        return pd.DataFrame(self)
+
+    def describe_measures(self) -> pd.DataFrame:
+        """One row per measure: column, label, unit, interval columns, level, method, n column and unit."""
+        rows = [{"column": m.column, "label": m.label, "unit": m.unit, "low": m.low, "high": m.high,
+                 "level": self.level if m.has_interval else None, "method": m.method, "n": m.n, "n_unit": m.n_unit}
+                for m in self.measures.values()]
+        return pd.DataFrame(rows)
+
+
+def estimate_from_row(r: pd.Series, m: Measure, level: float | None) -> Estimate:
+    """An :class:`Estimate` from one row of a :class:`Results` and the column's :class:`Measure`."""
+
+    def get(col):
+        return r.get(col) if col else None
+
+    method = m.method
+    if m.method_column and isinstance(get(m.method_column), str) and get(m.method_column):
+        method = get(m.method_column)
+    lo, hi = _num(get(m.low)), _num(get(m.high))
+    if lo is None or hi is None:
+        lo = hi = None
+    n = _num(get(m.n))
+    note = get(m.note)
+    note = note.strip() if isinstance(note, str) and note.strip() else None
+    return Estimate(_num(r.get(m.column)), lo, hi, level if lo is not None else None, method, m.unit,
+                    int(n) if n is not None else None, m.n_unit, m.label, note, m.digits)
+
+
+def results(frame: pd.DataFrame, measures: Sequence[Measure] | Mapping[str, Measure], *,
+            level: float | None = None, keys: Sequence[str] = ()) -> Results:
+    """Wrap an estimator's frame as :class:`Results` with its measures.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The estimator's output (one row per design cell).
+    measures : sequence or mapping of Measure
+        The estimate columns' meanings; a measure whose column is absent from ``frame`` is dropped.
+    level : float, optional
+        The confidence level of the intervals.
+    keys : sequence of str
+        The design columns naming a row.
+    """
+    ms = list(measures.values()) if isinstance(measures, Mapping) else list(measures)
+    out = Results(frame)
+    out.measures = {m.column: m for m in ms if m.column in out.columns}
+    out.level = level
+    out.keys = [k for k in keys if k in out.columns]
+    return out
+
+
+def with_measures(res: pd.DataFrame, *extra: Measure, level: float | None = None) -> Results:
+    """``res`` with more (or replaced) measures — for a frame derived from a :class:`Results` by the caller."""
+    base = dict(getattr(res, "measures", None) or {})
+    base.update({m.column: m for m in extra})
+    return results(res, base, level=level if level is not None else getattr(res, "level", None),
+                   keys=getattr(res, "keys", None) or ())
+
+
+def relabel(m: Measure, **changes) -> Measure:
+    """A copy of ``m`` with fields changed (e.g. another label for one table)."""
+    return replace(m, **changes)
+
+
+__all__ = ["CLOPPER_PEARSON", "Estimate", "Measure", "Results", "UNITS", "WILSON", "bootstrap_method",
+           "estimate_from_row", "format_number", "relabel", "results", "wilson_method", "with_measures"]
+
