@@ -27,7 +27,7 @@ def _adversarial(size: int) -> dict[str, str]:
 
 
 def run() -> list[dict]:
-    from evallab.skills.manifests import _ITEM, _headers
+    from evallab.skills._manifests import _ITEM, _headers
 
     def scan(t: str) -> None:
         _headers(t)

@@ -1,10 +1,10 @@
 """Trigger scorer speed: vectorised leave-one-out vs a naive per-probe rebuild, and linear-time stripping.
 
 - ``loo_speedup_<catalog>``: full leave-one-out trigger accuracy of every probe, vectorised path
-  (:func:`evallab.skills.triggers.leave_one_out`) vs the naive path that rebuilds, re-tokenizes and re-scores the whole
+  (:func:`evallab.skills.leave_one_out`) vs the naive path that rebuilds, re-tokenizes and re-scores the whole
   catalog for every probe as keryx does (``method="naive"``), both from cold caches, in the same run. Target ≥ 20×
   on the 559-skill catalog.
-- ``strip_adversarial_ratio``: :func:`evallab.skills.triggers.strip_exclusions` on 200 KB crafted to make a backtracking
+- ``strip_adversarial_ratio``: :func:`evallab.skills.strip_exclusions` on 200 KB crafted to make a backtracking
   pattern blow up (unclosed "(not" asides, "use a-a-a…" without "instead", "not" + long whitespace, runs of
   "e.g.", unclosed backticks, one endless sentence) vs 200 KB of real catalog descriptions; the worst family's
   time ratio. Target ≤ 3 (linear time).
@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import time
 
+from evallab import skills as T
 from evallab.paths import data_dir
-from evallab.skills import catalogs
-from evallab.skills import triggers as T
+from evallab.skills import _tokenize
 
 SIZE = 200_000
 
 
 def _clear() -> None:
-    for f in (T.token_set, T._part_tokens, T._part_token_list):
+    for f in (_tokenize.token_set, _tokenize._part_tokens, _tokenize._part_token_list):
         f.cache_clear()
 
 
@@ -37,7 +37,7 @@ def _best(fn, repeat: int = 3) -> float:
 
 
 def _loo(name: str) -> dict:
-    cat = catalogs.load_catalog(name)
+    cat = T.load_catalog(name)
     probes = T.make_probes(cat)
     _clear()
     t0 = time.perf_counter()

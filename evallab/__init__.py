@@ -10,9 +10,9 @@ Public API, by layer (a layer imports only the layers below it; see the project 
   the tidy schema. Neither imports an estimator.
 - :mod:`evallab.metrics` — pure estimators in the field's terms with item-clustered intervals (agreement, position,
   drift, inflation, evaluators; design checks and intervals).
-- :mod:`evallab.skills` — keryx scenarios, recordings, catalogs and the trigger scorer; MeowKit rubrics; aeon
-  manifests.
-- :mod:`evallab.judges` — live OpenAI-compatible judges, prompts, parsing, cache, replay, the job runner.
+- :mod:`evallab.judges` — live OpenAI-compatible judges, prompts, parsing, cache, replay, the job runner, and the
+  keryx recording format they write and replay.
+- :mod:`evallab.skills` — keryx scenarios, catalogs and the trigger scorer; MeowKit rubrics; aeon manifests.
 - :mod:`evallab.experiments` — what calls a judge: inflation runs, drift replay, judge-check.
 - :mod:`evallab.reporting` — the papermill batch, metrics files, figures.
 - :mod:`evallab.simulation` / :mod:`evallab.testing` — tables drawn from a known truth (coverage checks); the local

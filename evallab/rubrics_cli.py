@@ -26,12 +26,12 @@ def validate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of lines")] = False,
 ) -> None:
     """Check rubric files and presets against rubric-rules.md; exit 1 when any finding (file:line: [code/rule])."""
-    from evallab.skills import rubrics as R
+    from evallab import skills as R
 
     found: list = []
     for p in paths or [None]:
         if p is None or p.is_dir():
-            found += [R.Finding(**r) for r in R.validate_library(p).to_dict("records")]
+            found += [R.RubricFinding(**r) for r in R.validate_library(p).to_dict("records")]
         elif p.parent.name == "composition-presets" or "rubrics:" in p.read_text(encoding="utf-8")[:2000]:
             found += R.validate_preset(p, rubrics_dir)
         else:
@@ -57,8 +57,8 @@ def verdict_cmd(
 
     The preset is validated first against the library's rubrics; any finding is printed and the exit code is 1.
     """
+    from evallab import skills as R
     from evallab.paths import data_dir
-    from evallab.skills import rubrics as R
 
     lib = R.load_library(library, strict=False)
     pre = lib.presets.get(preset) or (R.parse_preset(preset) if Path(preset).is_file() else None)
@@ -103,8 +103,7 @@ def run_cmd(
     """Run the anchor-set experiment on the keryx calibration items and print the inflation table."""
     from evallab.experiments import inflation as X
     from evallab.judges import make_judge
-    from evallab.skills.rubrics import check_mixed_k, is_mixed
-    from evallab.skills.scenarios import load_calibration_items
+    from evallab.skills import check_mixed_k, is_mixed, load_calibration_items
 
     for v in variant or X.DEFAULT_VARIANTS:
         if is_mixed(v):

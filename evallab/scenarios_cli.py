@@ -69,9 +69,9 @@ def validate_paths(paths: list[Path], *, echo=typer.echo) -> int:
     evals.json is among the inputs; eval reports: the pack gate; manifests: schema + regex lint; state files:
     structure. Notes and "not checkable" findings are printed but do not count.
     """
-    from evallab.skills import manifests as M
-    from evallab.skills import scenarios as S
-    from evallab.skills.recordings import load_recording
+    from evallab import skills as M
+    from evallab import skills as S
+    from evallab.judges import load_recording
 
     failures = 0
     specs: dict[str, S.EvalSpec] = {}
@@ -157,8 +157,8 @@ def register(app: typer.Typer) -> None:
         mismatch, non-unanimous or errored sample."""
         import pandas as pd
 
+        from evallab import skills as S
         from evallab.judges import make_judge
-        from evallab.skills import scenarios as S
 
         specs = list(S.load_tree(scenarios).values()) if scenarios.is_dir() else [S.load_evals(scenarios)]
         if not specs:
@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate each skill's latest output against its manifest, update regression states; exit 1 on any
         failing or unevaluable assertion."""
-        from evallab.skills import manifests as M
+        from evallab import skills as M
 
         m = M.load_manifest(manifest)
         found = M.find_outputs(outputs)
@@ -207,7 +207,7 @@ def register(app: typer.Typer) -> None:
         runs: int = typer.Option(5, "--runs", min=1, help="last N successful outputs"),
     ) -> None:
         """Print a starter manifest from the skill's last successful outputs (never saved: review, then save)."""
-        from evallab.skills import manifests as M
+        from evallab import skills as M
 
         found = M.find_outputs(outputs)
         if skill not in found:

@@ -14,17 +14,17 @@ from evallab.errors import EvallabError
 
 
 def _load_catalog(name):
-    """:func:`evallab.skills.catalogs.load_catalog`, imported when a command runs (it loads pandas)."""
-    from evallab.skills import catalogs
+    """:func:`evallab.skills.load_catalog`, imported when a command runs (it loads pandas)."""
+    from evallab.skills import load_catalog
 
-    return catalogs.load_catalog(name)
+    return load_catalog(name)
 
 triggers_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                            help="Lexical trigger scorer: rank skills for a prompt, tune thresholds, scout.")
 
 
 def _check_scorer(scorer: str) -> None:
-    from evallab.skills.triggers import SCORERS
+    from evallab.skills import SCORERS
 
     if scorer not in SCORERS:
         raise EvallabError(f"--scorer must be one of {', '.join(SCORERS)}; got {scorer!r}")
@@ -42,7 +42,7 @@ def score_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
 ) -> None:
     """Rank the catalog's skills for QUERY (score, then id)."""
-    from evallab.skills import triggers as T
+    from evallab import skills as T
 
     _check_scorer(scorer)
     cat = _load_catalog(catalog)
@@ -74,7 +74,7 @@ def tune_cmd(
 ) -> None:
     """Leave-one-out trigger accuracy (trigger probes only) and the thresholds maximising F1 / balanced accuracy /
     MCC / recall at zero FP (plain accuracy beside its base rate), tuned on the trigger probes."""
-    from evallab.skills import triggers as T
+    from evallab import skills as T
 
     _check_scorer(scorer)
     cat = _load_catalog(catalog)
@@ -123,7 +123,7 @@ def scout_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """Before creating a skill: use an existing one, fork it, or create a new one?"""
-    from evallab.skills import triggers as T
+    from evallab import skills as T
 
     _check_scorer(scorer)
     r = T.scout(description, _load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,

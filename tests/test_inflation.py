@@ -16,7 +16,7 @@ from evallab.errors import DataError
 from evallab.experiments import inflation as X
 from evallab.judges import prompts
 from evallab.metrics import inflation as I
-from evallab.skills.scenarios import load_calibration_items
+from evallab.skills import load_calibration_items
 
 
 def _table(rows):
@@ -325,7 +325,7 @@ def test_cli_inflation_table(tmp_path):
 
 def test_rubric_requests_use_meowkit_anchors():
     from evallab.paths import data_dir
-    from evallab.skills.rubrics import parse_rubric
+    from evallab.skills import parse_rubric
 
     r = parse_rubric(data_dir("meowkit") / "rubrics" / "functionality.md")
     answers = pd.DataFrame({"item_id": ["a1", "a2"], "answer": ["curl returns 200 ...", "tests pass, not run"],
@@ -343,7 +343,7 @@ def test_keryx_loader_names_the_bad_file(tmp_path):
     import shutil
 
     from evallab.paths import data_dir
-    from evallab.skills.scenarios import EvalSpecError
+    from evallab.skills import EvalSpecError
 
     src = data_dir("keryx") / "stacks" / "go" / "skills" / "go-testing" / "evals.json"
     dst = tmp_path / "stacks" / "go" / "skills" / "go-testing" / "evals.json"

@@ -16,18 +16,21 @@ import pytest
 from evallab import verdicts as V
 from evallab.errors import EvallabError
 from evallab.judges import (
+    EXPECTED,
+    KINDS,
     Anchor,
     OpenAICompatibleJudge,
     ReplayJudge,
     ReplayMissError,
     build_pairwise,
     build_pointwise,
+    load_recording,
     make_judge,
     request_digest,
     run_jobs,
+    to_verdicts,
     usage_summary,
 )
-from evallab.skills.recordings import EXPECTED, KINDS, load_recording, to_verdicts
 from evallab.testing import Fault, LocalJudgeServer, SimulatedJudge
 
 RUBRIC = {"rubric": "Wraps the downstream error with %w.", "pass_criteria": ["Uses fmt.Errorf with %w."],
@@ -439,7 +442,7 @@ def test_cli_pairwise_csv_items_both_orders(tmp_path, monkeypatch, capsys):
 
 
 def test_recording_extension_is_only_for_evallab_written_files():
-    from evallab.skills.recordings import RecordingError, load_recordings, parse_recording
+    from evallab.judges import RecordingError, load_recordings, parse_recording
 
     entry = {"scenarioId": "x", "kind": "item#ab", "requestDigest": "0" * 64,
              "samples": [{"verdict": "1", "reason": "r"}]}

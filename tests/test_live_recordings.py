@@ -33,7 +33,7 @@ def test_run_card_names_the_model_and_versions():
 def _requests(study: str, part: dict, cfg: LiveConfig) -> list:
     """The requests of a part, rebuilt from the code and the run card's config (as `make live` built them)."""
     from evallab.experiments.inflation import build_requests
-    from evallab.skills.scenarios import load_calibration_items
+    from evallab.skills import load_calibration_items
 
     temp, version = float(part["temperature"]), part["prompt_version"]
     if study in ("position", "drift", "text"):

@@ -22,14 +22,13 @@ import pytest
 from cli_helper import run_cli
 
 from evallab import fileio as F
+from evallab import skills
 from evallab.datasets import load_alpaca_eval, load_gold_set, load_llmbar, load_verdicts, read_table
 from evallab.datasets.alpaca_eval import load_alpaca_eval_annotators
 from evallab.errors import DataError, EvallabError
+from evallab.judges import load_recording, load_recordings
 from evallab.paths import data_dir
-from evallab.skills import catalogs, recordings
-from evallab.skills import manifests as M
-from evallab.skills import rubrics as R
-from evallab.skills import scenarios as S
+from evallab.skills import _catalogs, _manifests, _rubrics
 
 BAD = Path(__file__).parent / "data" / "bad"
 TD = Path(__file__).parent / "data"
@@ -37,18 +36,18 @@ TD = Path(__file__).parent / "data"
 LOADERS = {
     "load_verdicts": load_verdicts,
     "load_gold_set": load_gold_set,
-    "load_catalog": catalogs.load_catalog,
-    "load_recording": recordings.load_recording,
-    "load_evals": S.load_evals,
-    "load_eval_report": S.load_eval_report,
-    "parse_rubric": R.parse_rubric,
-    "parse_preset": R.parse_preset,
-    "load_library": lambda p: R.load_library(p, strict=False),
-    "load_manifest": M.load_manifest,
+    "load_catalog": skills.load_catalog,
+    "load_recording": load_recording,
+    "load_evals": skills.load_evals,
+    "load_eval_report": skills.load_eval_report,
+    "parse_rubric": skills.parse_rubric,
+    "parse_preset": skills.parse_preset,
+    "load_library": lambda p: skills.load_library(p, strict=False),
+    "load_manifest": skills.load_manifest,
     "load_llmbar": load_llmbar,
     "load_alpaca_eval": load_alpaca_eval,
     "load_alpaca_eval_annotators": load_alpaca_eval_annotators,
-    "load_tree": S.load_tree,
+    "load_tree": skills.load_tree,
 }
 
 # (loader, input under tests/data/bad, exact message with {path} = the input path)
@@ -167,18 +166,18 @@ def test_bom_verdict_tables_give_the_same_rows(tmp_path, fmt):
 
 FILE_BOM_CASES = [
     ("gold_set", TD / "drift" / "gold_set.jsonl", load_gold_set, lambda a, b: _frame_eq(a, b)),
-    ("catalog", data_dir("catalogs") / "keryx_bundled_core.jsonl", catalogs.load_catalog,
+    ("catalog", data_dir("catalogs") / "keryx_bundled_core.jsonl", skills.load_catalog,
      lambda a, b: a.skills == b.skills),
-    ("recording", TD / "scenarios" / "recordings" / "good.json", recordings.load_recording,
+    ("recording", TD / "scenarios" / "recordings" / "good.json", load_recording,
      lambda a, b: a.entries == b.entries and a.judge == b.judge),
-    ("evals", TD / "scenarios" / "valid" / "evals.json", S.load_evals,
+    ("evals", TD / "scenarios" / "valid" / "evals.json", skills.load_evals,
      lambda a, b: a.scenarios == b.scenarios and a.triggers == b.triggers),
-    ("eval_report", TD / "scenarios" / "eval_reports" / "tampered.eval.json", S.load_eval_report,
+    ("eval_report", TD / "scenarios" / "eval_reports" / "tampered.eval.json", skills.load_eval_report,
      lambda a, b: a == b),
-    ("manifest_yaml", TD / "manifests" / "valid.yaml", M.load_manifest, lambda a, b: a == b),
-    ("rubric_md", TD / "rubrics" / "weight-too-big.md", R.parse_rubric,
+    ("manifest_yaml", TD / "manifests" / "valid.yaml", skills.load_manifest, lambda a, b: a == b),
+    ("rubric_md", TD / "rubrics" / "weight-too-big.md", skills.parse_rubric,
      lambda a, b: (a.meta, a.sections, a.anchors, a.lines) == (b.meta, b.sections, b.anchors, b.lines)),
-    ("preset_md", TD / "rubrics" / "composition-presets" / "lean-functionality.md", R.parse_preset,
+    ("preset_md", TD / "rubrics" / "composition-presets" / "lean-functionality.md", skills.parse_preset,
      lambda a, b: (a.meta, a.rubrics) == (b.meta, b.rubrics)),
 ]
 
@@ -194,10 +193,10 @@ def test_bom_manifest_json_and_rubric_findings(tmp_path):
     plain = tmp_path / "plain" / "m.json"
     plain.parent.mkdir()
     plain.write_text('{"token-movers": {"min_words": 20}}', encoding="utf-8")
-    assert M.load_manifest(_with_bom(plain, tmp_path / "bom" / "m.json")) == M.load_manifest(plain)
+    assert skills.load_manifest(_with_bom(plain, tmp_path / "bom" / "m.json")) == skills.load_manifest(plain)
     src = TD / "rubrics" / "weight-too-big.md"
-    plain_f = [(f.line, f.code) for f in R.validate_rubric(_copy(src, tmp_path / "p2" / src.name))]
-    bom_f = [(f.line, f.code) for f in R.validate_rubric(_with_bom(src, tmp_path / "b2" / src.name))]
+    plain_f = [(f.line, f.code) for f in skills.validate_rubric(_copy(src, tmp_path / "p2" / src.name))]
+    bom_f = [(f.line, f.code) for f in skills.validate_rubric(_with_bom(src, tmp_path / "b2" / src.name))]
     assert plain_f == bom_f
 
 
@@ -220,10 +219,10 @@ def test_bom_llmbar_and_alpaca_folders(tmp_path):
 # --------------------------------------------------------------------------------------- not a regular file
 FILE_LOADERS = [
     ("x.csv", load_verdicts), ("x.jsonl", load_verdicts), ("x.parquet", load_verdicts), ("x.tsv", read_table),
-    ("gold.jsonl", load_gold_set), ("cat.jsonl", catalogs.load_catalog), ("rec.json", recordings.load_recording),
-    ("evals.json", S.load_evals), ("eval.json", S.load_eval_report), ("r.md", R.parse_rubric),
-    ("p.md", R.parse_preset), ("r2.md", R.validate_rubric), ("m.yaml", M.load_manifest), ("m.json", M.load_manifest),
-    ("state.json", M.load_state),
+    ("gold.jsonl", load_gold_set), ("cat.jsonl", skills.load_catalog), ("rec.json", load_recording),
+    ("evals.json", skills.load_evals), ("eval.json", skills.load_eval_report), ("r.md", skills.parse_rubric),
+    ("p.md", skills.parse_preset), ("r2.md", skills.validate_rubric), ("m.yaml", skills.load_manifest), ("m.json", skills.load_manifest),
+    ("state.json", skills.load_state),
 ]
 
 
@@ -276,8 +275,8 @@ def test_missing_files_name_the_path(tmp_path):
 
 
 FOLDER_LOADERS = [
-    ("load_tree", S.load_tree), ("load_recordings", recordings.load_recordings),
-    ("library_files", R.library_files), ("load_library", R.load_library), ("load_llmbar", load_llmbar),
+    ("load_tree", skills.load_tree), ("load_recordings", load_recordings),
+    ("library_files", _rubrics.library_files), ("load_library", skills.load_library), ("load_llmbar", load_llmbar),
     ("load_alpaca_eval", load_alpaca_eval),
 ]
 
@@ -307,24 +306,24 @@ def test_a_fifo_inside_a_folder_is_refused_not_skipped(tmp_path):
     (tmp_path / "rec").mkdir()
     shutil.copyfile(TD / "scenarios" / "recordings" / "good.json", tmp_path / "rec" / "a.json")
     os.mkfifo(tmp_path / "rec" / "b.json")
-    box, _ = _within(1.0, recordings.load_recordings, tmp_path / "rec")
+    box, _ = _within(1.0, load_recordings, tmp_path / "rec")
     assert str(box["error"]).startswith(f"{tmp_path / 'rec' / 'b.json'}: is a FIFO (named pipe)")
     tree = tmp_path / "tree" / "stacks" / "p" / "skills" / "s"
     tree.mkdir(parents=True)
     os.mkfifo(tree / "evals.json")
-    box, _ = _within(1.0, S.load_tree, tmp_path / "tree")
+    box, _ = _within(1.0, skills.load_tree, tmp_path / "tree")
     assert str(box["error"]).startswith(f"{tree / 'evals.json'}: is a FIFO (named pipe)")
     lib = tmp_path / "lib"
     lib.mkdir()
     os.mkfifo(lib / "fifo.md")
-    box, _ = _within(1.0, R.validate_library, lib)
+    box, _ = _within(1.0, skills.validate_library, lib)
     assert str(box["error"]).startswith(f"{lib / 'fifo.md'}: is a FIFO (named pipe)")
 
 
 def test_skill_md_fifo_beside_evals_is_refused(tmp_path):
     shutil.copyfile(TD / "scenarios" / "valid" / "evals.json", tmp_path / "evals.json")
     os.mkfifo(tmp_path / "SKILL.md")
-    box, _ = _within(1.0, S.load_evals, tmp_path / "evals.json")
+    box, _ = _within(1.0, skills.load_evals, tmp_path / "evals.json")
     assert str(box["error"]).startswith(f"{tmp_path / 'SKILL.md'}: is a FIFO (named pipe), not a regular file")
 
 
@@ -349,8 +348,8 @@ ADVERSARIAL = "a" * 5000 + "!"
 def test_nested_quantifier_refused_at_load_and_in_memory():
     doc = {"scenarios": [{"id": "s1", "prompt": "p", "expected_behavior": [{"grader": "regex",
                                                                           "value": "(a+)+$"}]}]}
-    with pytest.raises(S.EvalSpecError) as ei:
-        S.parse_evals(doc, "mem.json")
+    with pytest.raises(skills.EvalSpecError) as ei:
+        skills.parse_evals(doc, "mem.json")
     assert str(ei.value) == ("mem.json, scenario 's1', field 'expected_behavior[0].value': regex '(a+)+$' nests "
                              "quantifiers (catastrophic backtracking risk); expected a pattern without a quantified "
                              "group that itself holds a quantifier")
@@ -361,11 +360,11 @@ def test_adversarial_regex_grading_is_time_bounded():
     with an error naming the scenario, the field and the pattern."""
     doc = {"scenarios": [{"id": "s1", "prompt": "p", "expected_behavior": [{"grader": "regex",
                                                                           "value": "(a|aa)+$"}]}]}
-    spec = S.parse_evals(doc, "mem.json", skill="sk")
-    box, secs = _within(F.REGEX_TIMEOUT_S + 10, S.grade_answer, spec.scenarios[0], ADVERSARIAL)
+    spec = skills.parse_evals(doc, "mem.json", skill="sk")
+    box, secs = _within(F.REGEX_TIMEOUT_S + 10, skills.grade_answer, spec.scenarios[0], ADVERSARIAL)
     assert secs < F.REGEX_TIMEOUT_S + 5
     err = box.get("error")
-    assert isinstance(err, S.EvalSpecError), box
+    assert isinstance(err, skills.EvalSpecError), box
     assert str(err) == ("<in-memory evals>, scenario 's1', field 'expected_behavior[0].value': skill sk: regex "
                         f"'(a|aa)+$' timed out after {F.REGEX_TIMEOUT_S} s on a 5001-character answer (catastrophic "
                         "backtracking); expected a pattern that runs in bounded time")
@@ -375,18 +374,18 @@ def test_adversarial_regex_in_integrity_rules_names_the_file(tmp_path):
     p = tmp_path / "evals.json"
     p.write_text('{"scenarios": [{"id": "s1", "prompt": "' + ADVERSARIAL + '", "expected_behavior": '
                  '[{"grader": "regex", "value": "(a|aa)+$"}]}]}', encoding="utf-8")
-    spec = S.load_evals(p)
-    box, secs = _within(F.REGEX_TIMEOUT_S * 3 + 10, S.integrity_findings, spec)
+    spec = skills.load_evals(p)
+    box, secs = _within(F.REGEX_TIMEOUT_S * 3 + 10, skills.integrity_findings, spec)
     err = box.get("error")
-    assert isinstance(err, S.EvalSpecError), box
+    assert isinstance(err, skills.EvalSpecError), box
     assert str(err).startswith(f"{p}, scenario 's1', field 'expected_behavior[0].value': regex '(a|aa)+$' timed "
                                "out after")
 
 
 def test_manifest_regexes_share_the_bound():
-    assert M.REGEX_TIMEOUT_S == F.REGEX_TIMEOUT_S and M.nested_quantifier is F.nested_quantifier
+    assert _manifests.REGEX_TIMEOUT_S == F.REGEX_TIMEOUT_S and _manifests.nested_quantifier is F.nested_quantifier
     start = time.monotonic()
-    res = M.evaluate("sk", {"output_pattern": "(a|aa)+$"}, ADVERSARIAL)
+    res = skills.evaluate("sk", {"output_pattern": "(a|aa)+$"}, ADVERSARIAL)
     assert time.monotonic() - start < F.REGEX_TIMEOUT_S + 5
     assert res[0].passed is None and "timed out" in res[0].error
 
@@ -423,23 +422,22 @@ def test_cli_duplicate_catalog_name_one_line_exit_2(capsys):
 
 def test_cli_escaped_oserror_is_one_line(monkeypatch, capsys):
     """An OSError that escapes a loader still ends as one line and exit 2."""
-    from evallab.skills import catalogs as C
 
     def boom(path):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(C, "load_catalog", boom)
+    monkeypatch.setattr(skills, "load_catalog", boom)
     code, out = run_cli(["triggers", "tune", "somewhere.jsonl"], capsys)
     assert code == 2 and out.strip() == "error: somewhere.jsonl: Permission denied"
 
 
 def test_bundled_catalogs_still_load():
     """The only repeated names accepted are the bundled sickn33 catalog's upstream ones (distinct ids)."""
-    cat = catalogs.load_catalog("sickn33")
+    cat = skills.load_catalog("sickn33")
     assert len(cat) == 559
     names = [s.name for s in cat]
     assert sorted({n for n in names if names.count(n) > 1}) == sorted(
-        catalogs.UPSTREAM_DUPLICATE_NAMES["sickn33_antigravity-awesome-skills.jsonl"])
+        _catalogs.UPSTREAM_DUPLICATE_NAMES["sickn33_antigravity-awesome-skills.jsonl"])
 
 
 def test_a_copy_of_the_bundled_catalog_is_held_to_the_rule(tmp_path):
@@ -447,4 +445,4 @@ def test_a_copy_of_the_bundled_catalog_is_held_to_the_rule(tmp_path):
               tmp_path / "sickn33_antigravity-awesome-skills.jsonl")
     with pytest.raises(DataError, match=r"row 67, column 'name': duplicate skill name 'brand-guidelines' \(first "
                                         r"on line 66\)"):
-        catalogs.load_catalog(p)
+        skills.load_catalog(p)

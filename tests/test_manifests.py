@@ -1,4 +1,4 @@
-"""evallab.skills.manifests: every assertion type on hand-made outputs, regression states and their severity, the state
+"""aeon manifests in evallab.skills: every assertion type on hand-made outputs, regression states and their severity, the state
 file (atomic, never clobbered when malformed), coverage gaps, bootstrap (printed, never saved), the malformed
 manifest/state corpus, and the regex guard against catastrophic backtracking."""
 
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from cli_helper import run_cli
 
+from evallab import fileio as F
+from evallab import skills as M
 from evallab.paths import REPO_ROOT
-from evallab.skills import manifests as M
+from evallab.skills import _manifests
 
 TD = REPO_ROOT / "tests" / "data" / "manifests"
 
@@ -62,7 +64,7 @@ def test_regression_states_and_severity():
     def seq(results):
         rec, out = None, []
         for r in results:
-            s, sev, rec = M.regression_state(rec, r)
+            s, sev, rec = _manifests.regression_state(rec, r)
             out.append((s, sev))
         return out
 
@@ -109,7 +111,7 @@ def test_history_replays_runs():
 
 def test_catastrophic_regex_is_a_finding_not_a_hang(tmp_path):
     m = M.load_manifest(TD / "catastrophic.yaml")
-    assert M.nested_quantifier(m["slow-skill"]["output_pattern"])
+    assert F.nested_quantifier(m["slow-skill"]["output_pattern"])
     assert any("nests quantifiers" in w for w in M.lint_manifest(m))
     state = tmp_path / "evals-state.json"
     before = {"version": 1, "skills": {"slow-skill": {"assertions": {"output_pattern": {
@@ -189,7 +191,7 @@ def test_bootstrap_p25_sections_default_forbidden():
     wc = [len(t.split()) for t in texts[1:]]
     assert m["min_words"] == math.floor(np.percentile(wc, 25))  # numpy's linear p25 of the 5 successful runs
     assert m["required_sections"] == ["Summary", "Details"]  # Details in 4/5 >= 60%
-    assert m["forbidden_patterns"] == M.DEFAULT_FORBIDDEN
+    assert m["forbidden_patterns"] == _manifests.DEFAULT_FORBIDDEN
     six = texts[1:] + ["# Other\n" + " ".join(["w"] * 1000)]
     assert M.bootstrap(six)["required_sections"] == ["Summary", "Details"]  # the oldest run dropped: last 5
     with pytest.raises(M.ManifestError, match="no successful output"):
@@ -228,7 +230,7 @@ def test_cli_manifests_eval_and_validate(tmp_path, capsys):
 
 
 def test_header_scanner_trims_closing_hashes_and_keeps_hash_words():
-    from evallab.skills.manifests import _headers
+    from evallab.skills._manifests import _headers
 
     text = "# Intro\n## Methods ##\n### C# notes\n  #### Results   \n#not a header\n    # code, not a header\n"
     assert _headers(text) == ["Intro", "Methods", "C# notes", "Results"]

@@ -1,4 +1,4 @@
-"""evallab.skills.rubrics: parsing, validation (bundled library clean, broken corpus), hard-fail verdict, anchor variants."""
+"""MeowKit rubrics in evallab.skills: parsing, validation (bundled library clean, broken corpus), hard-fail verdict, anchor variants."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from evallab import skills as R
 from evallab.errors import DataError
 from evallab.paths import data_dir
-from evallab.skills import rubrics as R
+from evallab.skills import _rubrics
 
 HERE = Path(__file__).parent / "data" / "rubrics"
 LIB = data_dir("meowkit") / "rubrics"
@@ -49,7 +50,7 @@ BROKEN_PRESETS = {
 
 
 def test_bundled_library_validates_clean():
-    rubrics, presets = R.library_files()
+    rubrics, presets = _rubrics.library_files()
     assert [p.stem for p in rubrics] == ["code-quality", "craft", "design-quality", "functionality", "originality",
                                          "product-depth", "ux-usability"]
     assert [p.stem for p in presets] == ["backend-api", "cli-tool", "frontend-app", "fullstack-product"]
@@ -68,7 +69,7 @@ def test_broken_rubric_yields_its_finding(name):
     found = R.validate_rubric(HERE / name)
     assert [(f.code, f.line) for f in found] == [BROKEN_RUBRICS[name]], [str(f) for f in found]
     f = found[0]
-    assert f.path.endswith(name) and f.rule == R.CODES[f.code]
+    assert f.path.endswith(name) and f.rule == _rubrics.CODES[f.code]
     assert str(f).startswith(f"{f.path}:{f.line}: [{f.code}/")
 
 

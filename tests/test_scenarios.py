@@ -1,4 +1,4 @@
-"""evallab.skills.scenarios: schema errors, grading, canned answers, integrity rules, the AG check from recordings, the
+"""keryx judge scenarios in evallab.skills: schema errors, grading, canned answers, integrity rules, the AG check from recordings, the
 pack gate on the go eval report, judge consistency, the malformed/adversarial corpus, and a live judge-check
 against the local test server that records and then replays to the same verdicts.
 
@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 from cli_helper import run_cli
 
+from evallab import skills as S
 from evallab.errors import DataError, EvallabError
 from evallab.experiments import judge_check
+from evallab.judges import EXPECTED, KINDS, RecordingError, load_recording, load_recordings, to_verdicts
 from evallab.metrics import agreement
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.skills import scenarios as S
-from evallab.skills.recordings import RecordingError, load_recording, load_recordings, to_verdicts
+from evallab.skills import _integrity
+from evallab.skills._scenario_schema import Calibration
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
@@ -294,7 +296,6 @@ def test_canned_answers_follow_the_table(valid):
     assert c["stuffed"].startswith(cal.known_wrong)
     for t in [s.judge.rubric, *s.judge.pass_criteria, *s.judge.fail_criteria]:
         assert t in tail
-    from evallab.skills.recordings import EXPECTED
     assert [k for k, v in EXPECTED.items() if v == "pass"] == ["known-right"]
 
 
@@ -330,7 +331,7 @@ def test_integrity_rules_hold_on_bundled_data(specs):
 
 
 def test_i10_accepts_a_folded_warning(valid):
-    assert S.rule_i10(valid, valid.scenarios[0]) == []
+    assert _integrity.rule_i10(valid, valid.scenarios[0]) == []
 
 
 # ------------------------------------------------------------------------------------ corpus: schema errors
@@ -372,13 +373,13 @@ def _ag_one(rec_file, spec):
 
 AG_CASES = [
     ("good.json", {}, None),
-    ("stale_version.json", {k: "stale" for k in S.KINDS if k != "empty"}, "2026-09-24.1 is not the current"),
+    ("stale_version.json", {k: "stale" for k in KINDS if k != "empty"}, "2026-09-24.1 is not the current"),
     ("non_unanimous.json", {"known-wrong": "non-unanimous"}, "samples disagree"),
     ("errored_sample.json", {"echo": "error"}, "carry an error"),
     ("wrong_known_right.json", {"known-right": "wrong"}, "expected pass"),
     ("missing_kinds.json", {"vague": "missing", "subtle-wrong": "missing"}, "no entry"),
     ("duplicate_digest.json", {"vague": "stale"}, "repeats"),
-    ("evallab_digest_mismatch.json", {k: "stale" for k in S.KINDS if k != "empty"}, "no longer matches"),
+    ("evallab_digest_mismatch.json", {k: "stale" for k in KINDS if k != "empty"}, "no longer matches"),
 ]
 
 
@@ -452,7 +453,7 @@ def test_live_judge_check_records_then_replays(tmp_path, valid, capsys):
     assert replay[["kind", "observed", "status"]].equals(live[["kind", "observed", "status"]])
     # editing the scenario after recording makes the recording stale
     changed = copy.deepcopy(valid)
-    changed.scenarios[0].calibration = S.Calibration(right + " Also run tsc.", *[
+    changed.scenarios[0].calibration = Calibration(right + " Also run tsc.", *[
         getattr(valid.scenarios[0].calibration, k) for k in ("known_wrong", "vague", "subtle_wrong")])
     m = judge_check.check_recordings({valid.recording_name: changed}, {valid.recording_name: load_recording(path)})
     assert m.set_index("kind").loc["known-right", "digest_check"] == "mismatch"

@@ -13,7 +13,7 @@ from evallab.errors import DataError
 from evallab.experiments import calibrate as X
 from evallab.metrics import contextual as CC
 from evallab.metrics import selective as L
-from evallab.skills.scenarios import load_calibration_items
+from evallab.skills import load_calibration_items
 from evallab.testing import InProcessJudge, SimulatedJudge
 
 

@@ -1,4 +1,4 @@
-"""Tests of evallab.skills.triggers: tokenizer, stemmer, exclusion stripping, the keryx scorer, selection, leave-one-out,
+"""Tests of the trigger router in evallab.skills: tokenizer, stemmer, exclusion stripping, the keryx scorer, selection, leave-one-out,
 alternative scorers, bad catalogs and threshold tuning. Expected values are hand-computed here or come from a plain
 re-implementation of data/keryx/SOURCE.md written in this file."""
 
@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evallab import skills as T
 from evallab.errors import DataError
 from evallab.paths import data_dir
-from evallab.skills import catalogs
-from evallab.skills import triggers as T
+from evallab.skills import _thresholds, _tokenize, catalog_from_records, load_catalog
 
 HERE = Path(__file__).parent
 BAD = HERE / "data" / "triggers"
@@ -76,7 +76,7 @@ def keryx_records():
 
 @pytest.fixture(scope="module")
 def keryx():
-    return catalogs.load_catalog(KERYX)
+    return load_catalog(KERYX)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -95,14 +95,14 @@ def keryx():
     ("bus", "bus"),             # len 3 is not > 3 → unchanged
 ])
 def test_stem_rules_by_hand(word, stemmed):
-    assert T.stem(word) == stemmed
+    assert _tokenize.stem(word) == stemmed
 
 
 def test_tokenize_by_hand():
     # camelCase split, lowercase, punctuation → space, 3+ chars, stop words out, stemmed, set
-    assert T.token_set("Run reviewComponents for the API_keys, e.g. UI") == {"review", "component", "api", "key"}
+    assert _tokenize.token_set("Run reviewComponents for the API_keys, e.g. UI") == {"review", "component", "api", "key"}
     assert T.tokenize("Testing tests and testing") == ["test", "test", "test"]
-    assert T.token_set("") == frozenset()
+    assert _tokenize.token_set("") == frozenset()
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -146,18 +146,18 @@ def test_strip_exclusions_forms(text, expected):
 
 def test_strip_patterns_have_no_nested_quantifiers():
     # linear time: no quantified group (…)+ / (…)* / (…){n} in any stripping pattern
-    for rx in (T._ASIDE, T._SENTENCE_END, T._MARKER, T._NEVER_OPENER, T._REDIRECT, T._SPACES):
+    for rx in (_tokenize._ASIDE, _tokenize._SENTENCE_END, _tokenize._MARKER, _tokenize._NEVER_OPENER, _tokenize._REDIRECT, _tokenize._SPACES):
         assert not re.search(r"\)[*+?{]", rx.pattern.replace(r"\)", "")), rx.pattern
 
 
 def test_query_stripped_only_when_it_is_a_description():
     q = "Never mind the tests, push my branch"
-    assert T.query_tokens(q) == {"never", "mind", "test", "push", "branch"}
-    assert T.query_tokens(q, is_description=True) == set()
+    assert _tokenize.query_tokens(q) == {"never", "mind", "test", "push", "branch"}
+    assert _tokenize.query_tokens(q, is_description=True) == set()
 
 
 def _node_catalog():
-    return catalogs.catalog_from_records([
+    return catalog_from_records([
         {"catalog_id": "a/node-service", "name": "node-service",
          "description": "Use when writing Node services. Not for writing or fixing tests (use `node-testing`)."},
         {"catalog_id": "b/node-testing", "name": "node-testing",
@@ -206,7 +206,7 @@ def test_keryx_comment_example(keryx):
 
 
 def test_rank_orders_by_score_then_id():
-    cat = catalogs.catalog_from_records([
+    cat = catalog_from_records([
         {"catalog_id": "x/b", "name": "bbb", "description": "alpha beta."},
         {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
         {"catalog_id": "y/c", "name": "ccc", "description": "gamma."},
@@ -218,7 +218,7 @@ def test_rank_orders_by_score_then_id():
 def test_check_selected_category_rule_by_hand():
     # N=3; "alpha beta": x/a has alpha+beta, x/b has alpha, y/c has alpha+beta → x/b outranked by y/c (other
     # category), x/a ties y/c (not strictly outscored) → selected.
-    cat = catalogs.catalog_from_records([
+    cat = catalog_from_records([
         {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
         {"catalog_id": "x/b", "name": "bbb", "description": "alpha."},
         {"catalog_id": "y/c", "name": "ccc", "description": "alpha beta."},
@@ -303,7 +303,7 @@ def test_vectorised_matches_naive_and_per_call_api(keryx):
 def test_leave_one_out_removes_only_the_probe_trigger_by_hand():
     # skill x/a: triggers "zeta check" and "zeta"; leaving out "zeta check" keeps "zeta" (other trigger) but
     # drops "check" from x/a's text; y/b has "check".
-    cat = catalogs.catalog_from_records([
+    cat = catalog_from_records([
         {"catalog_id": "x/a", "name": "aaa", "description": "Handles zeta.", "triggers": ["zeta check", "zeta"]},
         {"catalog_id": "y/b", "name": "bbb", "description": "Runs a check."},
     ])
@@ -342,7 +342,7 @@ HAND_CATALOG = [
 
 
 def test_trigger_accuracy_counts_by_hand():
-    cat = catalogs.catalog_from_records(HAND_CATALOG)
+    cat = catalog_from_records(HAND_CATALOG)
     per, detail = T.trigger_accuracy(cat, n_negatives=1)
     # Positives, leave-one-out (threshold 0.30, support 0.12):
     #  alpha "react page": alpha keeps both words (description) -> 1.0, selected.
@@ -380,7 +380,7 @@ def test_compare_scorers_reports_accuracy_at_own_select_threshold():
     # 5 of 6 probes at 0.0, 4 of 6 at keryx's 0.30 (alpha's "react form modal" drops out).
     recs = [dict(r) for r in HAND_CATALOG]
     recs[0] = {**recs[0], "triggers": ["react page", "react form modal"]}
-    cat = catalogs.catalog_from_records(recs)
+    cat = catalog_from_records(recs)
     table, curves = T.compare_scorers(cat, ("keryx",))
     row = table.iloc[0]
     assert row["select_threshold"] == 0.0 and row["f1"] == pytest.approx(2 * 5 / (2 * 5 + 1 + 1))
@@ -395,7 +395,7 @@ def test_compare_scorers_reports_accuracy_at_own_select_threshold():
 
 
 def test_stripping_effect_flips_by_hand():
-    cat = catalogs.catalog_from_records([
+    cat = catalog_from_records([
         {"catalog_id": "a/node-service", "name": "node-service",
          "description": "Use when writing Node services. Not for writing or fixing tests (use `node-testing`)."},
         {"catalog_id": "b/test-runner", "name": "test-runner", "description": "Runs the test suite.",
@@ -416,7 +416,7 @@ def test_tfidf_is_sklearn_cosine(keryx):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.metrics.pairwise import cosine_similarity
 
-    docs = [" ".join(T.entry_token_list(s)) for s in keryx]
+    docs = [" ".join(_tokenize.entry_token_list(s)) for s in keryx]
     vec = TfidfVectorizer(token_pattern=r"\S+", lowercase=False)
     E = vec.fit_transform(docs)
     qs = ["review react components", "run lint and tests"]
@@ -430,7 +430,7 @@ def test_bm25_normalised_and_ordered(keryx):
     S = T.score_matrix(["review react components mobx"], keryx, scorer="bm25")
     assert S.min() >= 0 and S.max() <= 1
     raw = bm25s.BM25()
-    corpus = [T.entry_token_list(s) for s in keryx]
+    corpus = [_tokenize.entry_token_list(s) for s in keryx]
     raw.index(corpus, show_progress=False)
     r = raw.get_scores(["review", "react", "component", "mobx"])
     assert int(np.argmax(S[0])) == int(np.argmax(r))
@@ -453,7 +453,7 @@ def test_alternative_scorers_same_api(scorer):
 ])
 def test_bad_catalogs_name_file_and_line(name, line, field):
     with pytest.raises(DataError) as ei:
-        catalogs.load_catalog(BAD / name)
+        load_catalog(BAD / name)
     e = ei.value
     assert e.path.endswith(name) and e.row == line and e.column == field
     assert name in str(e) and f"row {line}" in str(e)
@@ -490,7 +490,7 @@ def _toy_pairs():
 def test_choose_threshold_by_hand():
     pairs = _toy_pairs()
     grid = np.array([0.3, 0.45, 0.55, 0.65, 0.75, 0.95])
-    ids, skills, g, c = T.confusion_by_probe(pairs, "select", grid)
+    ids, skills, g, c = _thresholds.confusion_by_probe(pairs, "select", grid)
     tot = c.sum(0)
     # at 0.55: TP 3 (0.9, 0.6, 0.8), FP 1 (0.7), FN 1, TN 7 → accuracy 10/12, F1 6/8
     assert list(tot[2]) == [3, 1, 1, 7]
@@ -508,14 +508,14 @@ def test_objectives_match_scikit_learn_at_every_threshold():
 
     pairs = _toy_pairs()
     grid = np.array([0.3, 0.45, 0.55, 0.65, 0.75, 0.95])
-    _, _, g, c = T.confusion_by_probe(pairs, "select", grid)
+    _, _, g, c = _thresholds.confusion_by_probe(pairs, "select", grid)
     tot = c.sum(0)
     y = pairs["label"].to_numpy()
     for thr in g:
         pred = (pairs["d_select"].to_numpy() >= thr).astype(int)
         for obj, ref in (("f1", f1_score), ("balanced_accuracy", balanced_accuracy_score),
                          ("mcc", matthews_corrcoef)):
-            assert T.metric_at(tot, g, obj, thr) == pytest.approx(ref(y, pred)), (obj, thr)
+            assert _thresholds.metric_at(tot, g, obj, thr) == pytest.approx(ref(y, pred)), (obj, thr)
     # selecting nothing: accuracy = the share of negatives (8 of 12), F1 0, balanced accuracy 0.5, MCC 0
     assert T.select_nothing_value(tot[0], "accuracy") == pytest.approx(8 / 12)
     assert T.select_nothing_value(tot[0], "balanced_accuracy") == 0.5
@@ -533,7 +533,7 @@ def test_recall_at_zero_fp_infeasible_is_nan_and_keryx_constrained_too():
                          "d_support": 1.0, "d_use": 1.0}])
     pairs = pd.concat([_toy_pairs(), tie], ignore_index=True)
     grid = [0.3, 0.45, 0.55, 0.65, 0.75, 0.95, 1.0]
-    _, _, g, c = T.confusion_by_probe(pairs, "select", grid)
+    _, _, g, c = _thresholds.confusion_by_probe(pairs, "select", grid)
     assert T.choose_threshold(c.sum(0), g, "recall_at_zero_fp") == (pytest.approx(float("nan"), nan_ok=True),
                                                                     pytest.approx(float("nan"), nan_ok=True))
     row = T.tune_thresholds(pairs, "select", grid=grid, n_resamples=50, n_splits=2).table.set_index(

@@ -163,8 +163,8 @@ def test_one_snapshot_per_judge_is_silent(tmp_path):
 def test_recordings_of_one_judge_label_with_two_judge_models_are_warned(tmp_path):
     import json
 
+    from evallab.judges import load_recordings, to_verdicts
     from evallab.paths import REPO_ROOT
-    from evallab.skills.recordings import load_recordings, to_verdicts
 
     src = json.loads((REPO_ROOT / "tests/data/scenarios/recordings/good.json").read_text())
     for name, model in (("p__a", "deepseek-chat"), ("p__b", "deepseek-chat-0324")):

@@ -8,11 +8,11 @@ Experiment
 ----------
 :func:`build_requests` / :func:`run_experiment`: judge × items × anchor variants × samples → tidy verdict table
 (:mod:`evallab.verdicts`) through :func:`evallab.judges.run_jobs` (any Judge: live, replay, or the local simulated
-server). Items are the keryx calibration answers (:func:`evallab.skills.scenarios.load_calibration_items`: 136 items,
+server). Items are the keryx calibration answers (:func:`evallab.skills.load_calibration_items`: 136 items,
 known-right = pass, the other three kinds = fail), each graded against its own scenario's rubric; the anchors of an
 item are calibration answers drawn only from OTHER scenarios (no leakage), the same drawn examples for every
 variant of the item (so variants differ only in which labels are shown and in what order). For a MeowKit rubric
-use :func:`evallab.skills.rubrics.rubric_anchor_set` and :func:`rubric_requests`.
+use :func:`evallab.skills.rubric_anchor_set` and :func:`rubric_requests`.
 
 The estimators are :mod:`evallab.metrics.inflation`.
 """
@@ -30,15 +30,15 @@ from evallab.errors import DataError
 from evallab.judges import run_jobs
 from evallab.judges.prompts import PROMPT_VERSION, Anchor, build_pointwise
 from evallab.metrics.contextual import PROBE_PREFIX
-from evallab.skills.rubrics import (
+from evallab.skills import (
     AnchorExample,
     Rubric,
     anchor_set,
     check_mixed_k,
     is_mixed,
+    load_calibration_items,
     rubric_anchor_set,
 )
-from evallab.skills.scenarios import load_calibration_items
 
 #: the default variants of the experiment: the two the issue compares plus the position-priming one
 DEFAULT_VARIANTS = ("balanced", "pass-only", "fail-last")
@@ -102,9 +102,9 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
 
     Parameters
     ----------
-    items : the keryx items table (:func:`evallab.skills.scenarios.load_calibration_items`): item_id, dataset, subset,
+    items : the keryx items table (:func:`evallab.skills.load_calibration_items`): item_id, dataset, subset,
         scenario_id, kind, gold, answer, prompt, rubric, pass_criteria, fail_criteria.
-    variants : anchor-set variant ids (:func:`evallab.skills.rubrics.anchor_set`).
+    variants : anchor-set variant ids (:func:`evallab.skills.anchor_set`).
     samples : repeats per (item, variant), ``sample`` = 0..samples−1.
     k : anchors per set; every variant but ``none`` shows ``k`` (``pass-only``: k PASS; mixed variants: k/2 PASS and
         k/2 FAIL), so ``k`` must be even and ≥ 2 when any mixed variant is requested.
@@ -169,7 +169,7 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
 def rubric_requests(rubric: Rubric, answers: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIANTS, *,
                     samples: int = 1, temperature: float = 0.0) -> list:
     """Requests grading ``answers`` (columns item_id, answer, optional gold) against a MeowKit rubric, anchors
-    from the rubric's own few-shot examples (:func:`evallab.skills.rubrics.rubric_anchor_set`; k = what the rubric has).
+    from the rubric's own few-shot examples (:func:`evallab.skills.rubric_anchor_set`; k = what the rubric has).
 
     The rubric text is its Intent and Criteria, the pass criterion its Grading PASS row, the fail criteria its
     Grading FAIL row and its anti-patterns (rule 7: any one fails).
@@ -201,7 +201,7 @@ def run_experiment(judge, items: pd.DataFrame | None = None, variants: Sequence[
     Parameters
     ----------
     judge : any :class:`evallab.judges.Judge` (live, replay, or pointed at the local simulated server).
-    items : keryx items (default :func:`evallab.skills.scenarios.load_calibration_items`, 136 items).
+    items : keryx items (default :func:`evallab.skills.load_calibration_items`, 136 items).
     variants, samples, k, seed, temperature : see :func:`build_requests`.
     max_items : keep the first ``max_items`` scenarios' items (all 4 answers each; anchors are still drawn from
         every other scenario of ``items``); ``None`` or 0 = all.

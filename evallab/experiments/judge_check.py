@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.judges import run_jobs
+from evallab.judges import EXPECTED, KINDS, Entry, Recording, Sample, load_recording, run_jobs
 from evallab.judges.prompts import PROMPT_VERSION, build_pointwise, request_digest
-from evallab.skills.recordings import Entry, Recording, Sample, load_recording
-from evallab.skills.scenarios import EXPECTED, KINDS, EvalSpec, Scenario, ag_matrix, canned_answers
+from evallab.skills import EvalSpec, Scenario, ag_matrix, canned_answers
 
 
 def build_judge_request(scenario: Scenario, kind: str, *, sample: int = 0, **kw):
@@ -32,7 +31,7 @@ def build_judge_request(scenario: Scenario, kind: str, *, sample: int = 0, **kw)
 def scenario_digest(scenario: Scenario, kind: str) -> str:
     """The request digest a fresh evallab request for one canned answer carries
     (:func:`evallab.judges.prompts.request_digest` of :func:`build_judge_request`); pass it to
-    :func:`evallab.skills.scenarios.ag_matrix` as ``digest`` to check evallab-made recordings."""
+    :func:`evallab.skills.ag_matrix` as ``digest`` to check evallab-made recordings."""
     return request_digest(build_judge_request(scenario, kind))
 
 
@@ -91,7 +90,7 @@ def judge_check(spec: EvalSpec, judge, *, samples: int = 3, record: str | Path |
 
 
 def check_recordings(specs, recordings, **kw) -> pd.DataFrame:
-    """:func:`evallab.skills.scenarios.ag_matrix` with evallab's digest recomputation switched on: evallab-made
+    """:func:`evallab.skills.ag_matrix` with evallab's digest recomputation switched on: evallab-made
     recordings are checked against a freshly built request (:func:`scenario_digest`) and the current
     :data:`evallab.judges.PROMPT_VERSION`; keryx-made ones as before. Keyword arguments go to ``ag_matrix``."""
     return ag_matrix(specs, recordings, digest=scenario_digest, evallab_prompt_version=PROMPT_VERSION, **kw)

@@ -173,7 +173,7 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
         check_model,
         run_card_facts,
     )
-    from evallab.skills.scenarios import load_calibration_items
+    from evallab.skills import load_calibration_items
 
     cfg = config or LiveConfig()
     cfg.check()

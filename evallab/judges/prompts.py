@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evallab.errors import EvallabError
+from evallab.judges import _recordings as _rec
 from evallab.judges.types import JudgeRequest, Message
-from evallab.skills import recordings as _rec
 
 #: version of the prompt text below (part of every request digest and cache key)
 PROMPT_VERSION = "evallab-2026-11-29.1"

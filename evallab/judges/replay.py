@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from evallab.errors import EvallabError
+from evallab.judges._recordings import Entry, Recording, load_recording, load_recordings
 from evallab.judges.prompts import request_digest
 from evallab.judges.types import JudgeReply, JudgeRequest
-from evallab.skills.recordings import Entry, Recording, load_recording, load_recordings
 
 
 class ReplayMissError(EvallabError):

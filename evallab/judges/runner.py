@@ -45,9 +45,9 @@ import pandas as pd
 from evallab import verdicts as V
 from evallab.errors import EvallabError
 from evallab.judges import jsoncodec
+from evallab.judges._recordings import KINDS, Entry, Recording, Sample, load_recording, write_recording
 from evallab.judges.prompts import request_digest
 from evallab.judges.types import Judge, JudgeReply, JudgeRequest
-from evallab.skills.recordings import KINDS, Entry, Recording, Sample, load_recording, write_recording
 
 #: metadata keys that become the tidy columns of the same name
 META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order", "sample", "gold")

@@ -246,7 +246,7 @@ def plot_threshold_sweep(results: Sequence, *, objective: str = "f1", population
     """F1, balanced accuracy, MCC and recall against the threshold, one panel per tuned target, with the chosen
     threshold (solid) and keryx's constant (dashed). Plain accuracy is not drawn: with one own skill per probe
     against dozens of others it stays near its base rate at every threshold (see
-    :func:`evallab.skills.triggers.select_nothing_value`). ``population`` names the probes behind the curves in the
+    :func:`evallab.skills.select_nothing_value`). ``population`` names the probes behind the curves in the
     title. Returns the matplotlib Figure."""
     use_style()
     fig, axes = plt.subplots(1, len(results), figsize=(min(13.0, 4.3 * len(results)), 4.2), squeeze=False)

@@ -1,4 +1,6 @@
-"""Judge recordings in the keryx format: load, validate, write, digest, and turn into verdict tables.
+"""Judge recordings in the keryx format: load, validate, write, digest, and turn into verdict tables (public names
+re-exported by :mod:`evallab.judges`; the judge runner writes them, replay and the AG check of
+:mod:`evallab.skills` read them).
 
 Format (spec 000, "Recording the calibration"; data/keryx/SOURCE.md)::
 

@@ -1,5 +1,6 @@
 """Skill catalogs: JSONL files of SKILL.md frontmatter (one skill per line), validated with errors naming the file
-and line. Used by the trigger scorer (:mod:`evallab.skills.triggers`).
+and line. Used by the trigger scorer (:func:`evallab.skills.score_matrix` and the leave-one-out and threshold
+functions beside it).
 
 Format: ``{"name", "description", "triggers": [...]}`` and optionally ``catalog_id`` (``category/skill``); the bundled
 catalogs are ``keryx``, ``meowkit`` and ``sickn33`` (``data/catalogs``, see its SOURCE.md).

@@ -6,7 +6,7 @@ Source: MeowKit rubric library (``data/meowkit``; spec "Rubric Library", ``rules
 - :func:`parse_rubric`, :func:`parse_preset` — read one file into a :class:`Rubric` / :class:`Preset`, keeping
   the 1-based line of every field, section and anchor.
 - :func:`validate_rubric`, :func:`validate_preset`, :func:`validate_library` — every rule a file can show, as
-  :class:`Finding` rows naming file, line, code and rule. Upstream ``validate-rubric.sh`` checks: ≤200 lines, the
+  :class:`RubricFinding` rows naming file, line, code and rule. Upstream ``validate-rubric.sh`` checks: ≤200 lines, the
   5 frontmatter fields in the first 20 lines, name = file name, the section headings in order, ≥1 PASS + ≥1 FAIL
   example (rule 1) with the parity rule (rule 4), ``applies_to`` values, preset weights summing to 1.0 ± 0.01
   (rule 2). evallab adds: PASS/FAIL alternation by example number (rule 5), example numbering and the
@@ -83,7 +83,7 @@ class RubricError(DataError):
 
 
 @dataclass(frozen=True)
-class Finding:
+class RubricFinding:
     """One rule violation in a rubric or preset file.
 
     Attributes
@@ -200,7 +200,7 @@ def _read(path: str | Path) -> list[str]:
                        missing="file not found; expected a rubric or preset markdown file").splitlines()
 
 
-def _frontmatter(lines: list[str], path: str) -> tuple[dict | None, dict[str, int], int, list[Finding]]:
+def _frontmatter(lines: list[str], path: str) -> tuple[dict | None, dict[str, int], int, list[RubricFinding]]:
     """(meta, key->line, index of the line after the closing ---, findings)."""
     if not lines or lines[0].strip() != "---":
         return None, {}, 0, [_f(path, 1, "frontmatter-missing",
@@ -230,8 +230,8 @@ def _frontmatter(lines: list[str], path: str) -> tuple[dict | None, dict[str, in
     return meta, keys, end + 1, []
 
 
-def _f(path: str, line: int, code: str, message: str) -> Finding:
-    return Finding(str(path), int(line), code, CODES[code], message)
+def _f(path: str, line: int, code: str, message: str) -> RubricFinding:
+    return RubricFinding(str(path), int(line), code, CODES[code], message)
 
 
 def _bullets(text: str) -> list[str]:
@@ -339,7 +339,7 @@ def parse_preset(path: str | Path) -> Preset:
 
 
 # --------------------------------------------------------------------------------------------- validation
-def _instruction_findings(path: str, lines: list[str]) -> list[Finding]:
+def _instruction_findings(path: str, lines: list[str]) -> list[RubricFinding]:
     out = []
     for i, ln in enumerate(lines):
         for rx in _INSTRUCTION_RE:
@@ -352,7 +352,7 @@ def _instruction_findings(path: str, lines: list[str]) -> list[Finding]:
     return out
 
 
-def _check_applies_to(path: str, value, line: int) -> list[Finding]:
+def _check_applies_to(path: str, value, line: int) -> list[RubricFinding]:
     if not isinstance(value, list) or not value:
         return [_f(path, line, "applies-to-invalid", f"applies_to must be a non-empty list from {list(APPLIES_TO)}; "
                                                     f"got {value!r}")]
@@ -363,12 +363,12 @@ def _check_applies_to(path: str, value, line: int) -> list[Finding]:
     return []
 
 
-def validate_rubric(path: str | Path) -> list[Finding]:
+def validate_rubric(path: str | Path) -> list[RubricFinding]:
     """Check one rubric file against every rule a file can show.
 
     Returns
     -------
-    list of Finding, in line order; empty when the file is clean.
+    list of RubricFinding, in line order; empty when the file is clean.
 
     Raises
     ------
@@ -455,7 +455,7 @@ def validate_rubric(path: str | Path) -> list[Finding]:
     return sorted(out, key=lambda f: (f.line, f.code))
 
 
-def _anchor_findings(path: str, rub: Rubric, sec: int) -> list[Finding]:
+def _anchor_findings(path: str, rub: Rubric, sec: int) -> list[RubricFinding]:
     out = []
     a = rub.anchors
     n_pass = sum(x.verdict == "PASS" for x in a)
@@ -493,7 +493,7 @@ def _anchor_findings(path: str, rub: Rubric, sec: int) -> list[Finding]:
     return out
 
 
-def validate_preset(path: str | Path, rubrics_dir: str | Path | None = None) -> list[Finding]:
+def validate_preset(path: str | Path, rubrics_dir: str | Path | None = None) -> list[RubricFinding]:
     """Check one composition preset.
 
     Parameters
@@ -504,7 +504,7 @@ def validate_preset(path: str | Path, rubrics_dir: str | Path | None = None) -> 
 
     Returns
     -------
-    list of Finding; empty when clean.
+    list of RubricFinding; empty when clean.
     """
     path = str(path)
     lines = _read(path)
@@ -586,7 +586,7 @@ def library_files(root: str | Path | None = None) -> tuple[list[Path], list[Path
     return rubrics, presets
 
 
-def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
+def findings_table(findings: Iterable[RubricFinding]) -> pd.DataFrame:
     """Findings as a DataFrame with columns path, line, code, rule, message."""
     rows = [f.__dict__ for f in findings]
     return pd.DataFrame(rows, columns=["path", "line", "code", "rule", "message"])
@@ -596,7 +596,7 @@ def validate_library(root: str | Path | None = None) -> pd.DataFrame:
     """Validate every rubric and preset of a library folder; return :func:`findings_table` (empty = clean)."""
     rubrics, presets = library_files(root)
     root = Path(root) if root else data_dir("meowkit") / "rubrics"
-    found: list[Finding] = []
+    found: list[RubricFinding] = []
     for p in rubrics:
         found += validate_rubric(p)
     for p in presets:

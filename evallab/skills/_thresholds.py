@@ -1,0 +1,381 @@
+"""Threshold tuning of the trigger router: every (probe, skill) pair scored with the decision score of each
+keryx threshold, ROC and PR curves, and the thresholds maximising F1 / balanced accuracy / MCC / recall at zero
+false positives, with bootstrap intervals over skills and a cross-validated estimate (GroupKFold over skills).
+
+- :data:`KERYX_THRESHOLDS`, :func:`pair_scores`, :func:`roc_pr`, :func:`confusion_by_probe`.
+- :data:`OBJECTIVES`, :func:`choose_threshold`, :func:`select_nothing_value`, :func:`metric_at`, :func:`fp_at`.
+- :func:`tune_thresholds` → :class:`TuningResult`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
+from sklearn.model_selection import GroupKFold
+
+from evallab.errors import EvallabError
+from evallab.skills._catalogs import as_catalog
+from evallab.skills._trigger_loo import loo_scores, make_probes
+from evallab.skills._trigger_select import DESCRIPTION_SUPPORT_THRESHOLD, FORK_THRESHOLD, USE_THRESHOLD
+
+#: the three thresholds keryx uses and the score each applies to (see :func:`pair_scores`)
+KERYX_THRESHOLDS = {"select": FORK_THRESHOLD, "use": USE_THRESHOLD, "support": DESCRIPTION_SUPPORT_THRESHOLD}
+
+
+def pair_scores(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "keryx",
+                strip_exclusions: bool = True, threshold: float = FORK_THRESHOLD,
+                support_threshold: float = DESCRIPTION_SUPPORT_THRESHOLD,
+                scores: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
+    """Every (probe, skill) pair scored, with a label and the decision score of each tunable threshold.
+
+    Returns
+    -------
+    DataFrame, one row per (probe, skill) pair except the probe's same-category neighbours (keryx treats a
+    same-category tie as an ambiguity for a human, not a trigger defect, so such pairs are neither positives nor
+    negatives): ``probe_id``, ``probe_skill`` (the probe's own skill), ``skill_id``,
+    ``label`` (1 when ``skill_id`` is the probe's own skill), ``score`` (leave-one-out full score),
+    ``description_score`` (unmodified description-only score), ``outranked`` (a different-category skill strictly
+    outscores this one), and three decision scores, −1 where the other conditions of the rule fail:
+
+    - ``d_select`` — ``score`` if not outranked and ``description_score ≥ support_threshold`` (keryx 0.30 applies);
+    - ``d_support`` — ``description_score`` if not outranked and ``score ≥ threshold`` (keryx 0.12 applies);
+    - ``d_use`` — ``score`` (scout's use/fork bars, 0.55/0.30, apply to the top score alone).
+    """
+    catalog = as_catalog(catalog)
+    probes = make_probes(catalog) if probes is None else probes.reset_index(drop=True)
+    full, desc = scores if scores is not None else \
+        loo_scores(catalog, probes, scorer=scorer, strip_exclusions=strip_exclusions)
+    P, n = full.shape
+    cats = np.array([s.category for s in catalog.skills])
+    code = pd.factorize(cats)[0]
+    C = code.max() + 1
+    # best score per (probe, category), then for each skill the best score of any OTHER category
+    catmax = np.full((P, C), -np.inf)
+    for c in range(C):
+        catmax[:, c] = full[:, code == c].max(axis=1)
+    top2 = np.sort(catmax, axis=1)[:, -2:] if C > 1 else np.column_stack([np.full(P, -np.inf), catmax[:, -1]])
+    first_cat = np.argmax(catmax, axis=1)
+    best_other = np.where(code[None, :] == first_cat[:, None], top2[:, [0]], top2[:, [1]])
+    outranked = best_other > full
+    pos = np.array([catalog.index_of(x) for x in probes.skill_id], dtype=np.int64)
+    label = np.zeros((P, n), dtype=np.int8)
+    label[np.arange(P), pos] = 1
+    ok_support = desc >= support_threshold
+    keep = ((code[None, :] != code[pos][:, None]) | (label == 1)).ravel()
+    return pd.DataFrame({
+        "probe_id": np.repeat(probes.probe_id.to_numpy(), n),
+        "probe_skill": np.repeat(probes.skill_id.to_numpy(), n),
+        "skill_id": np.tile(np.array(catalog.ids, dtype=object), P),
+        "label": label.ravel(),
+        "score": full.ravel(),
+        "description_score": desc.ravel(),
+        "outranked": outranked.ravel(),
+        "d_select": np.where(~outranked & ok_support, full, -1.0).ravel(),
+        "d_support": np.where(~outranked & (full >= threshold), desc, -1.0).ravel(),
+        "d_use": full.ravel(),
+    })[keep].reset_index(drop=True)
+
+
+def roc_pr(pairs: pd.DataFrame, target: str = "select") -> dict:
+    """ROC and precision-recall curves of one decision score (scikit-learn ``roc_curve``,
+    ``precision_recall_curve``, ``roc_auc_score``, ``average_precision_score``).
+
+    Returns ``{"fpr", "tpr", "roc_thresholds", "precision", "recall", "pr_thresholds", "roc_auc",
+    "average_precision"}`` (arrays and floats).
+    """
+    y, d = pairs["label"].to_numpy(), pairs[f"d_{target}"].to_numpy()
+    fpr, tpr, th = roc_curve(y, d)
+    prec, rec, pth = precision_recall_curve(y, d)
+    two = len(np.unique(y)) == 2
+    return {"fpr": fpr, "tpr": tpr, "roc_thresholds": th, "precision": prec, "recall": rec, "pr_thresholds": pth,
+            "roc_auc": float(roc_auc_score(y, d)) if two else float("nan"),
+            "average_precision": float(average_precision_score(y, d)) if two else float("nan")}
+
+
+def confusion_by_probe(pairs: pd.DataFrame, target: str = "select", grid: Sequence[float] | None = None):
+    """Per-probe confusion counts at every threshold of ``grid`` (predicted positive = decision ≥ threshold).
+
+    Returns ``(probe_ids, probe_skills, grid, counts)`` with ``counts`` of shape (n_probes, n_grid, 4) holding
+    TP, FP, FN, TN.
+    """
+    grid = np.round(np.linspace(0, 1, 101), 10) if grid is None else np.asarray(grid, dtype=float)
+    if len(pairs) == 0:
+        raise EvallabError("no (probe, skill) pairs to tune on: the catalog gave no probes")
+    p = pairs.sort_values(["probe_id"], kind="mergesort")
+    ids, start = np.unique(p.probe_id.to_numpy(), return_index=True)
+    d = p[f"d_{target}"].to_numpy()
+    y = p["label"].to_numpy().astype(bool)
+    pred = d[:, None] >= grid[None, :]
+    tp = np.add.reduceat(pred & y[:, None], start, axis=0)
+    fp = np.add.reduceat(pred & ~y[:, None], start, axis=0)
+    npos = np.add.reduceat(y.astype(np.int64), start)[:, None]
+    nn = np.diff(np.append(start, len(p)))[:, None]
+    fn = npos - tp
+    tn = (nn - npos) - fp
+    skills = p.probe_skill.to_numpy()[start]
+    return ids, skills, grid, np.stack([tp, fp, fn, tn], axis=-1).astype(float)
+
+
+def _metrics(c: np.ndarray) -> dict[str, np.ndarray]:
+    """Objective values per threshold from summed counts (..., 4) = TP, FP, FN, TN.
+
+    accuracy = (TP + TN) / all; F1 = 2TP / (2TP + FP + FN); balanced accuracy = (TPR + TNR) / 2 (Brodersen et al.
+    2010; scikit-learn ``balanced_accuracy_score``); MCC = (TP·TN − FP·FN) / √((TP+FP)(TP+FN)(TN+FP)(TN+FN))
+    (Matthews 1975; scikit-learn ``matthews_corrcoef``, which returns 0 when a margin is empty — kept here);
+    recall = TP / (TP + FN). NaN where a denominator is 0 (accuracy, F1, recall; balanced accuracy when a class
+    is absent).
+    """
+    tp, fp, fn, tn = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
+    tot = tp + fp + fn + tn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = np.where(tot > 0, (tp + tn) / tot, np.nan)
+        f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
+        rec = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
+        tnr = np.where(tn + fp > 0, tn / (tn + fp), np.nan)
+        bal = (rec + tnr) / 2
+        den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        mcc = np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1), 0.0)
+    return {"accuracy": acc, "f1": f1, "balanced_accuracy": bal, "mcc": mcc, "recall": rec, "fp": fp}
+
+
+#: objectives a threshold can be tuned for. "accuracy" is kept for reference only: when negatives dominate (one
+#: own skill per probe against dozens of others) rejecting every pair already scores the base rate, so accuracy
+#: barely tells thresholds apart — read it with ``select_nothing_value`` (the base rate) beside it.
+OBJECTIVES = ("f1", "balanced_accuracy", "mcc", "recall_at_zero_fp", "accuracy")
+#: the objectives whose value is a maximised metric (the zero-FP objective is a constrained recall)
+_MAXIMISED = ("accuracy", "f1", "balanced_accuracy", "mcc")
+
+
+def select_nothing_value(counts: np.ndarray, objective: str) -> float:
+    """The value ``objective`` takes when no pair is selected (every pair predicted negative), from summed counts
+    (4,) = TP, FP, FN, TN at any threshold — the chance line a tuned value must beat.
+
+    accuracy → the share of negative pairs (the base rate); F1 → 0; balanced accuracy → 0.5; MCC → 0
+    (scikit-learn's convention for an empty margin); recall at zero FP → 0 (selecting nothing is always free of
+    false positives). NaN when there are no pairs (balanced accuracy: when a class is absent).
+    """
+    tp, fp, fn, tn = (float(x) for x in counts)
+    pos, neg = tp + fn, fp + tn
+    if objective == "accuracy":
+        return neg / (pos + neg) if pos + neg else float("nan")
+    if objective in ("f1", "mcc", "recall_at_zero_fp"):
+        return 0.0 if pos + neg else float("nan")
+    if objective == "balanced_accuracy":
+        return 0.5 if pos and neg else float("nan")
+    raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+
+
+def choose_threshold(counts: np.ndarray, grid: np.ndarray, objective: str) -> tuple[float, float]:
+    """The threshold of ``grid`` that optimises ``objective`` on summed counts (n_grid, 4) and the value reached.
+
+    "f1", "balanced_accuracy", "mcc", "accuracy": the maximiser (the smallest threshold among ties);
+    "recall_at_zero_fp": the smallest threshold with no false positive (hence the highest recall without one).
+    When no threshold of the grid is free of false positives (e.g. a different-category skill ties the right one
+    at 1.0), the threshold AND the value are NaN: the constraint cannot be met on the grid (only selecting nothing
+    avoids them, see :func:`select_nothing_value`) — never reported as a recall of 0.
+    """
+    m = _metrics(counts)
+    if objective in _MAXIMISED:
+        v = m[objective]
+        if np.all(np.isnan(v)):
+            return float("nan"), float("nan")
+        k = int(np.nanargmax(v))
+        return float(grid[k]), float(v[k])
+    if objective == "recall_at_zero_fp":
+        ok = np.flatnonzero(m["fp"] == 0)
+        if len(ok) == 0:
+            return float("nan"), float("nan")
+        k = int(ok[0])
+        return float(grid[k]), float(m["recall"][k])
+    raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+
+
+def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`choose_threshold` for a batch of summed counts (B, n_grid, 4) → (thresholds (B,), values (B,))."""
+    m = _metrics(sums)
+    if objective in _MAXIMISED:
+        v = m[objective]
+        allnan = np.all(np.isnan(v), axis=1)
+        k = np.argmax(np.where(np.isnan(v), -np.inf, v), axis=1)
+        thr = np.where(allnan, np.nan, grid[k])
+        val = np.where(allnan, np.nan, v[np.arange(len(k)), k])
+        return thr, val
+    if objective == "recall_at_zero_fp":
+        ok = m["fp"] == 0
+        has = ok.any(axis=1)
+        k = np.argmax(ok, axis=1)
+        return np.where(has, grid[k], np.nan), np.where(has, m["recall"][np.arange(len(k)), k], np.nan)
+    raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+
+
+def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n_resamples: int,
+                      confidence: float, seed: int) -> tuple[float, float, float, float, str]:
+    """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — (``scipy.stats.bootstrap``,
+    vectorised) of the chosen threshold and of the value it reaches.
+
+    Resamples where the choice is undefined (NaN: no zero-FP threshold) are left out of the percentiles. When the
+    percentile interval is a single point (every resample, or more than the interval's share of them, gives the
+    same threshold or value) it would read [x, x] and claim a certainty the data do not hold: that interval is
+    NaN and the returned note says how many resamples sit on the point.
+
+    Returns ``(threshold_low, threshold_high, value_low, value_high, note)``.
+    """
+    P = len(counts)
+    flat = counts.reshape(P, -1)
+
+    def sums(idx):
+        idx = np.atleast_2d(np.asarray(idx, dtype=np.int64))
+        B = idx.shape[0]
+        W = np.bincount((np.arange(B)[:, None] * P + idx).ravel(), minlength=B * P).reshape(B, P).astype(float)
+        return (W @ flat).reshape(idx.shape[0], *counts.shape[1:])
+
+    out, notes = [], []
+    for part, what in ((0, "threshold"), (1, "value")):
+        def stat(idx, axis=-1, part=part):
+            r = _choose_batch(sums(idx), grid, objective)[part]
+            return r if np.ndim(idx) > 1 else r[0]
+
+        with warnings.catch_warnings():  # a constant or undefined choice is handled below
+            warnings.simplefilter("ignore")
+            res = sps.bootstrap((np.arange(P),), stat, vectorized=True, n_resamples=n_resamples, batch=100,
+                                confidence_level=confidence, method="percentile",
+                                random_state=np.random.default_rng(seed))
+        dist = np.asarray(res.bootstrap_distribution, dtype=float)
+        dist = dist[np.isfinite(dist)]
+        if len(dist) == 0:
+            out += [np.nan, np.nan]
+        else:
+            a = (1 - confidence) / 2
+            lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
+            if lo == hi:  # a point: say how many resamples sit there instead of printing [x, x]
+                out += [np.nan, np.nan]
+                share = float(np.mean(dist == lo))
+                notes.append(f"{share:.0%} of bootstrap resamples give the same {what} ({lo:.3g}): the "
+                             f"{confidence:.0%} percentile interval is that single point, so none is shown")
+            else:
+                out += [lo, hi]
+    return (*out, "; ".join(notes))
+
+
+def metric_at(counts: np.ndarray, grid: np.ndarray, objective: str, threshold: float) -> float:
+    """The objective's metric at the grid point nearest ``threshold``: accuracy, F1, balanced accuracy or MCC; for
+    "recall_at_zero_fp" the recall under the SAME constraint as the tuned threshold — NaN when that threshold lets
+    a false positive through (see :func:`fp_at` for how many)."""
+    k = int(np.argmin(np.abs(grid - threshold)))
+    m = _metrics(counts[k])
+    if objective == "recall_at_zero_fp":
+        return float(m["recall"]) if m["fp"] == 0 else float("nan")
+    return float(m[objective])
+
+
+def fp_at(counts: np.ndarray, grid: np.ndarray, threshold: float) -> int:
+    """False-positive pairs at the grid point nearest ``threshold`` (counts summed over probes, (n_grid, 4))."""
+    return int(counts[int(np.argmin(np.abs(grid - threshold))), 1])
+
+
+@dataclass
+class TuningResult:
+    """Chosen thresholds of one decision score.
+
+    ``table`` has one row per objective: ``threshold``, ``value`` (the metric reached), bootstrap intervals over
+    skills (``threshold_low/high``, ``value_low/high``), the cross-validated estimate (``cv_threshold`` mean and
+    ``cv_threshold_sd`` over folds, ``cv_value`` mean held-out metric, ``cv_folds``), ``keryx_threshold`` /
+    ``keryx_value`` (the metric at keryx's constant, under the same constraint), ``fp`` / ``keryx_fp`` (false
+    positives at each), ``positives`` / ``negatives`` (pairs), ``select_nothing_value`` (the objective when no pair
+    is selected: the base rate for accuracy) and ``note`` (why a value is NaN)."""
+
+    target: str
+    table: pd.DataFrame
+    grid: np.ndarray
+    curve: pd.DataFrame  # per threshold: accuracy, f1, balanced_accuracy, mcc, recall, fp
+
+
+def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequence[float] | None = None,
+                    objectives: Sequence[str] = OBJECTIVES, n_resamples: int = 200, confidence: float = 0.95,
+                    n_splits: int = 5, seed: int = 0, keryx_threshold: float | None = None) -> TuningResult:
+    """Tune one threshold on (probe, skill) pairs.
+
+    Parameters
+    ----------
+    pairs : :func:`pair_scores` output.
+    target : "select" (keryx 0.30), "support" (0.12) or "use" (0.55): which decision score to threshold.
+    grid : candidate thresholds (default 0, 0.01, …, 1).
+    objectives : any of :data:`OBJECTIVES` (see :func:`choose_threshold`). Plain accuracy is a poor objective when
+        negatives dominate: its row carries the base rate in ``select_nothing_value``.
+    n_resamples : bootstrap resamples over skills (a skill's probes are not independent; ``scipy.stats.bootstrap``,
+        percentile, vectorised); 0 skips the intervals.
+    n_splits : folds of scikit-learn ``GroupKFold`` over probes grouped by their skill (a skill's probes never sit
+        on both sides); the threshold is chosen on the training folds and measured on the held-out fold.
+    keryx_threshold : the constant to compare with (default :data:`KERYX_THRESHOLDS` [target]). It is evaluated
+        under the same constraint as the tuned threshold: for "recall_at_zero_fp" its value is NaN when keryx's
+        constant lets false positives through (``keryx_fp`` says how many), never its unconstrained recall.
+
+    Returns
+    -------
+    TuningResult
+    """
+    if target not in KERYX_THRESHOLDS:
+        raise EvallabError(f"target must be one of {tuple(KERYX_THRESHOLDS)}, got {target!r}")
+    for obj in objectives:
+        if obj not in OBJECTIVES:
+            raise EvallabError(f"objective must be one of {OBJECTIVES}, got {obj!r}")
+    kt = KERYX_THRESHOLDS[target] if keryx_threshold is None else keryx_threshold
+    _, skills, g, counts = confusion_by_probe(pairs, target, grid)
+    total = counts.sum(0)
+    P = len(counts)
+    groups = pd.factorize(skills)[0]
+    by_skill = np.zeros((groups.max() + 1 if len(groups) else 0, *counts.shape[1:]))
+    np.add.at(by_skill, groups, counts)  # a skill's probes are not independent: the skill is the resampling unit
+    k = min(n_splits, len(np.unique(groups)))
+    positives, negatives = int(total[0, 0] + total[0, 2]), int(total[0, 1] + total[0, 3])
+    rows = []
+    for obj in objectives:
+        thr, val = choose_threshold(total, g, obj)
+        kfp = fp_at(total, g, kt)
+        row = {"target": target, "objective": obj, "threshold": thr, "value": val,
+               "keryx_threshold": kt, "keryx_value": metric_at(total, g, obj, kt),
+               "fp": fp_at(total, g, thr) if np.isfinite(thr) else np.nan, "keryx_fp": kfp,
+               "positives": positives, "negatives": negatives,
+               "select_nothing_value": select_nothing_value(total[0], obj)}
+        notes = []
+        if obj == "recall_at_zero_fp":
+            if not np.isfinite(thr):
+                notes.append(f"no threshold in [{g.min():.2f}, {g.max():.2f}] is free of false positives "
+                             f"(at {g.max():.2f}: {fp_at(total, g, g.max())}); only selecting nothing is, with "
+                             "recall 0")
+            if kfp:
+                notes.append(f"keryx's {kt:.2f} lets {kfp} false positive(s) through: the zero-FP constraint "
+                             "fails there")
+        if n_resamples > 0 and len(by_skill) >= 2:
+            (row["threshold_low"], row["threshold_high"], row["value_low"], row["value_high"],
+             bnote) = _bootstrap_choice(by_skill, g, obj, n_resamples=n_resamples, confidence=confidence,
+                                        seed=seed)
+            if bnote and np.isfinite(thr):
+                notes.append(bnote)
+        else:
+            row.update(threshold_low=np.nan, threshold_high=np.nan, value_low=np.nan, value_high=np.nan)
+        if k >= 2:
+            ths, vals = [], []
+            for tr, te in GroupKFold(n_splits=k).split(np.zeros(P), groups=groups):
+                t, _ = choose_threshold(counts[tr].sum(0), g, obj)
+                if np.isnan(t):
+                    continue
+                ths.append(t)
+                vals.append(metric_at(counts[te].sum(0), g, obj, t))
+            row.update(cv_threshold=float(np.mean(ths)) if ths else np.nan,
+                       cv_threshold_sd=float(np.std(ths, ddof=1)) if len(ths) > 1 else np.nan,
+                       cv_value=float(np.nanmean(vals)) if np.isfinite(vals).any() else np.nan, cv_folds=len(ths))
+        else:
+            row.update(cv_threshold=np.nan, cv_threshold_sd=np.nan, cv_value=np.nan, cv_folds=0)
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    m = _metrics(total)
+    curve = pd.DataFrame({"threshold": g, **{c: m[c] for c in ("accuracy", "f1", "balanced_accuracy", "mcc",
+                                                                 "recall", "fp")}})
+    return TuningResult(target, pd.DataFrame(rows), g, curve)
