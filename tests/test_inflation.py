@@ -356,3 +356,78 @@ def test_keryx_loader_names_the_bad_file(tmp_path):
     with pytest.raises(EvalSpecError) as e:
         load_calibration_items(tmp_path)
     assert str(dst) in str(e.value) and "vague" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------------ measures and methods
+def test_inflation_table_measures_say_what_each_column_is():
+    from evallab._results import Results
+
+    t = I.inflation_table(HAND, n_resamples=200, confidence=0.9)
+    assert isinstance(t, Results) and t.level == 0.9 and t.keys == ["judge", "anchor_set"]
+    m = t.measures
+    assert (m["delta_false_pass"].unit, m["delta_false_pass"].n, m["delta_false_pass"].n_unit) == \
+        ("pp", "gold_fail_items", "items")
+    assert (m["false_pass_rate"].unit, m["true_pass_rate"].n, m["agreement"].n) == \
+        ("proportion", "gold_pass_items", "gold_items")
+    assert m["mcnemar_p"].unit == "p-value" and "flips" in m["mcnemar_p"].label
+    assert all(m[c].unit == "count" for c in ("items", "replies", "unparsed", "mcnemar_b", "mcnemar_ties"))
+    assert all(m[c].method_column == f"{c}_method" for c in ("pass_rate", "inflation", "delta_true_pass"))
+    # hand counts of HAND: gold i1 pass, i2..i5 fail
+    row = t.set_index("anchor_set").loc["pass-only"]
+    assert (row["gold_fail_items"], row["gold_pass_items"], row["gold_items"]) == (4, 1, 5)
+    assert t.set_index("anchor_set").loc["balanced", "note"].startswith("baseline")
+
+
+def test_one_reply_per_item_rates_are_wilson_and_say_so():
+    from evallab._results import WILSON
+
+    rng = np.random.default_rng(5)
+    rows = [(f"i{i}", v, 0, "pass" if rng.random() < 0.5 else "fail", "fail" if i < 30 else "pass")
+            for i in range(40) for v in ("balanced", "pass-only")]
+    t = I.inflation_table(_table(rows), n_resamples=300)
+    p = t.set_index("anchor_set").loc["pass-only"]
+    df = _table(rows)
+    k = int(((df["anchor_set"] == "pass-only") & (df["gold"] == "fail") & (df["verdict"] == "pass")).sum())
+    assert p["false_pass_rate_method"] == WILSON
+    assert (p["false_pass_rate_low"], p["false_pass_rate_high"]) == pytest.approx(
+        proportion_confint(k, 30, alpha=0.05, method="wilson"))
+    e = t.estimate("false_pass_rate", 1)
+    assert e.method == WILSON and e.n == 30 and e.n_unit == "items" and "Wilson score, n = 30 items" in str(e)
+    # the differences and the ratio are paired item bootstraps
+    assert p["delta_false_pass_method"] == "paired item bootstrap (percentile, 300 resamples)"
+    assert p["inflation_method"] == "paired item bootstrap (percentile, 300 resamples)"
+
+
+def test_a_difference_where_no_item_changed_names_its_wilson_bound():
+    # gold-PASS items identical in both sets, gold-FAIL items differ: two methods in one row
+    rows = [(f"p{i}", v, 0, "pass", "pass") for i in range(34) for v in ("balanced", "fail-last")]
+    rows += [(f"f{i}", "balanced", 0, "pass" if i % 2 else "fail", "fail") for i in range(20)]
+    rows += [(f"f{i}", "fail-last", 0, "pass" if i % 3 else "fail", "fail") for i in range(20)]
+    t = I.inflation_table(_table(rows), n_resamples=200)
+    r = t.set_index("anchor_set").loc["fail-last"]
+    u = proportion_confint(0, 34, alpha=0.05, method="wilson")[1]  # ≈ 0.102: the ±10.2 of report 03
+    assert r["delta_true_pass"] == 0 and r["delta_true_pass_high"] == pytest.approx(u)
+    assert r["delta_true_pass_method"] == "bound from the Wilson score interval of 0 of 34 items changed"
+    assert "bound from the Wilson score interval of 0 of 34 items changed" in str(t.estimate("delta_true_pass", 1))
+    assert r["delta_false_pass_method"] == "paired item bootstrap (percentile, 200 resamples)"
+
+
+def test_several_samples_per_item_are_an_item_bootstrap():
+    p = I.pass_rate(_s3_table("pass-only"), n_resamples=250)
+    assert set(p["pass_rate_method"]) == {"item bootstrap (percentile, 250 resamples)"}
+    assert p.measures["pass_rate"].n == "items" and p.keys == ["judge", "anchor_set"]
+    one = I.pass_rate(HAND, n_resamples=250).set_index("anchor_set").loc["balanced"]
+    assert one["pass_rate_method"] == "Wilson score"
+    assert (one["pass_rate_low"], one["pass_rate_high"]) == pytest.approx(
+        proportion_confint(2, 5, alpha=0.05, method="wilson"))
+
+
+def test_position_priming_measures_and_flip_rate_interval():
+    r = I.position_priming(_s3_table("fail-last"), n_resamples=100)
+    assert r.measures["flip_rate"].method == "Wilson score" and r.measures["shift"].unit == "pp"
+    row = r.iloc[0]
+    # 3 of the 5 paired items flip (hand count in test_mcnemar_one_pair_per_item_with_samples)
+    assert (row["flip_rate_low"], row["flip_rate_high"]) == pytest.approx(
+        proportion_confint(3, 5, alpha=0.05, method="wilson"))
+    assert row["shift_method"] == "paired item bootstrap (percentile, 100 resamples)"
+    assert str(r.estimate("flip_rate", 0)).startswith("60.0% [")

@@ -14,6 +14,13 @@ Estimators (all take the tidy verdict table; unparsed replies are excluded and c
   majority verdict of the item's parsed samples; even splits dropped and counted) (:func:`evallab.metrics.intervals.mcnemar`).
 - :func:`position_priming` — verdict shift between ``fail-last`` (grouped, FAIL last) and ``balanced``
   (alternating): pass-rate difference with a paired bootstrap interval, flip rate and McNemar.
+
+Each returns a :class:`evallab.Results`: its ``measures`` give every estimate column's label, unit, interval
+columns, n column and what n counts; an interval's method is named per row in ``<column>_method`` — the method
+that computed it (:func:`evallab.metrics.intervals.ratio_interval_method`: Wilson when every item holds one reply,
+an item bootstrap otherwise, a Wilson fallback named as such; :func:`~evallab.metrics.intervals.
+ratio_difference_interval_method` for the paired differences: a paired item bootstrap, or, when no item changed,
+the bound from the Wilson interval of 0 of n items changed).
 """
 
 from __future__ import annotations
@@ -23,11 +30,54 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evallab._results import WILSON, Measure, Results, bootstrap_method, results
 from evallab.errors import DataError
 from evallab.metrics import intervals as stats
 from evallab.metrics.design import groups
 
 NAN = float("nan")
+
+
+def _count(column: str, label: str) -> Measure:
+    return Measure(column, label, "count")
+
+
+def _interval(column: str, label: str, unit: str, n: str, n_unit: str = "items", **kw) -> Measure:
+    """A measure whose interval is ``<column>_low``/``_high`` and whose method is named per row in
+    ``<column>_method``."""
+    return Measure(column, label, unit, f"{column}_low", f"{column}_high", method_column=f"{column}_method", n=n,
+                   n_unit=n_unit, **kw)
+
+
+#: the measures of :func:`pass_rate`, :func:`inflation_table` and :func:`position_priming`
+COUNTS = [_count("items", "Items"), _count("replies", "Replies"), _count("unparsed", "Unparsed replies")]
+PASS_RATE_MEASURES = [*COUNTS, _count("passes", "Passes"),
+                      _interval("pass_rate", "Pass rate", "proportion", "items")]
+INFLATION_MEASURES = [
+    *COUNTS, _count("gold_fail_items", "Gold-FAIL items"), _count("gold_pass_items", "Gold-PASS items"),
+    _count("gold_items", "Items with gold"),
+    _interval("delta_false_pass", "Δ false-pass rate on gold FAIL", "pp", "gold_fail_items"),
+    _interval("delta_true_pass", "Δ pass rate on gold PASS", "pp", "gold_pass_items"),
+    _interval("false_pass_rate", "False-pass rate on gold FAIL", "proportion", "gold_fail_items"),
+    _interval("true_pass_rate", "Pass rate on gold PASS", "proportion", "gold_pass_items"),
+    _interval("pass_rate", "Pass rate", "proportion", "items"),
+    _interval("inflation", "Inflation (pass-rate ratio − 1)", "proportion", "items"),
+    _interval("agreement", "Agreement with gold", "proportion", "gold_items"),
+    _interval("delta_agreement", "Δ agreement with gold", "pp", "gold_items"),
+    _count("mcnemar_b", "Items to pass (McNemar b)"), _count("mcnemar_c", "Items to fail (McNemar c)"),
+    Measure("mcnemar_p", "Pass/fail flips, McNemar p", "p-value"),
+    _count("mcnemar_ties", "Items tied (McNemar)"),
+]
+PRIMING_MEASURES = [
+    _count("items", "Items"), _count("pairs", "Items paired"), _count("ties", "Items tied"),
+    Measure("pass_rate_primed", "Pass rate (primed)", "proportion", n="items", n_unit="items"),
+    Measure("pass_rate_baseline", "Pass rate (baseline)", "proportion", n="items", n_unit="items"),
+    _interval("shift", "Pass-rate shift (primed − baseline)", "pp", "items"),
+    Measure("flip_rate", "Flip rate", "proportion", "flip_rate_low", "flip_rate_high", method=WILSON, n="pairs",
+            n_unit="items"),
+    _count("to_fail", "Items to fail"), _count("to_pass", "Items to pass"),
+    Measure("mcnemar_p", "Pass/fail flips, McNemar p", "p-value"),
+]
 
 
 # --------------------------------------------------------------------------------------------- estimators
@@ -55,11 +105,15 @@ def _prep(df: pd.DataFrame) -> pd.DataFrame:
     gp = parsed & (g == "pass")
     d["_gp_n"] = gp.fillna(False).astype(int)
     d["_gp_pass"] = (gp & (v == "pass")).fillna(False).astype(int)
+    d["_gold_any"] = g.notna().astype(int)
+    d["_gf_any"] = (g == "fail").fillna(False).astype(int)
+    d["_gp_any"] = (g == "pass").fillna(False).astype(int)
     d["_v"] = v
     return d
 
 
-_CNT = ["_parsed", "_pass", "_gold_n", "_correct", "_gf_n", "_gf_pass", "_gp_n", "_gp_pass"]
+_CNT = ["_parsed", "_pass", "_gold_n", "_correct", "_gf_n", "_gf_pass", "_gp_n", "_gp_pass", "_gold_any",
+        "_gf_any", "_gp_any"]
 
 
 def _per_item(g: pd.DataFrame) -> pd.DataFrame:
@@ -72,20 +126,25 @@ def _r(num: np.ndarray, den: np.ndarray) -> float:
 
 
 def _boot(arrays: Sequence[np.ndarray], fn, *, n_resamples: int, confidence: float, seed: int
-          ) -> tuple[float, float]:
-    """Percentile bootstrap over items of ``fn`` of the per-item count columns ``arrays`` (resampled jointly,
-    :func:`evallab.metrics.intervals.bootstrap_sums`); NaN when the statistic itself is undefined on the data."""
+          ) -> tuple[float, float, str]:
+    """Interval over items of ``fn`` of the per-item count columns ``arrays`` (resampled jointly) and the name of
+    the method that computed it: a ratio of two columns by :func:`~evallab.metrics.intervals.ratio_interval_method`,
+    a paired difference of two ratios by :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, any
+    other statistic by a paired percentile bootstrap (:func:`evallab.metrics.intervals.bootstrap_sums`).
+    ``(nan, nan, "")`` when the statistic itself is undefined on the data or there is no interval."""
     sums = np.column_stack([np.asarray(a, dtype=float) for a in arrays])
     with np.errstate(invalid="ignore", divide="ignore"):
         point = fn(sums.sum(0))
     if not np.isfinite(point):
-        return NAN, NAN
+        return NAN, NAN, ""
     if len(arrays) == 2:
-        return stats.ratio_interval(sums[:, 0], sums[:, 1], n_resamples=n_resamples, confidence=confidence,
-                                    seed=seed)
+        return stats.ratio_interval_method(sums[:, 0], sums[:, 1], n_resamples=n_resamples, confidence=confidence,
+                                           seed=seed)
     if len(arrays) == 4 and fn is _diff_fn:
-        return stats.ratio_difference_interval(*sums.T, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return stats.bootstrap_sums(sums, fn, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        return stats.ratio_difference_interval_method(*sums.T, n_resamples=n_resamples, confidence=confidence,
+                                                      seed=seed)
+    lo, hi = stats.bootstrap_sums(sums, fn, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return lo, hi, bootstrap_method(n_resamples, "item", paired=True) if np.isfinite(lo) else ""
 
 
 def _ratio_fn(t):
@@ -140,14 +199,36 @@ def _groups(d: pd.DataFrame, by: Sequence[str]):
 
 
 def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
-              n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+              n_resamples: int = 1000, seed: int = 0) -> Results:
     """Pass rate per group × anchor set.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with ``item_id``, ``anchor_set``, ``verdict`` (pass/fail; NA = unparsed), optionally
+        ``sample`` and ``gold``.
+    by : sequence of str, default ("judge",)
+        Grouping columns (those the table has).
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; a Wilson interval needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    DataFrame: ``by`` + anchor_set, items, replies, unparsed, passes, pass_rate in [0, 1] (share of parsed
-    replies that are ``pass``), pass_rate_low/high (percentile bootstrap over items of the ratio of sums,
-    :func:`evallab.metrics.intervals.bootstrap_ratio`).
+    Results
+        One row per group × anchor set: ``by`` + ``anchor_set``; ``items``, ``replies``, ``unparsed``,
+        ``passes`` (counts); ``pass_rate`` (proportion: share of parsed replies that are ``pass``) with
+        ``pass_rate_low``/``_high`` and ``pass_rate_method`` — Wilson when every item holds one reply, else a
+        percentile bootstrap over items of the ratio of sums
+        (:func:`evallab.metrics.intervals.ratio_interval_method`). Measures: :data:`PASS_RATE_MEASURES` (n: items).
+
+    Raises
+    ------
+    DataError
+        When the table lacks ``item_id``, ``anchor_set`` or ``verdict``.
     """
     d = _prep(df)
     rows = []
@@ -156,16 +237,22 @@ def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: f
             it = _per_item(gv)
             r = dict(key, anchor_set=v, items=len(it), replies=len(gv), unparsed=int(len(gv) - gv["_parsed"].sum()),
                      passes=int(it["_pass"].sum()), pass_rate=_r(it["_pass"].to_numpy(), it["_parsed"].to_numpy()))
-            r["pass_rate_low"], r["pass_rate_high"] = stats.ratio_interval(
+            r["pass_rate_low"], r["pass_rate_high"], r["pass_rate_method"] = stats.ratio_interval_method(
                 it["_pass"].to_numpy(), it["_parsed"].to_numpy(), n_resamples=n_resamples, confidence=confidence,
                 seed=seed)
             rows.append(r)
-    return pd.DataFrame(rows)
+    keys = [c for c in by if c in d.columns]
+    return results(pd.DataFrame(rows), PASS_RATE_MEASURES, level=confidence, keys=[*keys, "anchor_set"])
+
+
+#: the estimates of :func:`inflation_table` with an interval, in column order
+_INFLATION_ESTIMATES = ("delta_false_pass", "delta_true_pass", "false_pass_rate", "true_pass_rate", "pass_rate",
+                        "inflation", "agreement", "delta_agreement")
 
 
 def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: Sequence[str] | None = None,
                     by: Sequence[str] = ("judge",), confidence: float = 0.95, n_resamples: int = 1000,
-                    seed: int = 0) -> pd.DataFrame:
+                    seed: int = 0) -> Results:
     """Positive-bias inflation per anchor set against ``baseline``: the change in the false-pass rate on gold-FAIL
     items and in the pass rate on gold-PASS items, in percentage points with paired intervals (the headline), then
     the pass-rate ratio (secondary: undefined at a zero baseline and dependent on it).
@@ -178,27 +265,44 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
 
     Parameters
     ----------
-    df : tidy verdict table with ``anchor_set``, ``verdict`` (pass/fail, NA = unparsed), ``gold`` (pass/fail or
+    df : DataFrame
+        Tidy verdict table with ``anchor_set``, ``verdict`` (pass/fail, NA = unparsed), ``gold`` (pass/fail or
         NA), ``item_id``, ``sample``.
-    baseline : the anchor set the others are compared with (``balanced``: alternating, PASS first).
-    variants : anchor sets to report (default every one present, baseline first).
-    by : grouping columns (default per judge).
+    baseline : str, default "balanced"
+        The anchor set the others are compared with (``balanced``: alternating, PASS first).
+    variants : sequence of str, optional
+        Anchor sets to report (default every one present, baseline first).
+    by : sequence of str, default ("judge",)
+        Grouping columns (those the table has).
+    confidence : float, default 0.95
+        Level of every interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    DataFrame, one row per group × anchor set (baseline row first, with NaN comparisons):
-        ``items``, ``replies``, ``unparsed``; ``delta_false_pass`` = false-pass rate − baseline's (gold-FAIL
-        items; + ``_low``/``_high``), ``delta_true_pass`` = pass rate on gold-PASS items − baseline's (+ CI);
-        ``false_pass_rate`` = share of parsed replies on gold-FAIL items that are ``pass`` (+ CI);
-        ``true_pass_rate`` = the same on gold-PASS items (+ CI); ``pass_rate`` (all items, + CI); ``inflation`` =
-        pass_rate / baseline pass_rate − 1 (+ CI; −1 .. +inf, NaN at a zero baseline); ``agreement`` = share of
-        parsed replies equal to gold (+ CI);
-        ``delta_agreement`` (+ CI); ``mcnemar_b`` (items: variant pass, baseline not pass), ``mcnemar_c``
-        (variant not pass, baseline pass), ``mcnemar_p``, ``mcnemar_ties`` — McNemar's exact test on ONE pair per
-        item (its samples are not independent): each item's majority verdict across its parsed samples in the
-        variant and in the baseline; an item whose samples split evenly (pass share 0.5) in either set is dropped
-        and counted in ``mcnemar_ties``. Intervals: percentile bootstrap over items, variant and baseline resampled
-        together (``scipy.stats.bootstrap``, paired).
+    Results
+        One row per group × anchor set (baseline row first, with NaN comparisons and the note "baseline ..."):
+        ``items``, ``replies``, ``unparsed``, ``gold_fail_items``, ``gold_pass_items``, ``gold_items`` (counts
+        of the items compared: all, gold FAIL, gold PASS, with gold); ``delta_false_pass`` = false-pass rate −
+        baseline's (pp, gold-FAIL items), ``delta_true_pass`` = pass rate on gold-PASS items − baseline's (pp);
+        ``false_pass_rate`` = share of parsed replies on gold-FAIL items that are ``pass`` (proportion);
+        ``true_pass_rate`` = the same on gold-PASS items; ``pass_rate`` (all items); ``inflation`` =
+        pass_rate / baseline pass_rate − 1 (proportion, −1 .. +inf, NaN at a zero baseline); ``agreement`` =
+        share of parsed replies equal to gold; ``delta_agreement`` (pp). Each estimate ``x`` has ``x_low``/
+        ``x_high`` and ``x_method``, the method that computed that row's interval: for a rate, Wilson when every
+        item holds one reply, else a percentile item bootstrap (:func:`evallab.metrics.intervals.
+        ratio_interval_method`); for a difference, a paired item bootstrap (variant and baseline resampled
+        together), or — when no item changed — the bound from the Wilson interval of 0 of n items changed
+        (:func:`evallab.metrics.intervals.ratio_difference_interval_method`); for the ratio, a paired item
+        bootstrap. ``mcnemar_b`` (items: variant pass, baseline not pass), ``mcnemar_c`` (variant not pass,
+        baseline pass), ``mcnemar_p`` (p-value), ``mcnemar_ties`` — McNemar's exact test of the pass/fail flips
+        (not of agreement with gold) on ONE pair per item (its samples are not independent): each item's majority
+        verdict across its parsed samples in the variant and in the baseline; an item whose samples split evenly
+        (pass share 0.5) in either set is dropped and counted in ``mcnemar_ties``. ``note``: why the ratio has no
+        interval. Measures: :data:`INFLATION_MEASURES` (n: the items of the estimate's gold class).
 
     Raises
     ------
@@ -227,20 +331,25 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
             x, b = it.loc[common], base_items.loc[common]
             gv = gv[gv["item_id"].isin(common)]
             r = dict(key, anchor_set=v, baseline=baseline, items=len(common), replies=len(gv),
-                     unparsed=int(len(gv) - gv["_parsed"].sum()), note="")
+                     unparsed=int(len(gv) - gv["_parsed"].sum()),
+                     gold_fail_items=int(((x["_gf_any"] + b["_gf_any"]) > 0).sum()),
+                     gold_pass_items=int(((x["_gp_any"] + b["_gp_any"]) > 0).sum()),
+                     gold_items=int(((x["_gold_any"] + b["_gold_any"]) > 0).sum()), note="")
             for name, num, den in (("pass_rate", "_pass", "_parsed"), ("false_pass_rate", "_gf_pass", "_gf_n"),
                                    ("true_pass_rate", "_gp_pass", "_gp_n"), ("agreement", "_correct", "_gold_n")):
                 r[name] = _r(x[num].to_numpy(), x[den].to_numpy())
-                r[f"{name}_low"], r[f"{name}_high"] = _boot([x[num], x[den]], _ratio_fn, **kw)
+                r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = _boot([x[num], x[den]], _ratio_fn, **kw)
             arrays = [x["_pass"], x["_parsed"], b["_pass"], b["_parsed"]]
             if v == baseline:
                 for c in ("inflation", "delta_false_pass", "delta_true_pass", "delta_agreement"):
                     r[c] = r[f"{c}_low"] = r[f"{c}_high"] = NAN
+                    r[f"{c}_method"] = ""
                 r["mcnemar_b"] = r["mcnemar_c"] = r["mcnemar_ties"] = 0
                 r["mcnemar_p"] = NAN
+                r["note"] = f"baseline: the anchor set the others are compared with ({baseline})"
             else:
                 r["inflation"] = float(_inflation_fn(np.array([np.sum(a) for a in arrays], dtype=float)))
-                r["inflation_low"], r["inflation_high"] = _boot(arrays, _inflation_fn, **kw)
+                r["inflation_low"], r["inflation_high"], r["inflation_method"] = _boot(arrays, _inflation_fn, **kw)
                 why = stats.no_interval_note(r["inflation"], r["inflation_low"], r["inflation_high"],
                                              units=len(common), n_resamples=n_resamples)
                 r["note"] = f"pass-rate ratio: {why}" if why else ""
@@ -248,35 +357,55 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                                     ("delta_agreement", "_correct", "_gold_n")):
                     arr = [x[num], x[den], b[num], b[den]]
                     r[c] = float(_diff_fn(np.array([np.sum(a) for a in arr], dtype=float)))
-                    r[f"{c}_low"], r[f"{c}_high"] = _boot(arr, _diff_fn, **kw)
+                    r[f"{c}_low"], r[f"{c}_high"], r[f"{c}_method"] = _boot(arr, _diff_fn, **kw)
                 pv, ties = _paired_verdicts(gv, gb[gb["item_id"].isin(common)])
                 m = stats.mcnemar(int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum()),
                                   int(((pv["_v_a"] != "pass") & (pv["_v_b"] == "pass")).sum()))
                 r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"]
                 r["mcnemar_ties"] = ties
             rows.append(r)
-    cols = [*[c for c in by if c in d.columns], "anchor_set", "baseline", "items", "replies", "unparsed"]
-    for c in ("delta_false_pass", "delta_true_pass", "false_pass_rate", "true_pass_rate", "pass_rate", "inflation",
-              "agreement", "delta_agreement"):
-        cols += [c, f"{c}_low", f"{c}_high"]
+    keys = [c for c in by if c in d.columns]
+    cols = [*keys, "anchor_set", "baseline", "items", "replies", "unparsed", "gold_fail_items", "gold_pass_items",
+            "gold_items"]
+    for c in _INFLATION_ESTIMATES:
+        cols += [c, f"{c}_low", f"{c}_high", f"{c}_method"]
     cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties", "note"]
-    return pd.DataFrame(rows, columns=cols)
+    return results(pd.DataFrame(rows, columns=cols), INFLATION_MEASURES, level=confidence,
+                   keys=[*keys, "anchor_set"])
 
 
 def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: str = "balanced",
                      by: Sequence[str] = ("judge",), confidence: float = 0.95, n_resamples: int = 1000,
-                     seed: int = 0) -> pd.DataFrame:
+                     seed: int = 0) -> Results:
     """Verdict shift between grouped FAIL-last anchors and alternating anchors (spec "Position bias", rule 5).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table as for :func:`inflation_table`.
+    primed : str, default "fail-last"
+        The anchor set that may prime FAIL.
+    baseline : str, default "balanced"
+        The anchor set it is compared with.
+    by : sequence of str, default ("judge",)
+        Grouping columns (those the table has).
+    confidence, n_resamples, seed
+        As for :func:`inflation_table`.
 
     Returns
     -------
-    DataFrame, one row per group: ``primed``, ``baseline``, ``items``, ``pairs`` (items paired on their
-    majority verdict across parsed samples, as in :func:`inflation_table`), ``ties`` (items dropped because their
-    samples split evenly in either set), ``pass_rate_primed``, ``pass_rate_baseline``, ``shift`` =
-    pass_rate_primed − pass_rate_baseline in [−1, 1] (negative = FAIL primed) with ``shift_low``/``shift_high``
-    (paired percentile bootstrap over items, all replies), ``flip_rate`` = share of paired items whose majority
-    verdict differs, ``to_fail`` (items: baseline pass → primed not pass), ``to_pass`` (baseline not pass →
-    primed pass), ``mcnemar_p`` (exact McNemar on those item pairs).
+    Results
+        One row per group: ``primed``, ``baseline``; ``items`` (compared), ``pairs`` (items paired on their
+        majority verdict across parsed samples, as in :func:`inflation_table`), ``ties`` (items dropped because
+        their samples split evenly in either set) — counts; ``pass_rate_primed``, ``pass_rate_baseline``
+        (proportions); ``shift`` = pass_rate_primed − pass_rate_baseline (pp, in [−1, 1]; negative = FAIL primed)
+        with ``shift_low``/``shift_high`` and ``shift_method`` (paired percentile bootstrap over items on all
+        replies, or the Wilson bound when no item changed: :func:`evallab.metrics.intervals.
+        ratio_difference_interval_method`); ``flip_rate`` = share of paired items whose majority verdict differs
+        (proportion) with ``flip_rate_low``/``_high`` (Wilson: one pair per item); ``to_fail`` (items: baseline
+        pass → primed not pass), ``to_pass`` (baseline not pass → primed pass); ``mcnemar_p`` (exact McNemar on
+        those item pairs, a p-value); ``note`` (why the shift has no interval). Measures:
+        :data:`PRIMING_MEASURES`.
 
     Raises
     ------
@@ -303,12 +432,18 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
         r["pass_rate_primed"] = _r(x["_pass"].to_numpy(), x["_parsed"].to_numpy())
         r["pass_rate_baseline"] = _r(b["_pass"].to_numpy(), b["_parsed"].to_numpy())
         r["shift"] = r["pass_rate_primed"] - r["pass_rate_baseline"]
-        r["shift_low"], r["shift_high"] = _boot(arrays, _diff_fn, n_resamples=n_resamples, confidence=confidence,
-                                                seed=seed)
+        r["shift_low"], r["shift_high"], r["shift_method"] = _boot(arrays, _diff_fn, n_resamples=n_resamples,
+                                                                   confidence=confidence, seed=seed)
         to_fail = int(((pv["_v_a"] != "pass") & (pv["_v_b"] == "pass")).sum())
         to_pass = int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum())
-        r["flip_rate"] = float((pv["_v_a"] != pv["_v_b"]).mean()) if len(pv) else NAN
+        flips = int((pv["_v_a"] != pv["_v_b"]).sum())
+        r["flip_rate"] = flips / len(pv) if len(pv) else NAN
+        r["flip_rate_low"], r["flip_rate_high"] = stats.wilson(flips, len(pv), confidence)
         r["to_fail"], r["to_pass"] = to_fail, to_pass
         r["mcnemar_p"] = stats.mcnemar(to_pass, to_fail)["pvalue"]
+        why = stats.no_interval_note(r["shift"], r["shift_low"], r["shift_high"], units=len(common),
+                                     n_resamples=n_resamples)
+        r["note"] = f"shift: {why}" if why else ""
         rows.append(r)
-    return pd.DataFrame(rows)
+    keys = [c for c in by if c in d.columns]
+    return results(pd.DataFrame(rows), PRIMING_MEASURES, level=confidence, keys=keys)

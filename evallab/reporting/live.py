@@ -1,4 +1,5 @@
-"""The "live judge: SmolLM2-135M on llama.cpp" sections of reports 02, 03 and 05, from the committed live run
+"""The "live judge: SmolLM2-135M on llama.cpp" sections of reports 02 and 05 (report 03's is
+:func:`evallab.reporting.sections.inflation.live_section`), from the committed live run
 (``data/live/smollm2``, written by ``make live``: :mod:`evallab.experiments.live`).
 
 Each ``*_section`` function takes the loaded run (:func:`load`) and returns a :class:`Section`: finding sentences
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.metrics import agreement, drift, inflation, position
+from evallab.metrics import agreement, drift, position
 from evallab.metrics.intervals import no_interval_note, wilson
 
 #: what every live section says about the judge (issue 14: "say plainly that this is a 135M-parameter model")
@@ -172,59 +173,6 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
     return sec
 
 
-def inflation_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000,
-                      seed: int = 0) -> Section:
-    """Report 03: false-pass rate on gold-FAIL items and pass rate on gold-PASS items under PASS-only and
-    FAIL-last anchors vs balanced (paired item bootstrap), and the content-free probe's pass rate per anchor set."""
-    sec = Section(missing=absent(run, "inflation"))
-    if sec.missing:
-        return sec
-    df = run["inflation"]
-    table = inflation.inflation_table(df, baseline="balanced", confidence=confidence, n_resamples=n_resamples,
-                                      seed=seed)
-    sec.tables["inflation"] = table
-    gold = df.drop_duplicates("item_id")["gold"].astype(str).str.lower()
-    n_fail, n_pass = int((gold == "fail").sum()), int((gold == "pass").sum())
-    for v in ("pass-only", "fail-last"):
-        r = table[table["anchor_set"] == v]
-        if not len(r):
-            continue
-        r = r.iloc[0]
-        sec.findings.append(dict(
-            sentence=(f"Under {v} anchors SmolLM2-135M's false-pass rate on gold-FAIL answers moves by "
-                      f"{_pp(r['delta_false_pass'], r['delta_false_pass_low'], r['delta_false_pass_high'])} against "
-                      f"balanced anchors (to {_pct(r['false_pass_rate'])}), and its pass rate on gold-PASS answers "
-                      f"by {_pp(r['delta_true_pass'], r['delta_true_pass_low'], r['delta_true_pass_high'])} (paired "
-                      f"over the {n_fail:,} gold-FAIL and the {n_pass:,} gold-PASS answers respectively)"
-                      + ("; the false-pass interval includes 0, so this run detects no change."
-                         if r["delta_false_pass_low"] <= 0 <= r["delta_false_pass_high"] else ".")),
-            value=r["delta_false_pass"], low=r["delta_false_pass_low"], high=r["delta_false_pass_high"],
-            n=n_fail, unit="pp"))
-    probe = run.get("probe")
-    if probe is not None and len(probe):
-        rows = []
-        for v, d in probe.groupby("anchor_set", sort=False):
-            n, k = int(d["verdict"].notna().sum()), int((d["verdict"] == "pass").sum())
-            lo, hi = wilson(k, n) if n else (float("nan"), float("nan"))
-            rows.append({"anchor_set": v, "scenarios": len(d), "parsed": n, "pass": k,
-                         "p_pass": k / n if n else float("nan"), "p_pass_low": lo, "p_pass_high": hi})
-        pt = pd.DataFrame(rows)
-        sec.tables["probe"] = pt
-        hi_row = pt.sort_values("p_pass", ascending=False).iloc[0]
-        sec.findings.append(dict(
-            sentence=("The content-free probe (an EMPTY answer graded against each scenario's rubric) passes under "
-                      + ", ".join(f"{r.anchor_set} anchors in {_pct(r.p_pass)} of {r.parsed}" for r in
-                                  pt.itertuples())
-                      + " — an empty answer should never pass; what passes it is the prior the anchors set."),
-            value=hi_row["p_pass"], low=hi_row["p_pass_low"], high=hi_row["p_pass_high"], n=int(hi_row["parsed"]),
-            unit="%"))
-    base = table[table["anchor_set"] == "balanced"]
-    sec.metrics = {"live_card": _card_line(run), "live_inflation": table.to_dict("records"),
-                   "live_balanced_agreement": float(base["agreement"].iloc[0]) if len(base) else None,
-                   "live_probe": sec.tables.get("probe", pd.DataFrame()).to_dict("records")}
-    return sec
-
-
 def drift_section(run: dict | None, *, tolerance: float = 0.05, alpha: float = 0.05, confidence: float = 0.95,
                   n_resamples: int = 1000, seed: int = 0) -> Section:
     """Report 05: the same LLMBar pairs (both orders, greedy) under evallab's plain prompt and under the prompt with
@@ -252,5 +200,5 @@ def drift_section(run: dict | None, *, tolerance: float = 0.05, alpha: float = 0
     return sec
 
 
-__all__ = ["CAVEAT", "Section", "absent", "drift_section", "inflation_section", "load", "parse_rates",
+__all__ = ["CAVEAT", "Section", "absent", "drift_section", "load", "parse_rates",
            "position_section"]
