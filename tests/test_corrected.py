@@ -169,3 +169,100 @@ def test_item_values_refuse_two_gold_labels_on_one_item():
     df.loc[0, "gold"] = "2" if df.loc[0, "gold"] == "1" else "1"
     with pytest.raises(DataError, match="different gold labels"):
         C.item_values(df)
+
+
+# -- the estimate type: measures, units, per-row interval methods (issue 25) ------------------------------------
+def _tidy(items: list[tuple[str, list[str], str | None]], judge: str = "j") -> pd.DataFrame:
+    """A pointwise tidy table from (item id, verdicts of its samples, gold) rows."""
+    rows = [dict(dataset="d", item_id=i, judge=judge, order="", sample=s, verdict=v, gold=g)
+            for i, vs, g in items for s, v in enumerate(vs)]
+    return pd.DataFrame(rows)
+
+
+def test_corrected_rates_carry_their_measures_and_each_rows_interval_method():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from evallab._results import WILSON, Results, bootstrap_method
+
+    # judge "one": one binary reply per item (Wilson); judge "two": two samples per item, shares vary (bootstrap);
+    # judge "all": passes every sample of every item (the Wilson fallback on the item count)
+    rng = np.random.default_rng(0)
+    gold = ["pass" if x else "fail" for x in rng.random(80) < 0.6]
+    one = _tidy([(f"i{k}", ["pass" if rng.random() < 0.7 else "fail"], g if k < 40 else None)
+                 for k, g in enumerate(gold)], "one")
+    two = _tidy([(f"i{k}", ["pass" if rng.random() < 0.7 else "fail" for _ in range(2)], g if k < 40 else None)
+                 for k, g in enumerate(gold)], "two")
+    every = _tidy([(f"i{k}", ["pass", "pass"], g if k < 40 else None) for k, g in enumerate(gold)], "all")
+    r = C.corrected_rates(pd.concat([one, two, every], ignore_index=True), ["judge"], n_resamples=300, confidence=0.9)
+    assert isinstance(r, Results) and r.level == 0.9 and r.keys == ["judge"]
+    m = r.measures
+    assert (m["judge_only"].label, m["judge_only"].unit, m["judge_only"].n, m["judge_only"].n_unit) == (
+        "Pass rate, judge only", "proportion", "items", "items")
+    assert (m["ppi"].low, m["ppi"].high, m["ppi"].method) == ("ppi_low", "ppi_high", C.PPI_METHOD)
+    assert m["rg"].method == C.RG_METHOD and m["gold_only"].n == "gold_items"
+    assert {c: m[c].unit for c in ("items", "gold_items", "ppi_n_eff", "ppi_p", "ppi_lam")} == {
+        "items": "count", "gold_items": "count", "ppi_n_eff": "count", "ppi_p": "p-value", "ppi_lam": "coefficient"}
+    r = r.set_index("judge", drop=False)
+    # one reply per item: the Wilson interval of the passes, as statsmodels computes it
+    k = int((one["verdict"] == "pass").sum())
+    e = r.estimate("judge_only", "one")
+    assert e.method == WILSON and (e.low, e.high) == pytest.approx(proportion_confint(k, 80, 0.1, "wilson"))
+    assert e.n == 80 and str(e).endswith("(90% CI, Wilson score, n = 80 items)")
+    assert r.estimate("judge_only", "two").method == bootstrap_method(300, "item")
+    e = r.estimate("judge_only", "all")
+    assert e.method == f"{WILSON} on 80 items (every item has the same share)"
+    assert (e.low, e.high) == pytest.approx(proportion_confint(80, 80, 0.1, "wilson"))
+    # gold only: binary gold, Wilson on the 40 gold items
+    kg = sum(g == "pass" for g in gold[:40])
+    e = r.estimate("gold_only", "one")
+    assert e.method == WILSON and (e.low, e.high) == pytest.approx(proportion_confint(kg, 40, 0.1, "wilson"))
+    assert r.estimate("ppi", "one").method == C.PPI_METHOD
+
+
+def test_gold_with_ties_names_the_clt_interval_and_a_pairwise_table_names_its_rate():
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    gold = rng.choice(["1", "2", "tie"], 90, p=[0.4, 0.4, 0.2])
+    rows = [dict(dataset="d", item_id=f"i{k}", judge="j", order="ab", sample=0,
+                 verdict=rng.choice(["1", "2"]), gold=g if k < 45 else None) for k, g in enumerate(gold)]
+    r = C.corrected_rates(pd.DataFrame(rows), ["judge"], n_resamples=0)
+    assert r.measures["ppi"].label == "Win rate of output 2, PPI++"
+    e = r.estimate("gold_only", 0)
+    y = pd.Series(gold[:45]).map({"1": 0.0, "2": 1.0, "tie": 0.5}).to_numpy()
+    lo, hi = stats.norm.interval(0.95, loc=y.mean(), scale=y.std() / np.sqrt(len(y)))
+    assert e.method == C.CLT_METHOD and (e.low, e.high) == pytest.approx((lo, hi))
+
+
+def test_corrected_difference_names_the_paired_bootstrap_and_the_wilson_bound_of_identical_sides():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from evallab._results import WILSON, bootstrap_method
+
+    t = S.TwoSystems(n_items=300, n_gold=60)
+    df = S.simulate_two_systems(t, S.MisclassifyingJudge(0.85, 0.8), 4)
+    r = C.corrected_difference(df, "system", "A", "B", n_resamples=200)
+    assert r.measures["judge_only"].unit == "pp" and r.measures["ppi"].label == "Difference of pass rates, PPI++"
+    assert r.estimate("judge_only", 0).method == bootstrap_method(200, "item", paired=True)
+    assert r.estimate("gold_only", 0).method == C.CLT_METHOD and r.estimate("ppi", 0).n == 300
+    # B graded exactly as A: no item differs, the bound from the Wilson interval of 0 of 300 items
+    same = pd.concat([df[df["system"] == "A"], df[df["system"] == "A"].assign(system="B")], ignore_index=True)
+    e = C.corrected_difference(same, "system", "A", "B", n_resamples=200).estimate("judge_only", 0)
+    assert e.method == f"bound from the {WILSON} interval of 0 of 300 items changed"
+    assert e.high == pytest.approx(proportion_confint(0, 300, 0.05, "wilson")[1]) and e.low == -e.high
+
+
+def test_side_by_side_keeps_each_rows_method_n_and_unit():
+    from evallab._results import WILSON
+
+    d, j = S.LabellingDesign(n_items=400, n_gold=100, prevalence=0.5), S.MisclassifyingJudge(0.9, 0.8)
+    df = S.simulate_labelled(d, j, 2)
+    rates = C.corrected_rates(df, ["judge"], n_resamples=0)
+    truth = C.gold_rate(S.simulate_labelled(S.LabellingDesign(n_items=400, n_gold=400, prevalence=0.5), j, 2))
+    long = C.side_by_side(rates, ["judge"], truth).set_index("method", drop=False)
+    assert long.measures["estimate"].label == "Pass rate" and long.measures["estimate"].unit == "proportion"
+    assert [long.estimate("estimate", m).method for m in C.METHODS.values()] == [
+        WILSON, WILSON, C.PPI_METHOD, C.RG_METHOD]
+    assert long.estimate("estimate", "judge only").n == 400 and long.estimate("estimate", "gold labels only").n == 100
+    assert truth.measures["truth"].unit == "proportion" and truth.estimate("truth", 0).n == 400
+    assert long["covers"].notna().all()

@@ -128,3 +128,16 @@ def test_plan_cli(capsys):
     assert code == 0 and ": 3 (stability" in out
     code, out = run_cli(["plan", "drift", "--flip-rate", "0.01"], capsys)
     assert code == 2 and "error: flip_rate=0.01 is not above tolerance=0.05" in out and "Traceback" not in out
+
+
+def test_next_round_is_a_results_of_counts_with_a_note_where_unreachable():
+    from evallab._results import Results
+
+    plan = W.next_round(rate=0.5, sensitivity=0.6, specificity=0.6, items=100, half_width=0.02, flip_rate=0.1,
+                        tolerance=0.05, delta=0.05, discordance=0.2, repetition_flip_rate=0.1)
+    assert isinstance(plan, Results)
+    assert (plan.measures["answer"].unit, plan.measures["achieves"].unit) == ("count", "proportion")
+    # ±2% needs ceil(1.96² · 0.25 / 0.02²) = 2,401 gold labels: more than the 100 items hold, so neither is reachable
+    assert math.isnan(plan["answer"].iloc[0]) and math.isnan(plan["answer"].iloc[1])
+    assert str(plan.estimate("answer", 0)) == "not computable: more gold labels are needed than the 100 items hold"
+    assert plan["note"].iloc[2] == "" and plan.estimate("answer", 2).value == W.items_for_flip_rate(0.1)["items"]

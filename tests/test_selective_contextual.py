@@ -94,7 +94,7 @@ def test_probe_recovers_the_injected_leniency(probe_run):
     pr = CC.content_free_probe(df).set_index("anchor_set")
     # injected: P(pass) = pass_rate on content-free answers, times 1 + 0.8 under PASS-only anchors
     for a, true in (("balanced", 0.5), ("pass-only", 0.9)):
-        assert pr.loc[a, "low"] <= true <= pr.loc[a, "high"]
+        assert pr.loc[a, "p_cf_low"] <= true <= pr.loc[a, "p_cf_high"]
         assert pr.loc[a, "probes"] == 12 * 3 and pr.loc[a, "replies"] == 12 * 3 * 8
 
 
@@ -156,3 +156,44 @@ def test_probe_prompts_show_the_items_anchors(probe_run):
     assert answer_text(pr.user) == "N/A"
     head = item_req.user.split("## Answer to grade")[0]
     assert pr.user.split("## Answer to grade")[0] == head  # same rubric, same anchors
+
+
+def test_selective_judging_measures():
+    from evallab._results import Results
+
+    df = S.simulate_repeated(S.RepeatedJudgeDesign(n_items=400, samples=5), 0)
+    r = L.selective_judging(df, alpha=0.1, delta=0.1, splits=5)
+    assert isinstance(r, Results)
+    m = r.measures
+    assert (m["threshold"].unit, m["mean_coverage"].unit, m["items"].unit) == ("coefficient", "proportion", "count")
+    assert (m["held_out_guarantee_rate"].n, m["held_out_guarantee_rate"].n_unit) == ("splits", "splits")
+    assert r.estimate("overall_agreement", 0).n == r["items"].iloc[0]
+
+
+def test_probe_and_calibrated_rates_name_wilson_and_the_bootstrap_per_row():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from evallab._results import WILSON, bootstrap_method
+
+    # anchor set "a": one reply per answer (P(PASS) 0 or 1, binary rates: Wilson); "b": two samples, one answer
+    # split 1-1 (a tie counted ½: the item bootstrap); probe: 3 of 8 replies pass under "a", 6 of 8 under "b"
+    rows = []
+    for a, samples in (("a", 1), ("b", 2)):
+        for p in range(8):
+            rows.append(dict(dataset="d", item_id=f"content-free/{p}", judge="j", anchor_set=a, sample=0, order="",
+                             verdict="pass" if p < (3 if a == "a" else 6) else "fail", gold=None))
+        for i in range(30):
+            for s in range(samples):
+                v = "pass" if (i % 3 == 0) != (s == 1 and i % 5 == 0) else "fail"
+                rows.append(dict(dataset="d", item_id=f"x{i}", judge="j", anchor_set=a, sample=s, order="",
+                                 verdict=v, gold="fail" if i % 2 else "pass"))
+    df = pd.DataFrame(rows)
+    probe = CC.content_free_probe(df).set_index("anchor_set")
+    e = probe.estimate("p_cf", "a")
+    assert e.method == WILSON and e.n == 8 and e.n_unit == "replies"
+    assert (e.low, e.high) == pytest.approx(proportion_confint(3, 8, 0.05, "wilson"))
+    cal = CC.calibrated_rates(df, n_resamples=100).set_index("anchor_set")
+    e = cal.estimate("pass_rate", "a")
+    assert e.method == WILSON and (e.low, e.high) == pytest.approx(proportion_confint(10, 30, 0.05, "wilson"))
+    assert cal.estimate("pass_rate", "b").method == bootstrap_method(100, "item")
+    assert cal.estimate("false_pass_rate", "a").n == 15 and cal.measures["agreement"].n == "gold_items"

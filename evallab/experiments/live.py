@@ -325,11 +325,36 @@ def load_live(folder: str | Path = LIVE_DIR) -> dict[str, pd.DataFrame] | None:
     return out
 
 
+def load_pointwise(folder: str | Path = LIVE_DIR,
+                   studies: Sequence[str] = ("inflation", "probe")) -> pd.DataFrame | None:
+    """The pointwise live studies of a committed run (graded answers and content-free probe replies) as one tidy
+    table with a ``study`` column, in the order of ``studies``.
+
+    Parameters
+    ----------
+    folder : str or Path, default ``data/live/smollm2``
+        The run's folder; a relative path is taken from the repository root (as the batch's parameters are).
+    studies : sequence of str, default ``("inflation", "probe")``
+        The studies to read; those the run lacks are left out.
+
+    Returns
+    -------
+    DataFrame or None
+        ``None`` when the folder holds no run card or none of ``studies``.
+    """
+    folder = Path(folder)
+    run = load_live(folder if folder.is_absolute() else REPO_ROOT / folder)
+    have = [s for s in studies if run is not None and s in run]
+    if not have:
+        return None
+    return pd.concat([run[s].assign(study=s) for s in have], ignore_index=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover — `make live` calls the CLI
     from evallab.cli import main as cli
 
     return cli(["live", *(argv or [])])
 
 
-__all__ = ["CONTENT_FREE", "LIVE_DIR", "LiveConfig", "STUDIES", "llmbar_pairs", "load_live", "pair_requests",
-           "run_live"]
+__all__ = ["CONTENT_FREE", "LIVE_DIR", "LiveConfig", "STUDIES", "llmbar_pairs", "load_live", "load_pointwise",
+           "pair_requests", "run_live"]

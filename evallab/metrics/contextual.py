@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evallab._results import WILSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import check_design, groups, not_computable
@@ -113,35 +114,40 @@ def is_probe(df: pd.DataFrame, prefix: str = PROBE_PREFIX) -> np.ndarray:
 
 
 def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
-                       source: str = "samples", confidence: float = 0.95) -> pd.DataFrame:
+                       source: str = "samples", confidence: float = 0.95) -> Results:
     """p_cf(PASS) per (group, anchor set): the judge's P(PASS) on the content-free probe items (``kind``
     ``content-free``, or ``item_id`` starting with ``prefix``), the mean over the probe inputs of their P(PASS).
 
     Returns
     -------
-    DataFrame: ``by``, ``anchor_set``, ``probes`` (probe inputs), ``replies`` (parsed), ``p_cf``, ``low``/``high``
-    (Wilson over the parsed probe replies — independent draws given the prompt — for ``source="samples"``; NaN for
-    log-probabilities, which are not counts), ``note``.
+    Results (keys ``by`` and ``anchor_set``, level ``confidence``): ``probes`` (probe inputs, count), ``replies``
+    (parsed, count), ``p_cf`` (proportion, n = ``replies``, n unit "replies") with ``p_cf_low``/``p_cf_high``
+    (Wilson score over the parsed probe replies — independent draws given the prompt — for ``source="samples"``;
+    NaN for log-probabilities, which are not counts), ``note``.
     """
     by = [c for c in by if c != "anchor_set"]
     d = df[is_probe(df, prefix)]
     rows = []
-    if d.empty:
-        return pd.DataFrame(columns=[*by, "anchor_set", "probes", "replies", "p_cf", "low", "high", "note"])
-    pp = pass_probability(d, by, source=source)
-    for key, g in groups(pp, [*by, "anchor_set"]):
-        g = g[g["parsed"] > 0]
-        r = dict(key, probes=len(g), replies=int(g["parsed"].sum()), p_cf=float(g["p_pass"].mean()) if len(g) else NAN,
-                 low=NAN, high=NAN, note="" if len(g) else not_computable("no parsed probe reply"))
-        if len(g) and source == "samples":
-            r["low"], r["high"] = intervals.wilson(g["passes"].sum(), g["parsed"].sum(), confidence)
-        rows.append(r)
-    return pd.DataFrame(rows)
+    cols = [*by, "anchor_set", "probes", "replies", "p_cf", "p_cf_low", "p_cf_high", "note"]
+    if not d.empty:
+        pp = pass_probability(d, by, source=source)
+        for key, g in groups(pp, [*by, "anchor_set"]):
+            g = g[g["parsed"] > 0]
+            r = dict(key, probes=len(g), replies=int(g["parsed"].sum()),
+                     p_cf=float(g["p_pass"].mean()) if len(g) else NAN, p_cf_low=NAN, p_cf_high=NAN,
+                     note="" if len(g) else not_computable("no parsed probe reply"))
+            if len(g) and source == "samples":
+                r["p_cf_low"], r["p_cf_high"] = intervals.wilson(g["passes"].sum(), g["parsed"].sum(), confidence)
+            rows.append(r)
+    measures = [Measure("probes", "Probe prompts", "count"), Measure("replies", "Replies", "count"),
+                Measure("p_cf", "P(PASS) on content-free answers", "proportion", "p_cf_low", "p_cf_high",
+                        method=WILSON, n="replies", n_unit="replies")]
+    return results(pd.DataFrame(rows, columns=cols), measures, level=confidence, keys=[*by, "anchor_set"])
 
 
 def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
                      source: str = "samples", confidence: float = 0.95, n_resamples: int = 1000,
-                     seed: int = 0) -> pd.DataFrame:
+                     seed: int = 0) -> Results:
     """Per (group, anchor set): the judge's rates before and after contextual calibration against that anchor set's
     content-free probe.
 
@@ -154,10 +160,14 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
 
     Returns
     -------
-    DataFrame: ``by``, ``anchor_set``, ``items``, ``p_cf``, ``pass_rate`` / ``calibrated_pass_rate`` (+ ``_low``,
-    ``_high``: Wilson over items), and with gold ``gold_fail_items``, ``false_pass_rate`` /
-    ``calibrated_false_pass_rate`` (PASS on gold-FAIL items, + intervals), ``gold_items``, ``agreement`` /
-    ``calibrated_agreement`` (+ intervals); ``note``.
+    Results (keys ``by`` and ``anchor_set``, level ``confidence``): counts ``items`` (graded answers),
+    ``gold_fail_items``, ``gold_items``; ``p_cf`` (the probe's P(PASS), proportion, no interval here: see
+    :func:`content_free_probe`); proportions with ``_low``/``_high`` and their interval method per row in
+    ``<rate>_method`` (:func:`~evallab.metrics.intervals.ratio_interval_method` over items: Wilson score when
+    every answer counts 0 or 1, the item bootstrap when a tie counts ½, the Wilson fallback on the answer count
+    when every answer has the same value): ``pass_rate`` / ``calibrated_pass_rate`` (n = ``items``),
+    ``false_pass_rate`` / ``calibrated_false_pass_rate`` (PASS on gold-FAIL answers, n = ``gold_fail_items``),
+    ``agreement`` / ``calibrated_agreement`` (with gold, n = ``gold_items``), n unit "items"; ``note``.
     """
     by = [c for c in by if c != "anchor_set"]
     probe = content_free_probe(df, by, prefix=prefix, source=source, confidence=confidence)
@@ -188,9 +198,10 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
         def rate(x, mask, name, r=r):
             x = x[mask]
             r[name] = float(x.mean()) if len(x) else NAN
-            r[f"{name}_low"], r[f"{name}_high"] = (intervals.ratio_interval(x, np.ones(len(x)), confidence=confidence,
-                                                                            n_resamples=n_resamples, seed=seed)
-                                                   if len(x) and np.isfinite(x).all() else (NAN, NAN))
+            r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = (
+                intervals.ratio_interval_method(x, np.ones(len(x)), confidence=confidence, n_resamples=n_resamples,
+                                                seed=seed)
+                if len(x) and np.isfinite(x).all() else (NAN, NAN, ""))
         allm = np.ones(len(g), bool)
         rate(raw, allm, "pass_rate")
         rate(cut, allm, "calibrated_pass_rate")
@@ -203,7 +214,18 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
         rate(1 - np.abs(raw - gpass), has, "agreement")
         rate(1 - np.abs(cut - gpass), has, "calibrated_agreement")
         rows.append(r)
-    return pd.DataFrame(rows)
+    measures = [Measure("items", "Answers", "count"), Measure("gold_fail_items", "Gold-FAIL answers", "count"),
+                Measure("gold_items", "Answers with gold", "count"),
+                Measure("p_cf", "P(PASS) on content-free answers", "proportion")]
+    for name, label, n in (("pass_rate", "Pass rate", "items"), ("false_pass_rate", "False-pass rate",
+                                                                  "gold_fail_items"),
+                           ("agreement", "Agreement", "gold_items")):
+        for col, lab in ((name, label), (f"calibrated_{name}", f"{label}, calibrated")):
+            measures.append(Measure(col, lab, "proportion", f"{col}_low", f"{col}_high",
+                                    method_column=f"{col}_method", n=n, n_unit="items"))
+    cols = [*by, "anchor_set", "note"] + [c for m in measures for c in (m.column, m.low, m.high, m.method_column) if c]
+    out = pd.DataFrame(rows) if rows else pd.DataFrame(columns=cols)  # no graded answer: the columns, no row
+    return results(out, measures, level=confidence, keys=[*by, "anchor_set"])
 
 
 __all__ = ["CONTENT_FREE", "PROBE_PREFIX", "calibrate", "calibrated_rates", "content_free_probe", "is_probe",

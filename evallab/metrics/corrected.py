@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 import ppi_py
 
+from evallab._results import WILSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import check_design, groups, join_notes, not_computable
@@ -67,6 +68,12 @@ VALUE = {"pass": 1.0, "fail": 0.0, "warn": 0.0, "2": 1.0, "1": 0.0, "tie": 0.5}
 MIN_GOLD = 30
 #: smallest Youden index J = Se + Sp − 1 Rogan–Gladen accepts (below it the correction divides by ~0)
 MIN_YOUDEN = 0.1
+#: the interval methods, as a report names them
+PPI_METHOD = "PPI++ normal interval (ppi_py, power-tuned λ)"
+RG_METHOD = "Wald, delta-method variance with the uncertainty of Se and Sp (Greenland 1988)"
+CLT_METHOD = "normal (CLT) interval of the mean (ppi_py.classical_mean_ci)"
+#: names of the p-value adjustments in column labels
+_ADJUSTED = {"holm": "Holm-adjusted", "bh": "BH-adjusted", "none": "unadjusted"}
 
 
 def _alpha(confidence: float) -> float:
@@ -236,15 +243,44 @@ def rogan_gladen(y, f, f_all, *, confidence: float = 0.95, min_youden: float = M
     return out
 
 
-def _classical(y: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The gold-only interval: Wilson for binary values (:func:`~evallab.metrics.intervals.wilson`), else the CLT
-    interval of ``ppi_py.classical_mean_ci``."""
+def _classical(y: np.ndarray, confidence: float) -> tuple[float, float, str]:
+    """The gold-only interval and its method: Wilson for binary values (:func:`~evallab.metrics.intervals.wilson`),
+    else the CLT interval of ``ppi_py.classical_mean_ci`` (:data:`CLT_METHOD`); ``(nan, nan, "")`` without gold."""
     if len(y) == 0:
-        return NAN, NAN
+        return NAN, NAN, ""
     if np.isin(y, (0.0, 1.0)).all():
-        return intervals.wilson(y.sum(), len(y), confidence)
+        return (*intervals.wilson(y.sum(), len(y), confidence), WILSON)
+    return (*_clt(y, confidence), CLT_METHOD)
+
+
+def _clt(y: np.ndarray, confidence: float) -> tuple[float, float]:
     lo, hi = ppi_py.classical_mean_ci(y, alpha=_alpha(confidence))
     return float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+
+
+def rate_name(df: pd.DataFrame) -> str:
+    """What the value of an item is a rate of: ``"win rate of output 2"`` for a pairwise table (verdicts 1/2/tie),
+    else ``"pass rate"`` (:data:`VALUE`)."""
+    v = df["verdict"].astype("string").str.lower()
+    return "win rate of output 2" if v.isin(["1", "2", "tie"]).any() else "pass rate"
+
+
+def _rate_measures(rate: str, unit: str, n: str, gold_n: str, n_unit: str, adjust: str,
+                   gold_only_method: str | None = None, gold_only_method_column: str | None = None) -> list[Measure]:
+    """The estimate measures shared by :func:`corrected_rates` (proportions) and :func:`corrected_difference`
+    (``pp``): judge only (a per-row method), gold only, PPI++ with λ, effective gold labels and p-values."""
+    R = rate[:1].upper() + rate[1:]
+    return [
+        Measure("judge_only", f"{R}, judge only", unit, "judge_only_low", "judge_only_high",
+                method_column="judge_only_method", n=n, n_unit=n_unit),
+        Measure("gold_only", f"{R}, gold labels only", unit, "gold_only_low", "gold_only_high",
+                method=gold_only_method, method_column=gold_only_method_column, n=gold_n, n_unit=n_unit),
+        Measure("ppi", f"{R}, PPI++", unit, "ppi_low", "ppi_high", method=PPI_METHOD, n=n, n_unit=n_unit),
+        Measure("ppi_lam", "PPI++ λ (weight of the judge)", "coefficient", digits=2),
+        Measure("ppi_n_eff", "Effective gold labels (PPI++)", "count", n=gold_n, n_unit=n_unit),
+        Measure("ppi_p", "PPI++ p", "p-value"),
+        Measure("ppi_p_adjusted", f"PPI++ {_ADJUSTED.get(adjust, adjust)} p", "p-value"),
+    ]
 
 
 _PPI_COLS = ["ppi", "ppi_low", "ppi_high", "ppi_lam", "ppi_n_eff", "ppi_p"]
@@ -253,7 +289,7 @@ _RG_COLS = ["rg", "rg_low", "rg_high", "rg_sensitivity", "rg_specificity", "rg_n
 
 def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
                     min_gold: int = MIN_GOLD, min_youden: float = MIN_YOUDEN, null: float | None = None,
-                    adjust: str = "holm", n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                    adjust: str = "holm", n_resamples: int = 1000, seed: int = 0) -> Results:
     """Judge-only, gold-only and corrected (PPI++, Rogan–Gladen) rates per group, side by side.
 
     Parameters
@@ -273,16 +309,27 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
 
     Returns
     -------
-    DataFrame, one row per group: ``by``; ``items`` (with a parsed verdict), ``no_verdict`` (items without one),
-    ``gold_items`` (gold and a parsed verdict), ``unparsed`` (replies); ``judge_only`` + ``_low``/``_high`` (the
-    judge's mean value over all items: the judge's own rate, NOT an estimate of the gold rate); ``gold_only`` +
-    ``_low``/``_high`` (mean gold value of the gold items: Wilson, or CLT with ties); ``ppi`` + ``_low``/``_high``,
-    ``ppi_lam``, ``ppi_n_eff``, ``ppi_p``, ``ppi_p_adjusted``; ``rg`` + ``_low``/``_high``, ``rg_sensitivity``,
-    ``rg_specificity``, ``rg_n_eff``, ``rg_p``, ``rg_p_adjusted``; ``note``. Values in [0, 1].
+    Results, one row per group (keys ``by``, level ``confidence``), each estimate a measure:
+
+    - counts (unit "count"): ``items`` (with a parsed verdict), ``no_verdict`` (items without one), ``gold_items``
+      (gold and a parsed verdict), ``unparsed`` (replies);
+    - proportions in [0, 1], labelled with the rate (:func:`rate_name`: "Pass rate, …" or "Win rate of output 2,
+      …"), n = ``items`` (``gold_items`` for gold only, sensitivity and specificity), n unit "items":
+      ``judge_only`` + ``_low``/``_high`` (the judge's mean value over all items: the judge's own rate, NOT an
+      estimate of the gold rate; its interval method per row in ``judge_only_method``, from
+      :func:`~evallab.metrics.intervals.ratio_interval_method`: Wilson with one reply per item, else the item
+      bootstrap, or the Wilson fallback named as such); ``gold_only`` + ``_low``/``_high`` (mean gold value of
+      the gold items; ``gold_only_method``: "Wilson score", or :data:`CLT_METHOD` with ties in gold); ``ppi`` +
+      ``_low``/``_high`` (:data:`PPI_METHOD`); ``rg`` + ``_low``/``_high`` (:data:`RG_METHOD`);
+      ``rg_sensitivity``, ``rg_specificity`` (no interval);
+    - ``ppi_lam`` (coefficient), ``ppi_n_eff`` / ``rg_n_eff`` (effective gold labels, count);
+    - ``ppi_p``, ``ppi_p_adjusted``, ``rg_p``, ``rg_p_adjusted`` (p-values; NaN without ``null``);
+    - ``note``: why a figure is missing ("not computable: …").
     """
     by = list(by)
     iv = item_values(df, by)
     unparsed = df.assign(_u=df["verdict"].isna().to_numpy(int))
+    rate = rate_name(df)
     rows = []
     for key, g in groups(iv, by):
         has_f = g["f"].notna().to_numpy()
@@ -296,11 +343,11 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
         r = dict(key, items=int(has_f.sum()), no_verdict=int((~has_f).sum()), gold_items=int(lab.sum()),
                  unparsed=int(u["_u"].sum()), judge_only=float(f_all.mean()) if len(f_all) else NAN)
         gp = g[has_f]
-        r["judge_only_low"], r["judge_only_high"] = intervals.ratio_interval(
+        r["judge_only_low"], r["judge_only_high"], r["judge_only_method"] = intervals.ratio_interval_method(
             (gp["f"] * gp["parsed"]).to_numpy(float), gp["parsed"].to_numpy(float), n_resamples=n_resamples,
-            confidence=confidence, seed=seed) if len(gp) else (NAN, NAN)
+            confidence=confidence, seed=seed) if len(gp) else (NAN, NAN, "")
         r["gold_only"] = float(y.mean()) if len(y) else NAN
-        r["gold_only_low"], r["gold_only_high"] = _classical(y, confidence)
+        r["gold_only_low"], r["gold_only_high"], r["gold_only_method"] = _classical(y, confidence)
         notes = []
         if len(y) < min_gold:
             notes.append(not_computable(f"{len(y)} gold items with a verdict, fewer than min_gold={min_gold}"))
@@ -323,12 +370,26 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
     if len(out):
         out["ppi_p_adjusted"] = intervals.adjust_pvalues(out["ppi_p"], adjust)
         out["rg_p_adjusted"] = intervals.adjust_pvalues(out["rg_p"], adjust)
-    return out
+    R = rate[:1].upper() + rate[1:]
+    measures = [
+        Measure("items", "Items", "count"), Measure("no_verdict", "Items without a verdict", "count"),
+        Measure("gold_items", "Gold items", "count"), Measure("unparsed", "Unparsed replies", "count"),
+        *_rate_measures(rate, "proportion", "items", "gold_items", "items", adjust,
+                        gold_only_method_column="gold_only_method"),
+        Measure("rg", f"{R}, Rogan–Gladen", "proportion", "rg_low", "rg_high", method=RG_METHOD, n="items",
+                n_unit="items"),
+        Measure("rg_sensitivity", "Sensitivity (Rogan–Gladen)", "proportion", n="gold_items", n_unit="items"),
+        Measure("rg_specificity", "Specificity (Rogan–Gladen)", "proportion", n="gold_items", n_unit="items"),
+        Measure("rg_n_eff", "Effective gold labels (Rogan–Gladen)", "count", n="gold_items", n_unit="items"),
+        Measure("rg_p", "Rogan–Gladen p", "p-value"),
+        Measure("rg_p_adjusted", f"Rogan–Gladen {_ADJUSTED.get(adjust, adjust)} p", "p-value"),
+    ]
+    return results(out, measures, level=confidence, keys=by)
 
 
 def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequence[str] = ("judge",), *,
                          confidence: float = 0.95, min_gold: int = MIN_GOLD, adjust: str = "holm",
-                         n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                         n_resamples: int = 1000, seed: int = 0) -> Results:
     """Rate of system ``a`` minus rate of system ``b``, both judged by the same judge on the same items: paired and
     corrected.
 
@@ -345,11 +406,15 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
 
     Returns
     -------
-    DataFrame, one row per group: ``by``, ``pairs`` (items both systems have with a parsed verdict), ``unpaired``,
-    ``gold_pairs``, ``judge_only`` (+ ``_low``/``_high``: the paired item bootstrap of the judge's difference,
-    :func:`~evallab.metrics.intervals.ratio_difference_interval`), ``gold_only`` (+ CLT interval on the gold pairs),
-    ``ppi`` (+ ``_low``/``_high``), ``ppi_lam``, ``ppi_n_eff``, ``ppi_p`` (H0: no difference),
-    ``ppi_p_adjusted``, ``note``. Differences in [−1, 1].
+    Results, one row per group (keys ``by``, level ``confidence``): counts ``pairs`` (items both systems have with
+    a parsed verdict), ``unpaired``, ``gold_pairs``; differences in [−1, 1] (unit "pp", labelled "Difference of
+    pass rates, …" or "Difference of win rates of output 2, …"; n = ``pairs``, ``gold_pairs`` for gold only, n
+    unit "items"): ``judge_only`` (+ ``_low``/``_high``: the paired item bootstrap of the judge's difference,
+    :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, its method per row in
+    ``judge_only_method``: the Wilson bound when the two sides are identical), ``gold_only`` (+ the CLT interval
+    on the gold pairs, :data:`CLT_METHOD`), ``ppi`` (+ ``_low``/``_high``, :data:`PPI_METHOD`); ``ppi_lam``
+    (coefficient), ``ppi_n_eff`` (count), ``ppi_p`` (H0: no difference) and ``ppi_p_adjusted`` (p-values);
+    ``note``.
 
     Raises
     ------
@@ -363,6 +428,7 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
     missing = [s for s in (a, b) if s not in have]
     if missing:
         raise DataError(f"{system}={missing[0]!r} not in the table; values: {sorted(have)}", column=system)
+    rate = rate_name(df)
     iv = item_values(df[df[system].astype(str).isin([a, b])], [*by, system])
     key = [*by, "dataset", "item_id"]
     A = iv[iv[system].astype(str) == a].drop(columns=system)
@@ -377,17 +443,14 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
         d_y = (p["y_a"] - p["y_b"]).to_numpy(float)
         r = dict(k, pairs=int(both.sum()), unpaired=int((~both).sum()), gold_pairs=int(lab.sum()),
                  judge_only=float(d_f.mean()) if len(d_f) else NAN)
-        r["judge_only_low"], r["judge_only_high"] = intervals.ratio_difference_interval(
-            (p["f_a"] * p["parsed_a"]).to_numpy(float), p["parsed_a"].to_numpy(float),
-            (p["f_b"] * p["parsed_b"]).to_numpy(float), p["parsed_b"].to_numpy(float), n_resamples=n_resamples,
-            confidence=confidence, seed=seed) if len(p) > 1 else (NAN, NAN)
+        r["judge_only_low"], r["judge_only_high"], r["judge_only_method"] = \
+            intervals.ratio_difference_interval_method(
+                (p["f_a"] * p["parsed_a"]).to_numpy(float), p["parsed_a"].to_numpy(float),
+                (p["f_b"] * p["parsed_b"]).to_numpy(float), p["parsed_b"].to_numpy(float), n_resamples=n_resamples,
+                confidence=confidence, seed=seed) if len(p) > 1 else (NAN, NAN, "")
         yl = d_y[lab]
         r["gold_only"] = float(yl.mean()) if len(yl) else NAN
-        if len(yl) > 1:
-            lo, hi = ppi_py.classical_mean_ci(yl, alpha=_alpha(confidence))
-            r["gold_only_low"], r["gold_only_high"] = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
-        else:
-            r["gold_only_low"] = r["gold_only_high"] = NAN
+        r["gold_only_low"], r["gold_only_high"] = _clt(yl, confidence) if len(yl) > 1 else (NAN, NAN)
         note = ""
         if len(yl) < min_gold:
             note = not_computable(f"{len(yl)} gold pairs, fewer than min_gold={min_gold}")
@@ -404,45 +467,91 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
     out = pd.DataFrame(rows)
     if len(out):
         out["ppi_p_adjusted"] = intervals.adjust_pvalues(out["ppi_p"], adjust)
-    return out
+    diff = "difference of win rates of output 2" if rate != "pass rate" else "difference of pass rates"
+    measures = [Measure("pairs", "Items both systems have", "count"), Measure("unpaired", "Unpaired items", "count"),
+                Measure("gold_pairs", "Gold items", "count"),
+                *_rate_measures(diff, "pp", "pairs", "gold_pairs", "items", adjust, gold_only_method=CLT_METHOD)]
+    return results(out, measures, level=confidence, keys=by)
 
 
-def gold_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFrame:
+def gold_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> Results:
     """The gold rate per group on every item that has gold — the truth a correction is compared with when the full
-    gold is known. Returns ``by``, ``truth`` (mean gold value, NaN without gold), ``truth_items``."""
+    gold is known.
+
+    Returns
+    -------
+    Results (keys ``by``): ``truth`` (mean gold value in [0, 1], NaN without gold; a proportion labelled
+    "Truth (<rate> on every gold item)", n = ``truth_items``, no interval: it is the population value here),
+    ``truth_items`` (count).
+    """
     iv = item_values(df, by)
     rows = []
     for key, g in groups(iv, list(by)):
         y = g["y"].dropna()
         rows.append(dict(key, truth=float(y.mean()) if len(y) else NAN, truth_items=len(y)))
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows, columns=[*by, "truth", "truth_items"]),
+                   [Measure("truth", f"Truth ({rate_name(df)} on every gold item)", "proportion", n="truth_items",
+                            n_unit="items"),
+                    Measure("truth_items", "Items with gold", "count")], keys=list(by))
 
 
 #: the estimates of :func:`corrected_rates` / :func:`corrected_difference` in the order a report shows them
 METHODS = {"judge_only": "judge only", "gold_only": "gold labels only", "ppi": "PPI++", "rg": "Rogan–Gladen"}
 
 
-def side_by_side(table: pd.DataFrame, by: Sequence[str], truth: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per (group, method) from :func:`corrected_rates` (or :func:`corrected_difference`): ``by``,
-    ``method`` (:data:`METHODS`), ``estimate``, ``low``, ``high``, ``n_eff`` (corrected methods), and with
-    ``truth`` (:func:`gold_rate`, same ``by``) the ``truth`` and whether the interval ``covers`` it (NA when the
-    interval is missing)."""
+def side_by_side(table: Results, by: Sequence[str], truth: pd.DataFrame | None = None) -> Results:
+    """One row per (group, method) from :func:`corrected_rates` (or :func:`corrected_difference`).
+
+    Parameters
+    ----------
+    table : Results
+        The output of :func:`corrected_rates` or :func:`corrected_difference`.
+    by : sequence of str
+        Its group columns (``[]`` for one group).
+    truth : DataFrame, optional
+        :func:`gold_rate` on the same ``by`` (or one row with ``truth`` when ``by`` is empty).
+
+    Returns
+    -------
+    Results (keys ``by`` and ``method``, level of ``table``): ``method`` (:data:`METHODS`), ``estimate`` +
+    ``estimate_low``/``estimate_high`` (the unit of ``table``'s estimates: proportion or pp; labelled with the
+    rate, e.g. "Win rate of output 2"), ``estimate_method`` (the interval's method on that row: the source
+    measure's own, per row where it varies), ``n`` (the estimate's n, in items), ``n_eff`` (effective gold
+    labels of the corrected methods, count), ``note`` (why a corrected figure is missing); with ``truth`` also
+    ``truth`` (same unit) and ``covers`` (whether the interval holds the truth; NA without an interval).
+    """
     by = list(by)
+    ms = getattr(table, "measures", None) or {}
     rows = []
     for _, r in table.iterrows():
         for m, name in METHODS.items():
             if m not in table.columns:
                 continue
-            rows.append({**{c: r[c] for c in by}, "method": name, "estimate": r[m], "low": r[f"{m}_low"],
-                         "high": r[f"{m}_high"], "n_eff": r.get(f"{m}_n_eff", NAN) if m in ("ppi", "rg") else NAN,
+            mm = ms.get(m)
+            method = mm.method if mm is not None else None
+            if mm is not None and mm.method_column and isinstance(r.get(mm.method_column), str) \
+                    and r.get(mm.method_column):
+                method = r[mm.method_column]
+            rows.append({**{c: r[c] for c in by}, "method": name, "estimate": r[m], "estimate_low": r[f"{m}_low"],
+                         "estimate_high": r[f"{m}_high"], "estimate_method": method or "",
+                         "n": r.get(mm.n, NAN) if mm is not None and mm.n else NAN,
+                         "n_eff": r.get(f"{m}_n_eff", NAN) if m in ("ppi", "rg") else NAN,
                          "note": r.get("note", "") if m in ("ppi", "rg") else ""})
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=[*by, "method", "estimate", "estimate_low", "estimate_high", "estimate_method",
+                                      "n", "n_eff", "note"])
+    ref = ms.get("judge_only")
+    unit = ref.unit if ref is not None else "proportion"
+    label = ref.label.rsplit(",", 1)[0] if ref is not None else "Estimate"
+    n_unit = ref.n_unit if ref is not None else "items"
+    measures = [Measure("estimate", label, unit, "estimate_low", "estimate_high", method_column="estimate_method",
+                        n="n", n_unit=n_unit),
+                Measure("n_eff", "Effective gold labels", "count"), Measure("truth", "Truth", unit)]
     if truth is not None and len(out):
         out = out.merge(truth[[*by, "truth"]], on=by, how="left") if by else out.assign(truth=truth["truth"].iloc[0])
-        ok = out["low"].notna() & out["high"].notna() & out["truth"].notna()
-        out["covers"] = pd.array(np.where(ok, (out["low"] <= out["truth"]) & (out["truth"] <= out["high"]), None),
-                                 dtype="boolean")
-    return out
+        ok = out["estimate_low"].notna() & out["estimate_high"].notna() & out["truth"].notna()
+        out["covers"] = pd.array(np.where(ok, (out["estimate_low"] <= out["truth"]) &
+                                          (out["truth"] <= out["estimate_high"]), None), dtype="boolean")
+    return results(out, measures, level=getattr(table, "level", None), keys=[*by, "method"])
 
 
 def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str] = ()) -> pd.DataFrame:
@@ -472,5 +581,6 @@ def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str]
     return out
 
 
-__all__ = ["METHODS", "MIN_GOLD", "MIN_YOUDEN", "VALUE", "corrected_difference", "corrected_rates", "gold_rate",
-           "hide_gold", "item_values", "power_tuning", "ppi_mean", "rogan_gladen", "side_by_side"]
+__all__ = ["CLT_METHOD", "METHODS", "MIN_GOLD", "MIN_YOUDEN", "PPI_METHOD", "RG_METHOD", "VALUE",
+           "corrected_difference", "corrected_rates", "gold_rate", "hide_gold", "item_values", "power_tuning",
+           "ppi_mean", "rate_name", "rogan_gladen", "side_by_side"]

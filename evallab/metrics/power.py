@@ -23,8 +23,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
+from evallab.metrics.design import not_computable
 
 
 def _prob(name: str, x: float, *, open_: bool = True) -> float:
@@ -315,35 +317,58 @@ def samples_for_stable_majority(flip_rate: float | None = None, *, target: float
 def next_round(*, rate: float, sensitivity: float, specificity: float, items: int, half_width: float,
                flip_rate: float, tolerance: float, delta: float, discordance: float, repetition_flip_rate: float,
                stability: float = 0.95, power: float = 0.8, alpha: float = 0.05,
-               confidence: float = 0.95) -> pd.DataFrame:
-    """The four answers of the planner for one labelling round, as a table a report shows: one row per question
-    with ``question``, ``answer`` (a count; NaN when not reachable), ``achieves`` (the planned half-width, power or
-    stability at that size), ``unit``, ``assumes`` (the inputs in words) and ``source``. Arguments as in
-    :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change` and
-    :func:`samples_for_stable_majority`."""
+               confidence: float = 0.95, max_samples: int = 99) -> Results:
+    """The planner's answers for one labelling round, as a table a report shows.
+
+    Parameters
+    ----------
+    rate, sensitivity, specificity, items, half_width, confidence : see :func:`gold_for_half_width`.
+    flip_rate, tolerance : see :func:`items_for_flip_rate`.
+    delta, discordance : see :func:`items_for_accuracy_change`.
+    repetition_flip_rate, stability, max_samples : see :func:`samples_for_stable_majority` (``stability`` is its
+        ``target``).
+    power, alpha : target power and level of the two tests, default 0.8 and 0.05.
+
+    Returns
+    -------
+    Results, one row per question (key ``question``; no intervals: these are planned sizes, not estimates):
+    ``answer`` (unit "count": gold labels, items or samples per item; NaN when not reachable, the reason in
+    ``note``, "not computable: …"), ``achieves`` (unit "proportion": the planned half-width, power or stability at that size),
+    ``unit`` (which of the three), ``assumes`` (the inputs in words), ``source`` (the method and its reference),
+    ``note``.
+    """
     g = gold_for_half_width(half_width, rate=rate, sensitivity=sensitivity, specificity=specificity, items=items,
                             confidence=confidence)
     f = items_for_flip_rate(flip_rate, tolerance, alpha=alpha, power=power)
     a = items_for_accuracy_change(delta, discordance, alpha=alpha, power=power)
-    s = samples_for_stable_majority(repetition_flip_rate, target=stability)
+    s = samples_for_stable_majority(repetition_flip_rate, target=stability, max_samples=max_samples)
     src_g = "PPI++ variance at the optimal λ (Angelopoulos, Duchi & Zrnic 2023)"
-    return pd.DataFrame([
+    out = pd.DataFrame([
         dict(question=f"gold labels for ±{half_width:.0%} without the judge", answer=g["gold_only"],
              achieves=g["half_width_gold_only"], unit="half-width",
-             assumes=f"gold rate {rate:.2f}", source="normal-approximation interval of a proportion"),
+             assumes=f"gold rate {rate:.2f}", source="normal-approximation interval of a proportion",
+             note="" if np.isfinite(g["gold_only"]) else
+             not_computable(f"more gold labels are needed than the {items:,} items hold")),
         dict(question=f"gold labels for ±{half_width:.0%} with the judge on {items:,} items", answer=g["with_judge"],
              achieves=g["half_width_with_judge"], unit="half-width",
-             assumes=f"Se {sensitivity:.2f}, Sp {specificity:.2f} (ρ = {g['correlation']:.2f})", source=src_g),
+             assumes=f"Se {sensitivity:.2f}, Sp {specificity:.2f} (ρ = {g['correlation']:.2f})", source=src_g,
+             note="" if np.isfinite(g["with_judge"]) else
+             not_computable(f"no number of gold labels up to {items:,} reaches ±{half_width:.0%} with this judge "
+                            "(more items or a better judge are needed)")),
         dict(question=f"items for the drift gate to flag a {flip_rate:.0%} flip rate (tolerance {tolerance:.0%})",
              answer=f["items"], achieves=f["power"], unit="power", assumes=f"one-sided, alpha {alpha:g}",
-             source="exact binomial power; start from Fleiss, Levin & Paik (2003) §2.5"),
+             source="exact binomial power; start from Fleiss, Levin & Paik (2003) §2.5", note=""),
         dict(question=f"items to detect a {delta:.0%} accuracy change (McNemar)", answer=a["items"],
              achieves=a["power"], unit="power", assumes=f"{discordance:.0%} discordant items, alpha {alpha:g}",
-             source="exact McNemar power; start from Connor (1987)"),
+             source="exact McNemar power; start from Connor (1987)", note=""),
         dict(question=f"samples per item for a reproducible majority (≥ {stability:.0%})", answer=s["samples"],
              achieves=s["stability"], unit="stability", assumes=f"repetition flip rate {repetition_flip_rate:.2f}",
-             source="binomial majority (Condorcet); self-consistency, Wang et al. 2023"),
+             source="binomial majority (Condorcet); self-consistency, Wang et al. 2023",
+             note="" if np.isfinite(s["samples"]) else
+             not_computable(f"no odd number of samples up to {max_samples} reaches {stability:.0%}")),
     ])
+    return results(out, [Measure("answer", "Answer", "count"),
+                         Measure("achieves", "Achieves", "proportion")], keys=["question"])
 
 
 __all__ = ["binomial_power", "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate",

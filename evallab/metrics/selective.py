@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from evallab._results import CLOPPER_PEARSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics.design import check_design, groups, not_computable
 
@@ -166,7 +167,7 @@ def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: f
 def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over: Sequence[str] = (),
                       source: str = "agreement", alpha: float = 0.1, delta: float = 0.1,
                       calibration_share: float = 0.5, splits: int = 100, min_calibration: int = 30,
-                      seed: int = 0) -> pd.DataFrame:
+                      seed: int = 0) -> Results:
     """Per group: the trust threshold from a calibration split and what it gives on the held-out items.
 
     Items with gold and a majority verdict are split at random (``calibration_share`` to calibrate, the rest
@@ -184,12 +185,19 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
 
     Returns
     -------
-    DataFrame, one row per group: ``by``, ``items`` (gold and a majority verdict), ``no_majority`` (escalated:
-    tied top verdicts or nothing parsed), ``threshold`` (NaN with a note when no threshold passes: abstain on all), ``calibration_coverage``, ``calibration_agreement``,
-    ``upper_risk``, ``held_out_items``, ``held_out_coverage``, ``held_out_agreement`` (first split),
-    ``mean_coverage``, ``mean_agreement`` (over splits, agreement over splits that kept something),
-    ``held_out_guarantee_rate`` (share of splits meeting 1 − α among those that kept something), ``splits``,
-    ``overall_agreement`` (all items, no abstention), ``alpha``, ``delta``, ``note``.
+    Results, one row per group (keys ``by``; no intervals — the guarantee is the threshold's, see below):
+
+    - counts: ``items`` (gold and a majority verdict), ``no_majority`` (escalated: tied top verdicts or nothing
+      parsed), ``held_out_items`` (first split), ``splits``;
+    - ``threshold`` (coefficient, the confidence λ̂ of the first split; NaN with a note when no threshold passes:
+      abstain on all, or when there are too few calibration items);
+    - proportions: ``calibration_coverage``, ``calibration_agreement``, ``upper_risk`` (the one-sided
+      Clopper–Pearson 1 − δ upper bound of the disagreement rate among kept calibration items, an estimate
+      itself), ``held_out_coverage`` (first split; n = ``held_out_items``), ``held_out_agreement`` (first split),
+      ``mean_coverage`` (over splits, each of ``held_out_items``), ``mean_agreement`` (over splits that kept
+      something), ``held_out_guarantee_rate`` (share of splits meeting 1 − α among those that kept something;
+      n = ``splits``), ``overall_agreement`` (all items, no abstention; n = ``items``);
+    - ``alpha``, ``delta`` (the parameters), ``note``.
     """
     if not 0 < calibration_share < 1:
         raise EvallabError(f"calibration_share={calibration_share}; expected a share strictly between 0 and 1")
@@ -233,7 +241,24 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
         if not np.isfinite(r["threshold"]):
             r["note"] = "no threshold passes the test: every item is escalated (coverage 0)"
         rows.append(r)
-    return pd.DataFrame(rows)
+    held = dict(unit="proportion", n="held_out_items", n_unit="items")
+    measures = [
+        Measure("items", "Items", "count"), Measure("no_majority", "No majority (escalated)", "count"),
+        Measure("threshold", "Threshold", "coefficient", digits=2),
+        Measure("calibration_coverage", "Coverage (calibration)", "proportion"),
+        Measure("calibration_agreement", "Agreement kept (calibration)", "proportion"),
+        Measure("upper_risk", f"Disagreement bound (calibration; {CLOPPER_PEARSON}, one-sided 1 − δ)",
+                "proportion"),
+        Measure("held_out_items", "Held-out items", "count"),
+        Measure("held_out_coverage", "Coverage (first held-out split)", **held),
+        Measure("held_out_agreement", "Agreement kept (first held-out split)", "proportion"),
+        Measure("mean_coverage", "Coverage (held out)", **held),
+        Measure("mean_agreement", "Agreement kept (held out)", "proportion"),
+        Measure("held_out_guarantee_rate", "Splits meeting 1 − α", "proportion", n="splits", n_unit="splits"),
+        Measure("overall_agreement", "Agreement without abstaining", "proportion", n="items", n_unit="items"),
+        Measure("splits", "Splits", "count"),
+    ]
+    return results(pd.DataFrame(rows), measures, keys=by)
 
 
 __all__ = ["fixed_sequence_threshold", "item_confidence", "selective_judging"]

@@ -149,7 +149,7 @@ def test_probe_recovers_the_injected_leniency(run):
     probe = {r["anchor_set"]: r for r in m["probe"]}
     for a, injected in (("balanced", 0.5), ("pass-only", 0.9)):
         assert probe[a]["replies"] == 2 * 3 * 4  # scenarios × content-free inputs × samples
-        assert probe[a]["low"] <= injected <= probe[a]["high"]
+        assert probe[a]["p_cf_low"] <= injected <= probe[a]["p_cf_high"]
 
 
 def test_live_section_counts_by_hand(run):

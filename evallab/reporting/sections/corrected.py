@@ -1,0 +1,568 @@
+"""Report 07, corrected rates: what the gold labels would say, how many more the next round needs, and when the
+judge can be trusted alone — one function per section of ``notebooks/07_corrected_rates.ipynb``.
+
+Each function takes tidy verdict tables (or an estimator's :class:`~evallab.Results`) and the report's
+parameters and returns a :class:`~evallab.Section`: its findings in words with the estimates behind them, its
+tables, figures, metrics (the keys ``metrics.json`` has always held), conclusions and caveats. A section the
+table cannot support says so in one sentence and shows no empty table.
+
+The sources of the figures: PPI++ (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453, eq. 2, Example 6.1) and
+Rogan & Gladen (1978) with Greenland's (1988) variance (:mod:`evallab.metrics.corrected`); the planner
+(:mod:`evallab.metrics.power`: Wald 1943, Fleiss, Levin & Paik 2003 §2.5, Connor 1987, Condorcet); selective
+judging (Jung, Brahman & Choi 2024, "Trust or Escalate", §2.2, Algorithm 1; :mod:`evallab.metrics.selective`);
+content-free probes and contextual calibration (Zhao et al. 2021, "Calibrate Before Use", §5;
+:mod:`evallab.metrics.contextual`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evallab._results import Estimate, Measure, Results, format_number, with_measures
+from evallab.metrics import contextual, corrected, drift, power, selective
+from evallab.reporting._context import Section
+from evallab.reporting.params import ParameterError
+
+#: the p-value adjustments in words
+_ADJUSTMENT = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no"}
+
+RANDOM_SAMPLE_CAVEAT = ("The corrections assume the gold {unit} are a random sample of the {unit}; a hand-picked "
+                        "labelling round breaks them.")
+ROGAN_GLADEN_CAVEAT = ("Rogan–Gladen assumes the judge's sensitivity and specificity are the same on the gold and the "
+                       "other items; PPI++ assumes only the random sample.")
+SIMULATED_DIFFERENCE_CAVEAT = ("Differences of two systems are shown on simulated data: LLMBar has no two systems "
+                               "answering the same prompts.")
+SELECTIVE_CAVEAT = ("The selective guarantee is over calibration draws from the same distribution; a held-out split "
+                    "adds its own noise, so a split may miss 1 − α even when the guarantee holds.")
+
+
+def _units(df: pd.DataFrame) -> str:
+    """What an item of ``df`` is called: "pairs" for a pairwise table, else "items"."""
+    return "pairs" if corrected.rate_name(df) != "pass rate" else "items"
+
+
+def _position(t: pd.DataFrame, **match) -> int | None:
+    """The position of the first row of ``t`` whose columns equal ``match`` (compared as text), or None."""
+    ok = np.ones(len(t), bool)
+    for c, v in match.items():
+        ok &= t[c].astype(str).to_numpy() == str(v)
+    hit = np.flatnonzero(ok)
+    return int(hit[0]) if len(hit) else None
+
+
+def _records(t: pd.DataFrame | None) -> list[dict] | None:
+    return None if t is None else pd.DataFrame(t).to_dict("records")
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 judge", "6 judges"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _p_text(e: Estimate) -> str:
+    """"p = 0.017", or "p < 0.001"."""
+    return "p < 0.001" if e.value is not None and e.value < 0.001 else f"p = {e.number()}"
+
+
+def _pick(t: pd.DataFrame, judge: str, what: str) -> int:
+    """The row of ``judge`` in ``t``; raises :class:`ParameterError` naming the judges it has."""
+    i = _position(t, judge=judge)
+    if i is None:
+        raise ParameterError(f"{what}: judge {judge!r} is not in the table; expected one of "
+                             f"{sorted(map(str, t['judge'].unique()))}")
+    return i
+
+
+def _with_judge(t: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """``columns`` led by ``judge`` when the table holds several judges (one judge: named in the caption)."""
+    several = "judge" in t.columns and t["judge"].nunique() > 1
+    return (["judge"] if several else []) + list(columns)
+
+
+# ---------------------------------------------------------------------------------------------------- sections
+def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rates: Results, *,
+                                   source: str = "LLMBar") -> Section:
+    """Judge only, corrected, and the truth: per judge, its own rate, the gold labels alone, PPI++ and
+    Rogan–Gladen beside the rate of every item's gold.
+
+    Parameters
+    ----------
+    full : DataFrame
+        The tidy verdict table with every item's gold (the truth).
+    hidden : DataFrame
+        The same table with gold kept on a random subset only (:func:`evallab.metrics.corrected.hide_gold`).
+    rates : Results
+        :func:`evallab.metrics.corrected.corrected_rates` of ``hidden`` by ``["judge"]``.
+    source : str, default "LLMBar"
+        The data's name in the sentences.
+
+    Returns
+    -------
+    Section
+        A sentence on the data; the finding for the judge whose own rate is farthest from the truth among those
+        corrected (its judge-only, PPI++ and true rates, the PPI++ interval's worth in gold labels); how many
+        judges' intervals hold the truth, per method; the side-by-side table and its figure. Metrics
+        ``strategy``, ``orders``, ``n_gold`` (items whose gold stayed visible), ``pairs``,
+        ``visible_gold_items``, ``rates``, ``truth``; one conclusion; the random-sample and Rogan–Gladen caveats.
+
+    Notes
+    -----
+    PPI++: Angelopoulos, Duchi & Zrnic (2023), eq. 2; Rogan & Gladen (1978) with Greenland's (1988) variance;
+    effective gold labels ``Var(Y)/se²`` (PPI++ §7).
+    """
+    unit, rate = _units(full), corrected.rate_name(full)
+    visible = hidden.dropna(subset=["gold"])["item_id"].unique()
+    strategies = [x for x in dict.fromkeys(full["strategy"].dropna().astype(str)) if x] if "strategy" in full else []
+    orders = sorted(x for x in map(str, full["order"].dropna().unique()) if x) if "order" in full else []
+    truth = corrected.gold_rate(full, ["judge"])
+    long = corrected.side_by_side(rates, ["judge"], truth)
+    sec = Section(metrics={"strategy": ", ".join(strategies), "orders": orders, "n_gold": len(visible),
+                           "pairs": int(full["item_id"].nunique()),
+                           "visible_gold_items": sorted(map(str, visible)), "rates": _records(rates),
+                           "truth": _records(truth)},
+                  caveats=[RANDOM_SAMPLE_CAVEAT.format(unit=unit), ROGAN_GLADEN_CAVEAT])
+    detail = ([", ".join(strategies)] if strategies else []) + ([f"order {', '.join(orders)}"] if orders else [])
+    what = f"{source} {unit}" + (f" ({', '.join(detail)})" if detail else "")
+    sec.text(f"{len(full):,} replies of {_count(full['judge'].nunique(), 'judge')} to "
+             f"{full['item_id'].nunique():,} {what}; gold kept on {len(visible):,} random {unit}, hidden on the rest.")
+    t = rates.merge(truth[["judge", "truth"]], on="judge", how="left")
+    done = t[t["ppi"].notna()]
+    if done.empty:
+        sec.text(f"No judge is corrected: {rates['note'].iloc[0] if len(rates) else 'the table has no judge'}.")
+    else:
+        i = int((done["judge_only"] - done["truth"]).abs().to_numpy().argmax())
+        i = int(np.flatnonzero(t.index == done.index[i])[0])
+        j = str(t["judge"].iloc[i])
+        own, ppi = rates.estimate("judge_only", i), rates.estimate("ppi", i)
+        tr = truth.estimate("truth", _position(truth, judge=j))
+        worth = rates.estimate("ppi_n_eff", i)
+        sec.finding(f"{j}: its own {rate} is {own}; PPI++ from {int(t['gold_items'].iloc[i]):,} gold {unit} gives "
+                    f"{ppi} against a truth of {tr.number()}; its interval is worth {worth.number()} gold labels.",
+                    ppi)
+        sec.conclusions.append(f"With {len(visible):,} random gold {unit}, PPI++ moves {j}'s {rate} from its own "
+                               f"{own.number()} to {ppi.number()} {ppi.interval()}; the truth is {tr.number()}.")
+    covered = long.dropna(subset=["covers"])
+    if len(covered):
+        held = [f"{int(c['covers'].sum())} of {_count(len(c), 'judge')} ({m})"
+                for m, c in covered.groupby("method", sort=False)]
+        sec.finding("The interval holds the truth for " + "; ".join(held) + ".")
+    sec.table(long, ["judge", "method", "estimate", "truth", "n_eff"], csv_name="side_by_side",
+              caption=f"{' '.join([source, *strategies[:1]]) if len(strategies) == 1 else source}: judge only, "
+                      f"corrected from {len(visible):,} gold {unit}, and the truth")
+    sec.figure(_side_by_side_figure(long, truth, rate, len(visible), unit, rates.level))
+    return sec
+
+
+def _side_by_side_figure(long: Results, truth: Results, rate: str, n_gold: int, unit: str, level):
+    """Estimates with interval bars per judge and method, the truth as a black line over each judge."""
+    from evallab.reporting import plots
+
+    lvl = f", {level:.0%} CI" if level else ""
+    fig = plots.interval_plot(long, x="judge", y="estimate", low="estimate_low", high="estimate_high", hue="method",
+                              scale=100, title=f"{rate[:1].upper()}{rate[1:]}: judge only vs corrected "
+                                               f"({n_gold:,} gold {unit})",
+                              ylabel=f"{rate} (%{lvl})", xlabel="judge")
+    at = dict(zip(truth["judge"].astype(str), truth["truth"], strict=True))
+    for i, j in enumerate(dict.fromkeys(long["judge"].astype(str))):
+        fig.axes[0].plot([i - 0.4, i + 0.4], [100 * at[j]] * 2, color="black", lw=1)
+    return fig
+
+
+def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: int = corrected.MIN_GOLD,
+               null: float | None = 0.5, adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000,
+               seed: int = 0) -> Section:
+    """Per subset, with multiplicity control: the correction within each subset (cut to ``depth`` parts), tested
+    against ``null`` with the p-values adjusted across subsets; a thin subset refused with the reason.
+
+    Parameters
+    ----------
+    hidden : DataFrame
+        The tidy verdict table with gold on a random subset (and a ``subset`` column).
+    judge : str
+        The judge whose subsets the section shows (every judge's are in the metrics).
+    depth : int, default 1
+        Subsets cut to this many '/'-parts (:func:`evallab.metrics.drift.subset_level`).
+    min_gold : int, default 30
+        Fewest gold items a subset needs before it is corrected.
+    null : float or None, default 0.5
+        H0 of the per-subset test (None: no test).
+    adjust : {"holm", "bh", "none"}, default "holm"
+        The adjustment across subsets.
+    confidence, n_resamples, seed
+        Level of the intervals; the judge-only interval's item bootstrap.
+
+    Returns
+    -------
+    Section
+        How many subsets are corrected, differ from ``null`` after adjustment, and are refused; the table of
+        ``judge``'s subsets. Metrics ``by_subset`` (every judge).
+
+    Raises
+    ------
+    ParameterError
+        ``judge`` is not in the table.
+    """
+    unit, rate = _units(hidden), corrected.rate_name(hidden)
+    by_subset = corrected.corrected_rates(drift.subset_level(hidden, depth), ["judge", "subset"], min_gold=min_gold,
+                                          null=null, adjust=adjust, confidence=confidence, n_resamples=n_resamples,
+                                          seed=seed)
+    sec = Section(metrics={"by_subset": _records(by_subset)})
+    _pick(by_subset, judge, "per_subset")
+    one = by_subset[by_subset["judge"].astype(str) == str(judge)].reset_index(drop=True)
+    thin = int((one["gold_items"] < min_gold).sum())
+    other = int((one["ppi"].isna() & (one["gold_items"] >= min_gold)).sum())
+    parts = [f"For {judge}, {len(one) - thin - other} of {len(one)} subsets have at least {min_gold} gold {unit} and "
+             "are corrected"]
+    if null is not None:
+        a = 1 - confidence
+        sig = int((one["ppi_p_adjusted"] < a).sum())
+        parts.append(f"{sig} differ from a {format_number(null, 'proportion', 0)}% {rate} at the {a:.0%} level after "
+                     f"{_ADJUSTMENT.get(adjust, adjust)} adjustment")
+    parts.append(f"{thin} {'is' if thin == 1 else 'are'} refused as too thin")
+    if other:
+        parts.append(f"{other} not corrected because every {unit[:-1]} has gold")
+    sec.finding("; ".join(parts) + ".")
+    sec.table(one, {"subset": "Subset", "items": unit.capitalize(), "gold_items": f"Gold {unit}",
+                    "judge_only": "Judge only", "ppi": "PPI++", "rg": "Rogan–Gladen",
+                    **({"ppi_p_adjusted": by_subset.measures["ppi_p_adjusted"].label} if null is not None else {})},
+              caption=f"{judge} per subset ({_ADJUSTMENT.get(adjust, adjust)} adjustment across subsets)")
+    return sec
+
+
+def paired_difference(table: pd.DataFrame, system: str, a: str, b: str, *, truth: float | None = None,
+                      simulated: bool = False, min_gold: int = corrected.MIN_GOLD, confidence: float = 0.95,
+                      n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Two systems, one judge: the paired corrected difference of their rates (PPI++ on per-item differences).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Tidy verdicts of both systems on the same items, gold on a random subset.
+    system, a, b : str
+        The column telling the systems apart and its two values (the difference is ``a − b``).
+    truth : float, optional
+        The true difference (a simulated table), shown beside the estimates.
+    simulated : bool, default False
+        The table is simulated: says so among the caveats.
+    min_gold, confidence, n_resamples, seed
+        As in :func:`evallab.metrics.corrected.corrected_difference`.
+
+    Returns
+    -------
+    Section
+        Per judge (the first one in the finding): the judge-only and PPI++ differences, the truth, the p-value of
+        no difference; the side-by-side table. Metrics ``difference``, ``difference_truth``.
+
+    Notes
+    -----
+    PPI++ applies to a mean of per-item differences unchanged (Angelopoulos et al. 2023, §2).
+    """
+    diff = corrected.corrected_difference(table, system, a, b, min_gold=min_gold, confidence=confidence,
+                                          n_resamples=n_resamples, seed=seed)
+    sec = Section(metrics={"difference": _records(diff), "difference_truth": truth},
+                  caveats=[SIMULATED_DIFFERENCE_CAVEAT] if simulated else [])
+    long = corrected.side_by_side(diff, ["judge"], diff[["judge"]].assign(truth=truth) if truth is not None else None)
+    own, ppi = diff.estimate("judge_only", 0), diff.estimate("ppi", 0)
+    against = f" against a true {Estimate(truth, unit='pp').number()}" if truth is not None else ""
+    test = f" (paired, {_p_text(diff.estimate('ppi_p', 0))})" if ppi.value is not None else ""
+    sec.finding(f"{a} − {b}: the judge alone says {own}; PPI++ from {int(diff['gold_pairs'].iloc[0]):,} gold items "
+                f"gives {ppi}{against}{test}.", ppi)
+    sec.table(long, _with_judge(long, ["method", "estimate", *(["truth"] if truth is not None else []), "n_eff"]),
+              caption=f"Paired difference {a} − {b}" + (", simulated systems with a known truth" if simulated else ""))
+    return sec
+
+
+def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float, flip_rate: float,
+                    tolerance: float, delta: float, discordance: float, repetition_flip_rate: float,
+                    confidence: float = 0.95) -> Section:
+    """The plan for the next labelling round from ``judge``'s corrected rate and its measured sensitivity and
+    specificity (Rogan–Gladen's estimates on this round's gold items).
+
+    Parameters
+    ----------
+    rates : Results
+        :func:`evallab.metrics.corrected.corrected_rates` by ``["judge"]``.
+    judge : str
+        The judge the plan is for.
+    items, half_width, flip_rate, tolerance, delta, discordance, repetition_flip_rate, confidence
+        As in :func:`evallab.metrics.power.next_round`.
+
+    Returns
+    -------
+    Section
+        The gold labels needed with and without the judge; the planner's table. Metrics ``plan``, ``plan_judge``;
+        one conclusion. Without a corrected rate or sensitivity and specificity for ``judge``: one sentence saying
+        why, and ``plan`` null.
+
+    Raises
+    ------
+    ParameterError
+        ``judge`` is not in ``rates``.
+
+    Notes
+    -----
+    Gold only: Wald (1943); with the judge: PPI++'s variance at the optimal λ (Angelopoulos, Duchi & Zrnic 2023);
+    items: exact binomial power from Fleiss, Levin & Paik (2003) §2.5 and exact McNemar power from Connor (1987);
+    samples: the binomial majority (Condorcet).
+    """
+    i = _pick(rates, judge, "next_round_plan")
+    rate, se, sp = (rates.estimate(c, i) for c in ("ppi", "rg_sensitivity", "rg_specificity"))
+    sec = Section(metrics={"plan": None, "plan_judge": judge})
+    if None in (rate.value, se.value, sp.value):
+        why = rates["note"].iloc[i] or "its sensitivity or specificity is not estimated"
+        sec.text(f"No plan for the next round from {judge}: {why}.")
+        return sec
+    plan = power.next_round(rate=rate.value, sensitivity=se.value, specificity=sp.value, items=items,
+                            half_width=half_width, flip_rate=flip_rate, tolerance=tolerance, delta=delta,
+                            discordance=discordance, repetition_flip_rate=repetition_flip_rate, confidence=confidence)
+    sec.metrics["plan"] = _records(plan)
+    alone, with_judge = plan.estimate("answer", 0), plan.estimate("answer", 1)
+    goal = f"±{half_width:.0%} on {items:,} items"
+    if alone.value is None or with_judge.value is None:
+        notes = [n.removeprefix("not computable: ") for n in plan["note"].iloc[:2] if n]
+        sec.finding(f"For {goal} the plan cannot be met: " + "; ".join(notes) + ".")
+    else:
+        sec.finding(f"For {goal} the next round needs {alone.number()} gold labels alone, or {with_judge.number()} "
+                    f"with {judge}'s verdicts on the rest (sensitivity {se.number()}, specificity {sp.number()} on "
+                    "this round's gold).", with_judge)
+        sec.conclusions.append(f"The next round needs {with_judge.number()} gold labels with {judge} instead of "
+                               f"{alone.number()} for ±{half_width:.0%}.")
+    sec.table(plan, {"question": "Question", "answer": "Answer", "achieves": "Achieves", "unit": "Of",
+                     "assumes": "Assuming", "source": "Source"}, caption="The planner's answers")
+    return sec
+
+
+def trust_or_escalate(table: pd.DataFrame, *, over: Sequence[str] = ("strategy",), alpha: float = 0.1,
+                      delta: float = 0.1, calibration_share: float = 0.5, splits: int = 100,
+                      seed: int = 0) -> Section:
+    """Selective judging: when can the judge be trusted alone? The threshold from a calibration split, the share of
+    items kept and their agreement with gold on held-out splits, per judge.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Tidy verdicts with gold, pooled over ``over`` (simulated annotators).
+    over : sequence of str, default ("strategy",)
+        Design columns pooled on purpose.
+    alpha, delta, calibration_share, splits, seed
+        As in :func:`evallab.metrics.selective.selective_judging`.
+
+    Returns
+    -------
+    Section
+        The judge kept on the largest share of items with its threshold, agreement and the splits meeting
+        1 − α (or that every item is escalated); the table. Metrics ``selective``, ``alpha``, ``delta``; the
+        caveat on the guarantee.
+
+    Notes
+    -----
+    Jung, Brahman & Choi (2024), §2.2, Algorithm 1 (fixed-sequence testing with the exact binomial bound).
+    """
+    unit = _units(table)
+    sel = selective.selective_judging(table, ["judge"], over=over, alpha=alpha, delta=delta,
+                                      calibration_share=calibration_share, splits=splits, seed=seed)
+    sec = Section(metrics={"selective": _records(sel), "alpha": alpha, "delta": delta}, caveats=[SELECTIVE_CAVEAT])
+    target = format_number(1 - alpha, "proportion", 0) + "%"
+    kept = sel[sel["threshold"].notna()]
+    if kept.empty:
+        sec.finding(f"No judge reaches {target} agreement on any confident subset of {unit}: every {unit[:-1]} is "
+                    "escalated.")
+    else:
+        i = int(np.flatnonzero(sel.index == kept["mean_coverage"].idxmax())[0])
+        cov, agree, met, overall = (sel.estimate(c, i) for c in ("mean_coverage", "mean_agreement",
+                                                                 "held_out_guarantee_rate", "overall_agreement"))
+        sec.finding(f"{sel['judge'].iloc[i]} can be trusted alone on {cov.number()} of {unit} (confidence ≥ "
+                    f"{sel.estimate('threshold', i).number()}), agreeing with gold on {agree.number()} of those held "
+                    f"out (target ≥ {target}, met in {format_number(met.value, 'proportion', 0)}% of {splits} "
+                    f"splits) against {overall.number()} without abstaining.", cov)
+    sec.table(sel, {"judge": "Judge", "items": unit.capitalize(), "no_majority": "No majority (escalated)",
+                    "threshold": "Threshold", "mean_coverage": "Coverage (held out)",
+                    "mean_agreement": "Agreement kept (held out)", "held_out_guarantee_rate": "Splits meeting 1 − α",
+                    "overall_agreement": "Agreement without abstaining"},
+              caption=f"Trust or escalate: alpha {alpha:g}, delta {delta:g}, {splits} calibration / held-out splits")
+    return sec
+
+
+def _injected(judge) -> dict[str, float]:
+    """The simulated judge's true P(PASS) on a content-free answer (no truth) per anchor set, by its rule
+    (:class:`evallab.testing.SimulatedJudge`: ``pass_rate``, × (1 + ``pass_only_inflation``) capped at 1 under
+    PASS-only anchors, − ``fail_last_priming`` floored at 0 under FAIL-last anchors)."""
+    p = judge.pass_rate
+    return {"balanced": p, "pass-only": min(1.0, p * (1 + judge.pass_only_inflation)),
+            "fail-last": max(0.0, p - judge.fail_last_priming)}
+
+
+def _probe_and_calibration(table: pd.DataFrame, *, injected: Mapping[str, float] | None, confidence: float,
+                           n_resamples: int, seed: int) -> tuple[Results, Results]:
+    """The content-free probe of ``table`` (with the ``injected`` P(PASS) per anchor set when known) and its
+    calibrated rates."""
+    probe = contextual.content_free_probe(table, confidence=confidence)
+    cal = contextual.calibrated_rates(table, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if injected is not None:
+        probe = with_measures(probe.assign(injected=probe["anchor_set"].astype(str).map(injected)),
+                              Measure("injected", "Injected", "proportion"))
+    return probe, cal
+
+
+def _show_probe_and_calibration(sec: Section, probe: Results, cal: Results, who: str) -> None:
+    """Both tables in ``sec`` (captions name ``who``); agreement only where gold holds both verdicts."""
+    cols = ["anchor_set", "probes", "replies", "p_cf", *(["injected"] if "injected" in probe else [])]
+    sec.table(probe, _with_judge(probe, cols), caption=f"Content-free probe per anchor set ({who})")
+    if cal.empty:  # no graded answer: the caller says so
+        return
+    rates = ["pass_rate", "calibrated_pass_rate", "false_pass_rate", "calibrated_false_pass_rate"]
+    if cal["gold_items"].sum() > cal["gold_fail_items"].sum():  # agreement needs gold PASS answers too
+        rates += ["agreement", "calibrated_agreement"]
+    sec.table(cal, _with_judge(cal, ["anchor_set", "items", *rates]),
+              caption=f"Before and after contextual calibration ({who})")
+
+
+def anchor_calibration(table: pd.DataFrame, judge=None, *, anchor: str = "pass-only", who: str = "simulated judge",
+                       confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Anchor calibration on a judge with a known injected leniency: the content-free probe's P(PASS) per anchor
+    set beside the injected one, and the rates before and after contextual calibration.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Pointwise tidy verdicts with ``anchor_set``: graded answers (gold on them) and content-free probe replies
+        (:func:`evallab.experiments.calibrate.run_probe`).
+    judge : evallab.testing.SimulatedJudge, optional
+        The simulated judge that graded them: its injected P(PASS) per anchor set is shown beside the probe's.
+    anchor : str, default "pass-only"
+        The anchor set the finding is about.
+    who : str, default "simulated judge"
+        The judge's name in the captions.
+    confidence, n_resamples, seed
+        Level of the intervals; the item bootstrap of the rates.
+
+    Returns
+    -------
+    Section
+        The probe's P(PASS) under ``anchor`` (and the injected value) and the false-pass rate on gold-FAIL answers
+        before and after calibration; both tables. Metrics ``probe``, ``contextual``; one conclusion when the
+        injected value is known.
+
+    Raises
+    ------
+    ParameterError
+        ``anchor`` is not an anchor set of the probe.
+
+    Notes
+    -----
+    Zhao et al. (2021), §5: W = diag(p_cf)⁻¹, b = 0; for pass/fail the calibrated verdict is PASS exactly when
+    P(PASS) > p_cf.
+    """
+    injected = _injected(judge) if judge is not None else None
+    probe, cal = _probe_and_calibration(table, injected=injected, confidence=confidence, n_resamples=n_resamples,
+                                        seed=seed)
+    sec = Section(metrics={"probe": _records(probe), "contextual": _records(cal)})
+    i, k = _position(probe, anchor_set=anchor), _position(cal, anchor_set=anchor) if len(cal) else None
+    if i is None:
+        raise ParameterError(f"anchor {anchor!r} is not an anchor set of the probe; expected one of "
+                             f"{sorted(map(str, probe['anchor_set'].unique()))}")
+    p_cf = probe.estimate("p_cf", i)
+    inj = f" (injected {format_number(injected[anchor], 'proportion')}%)" if injected and anchor in injected else ""
+    before = after = Estimate(None, note="no graded answer under these anchors")
+    if k is not None:
+        before, after = cal.estimate("false_pass_rate", k), cal.estimate("calibrated_false_pass_rate", k)
+    if after.value is None or before.value is None:
+        move = f"gives no calibrated false-pass rate ({after.note or before.note or 'no gold-FAIL answer'})"
+    else:
+        what = "the false-pass rate on gold-FAIL answers"
+        move = (f"leaves {what} at {after}" if after.value == before.value else
+                f"{'cuts' if after.value < before.value else 'raises'} {what} from {before.number()} to {after}")
+    sec.finding(f"Under {anchor} anchors the content-free probe passes {p_cf}{inj}; calibrating against it {move}.",
+                after)
+    if inj:
+        sec.conclusions.append(f"The content-free probe recovers the injected {anchor} leniency: {p_cf.number()} vs "
+                               f"{format_number(injected[anchor], 'proportion')}% injected.")
+    _show_probe_and_calibration(sec, probe, cal, who)
+    return sec
+
+
+def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "SmolLM2",
+                    min_gold: int = corrected.MIN_GOLD, confidence: float = 0.95, n_resamples: int = 1000,
+                    seed: int = 0) -> Section:
+    """Live recordings of a real judge: the content-free probe and contextual calibration per anchor set where
+    probe replies are recorded, and the corrected pass rate where gold is recorded on part of the answers.
+
+    Parameters
+    ----------
+    live : DataFrame or None
+        The pointwise live studies as one tidy table with a ``study`` column
+        (:func:`evallab.experiments.live.load_pointwise`); None when nothing is recorded.
+    live_dir : str
+        Where the recordings were looked for (named in the sentences).
+    model : str, default "SmolLM2"
+        The live judge's name in the sentences.
+    min_gold, confidence, n_resamples, seed
+        As in :func:`evallab.metrics.corrected.corrected_rates`.
+
+    Returns
+    -------
+    Section
+        Without recordings one sentence saying the section is skipped. Else: the replies read; the anchor set
+        under which the judge passes the content-free answer most often, against the one it passes least; the
+        probe and calibration tables (and why calibration moves nothing where it cannot); the corrected pass
+        rates, or why there are none. Metrics ``live``: ``studies``, ``replies``, ``probe``, ``rates`` (null when
+        not computed), or null without recordings.
+    """
+    sec = Section(metrics={"live": None})
+    if live is None:
+        return sec.text(f"No live {model} recordings in {live_dir}: this section is skipped (the simulated judge "
+                        "above stands in).")
+    studies = list(dict.fromkeys(live["study"].astype(str)))
+    info = {"studies": studies, "replies": len(live), "probe": None, "rates": None}
+    sec.metrics["live"] = info
+    sec.text(f"{len(live):,} live replies from the {' and '.join(studies)} "
+             f"{'study' if len(studies) == 1 else 'studies'} in {live_dir}.")
+    is_probe = contextual.is_probe(live)
+    if is_probe.any():
+        probe, cal = _probe_and_calibration(live, injected=None, confidence=confidence, n_resamples=n_resamples,
+                                            seed=seed)
+        info["probe"] = _records(probe)
+        order = probe.reset_index(drop=True)["p_cf"].sort_values(kind="stable").index  # least lenient first
+        lo, hi = int(order[0]), int(order[-1])
+        who = str(probe["judge"].iloc[hi]) if "judge" in probe else model
+        against = (f", against {probe.estimate('p_cf', lo)} under the {probe['anchor_set'].iloc[lo]} anchors"
+                   if len(order) > 1 else "")
+        sec.finding(f"{who} passes the content-free answer in {probe.estimate('p_cf', hi)} under the "
+                    f"{probe['anchor_set'].iloc[hi]} anchors{against}.", probe.estimate("p_cf", hi))
+        _show_probe_and_calibration(sec, probe, cal, f"live {model}")
+        shown = cal[cal["calibrated_pass_rate"].notna()]["note"]
+        for why in dict.fromkeys(n for n in shown if n):  # rows shown in full: their notes are no footnote
+            sec.text(f"{why[:1].upper()}{why[1:]}.")
+    else:
+        sec.text("The live recordings hold no content-free probe replies: no anchor calibration for them.")
+    graded = live[~is_probe]
+    gold = graded["gold"].notna()
+    if graded.empty:
+        sec.text("The live recordings hold no graded answers: no pass rate for them.")
+    elif gold.any() and not gold.all():
+        rates = corrected.corrected_rates(graded, ["judge", "anchor_set"], min_gold=min_gold, confidence=confidence,
+                                          n_resamples=n_resamples, seed=seed)
+        info["rates"] = _records(rates)
+        done = np.flatnonzero(rates["ppi"].notna().to_numpy())
+        if len(done):
+            i = int(done[0])
+            sec.finding(f"{rates['judge'].iloc[i]} under the {rates['anchor_set'].iloc[i]} anchors: its own pass rate "
+                        f"is {rates.estimate('judge_only', i)}; PPI++ from {int(rates['gold_items'].iloc[i]):,} gold "
+                        f"answers gives {rates.estimate('ppi', i)}.", rates.estimate("ppi", i))
+        long = corrected.side_by_side(rates, ["judge", "anchor_set"])
+        sec.table(long, ["judge", "anchor_set", "method", "estimate", "n_eff"],
+                  caption=f"Live {model}: judge only and corrected pass rates")
+    elif gold.all():
+        sec.text("Every live answer has a gold label, so there is nothing to correct: the pass and false-pass rates "
+                 "above are measured against gold directly (a corrected rate needs judge verdicts on items without "
+                 "gold).")
+    else:
+        sec.text("The live recordings have no gold labels: no corrected rate for them.")
+    return sec
+
+
+__all__ = ["anchor_calibration", "judge_only_corrected_and_truth", "live_recordings", "next_round_plan",
+           "paired_difference", "per_subset", "trust_or_escalate"]

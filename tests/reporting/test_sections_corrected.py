@@ -1,0 +1,355 @@
+"""Report 07's sections (evallab.reporting.sections.corrected) against computations made here: the bundled LLMBar
+CSV read with the csv module, ppi_py and statsmodels on arrays built by hand, and small hand-made tables shaped
+unlike LLMBar (pointwise, several samples per item, one anchor set, a thin subset, no gold at all)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter, defaultdict
+
+import numpy as np
+import pandas as pd
+import ppi_py
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from evallab import simulation as S
+from evallab.datasets import load_llmbar
+from evallab.metrics import corrected
+from evallab.paths import data_dir
+from evallab.reporting._context import Shown
+from evallab.reporting.params import ParameterError
+from evallab.reporting.sections import corrected as sections
+from evallab.testing import SimulatedJudge
+
+SUBSETS = ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor"]
+Z95 = stats.norm.ppf(0.975)
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def interval(lo: float, hi: float) -> str:
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def sentences(sec) -> list[str]:
+    return [f.sentence for f in sec.findings]
+
+
+def texts(sec) -> list[str]:
+    return [x for x in sec.items if isinstance(x, str)]
+
+
+@pytest.fixture(scope="module")
+def llmbar_csv():
+    """judge -> {item: (verdict in order ab, gold)} for the test's subsets, Vanilla, read with the csv module."""
+    out = defaultdict(dict)
+    with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if r["subset"] in SUBSETS and r["strategy"] == "Vanilla":
+                out[r["judge"]][f"{r['subset']}#{r['idx']}"] = (r["winner_order_12"], r["label"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def llmbar():
+    full = load_llmbar(subsets=SUBSETS, strategies=["Vanilla"]).verdicts
+    full = full[full["order"] == "ab"]
+    hidden = corrected.hide_gold(full, 60, seed=1)
+    rates = corrected.corrected_rates(hidden, ["judge"], min_gold=20, n_resamples=0)
+    return full, hidden, rates
+
+
+# -- judge only, corrected, and the truth -------------------------------------------------------------------------
+def test_headline_is_the_judge_farthest_from_the_truth_with_ppi_py_numbers(llmbar, llmbar_csv):
+    full, hidden, rates = llmbar
+    seen = set(hidden.dropna(subset=["gold"])["item_id"].astype(str))  # the loader's ids are the CSV's subset#idx
+    assert len(seen) == 60
+    sec = sections.judge_only_corrected_and_truth(full, hidden, rates)
+    rows = {}
+    for judge, items in llmbar_csv.items():
+        ids = sorted(i for i, (v, _) in items.items() if v)  # parsed in order ab
+        f = np.array([items[i][0] == "2" for i in ids], float)
+        y = np.array([items[i][1] == "2" for i in ids], float)
+        lab = np.array([i in seen for i in ids])
+        truth = np.mean([g == "2" for _, g in items.values()])
+        est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y[lab], f[lab], f[~lab]))[0])
+        rows[judge] = (f, truth, est, int(lab.sum()))
+    best = max(rows, key=lambda j: abs(rows[j][0].mean() - rows[j][1]))  # every judge has 60 gold pairs ≥ 20
+    f, truth, est, n_lab = rows[best]
+    lo, hi = proportion_confint(int(f.sum()), len(f), 0.05, "wilson")
+    head = sentences(sec)[0]
+    assert head.startswith(f"{best}: its own win rate of output 2 is {pct(f.mean())} {interval(lo, hi)} "
+                           f"(95% CI, Wilson score, n = {len(f):,} items); ")
+    assert f"PPI++ from {n_lab} gold pairs gives {pct(est)}" in head and f"against a truth of {pct(truth)};" in head
+    assert sec.conclusions == [f"With 60 random gold pairs, PPI++ moves {best}'s win rate of output 2 from its own "
+                               f"{pct(f.mean())} to {pct(est)} {head.split(' gives ')[1].split(' (')[0].split(' ', 1)[1]}"
+                               f"; the truth is {pct(truth)}."]
+    assert sec.metrics["n_gold"] == 60 and sec.metrics["pairs"] == len({i for it in llmbar_csv.values() for i in it})
+    assert sec.metrics["strategy"] == "Vanilla" and sec.metrics["orders"] == ["ab"]
+    assert texts(sec)[0] == (f"{len(full):,} replies of {len(rows)} judges to {sec.metrics['pairs']:,} LLMBar pairs "
+                             "(Vanilla, order ab); gold kept on 60 random pairs, hidden on the rest.")
+    shown = sec.tables[0]
+    assert len(shown.table) == 4 * len(rows) and shown.table.measures["estimate"].label == "Win rate of output 2"
+    assert len(sec.items) == len(sec.findings) + 3  # the data sentence, the table, the figure
+
+
+def test_ppi_of_the_headline_equals_ppi_py_on_the_csv(llmbar, llmbar_csv):
+    full, hidden, rates = llmbar
+    sec = sections.judge_only_corrected_and_truth(full, hidden, rates)
+    judge = sentences(sec)[0].split(":")[0]
+    g = hidden[hidden["judge"] == judge]
+    gold_ids = set(g.dropna(subset=["gold"])["item_id"])
+    items = llmbar_csv[judge]
+    # the loader's item ids are "<subset>/<idx>"-like keys; rebuild y and f per parsed item from the table's own rows
+    parsed = g[g["verdict"].notna()]
+    f = (parsed["verdict"] == "2").to_numpy(float)
+    lab = parsed["item_id"].isin(gold_ids).to_numpy()
+    y = (parsed["gold"] == "2").to_numpy(float)
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y[lab], f[lab], f[~lab]))[0])
+    lo, hi = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(y[lab], f[lab], f[~lab], alpha=0.05))
+    assert len(parsed) == sum(1 for v, _ in items.values() if v)
+    assert f"gives {pct(est)} {interval(lo, hi)} (95% CI, {corrected.PPI_METHOD}" in sentences(sec)[0]
+    # how many judges' PPI++ intervals hold the truth, counted here
+    held = 0
+    for j, t in full.groupby("judge"):
+        h = hidden[hidden["judge"] == j]
+        p = h[h["verdict"].notna()]
+        fj, yj = (p["verdict"] == "2").to_numpy(float), (p["gold"] == "2").to_numpy(float)
+        lj = p["gold"].notna().to_numpy()
+        a, b = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(yj[lj], fj[lj], fj[~lj], alpha=0.05))
+        truth = (t.drop_duplicates("item_id")["gold"] == "2").mean()
+        held += a <= truth <= b
+    n = full["judge"].nunique()
+    assert f"{held} of {n} judges (PPI++)" in sentences(sec)[1]
+
+
+def test_a_pointwise_table_with_too_few_gold_items_is_not_corrected_and_says_so():
+    d, j = S.LabellingDesign(n_items=120, n_gold=120, prevalence=0.4), S.MisclassifyingJudge(0.8, 0.7, samples=3)
+    full = S.simulate_labelled(d, j, 5).drop(columns=["strategy"])
+    hidden = corrected.hide_gold(full, 10, seed=0)
+    rates = corrected.corrected_rates(hidden, ["judge"], n_resamples=0)  # min_gold 30 > 10
+    sec = sections.judge_only_corrected_and_truth(full, hidden, rates, source="sim")
+    assert texts(sec)[0] == "360 replies of 1 judge to 120 sim items; gold kept on 10 random items, hidden on the rest."
+    assert texts(sec)[1] == ("No judge is corrected: not computable: 10 gold items with a verdict, fewer than "
+                             "min_gold=30.")
+    # only the gold-only interval exists (no bootstrap asked, several samples per item): Wilson of the 10 gold items
+    gold = hidden.dropna(subset=["gold"]).drop_duplicates("item_id")["gold"].eq("pass")
+    lo, hi = proportion_confint(int(gold.sum()), 10, 0.05, "wilson")
+    truth = full.drop_duplicates("item_id")["gold"].eq("pass").mean()
+    assert sentences(sec) == [f"The interval holds the truth for {int(lo <= truth <= hi)} of 1 judge (gold labels "
+                              "only)."]
+    assert sec.conclusions == []
+    assert sec.caveats[0].startswith("The corrections assume the gold items are a random sample of the items")
+    assert sec.tables[0].table.measures["estimate"].label == "Pass rate"
+
+
+# -- per subset ---------------------------------------------------------------------------------------------------
+def test_per_subset_counts_corrected_significant_and_thin_subsets():
+    d, j = S.LabellingDesign(n_items=900, n_gold=300, prevalence=0.8), S.MisclassifyingJudge(0.9, 0.8)
+    df = S.simulate_labelled(d, j, 3)
+    k = df["item_id"].str[1:].astype(int)
+    df["subset"] = np.where(k < 850, np.where(k % 2 == 0, "A/x", "B/y"), "C/thin")
+    sec = sections.per_subset(df, judge="judge", depth=1, null=0.5, n_resamples=0)
+    gold = df.dropna(subset=["gold"]).assign(top=lambda x: x["subset"].str.split("/").str[0])
+    counts = gold.groupby("top")["item_id"].nunique()
+    thin = int((counts < 30).sum())
+    assert thin == 1 and counts["C"] < 30
+    # PPI++ p-values on A and B by hand (ppi_py at its own λ equals evallab's), then Holm across the two
+    ps = []
+    for top in ("A", "B"):
+        g = df[df["subset"].str.startswith(top)]
+        f, lab = (g["verdict"] == "pass").to_numpy(float), g["gold"].notna().to_numpy()
+        y = (g["gold"] == "pass").to_numpy(float)
+        lam = corrected.power_tuning(y[lab], f[lab], f[~lab])
+        ps.append(float(np.ravel(ppi_py.ppi_mean_pval(y[lab], f[lab], f[~lab], null=0.5, lam=lam))[0]))
+    holm = sorted(ps)
+    adj = [min(1, 2 * holm[0]), min(1, max(2 * holm[0], holm[1]))]
+    sig = sum(p < 0.05 for p in adj)
+    assert sentences(sec) == [f"For judge, 2 of 3 subsets have at least 30 gold items and are corrected; {sig} differ "
+                              "from a 50% pass rate at the 5% level after Holm adjustment; 1 is refused as too thin."]
+    assert list(sec.tables[0].table["subset"]) == ["A", "B", "C"]
+    with pytest.raises(ParameterError, match="judge 'GPT-4' is not in the table"):
+        sections.per_subset(df, judge="GPT-4", n_resamples=0)
+
+
+# -- paired difference -------------------------------------------------------------------------------------------
+def test_paired_difference_states_the_judge_only_and_ppi_differences_computed_here():
+    t = S.TwoSystems(n_items=400, n_gold=120)
+    df = S.simulate_two_systems(t, S.MisclassifyingJudge(0.85, 0.75, samples=2), 6)
+    truth = S.true_two_systems_difference(t)
+    sec = sections.paired_difference(df, "system", "A", "B", truth=truth, simulated=True, n_resamples=100)
+    w = df.assign(v=(df["verdict"] == "pass").astype(float), g=df["gold"].map({"pass": 1.0, "fail": 0.0}))
+    per = w.groupby(["system", "item_id"]).agg(f=("v", "mean"), y=("g", "first")).unstack("system")
+    d_f = (per[("f", "A")] - per[("f", "B")]).to_numpy()
+    d_y = (per[("y", "A")] - per[("y", "B")]).to_numpy()
+    lab = ~np.isnan(d_y)
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(d_y[lab], d_f[lab], d_f[~lab]))[0])
+    s = sentences(sec)[0]
+    assert s.startswith(f"A − B: the judge alone says {100 * d_f.mean():+.1f} pp [")
+    assert f"PPI++ from {lab.sum()} gold items gives {100 * est:+.1f} pp [" in s
+    assert f"against a true {100 * truth:+.1f} pp (paired, p" in s
+    assert sec.caveats == [sections.SIMULATED_DIFFERENCE_CAVEAT] and sec.metrics["difference_truth"] == truth
+    bare = sections.paired_difference(df, "system", "A", "B", n_resamples=0)
+    assert "against a true" not in sentences(bare)[0] and bare.caveats == []
+    assert "truth" not in bare.tables[0].columns
+
+
+# -- the plan ---------------------------------------------------------------------------------------------------
+def test_plan_states_gold_labels_with_and_without_the_judge_by_the_textbook(llmbar):
+    _, _, rates = llmbar
+    sec = sections.next_round_plan(rates, judge="GPT-4", items=2000, half_width=0.03, flip_rate=0.1,
+                                   tolerance=0.05, delta=0.05, discordance=0.2, repetition_flip_rate=0.1)
+    r = rates.set_index("judge").loc["GPT-4"]
+    p, se, sp = r["ppi"], r["rg_sensitivity"], r["rg_specificity"]
+    n0 = math.ceil(Z95**2 * p * (1 - p) / 0.03**2)
+    q = p * se + (1 - p) * (1 - sp)  # the judge's pass rate; ρ = Cov(Y, verdict) / sd·sd
+    rho = (p * se - p * q) / math.sqrt(p * (1 - p) * q * (1 - q))
+    n = np.arange(1, n0 + 1)
+    hw = Z95 * np.sqrt(p * (1 - p) / n * (1 - rho**2 / (1 + n / (2000 - n))))
+    n1 = int(n[np.flatnonzero(hw <= 0.03)[0]])
+    assert sentences(sec) == [f"For ±3% on 2,000 items the next round needs {n0:,} gold labels alone, or {n1:,} with "
+                              f"GPT-4's verdicts on the rest (sensitivity {pct(se)}, specificity {pct(sp)} on this "
+                              "round's gold)."]
+    assert sec.metrics["plan_judge"] == "GPT-4" and sec.metrics["plan"][0]["answer"] == n0
+
+
+def test_no_plan_without_a_corrected_rate():
+    d, j = S.LabellingDesign(n_items=100, n_gold=10), S.MisclassifyingJudge()
+    rates = corrected.corrected_rates(S.simulate_labelled(d, j, 0), ["judge"], n_resamples=0)
+    sec = sections.next_round_plan(rates, judge="judge", items=500, half_width=0.05, flip_rate=0.1, tolerance=0.05,
+                                   delta=0.05, discordance=0.2, repetition_flip_rate=0.1)
+    assert texts(sec) == ["No plan for the next round from judge: not computable: 10 gold items with a verdict, "
+                          "fewer than min_gold=30."]
+    assert sec.metrics["plan"] is None and sec.tables == []
+
+
+def test_an_unreachable_plan_says_why():
+    d, j = S.LabellingDesign(n_items=200, n_gold=100, prevalence=0.5), S.MisclassifyingJudge(0.9, 0.9)
+    rates = corrected.corrected_rates(S.simulate_labelled(d, j, 1), ["judge"], n_resamples=0)
+    sec = sections.next_round_plan(rates, judge="judge", items=200, half_width=0.02, flip_rate=0.1,
+                                   tolerance=0.05, delta=0.05, discordance=0.2, repetition_flip_rate=0.1)
+    # ±2% needs about 1.96² · 0.25 / 0.02² ≈ 2,400 gold labels: more than the 200 items
+    assert sentences(sec)[0].startswith("For ±2% on 200 items the plan cannot be met: more gold labels are needed "
+                                        "than the 200 items hold")
+    assert sec.conclusions == []
+
+
+# -- selective judging --------------------------------------------------------------------------------------------
+def test_trust_or_escalate_on_llmbar_states_the_overall_agreement_counted_here():
+    strategies = ["Vanilla", "CoT", "Swap"]
+    table = load_llmbar(subsets=SUBSETS, strategies=strategies).verdicts
+    sec = sections.trust_or_escalate(table, over=["strategy"], alpha=0.2, delta=0.1, splits=5)
+    votes, gold = defaultdict(Counter), {}
+    with open(data_dir("llmbar") / "verdicts.csv", newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if r["subset"] in SUBSETS and r["strategy"] in strategies:
+                key = (r["judge"], r["subset"], r["idx"])
+                gold[key] = r["label"]
+                for c in ("winner_order_12", "winner_order_21"):
+                    if r[c]:
+                        votes[key][r[c]] += 1
+    agree = defaultdict(list)
+    for key, g in gold.items():
+        c = votes[key].most_common()
+        if c and (len(c) == 1 or c[0][1] > c[1][1]):
+            agree[key[0]].append(c[0][0] == g)
+    sel = sec.tables[0].table.set_index("judge")
+    s = sentences(sec)[0]
+    judge = s.split(" can be trusted")[0]
+    assert judge in agree and s.endswith(f"against {pct(np.mean(agree[judge]))} without abstaining.")
+    assert sel.loc[judge, "mean_coverage"] == sel["mean_coverage"][sel["threshold"].notna()].max()
+    assert sel["items"].to_dict() == {j: len(a) for j, a in agree.items()}
+    assert sec.caveats == [sections.SELECTIVE_CAVEAT] and sec.metrics["alpha"] == 0.2
+
+
+def test_every_item_escalated_when_no_threshold_passes():
+    df = S.simulate_repeated(S.RepeatedJudgeDesign(n_items=200, samples=3, beta_a=1.0, beta_b=1.0), 0)
+    df["strategy"] = ""
+    sec = sections.trust_or_escalate(df, over=[], alpha=0.01, delta=0.01, splits=3)
+    assert sentences(sec) == ["No judge reaches 99% agreement on any confident subset of items: every item is "
+                              "escalated."]
+
+
+# -- anchor calibration -------------------------------------------------------------------------------------------
+def _pointwise(anchor_sets: dict[str, tuple[int, int]], answers: int = 20, gold: bool = True) -> pd.DataFrame:
+    """Per anchor set: (probe passes of 10 replies, answers passed of ``answers``); gold FAIL on odd answers."""
+    rows = []
+    for a, (probe_passes, passed) in anchor_sets.items():
+        for s in range(10):
+            rows.append(dict(dataset="d", item_id=f"p{s % 2}/content-free", kind="content-free", judge="j",
+                             anchor_set=a, sample=s // 2, order="", verdict="pass" if s < probe_passes else "fail",
+                             gold=None))
+        for i in range(answers):
+            rows.append(dict(dataset="d", item_id=f"x{i}", kind="answer", judge="j", anchor_set=a, sample=0,
+                             order="", verdict="pass" if i < passed else "fail",
+                             gold=("fail" if i % 2 else "pass") if gold else None))
+    return pd.DataFrame(rows)
+
+
+def test_anchor_calibration_on_one_anchor_set_with_the_injected_rate():
+    df = _pointwise({"pass-only": (7, 12)})
+    sim = SimulatedJudge(pass_rate=0.3, pass_only_inflation=1.0)  # injected under PASS-only: 0.3 × 2 = 0.6
+    sec = sections.anchor_calibration(df, sim, n_resamples=0)
+    lo, hi = proportion_confint(7, 10, 0.05, "wilson")
+    fails = [i for i in range(20) if i % 2]
+    fp = np.mean([i < 12 for i in fails])
+    assert sentences(sec) == [
+        f"Under pass-only anchors the content-free probe passes 70.0% {interval(lo, hi)} (95% CI, Wilson score, "
+        f"n = 10 replies) (injected 60.0%); calibrating against it leaves the false-pass rate on gold-FAIL answers "
+        f"at {pct(fp)} {interval(*proportion_confint(6, 10, 0.05, 'wilson'))} (95% CI, Wilson score, n = 10 items)."]
+    assert sec.conclusions == ["The content-free probe recovers the injected pass-only leniency: 70.0% vs 60.0% "
+                               "injected."]
+    assert [s.caption for s in sec.tables] == ["Content-free probe per anchor set (simulated judge)",
+                                               "Before and after contextual calibration (simulated judge)"]
+    assert sec.tables[0].table["injected"].tolist() == [0.6]
+    with pytest.raises(ParameterError, match="anchor 'balanced' is not an anchor set"):
+        sections.anchor_calibration(df, sim, anchor="balanced", n_resamples=0)
+
+
+# -- live recordings ----------------------------------------------------------------------------------------------
+def test_live_recordings_absent():
+    sec = sections.live_recordings(None, live_dir="data/live/x")
+    assert texts(sec) == ["No live SmolLM2 recordings in data/live/x: this section is skipped (the simulated judge "
+                          "above stands in)."]
+    assert sec.metrics == {"live": None} and sec.tables == []
+
+
+def test_live_recordings_with_probes_and_gold_on_part_of_the_answers():
+    df = _pointwise({"balanced": (3, 10), "pass-only": (8, 16)}, answers=40)
+    df.loc[df["item_id"].isin([f"x{i}" for i in range(20, 40)]), "gold"] = None
+    df["study"] = np.where(df["kind"] == "content-free", "probe", "inflation")
+    sec = sections.live_recordings(df, live_dir="rec", min_gold=10, n_resamples=0)
+    assert texts(sec)[0] == "100 live replies from the probe and inflation studies in rec."
+    lo = proportion_confint(3, 10, 0.05, "wilson")
+    hi = proportion_confint(8, 10, 0.05, "wilson")
+    assert sentences(sec)[0] == (f"j passes the content-free answer in 80.0% {interval(*hi)} (95% CI, Wilson score, "
+                                 f"n = 10 replies) under the pass-only anchors, against 30.0% {interval(*lo)} (95% CI, "
+                                 "Wilson score, n = 10 replies) under the balanced anchors.")
+    # corrected pass rate under "balanced": 10 of 40 answers pass; PPI++ from the 20 gold answers
+    f = np.array([i < 10 for i in range(40)], float)
+    y = np.array([i % 2 == 0 for i in range(20)], float)
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f[:20], f[20:]))[0])
+    s = sentences(sec)[1]
+    assert s.startswith(f"j under the balanced anchors: its own pass rate is {pct(f.mean())} ")
+    assert f"PPI++ from 20 gold answers gives {pct(est)} [" in s
+    live = sec.metrics["live"]
+    assert live["studies"] == ["probe", "inflation"] and live["replies"] == 100
+    assert [r["p_cf"] for r in live["probe"]] == [pytest.approx(0.3), pytest.approx(0.8)]
+    assert len(live["rates"]) == 2 and isinstance(sec.tables[-1], Shown)
+
+
+def test_live_recordings_without_graded_answers_or_gold():
+    probes = _pointwise({"balanced": (5, 0)}, answers=0).assign(study="probe")
+    sec = sections.live_recordings(probes, live_dir="rec", n_resamples=0)
+    assert texts(sec)[-1] == "The live recordings hold no graded answers: no pass rate for them."
+    graded = _pointwise({"balanced": (5, 4)}, gold=False)
+    graded = graded[graded["kind"] == "answer"].assign(study="inflation")
+    sec = sections.live_recordings(graded, live_dir="rec", n_resamples=0)
+    assert texts(sec)[1:] == ["The live recordings hold no content-free probe replies: no anchor calibration for "
+                              "them.", "The live recordings have no gold labels: no corrected rate for them."]
+    assert sec.metrics["live"]["probe"] is None and sec.metrics["live"]["rates"] is None
