@@ -6,3 +6,15 @@ whose measures carry labels, units, intervals, level and method), figures, metri
 notebook shows with :meth:`evallab.Report.render`. A section the table cannot support says so in one sentence and
 shows no empty table. Every finding here is testable without a kernel.
 """
+
+_MODULES = ("corrected", "drift", "inflation")
+
+
+def __getattr__(name: str):
+    """Section modules load on first use (``sections.corrected``)."""
+    import importlib
+    import importlib.util
+
+    if name in _MODULES or importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
