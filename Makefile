@@ -23,8 +23,11 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 # - LLAMA_CMAKE_ARGS: a portable CPU baseline. llama.cpp's default (GGML_NATIVE=ON, -march=native) compiles for the
 #   build host's own CPU: on a host reporting AMX that build segfaulted on its first decode (issue 24), and a native
 #   build is not safe on another CPU either. GGML_NATIVE=OFF compiles SSE4.2, AVX, AVX2, BMI2, FMA and F16C (x86-64-v3,
-#   every machine this project runs on) and leaves AVX-512 and AMX out. Measured on this kind of machine (2 cores,
-#   AVX-512, SmolLM2-135M Q4_1, make bench-llama-build): see LLAMA_SPEED below.
+#   every machine this project runs on) and leaves AVX-512 and AMX out. It gives up no speed here: on this kind of
+#   machine (2 cores reporting AVX-512), SmolLM2-135M Q4_1, 30 LLMBar requests greedy on one thread, CPU seconds per
+#   request in two alternating rounds (python -m benchmarks.llama_builds): native AVX-512 build 4.15 and 4.33,
+#   portable 3.88 and 4.08. The two builds' greedy replies differ (1,628 vs 1,472 completion tokens), so a live
+#   recording belongs to the build that made it.
 # - The wheel is kept in a cache folder keyed by the llama-cpp-python version, these flags, the Python tag and the
 #   machine type (LLAMA_WHEELS), and built with pip's own cache off: a wheel built with other flags (pip's cache keys
 #   wheels by name and version only) can never be picked up, and changing the flags rebuilds.
