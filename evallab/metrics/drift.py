@@ -460,8 +460,8 @@ class DriftReport:
         return self.gate.passed
 
     def with_overall(self) -> Results:
-        """The per-group rows followed by the overall row ("all"), with the same measures."""
-        both = pd.concat([self.groups, self.overall], ignore_index=True)
+        """The overall row ("all") followed by the per-group rows, with the same measures."""
+        both = pd.concat([self.overall, self.groups], ignore_index=True)
         return results(both, self.groups.measures, level=self.groups.level, keys=self.groups.keys)
 
     def moved(self) -> pd.DataFrame:

@@ -139,9 +139,9 @@ def test_headline_states_the_flip_rate_and_accuracy_change(llm, pairs):
     assert sec.metrics["llmbar_headline_same_both_orders"] == 291
     assert [r["group"] for r in sec.metrics["headline_by_subset"]] == ["subset=LLMBar/Adversarial",
                                                                        "subset=LLMBar/Natural"]
-    overall_first = [t.table for t in sec.tables]
-    assert list(overall_first[0]["group"]) == ["subset=LLMBar/Adversarial", "subset=LLMBar/Natural", "all"]
-    flips = overall_first[1]  # the flip table: replies per baseline × candidate verdict, both orders pooled
+    shown = [t.table for t in sec.tables]
+    assert list(shown[0]["group"]) == ["all", "subset=LLMBar/Adversarial", "subset=LLMBar/Natural"]
+    flips = shown[1]  # the flip table: replies per baseline × candidate verdict, both orders pooled
     assert flips.loc["1", "2"] == int(((head["verdict_a"] == "1") & (head["verdict_b"] == "2")).sum())
     assert len(sec.conclusions) == 1 and sec.caveats == [S.UNPARSED_CAVEAT]
 

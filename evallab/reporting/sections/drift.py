@@ -181,7 +181,7 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
                                    "baseline_accuracy": f"{baseline_judge} accuracy",
                                    "candidate_accuracy": f"{candidate_judge} accuracy",
                                    "delta_accuracy": "Δ accuracy"},
-              caption=f"Headline: {move} per subset and overall", csv_name="headline")
+              caption=f"Headline: {move} overall and per subset", csv_name="headline")
     flips = rep.flip_table()
     sec.table(flips, {"baseline verdict": f"{baseline_judge} verdict",
                       **{c: f"{candidate_judge}: {c}" for c in flips.columns}},
