@@ -75,7 +75,7 @@ def _scenarios() -> list[Scenario]:
                 "first_slot": (pb.first_slot_preference, pb.first_slot_preference_low,
                                pb.first_slot_preference_high),
                 "kappa_gold": (kg.kappa, kg.kappa_low, kg.kappa_high),
-                "win_rate": (wr.win_rate, wr.low, wr.high)}
+                "win_rate": (wr.win_rate, wr.win_rate_low, wr.win_rate_high)}
     d = dA.describe()
     out.append(Scenario(
         "pairwise", lambda s: S.simulate_pairwise(dA, [jA], s), est_A,
@@ -101,7 +101,7 @@ def _scenarios() -> list[Scenario]:
         kg = A.cohen_kappa_vs_gold(df, ["judge"], **kw).iloc[0]
         wr = E.win_rates(df, ["judge"], preference=None, **kw).iloc[0]
         return {"accuracy": (acc.accuracy, acc.low, acc.high), "kappa_gold": (kg.kappa, kg.kappa_low, kg.kappa_high),
-                "win_rate": (wr.win_rate, wr.low, wr.high)}
+                "win_rate": (wr.win_rate, wr.win_rate_low, wr.win_rate_high)}
     d = dB.describe()
     out.append(Scenario(
         "one-reply", lambda s: S.simulate_pairwise(dB, [jB], s), est_B,

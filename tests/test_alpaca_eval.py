@@ -160,7 +160,7 @@ def test_weighted_annotator_win_rates_from_continuous_preference(raw, ae):
         assert w.loc[gen, "win_rate"] == pytest.approx(mean)
         assert w.loc[gen, "parsed"] == len(hand[gen]) == 805
         assert w.loc[gen, "continuous"] == 805
-        assert w.loc[gen, "low"] <= w.loc[gen, "win_rate"] <= w.loc[gen, "high"]
+        assert w.loc[gen, "win_rate_low"] <= w.loc[gen, "win_rate"] <= w.loc[gen, "win_rate_high"]
     # the discrete verdicts alone give another figure: the continuous preference is what is used
     disc = win_rates(ae.verdicts[ae.verdicts["judge"] == judge], preference=None, n_resamples=0)
     assert not np.isclose(disc.set_index("generator_2").loc["claude-2.1", "win_rate"], w.loc["claude-2.1",

@@ -303,7 +303,7 @@ def test_win_rates_hand_case():
     x = np.array([1, 1, 0, 0.5])
     ref = sps.bootstrap((x, np.ones(4)), lambda a, b, axis: a.sum(axis) / b.sum(axis), paired=True,
                         vectorized=True, n_resamples=1000, method="percentile", random_state=np.random.default_rng(0))
-    assert (w["low"], w["high"]) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
+    assert (w["win_rate_low"], w["win_rate_high"]) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
 
 
 def test_kendall_tau_matches_scipy():

@@ -22,6 +22,10 @@ Estimators (all take tidy verdict tables, :mod:`evallab.verdicts`)
   drifts; inconclusive groups are listed.
 - :func:`compare_judges` — the same on one table holding both judges (e.g. LLMBar's ChatGPT-0301 and ChatGPT).
 
+The tables of a :class:`DriftReport` are :class:`evallab.Results`: each estimate column's label, unit, interval
+columns, n and interval method (per row: ``flip_rate_method``, ``kappa_method``, ``delta_method``) are in
+:data:`MEASURES`, so a report shows the method that computed each interval.
+
 Conventions: unparsed replies (NA verdicts) are counted (``unparsed_baseline``/``unparsed_candidate``) and excluded;
 they are never scored as wrong and never counted as a flip (the flip table shows them as ``unparsed``). Accuracy of
 a judge = correct / parsed replies with gold, over the paired replies only, so the difference is paired.
@@ -39,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
+from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import intervals as stats
 from evallab.metrics.agreement import cohen_kappa
@@ -51,6 +56,51 @@ NAN = float("nan")
 UNPARSED = "unparsed"
 #: float guard: a move of exactly the tolerance (up to rounding) is not "more than" it
 _EPS = 1e-9
+#: the method of Cohen's kappa's interval when every item holds one paired reply
+#: (:func:`evallab.metrics.agreement.cohen_kappa`)
+KAPPA_ASYMPTOTIC = "asymptotic standard error (statsmodels cohens_kappa)"
+
+
+def _count(column: str, label: str) -> Measure:
+    return Measure(column, label, "count")
+
+
+#: what each estimate column of :func:`summarize_pairs` (``DriftReport.groups`` / ``.overall``) means
+MEASURES = (
+    _count("items", "Items"),
+    _count("replies", "Paired replies"),
+    _count("unparsed_baseline", "Unparsed (baseline)"),
+    _count("unparsed_candidate", "Unparsed (candidate)"),
+    _count("both_parsed", "Both parsed"),
+    _count("same", "Same verdict"),
+    _count("changed", "Changed"),
+    Measure("flip_rate", "Verdicts changed", "proportion", "flip_rate_low", "flip_rate_high",
+            method_column="flip_rate_method", n="both_parsed", n_unit="replies"),
+    Measure("agreement", "Raw agreement", "proportion", "agreement_low", "agreement_high",
+            method_column="flip_rate_method", n="both_parsed", n_unit="replies"),
+    Measure("flip_p", "One-sided p", "p-value", n="both_parsed", n_unit="replies"),
+    Measure("flip_p_adjusted", "Adjusted p", "p-value", n="both_parsed", n_unit="replies"),
+    Measure("kappa", "Cohen's kappa", "coefficient", "kappa_low", "kappa_high", method_column="kappa_method",
+            n="both_parsed", n_unit="replies", digits=2),
+    _count("both_parsed_ab", "Both parsed (order ab)"),
+    _count("same_ab", "Same verdict (order ab)"),
+    _count("both_parsed_ba", "Both parsed (order ba)"),
+    _count("same_ba", "Same verdict (order ba)"),
+    _count("items_all_parsed", "Items with every reply parsed"),
+    _count("items_unchanged", "Items with no verdict changed"),
+    _count("gold_replies", "Paired replies with gold"),
+    _count("baseline_parsed", "Baseline parsed"),
+    _count("baseline_correct", "Baseline correct"),
+    _count("candidate_parsed", "Candidate parsed"),
+    _count("candidate_correct", "Candidate correct"),
+    Measure("baseline_accuracy", "Baseline accuracy", "proportion", n="baseline_parsed", n_unit="replies"),
+    Measure("candidate_accuracy", "Candidate accuracy", "proportion", n="candidate_parsed", n_unit="replies"),
+    Measure("delta_accuracy", "Δ accuracy", "pp", "delta_low", "delta_high", method_column="delta_method",
+            n="gold_replies", n_unit="replies"),
+    _count("mcnemar_b", "Items more often right under the baseline"),
+    _count("mcnemar_c", "Items more often right under the candidate"),
+    Measure("mcnemar_p", "McNemar p", "p-value", n="items", n_unit="items"),
+)
 
 
 # ----------------------------------------------------------------------------------------------------- pairing
@@ -144,10 +194,30 @@ _SUMS = ("_one", "_bothp", "_same", "_chg", "_ua", "_ub", "_bp", "_cp", "_bc", "
          "_sba")
 
 
+def kappa_interval_method(units: int, items: int, n_resamples: int) -> str:
+    """The method :func:`evallab.metrics.agreement.cohen_kappa` uses for ``units`` paired labels on ``items``
+    items: a percentile item bootstrap when some item holds several units (``""`` when it is switched off), else
+    the asymptotic standard error (:data:`KAPPA_ASYMPTOTIC`)."""
+    if items < units:
+        return bootstrap_method(n_resamples, "item") if n_resamples > 0 else ""
+    return KAPPA_ASYMPTOTIC
+
+
 def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0.95, n_resamples: int = 1000,
-                    seed: int = 0) -> pd.DataFrame:
+                    seed: int = 0) -> Results:
     """Per group (``by``; one row "all" when empty): the drift figures of :func:`compare` from paired replies
-    (:func:`pair_verdicts`). Intervals resample items."""
+    (:func:`pair_verdicts`). Intervals resample items.
+
+    Returns
+    -------
+    Results
+        One row per group with the columns listed in :class:`DriftReport` (their meanings: :data:`MEASURES`),
+        each interval's method in ``flip_rate_method`` (also that of ``agreement``), ``kappa_method`` and
+        ``delta_method`` (:func:`evallab.metrics.intervals.ratio_interval_method`,
+        :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, :func:`kappa_interval_method`;
+        ``""`` without an interval), ``note`` (why a figure is missing), and the per-item counts ``_num``/``_den``
+        the gate tests.
+    """
     by = list(by)
     a, b, g = p["verdict_baseline"], p["verdict_candidate"], p["gold"]
     has_gold = g.notna().to_numpy(bool)
@@ -185,15 +255,18 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         r.update(items=len(pi), replies=int(s["_one"]), unparsed_baseline=int(s["_ua"]),
                  unparsed_candidate=int(s["_ub"]), both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
                  flip_rate=n_chg / n_both if n_both else NAN)
-        r["flip_rate_low"], r["flip_rate_high"] = stats.ratio_interval(pi["_chg"], pi["_bothp"], **kw) \
-            if n_both else (NAN, NAN)
+        r["flip_rate_low"], r["flip_rate_high"], r["flip_rate_method"] = stats.ratio_interval_method(
+            pi["_chg"], pi["_bothp"], **kw) if n_both else (NAN, NAN, "")
         r["agreement"] = 1 - r["flip_rate"] if n_both else NAN
         r["agreement_low"], r["agreement_high"] = 1 - r["flip_rate_high"], 1 - r["flip_rate_low"]
         r["flip_p"] = NAN  # set by gate()
         idx = row_groups[key_t if len(keys) > 1 else key_t[0]]  # .indices keys a single column by its value
         ok = idx[both[idx]]
+        ok_items = len(np.unique(d["_item"].to_numpy()[ok]))
         r["kappa"], r["kappa_low"], r["kappa_high"] = cohen_kappa(vb[ok].astype(str), vc[ok].astype(str),
                                                                   clusters=d["_item"].to_numpy()[ok], **kw)
+        r["kappa_method"] = kappa_interval_method(len(ok), ok_items, n_resamples) \
+            if np.isfinite(r["kappa_low"]) else ""
         r.update(both_parsed_ab=int(s["_ab"]), same_ab=int(s["_sab"]), both_parsed_ba=int(s["_ba"]),
                  same_ba=int(s["_sba"]), items_all_parsed=int(full.sum()),
                  items_unchanged=int((full & (pi["_same"] == pi["_one"])).sum()), gold_replies=int(s["_gold"]))
@@ -203,20 +276,25 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         r["candidate_accuracy"] = cc / cp if cp else NAN
         r["delta_accuracy"] = r["candidate_accuracy"] - r["baseline_accuracy"]
         gi = pi[pi["_gold"] > 0]
-        r["delta_low"], r["delta_high"] = stats.ratio_difference_interval(
-            gi["_cc"], gi["_cp"], gi["_bc"], gi["_bp"], **kw) if bp and cp else (NAN, NAN)
+        r["delta_low"], r["delta_high"], r["delta_method"] = stats.ratio_difference_interval_method(
+            gi["_cc"], gi["_cp"], gi["_bc"], gi["_bp"], **kw) if bp and cp else (NAN, NAN, "")
         # McNemar on items: which judge got more of the item's replies (both parsed, with gold) right
         both_gold = pi[pi["_gold"] > 0]
         mb = int((both_gold["_bc"] > both_gold["_cc"]).sum())
         mc = int((both_gold["_cc"] > both_gold["_bc"]).sum())
         m = stats.mcnemar(mb, mc)
         r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"] if r["gold_replies"] else NAN
-        kn = stats.no_interval_note(r["kappa"], r["kappa_low"], r["kappa_high"], units=len(np.unique(
-            d["_item"].to_numpy()[ok])), n_resamples=n_resamples)
-        r["note"] = f"Cohen's kappa: {kn}" if kn else ""
+        kn = stats.no_interval_note(r["kappa"], r["kappa_low"], r["kappa_high"], units=ok_items,
+                                    n_resamples=n_resamples)
+        notes = [] if n_both else ["not computable: no reply both judges parsed"]
+        if not r["gold_replies"]:
+            notes.append("accuracy not computable: no paired reply has a gold label")
+        if kn:
+            notes.append(f"Cohen's kappa: {kn}")
+        r["note"] = "; ".join(notes)
         r["_num"], r["_den"] = pi["_chg"].to_numpy(float), pi["_bothp"].to_numpy(float)
         rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), MEASURES, level=confidence, keys=[*by, "group"])
 
 
 STATUSES = ("drift", "within", "inconclusive", "untested")
@@ -342,26 +420,33 @@ class DriftReport:
 
     Attributes
     ----------
-    groups : DataFrame, one row per group (``by`` columns, ``group`` name) with
-        ``items``, ``replies`` (paired), ``unparsed_baseline``, ``unparsed_candidate``, ``both_parsed``,
-        ``same``, ``changed``, ``flip_rate`` in [0, 1] (+ ``_low``/``_high``, item-cluster), ``agreement`` =
-        1 − flip rate (+ interval), ``flip_p`` / ``flip_p_adjusted`` (one-sided test of flip rate ≤ tolerance),
-        ``status`` (drift / within / inconclusive / untested), ``flagged`` (status == drift), ``kappa``
-        (+ ``_low``/``_high``), ``both_parsed_ab``/``same_ab`` and ``_ba`` (per order), ``items_all_parsed`` and
-        ``items_unchanged`` (every paired reply of the item kept its verdict), ``gold_replies``,
-        ``baseline_parsed``/``_correct``/``_accuracy``, ``candidate_parsed``/``_correct``/``_accuracy`` (in
-        [0, 1]), ``delta_accuracy`` (candidate − baseline) with ``delta_low``/``delta_high`` (paired item bootstrap),
-        ``mcnemar_b`` (items the baseline got more right), ``mcnemar_c``, ``mcnemar_p``.
-    overall : DataFrame, one row: the same over every paired reply, gated on its own.
-    flips : DataFrame, long: ``by`` + ``verdict_baseline`` + ``verdict_candidate`` (NA shown as ``unparsed``) +
-        ``count``.
-    pairs : DataFrame, one row per paired reply (see :func:`pair_verdicts`).
-    gate : GateResult.
+    groups : Results
+        One row per group (``by`` columns, ``group`` name) with counts (unit "count"): ``items``, ``replies``
+        (paired), ``unparsed_baseline``, ``unparsed_candidate``, ``both_parsed``, ``same``, ``changed``,
+        ``both_parsed_ab``/``same_ab`` and ``_ba`` (per order), ``items_all_parsed`` and ``items_unchanged``
+        (every paired reply of the item kept its verdict), ``gold_replies``, ``baseline_parsed``/``_correct``,
+        ``candidate_parsed``/``_correct``, ``mcnemar_b`` (items the baseline got more right), ``mcnemar_c``;
+        proportions: ``flip_rate`` in [0, 1] (+ ``_low``/``_high``, item-cluster; method in ``flip_rate_method``;
+        n = ``both_parsed`` replies), ``agreement`` = 1 − flip rate (+ interval, same method),
+        ``baseline_accuracy``, ``candidate_accuracy`` (no interval; n = parsed replies); ``delta_accuracy``
+        (candidate − baseline, unit "pp") with ``delta_low``/``delta_high`` (paired item bootstrap; method in
+        ``delta_method``); ``kappa`` (Cohen, unit "coefficient", + ``_low``/``_high``, method in
+        ``kappa_method``); p-values ``flip_p`` / ``flip_p_adjusted`` (one-sided test of flip rate ≤ tolerance)
+        and ``mcnemar_p``; ``status`` (drift / within / inconclusive / untested), ``flagged`` (status == drift),
+        ``note``. Its measures: :data:`MEASURES`; its level: the ``confidence`` of :func:`compare`.
+    overall : Results
+        One row: the same over every paired reply, gated on its own.
+    flips : Results
+        Long: ``by`` + ``verdict_baseline`` + ``verdict_candidate`` (NA shown as ``unparsed``) + ``count``
+        (replies, unit "count").
+    pairs : DataFrame
+        One row per paired reply (see :func:`pair_verdicts`).
+    gate : GateResult
     """
 
-    groups: pd.DataFrame
-    overall: pd.DataFrame
-    flips: pd.DataFrame
+    groups: Results
+    overall: Results
+    flips: Results
     pairs: pd.DataFrame
     gate: GateResult
     by: list[str]
@@ -374,12 +459,24 @@ class DriftReport:
     def passed(self) -> bool:
         return self.gate.passed
 
+    def with_overall(self) -> Results:
+        """The overall row ("all") followed by the per-group rows, with the same measures."""
+        both = pd.concat([self.overall, self.groups], ignore_index=True)
+        return results(both, self.groups.measures, level=self.groups.level, keys=self.groups.keys)
+
     def moved(self) -> pd.DataFrame:
         """The paired replies whose parsed verdict changed (which verdicts moved)."""
         return self.pairs[self.pairs["changed"]].reset_index(drop=True)
 
-    def flip_table(self, group: dict | None = None) -> pd.DataFrame:
-        """Square flip table baseline × candidate (counts), over all groups or the one matching ``group``."""
+    def flip_table(self, group: dict | None = None) -> Results:
+        """Square flip table baseline × candidate, over all groups or the one matching ``group``.
+
+        Returns
+        -------
+        Results
+            Indexed by ``baseline verdict``; one column per candidate verdict (``unparsed`` for NA), each a
+            count of replies (unit "count", labelled by the verdict).
+        """
         f = self.flips
         for c, v in (group or {}).items():
             f = f[f[c] == v]
@@ -388,7 +485,7 @@ class DriftReport:
         labels = sorted(set(t.index) | set(t.columns), key=_label_order)
         t = t.reindex(index=labels, columns=labels, fill_value=0).astype(int)
         t.index.name, t.columns.name = "baseline verdict", "candidate verdict"
-        return t
+        return results(t, [Measure(c, str(c), "count") for c in t.columns])
 
     def summary(self) -> str:
         o = self.overall.iloc[0]
@@ -424,6 +521,8 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     Returns
     -------
     DriftReport
+        Its ``groups``, ``overall`` and ``flips`` are :class:`~evallab.Results` (columns, units and interval
+        methods in :class:`DriftReport`); intervals at level ``confidence``.
 
     Raises
     ------
@@ -436,12 +535,14 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     groups = summarize_pairs(pairs, by, **kw)
     overall = summarize_pairs(pairs, [], **kw)
     g = gate(groups, overall, tolerance=tolerance, alpha=alpha, adjust=adjust, by=by)
-    groups = groups.drop(columns=["_num", "_den"])
-    overall = overall.drop(columns=["_num", "_den"])
+    # the gate added its p-values and statuses: wrap again so their measures are kept
+    groups = results(groups.drop(columns=["_num", "_den"]), MEASURES, level=confidence, keys=[*by, "group"])
+    overall = results(overall.drop(columns=["_num", "_den"]), MEASURES, level=confidence, keys=["group"])
     fl = pairs.assign(verdict_baseline=pairs["verdict_baseline"].fillna(UNPARSED),
                       verdict_candidate=pairs["verdict_candidate"].fillna(UNPARSED))
-    flips = fl.groupby(by + ["verdict_baseline", "verdict_candidate"], dropna=False, observed=True).size() \
-        .rename("count").reset_index()
+    flips = results(fl.groupby(by + ["verdict_baseline", "verdict_candidate"], dropna=False, observed=True).size()
+                    .rename("count").reset_index(), [Measure("count", "Replies", "count")],
+                    keys=[*by, "verdict_baseline", "verdict_candidate"])
     return DriftReport(groups=groups, overall=overall, flips=flips, pairs=pairs, gate=g, by=by,
                        baseline_judge=pairs.attrs.get("baseline_judge", ""),
                        candidate_judge=pairs.attrs.get("candidate_judge", ""),

@@ -22,6 +22,10 @@ Sources: AlpacaEval (Li, Dubois et al. 2023; ``alpaca_eval/metrics.py`` ``get_wi
   effect on rankings (Kendall's tau, ``scipy.stats.kendalltau``), with the number of models n and the p-value;
   :func:`rank_headline` picks the headline only among pairs with at least :data:`MIN_RANK_ENTITIES` models
   (:func:`perfect_agreement_pvalue`: with 4, even identical rankings give p = 0.083).
+
+Every table is an :class:`evallab.Results` (measures: :data:`WIN_RATE_MEASURES`, :data:`LC_MEASURES`,
+:data:`EVALUATOR_MEASURES`, :data:`RANK_MEASURES`); an item-cluster interval ``<column>_low``/``_high`` names the
+method that computed it in ``<column>_method``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from scipy.stats import kendalltau
 from statsmodels.genmod.families import Binomial
 from statsmodels.genmod.generalized_linear_model import GLM
 
+from evallab._results import Measure, Results, results
 from evallab.errors import DataError
 from evallab.metrics import intervals
 from evallab.metrics.design import check_design, groups, not_computable
@@ -43,6 +48,54 @@ from evallab.metrics.design import check_design, groups, not_computable
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
 MIN_LENGTH_GAP = 30
+#: the interval of the length-controlled win rate (:func:`length_controlled_win_rates`)
+LC_METHOD = "delta method (Wald, HC0 robust covariance of the binomial GLM)"
+
+
+def _count(column: str, label: str) -> Measure:
+    return Measure(column, label, "count")
+
+
+def _share(column: str, label: str, n: str, n_unit: str = "replies", *, interval: bool = True) -> Measure:
+    """A proportion with an item-cluster interval ``<column>_low/_high`` whose method is in ``<column>_method``."""
+    if not interval:
+        return Measure(column, label, "proportion", n=n, n_unit=n_unit)
+    return Measure(column, label, "proportion", f"{column}_low", f"{column}_high", method_column=f"{column}_method",
+                   n=n, n_unit=n_unit)
+
+
+#: the measures of :func:`win_rates`
+WIN_RATE_MEASURES = (
+    _count("parsed", "Parsed"), _count("unparsed", "Unparsed"), _count("wins", "Wins"), _count("losses", "Losses"),
+    _count("ties", "Ties"), _count("continuous", "Continuous preferences"),
+    _share("win_rate", "Win rate", "parsed"),
+)
+#: the measures of :func:`length_controlled_win_rates`
+LC_MEASURES = (
+    _count("pairs", "Replies"),
+    _share("win_rate", "Win rate", "pairs", interval=False),
+    Measure("lc_win_rate", "Length-controlled win rate", "proportion", "lc_win_rate_low", "lc_win_rate_high",
+            method=LC_METHOD, n="pairs", n_unit="replies"),
+    Measure("length_coef", "Length coefficient", "log-odds per unit of tanh", digits=2),
+)
+#: the measures of :func:`evaluator_metrics`
+EVALUATOR_MEASURES = (
+    _count("replies", "Replies"), _count("unparsed", "Unparsed"), _count("parsed", "Parsed"), _count("ties", "Ties"),
+    _count("continuous", "Continuous preferences"),
+    _share("p_prefer_output_1", "Prefers output 1", "parsed"),
+    _count("shown_known", "Decisive replies with the shown order known"),
+    _share("p_prefer_shown_first", "Prefers the output shown first", "shown_known", "decisive replies"),
+    _count("longer_pairs", "Decisive replies on pairs with a length gap"),
+    _share("longer_is_output_1", "Longer output is output 1", "longer_pairs", "decisive replies", interval=False),
+    _share("p_prefer_longer", "Prefers the longer output", "longer_pairs", "decisive replies"),
+)
+#: the measures of the rank-agreement tables (:func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`)
+RANK_MEASURES = (
+    _count("n", "Models"),
+    Measure("tau", "Kendall's tau", "coefficient", n="n", n_unit="models"),
+    Measure("pvalue", "p", "p-value", n="n", n_unit="models"),
+    Measure("max_shift", "Largest win-rate shift", "pp", n="n", n_unit="models"),
+)
 
 
 def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -> pd.Series:
@@ -76,14 +129,32 @@ def _item(d: pd.DataFrame) -> pd.Series:
 
 
 def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *, preference: str | None = "score",
-              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Win rate of output 2 over output 1 per group (AlpacaEval's ``win_rate`` / 100).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`).
+    by : sequence of str, default ("judge", "generator_2")
+        Grouping columns.
+    preference : str or None, default "score"
+        The column holding AlpacaEval's preference in [1, 2] (``None``: the discrete verdicts only).
+    confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
+        Interval level, bootstrap resamples over items, seed.
 
     Returns
     -------
-    DataFrame: ``by`` + ``parsed``, ``unparsed``, ``wins`` (verdict 2), ``losses``, ``ties``, ``continuous``
-    (replies whose preference came from the column), ``win_rate`` in [0, 1] = mean preference for output 2
-    (:func:`preference_of_output_2`), ``low``/``high`` (item-cluster interval; Wilson for discrete one-reply items).
+    Results
+        ``by`` + counts (unit "count"): ``parsed``, ``unparsed``, ``wins`` (verdict 2), ``losses``, ``ties``,
+        ``continuous`` (replies whose preference came from the column); ``win_rate`` (proportion in [0, 1]) = mean
+        preference for output 2 (:func:`preference_of_output_2`) with ``win_rate_low``/``win_rate_high``
+        (item-cluster interval, its method in ``win_rate_method``: Wilson for discrete one-reply items, else the
+        item bootstrap; n = ``parsed`` replies); ``note``. Measures: :data:`WIN_RATE_MEASURES`.
+
+    References
+    ----------
+    AlpacaEval, ``alpaca_eval/metrics.py`` ``get_winrate``.
     """
     by = list(by)
     check_design(df, by)
@@ -98,14 +169,12 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
     for key, g in groups(d, by):
         ok = g[g["_x"].notna()]
         per = ok.assign(_n=1.0).groupby(_item(ok))[["_x", "_n"]].sum()
-        lo, hi = intervals.ratio_interval(per["_x"], per["_n"], n_resamples=n_resamples, confidence=confidence,
-                                          seed=seed) if len(per) else (NAN, NAN)
-        rows.append(dict(key, parsed=len(ok), unparsed=int(g["_x"].isna().sum()),
-                         wins=int((ok["verdict"] == "2").sum()), losses=int((ok["verdict"] == "1").sum()),
-                         ties=int((ok["verdict"] == "tie").sum()), continuous=int(ok["_cont"].sum()),
-                         win_rate=float(ok["_x"].mean()) if len(ok) else NAN, low=lo, high=hi,
-                         note="" if len(ok) else not_computable("no parsed reply")))
-    return pd.DataFrame(rows)
+        r = dict(key, parsed=len(ok), unparsed=int(g["_x"].isna().sum()), wins=int((ok["verdict"] == "2").sum()),
+                 losses=int((ok["verdict"] == "1").sum()), ties=int((ok["verdict"] == "tie").sum()),
+                 continuous=int(ok["_cont"].sum()), win_rate=float(ok["_x"].mean()) if len(ok) else NAN)
+        _interval(r, "win_rate", per["_x"], per["_n"], n_resamples=n_resamples, confidence=confidence, seed=seed)
+        rows.append({**r, "note": "" if len(ok) else not_computable("no parsed reply")})
+    return results(pd.DataFrame(rows), WIN_RATE_MEASURES, level=confidence, keys=by)
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -115,7 +184,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"),
                                 *, instruction: str | None = "instruction_idx", preference: str | None = "score",
-                                confidence: float = 0.95) -> pd.DataFrame:
+                                confidence: float = 0.95) -> Results:
     """Length-controlled win rate of output 2 per group (Dubois et al. 2024; AlpacaEval ``glm_winrate.py``,
     ``length_controlled_v1``).
 
@@ -136,9 +205,12 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
 
     Returns
     -------
-    DataFrame: ``by`` + ``pairs``, ``win_rate`` (raw, for comparison), ``lc_win_rate`` in [0, 1] with
-    ``lc_low``/``lc_high`` (delta-method Wald interval with the heteroskedasticity-robust HC0 covariance of the GLM),
-    ``length_coef`` (β₁, log-odds per unit of tanh), ``note``.
+    Results
+        ``by`` + ``pairs`` (parsed replies with both lengths, unit "count"), ``win_rate`` (raw, for comparison;
+        proportion), ``lc_win_rate`` (proportion in [0, 1]) with ``lc_win_rate_low``/``lc_win_rate_high``
+        (delta-method Wald interval with the heteroskedasticity-robust HC0 covariance of the GLM,
+        :data:`LC_METHOD`; n = ``pairs`` replies), ``length_coef`` (β₁, log-odds per unit of tanh), ``note``.
+        Measures: :data:`LC_MEASURES`.
 
     Raises
     ------
@@ -168,7 +240,7 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
         ok = g[g["_x"].notna() & g["_dl"].notna()]
         with_diff = use_diff and ok["_diff"].notna().all() and len(ok) > 0
         r = dict(key, pairs=len(ok), win_rate=float(ok["_x"].mean()) if len(ok) else NAN, lc_win_rate=NAN,
-                 lc_low=NAN, lc_high=NAN, length_coef=NAN,
+                 lc_win_rate_low=NAN, lc_win_rate_high=NAN, length_coef=NAN,
                  note="" if with_diff else "instruction difficulty not estimable (no other model on the same "
                                            "instructions): length term only")
         sd = float(ok["_dl"].std()) if len(ok) > 2 else 0.0
@@ -188,15 +260,15 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
         lc = float(p0.mean())
         grad = (p0 * (1 - p0))[:, None] * X0
         se = float(np.sqrt(grad.mean(0) @ cov @ grad.mean(0)))
-        r.update(lc_win_rate=lc, lc_low=max(0.0, lc - z * se), lc_high=min(1.0, lc + z * se),
+        r.update(lc_win_rate=lc, lc_win_rate_low=max(0.0, lc - z * se), lc_win_rate_high=min(1.0, lc + z * se),
                  length_coef=float(beta[1]))
         rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), LC_MEASURES, level=confidence, keys=by)
 
 
 def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by: Sequence[str] = ("judge",),
                       min_length_gap: int = MIN_LENGTH_GAP, confidence: float = 0.95, n_resamples: int = 1000,
-                      seed: int = 0, preference: str | None = "score") -> pd.DataFrame:
+                      seed: int = 0, preference: str | None = "score") -> Results:
     """AlpacaEval's evaluator-leaderboard columns that the data allows, per group (definitions and the confounds
     in the module docstring).
 
@@ -208,12 +280,19 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
 
     Returns
     -------
-    DataFrame: ``by`` + ``replies``, ``unparsed``, ``ties``, ``continuous``, ``p_prefer_output_1`` in [0, 1]
-    (+ ``_low``/``_high``); ``shown_known`` (decisive replies whose shown order is known: ``order`` ab/ba or a
-    ``shown_first`` column), ``p_prefer_shown_first`` (+ ``_low``/``_high``; 0.5 = no position preference);
-    ``longer_pairs`` (decisive replies on pairs with a length gap), ``longer_is_output_1`` (share of those pairs
-    whose longer output is output 1), ``p_prefer_longer`` (+ ``_low``/``_high``); ``note``. Intervals resample
-    items.
+    Results
+        ``by`` + counts (unit "count"): ``replies``, ``unparsed``, ``parsed``, ``ties``, ``continuous``;
+        proportions in [0, 1]: ``p_prefer_output_1`` (n = ``parsed`` replies); ``shown_known`` (decisive replies
+        whose shown order is known: ``order`` ab/ba or a ``shown_first`` column), ``p_prefer_shown_first``
+        (n = ``shown_known``; 0.5 = no position preference); ``longer_pairs`` (decisive replies on pairs with a
+        length gap), ``longer_is_output_1`` (share of those pairs whose longer output is output 1; no interval),
+        ``p_prefer_longer`` (n = ``longer_pairs``); ``note``. Each interval is ``<column>_low``/``_high``,
+        resampling items, its method in ``<column>_method``
+        (:func:`evallab.metrics.intervals.ratio_interval_method`). Measures: :data:`EVALUATOR_MEASURES`.
+
+    References
+    ----------
+    AlpacaEval's evaluator leaderboard (``alpaca_eval/analyze.py``, ``get_length_biases``).
     """
     by = list(by)
     check_design(df, by)
@@ -252,20 +331,18 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         per = g.assign(_n1=g["_n1"].fillna(0.0)).groupby("_item")[["_n1", "_ok", "_sf", "_sk", "_ll", "_lk",
                                                                      "_l1"]].sum()
         ok = int(per["_ok"].sum())
-        r = dict(key, replies=len(g), unparsed=len(g) - ok, ties=int(g["_tie"].sum()),
+        r = dict(key, replies=len(g), unparsed=len(g) - ok, parsed=ok, ties=int(g["_tie"].sum()),
                  continuous=int(g["_cont"].sum()))
         r["p_prefer_output_1"] = float(per["_n1"].sum() / ok) if ok else NAN
-        r["p_prefer_output_1_low"], r["p_prefer_output_1_high"] = intervals.ratio_interval(per["_n1"], per["_ok"],
-                                                                                           **kw)
+        _interval(r, "p_prefer_output_1", per["_n1"], per["_ok"], **kw)
         sk, lk = int(per["_sk"].sum()), int(per["_lk"].sum())
         r["shown_known"] = sk
         r["p_prefer_shown_first"] = float(per["_sf"].sum() / sk) if sk else NAN
-        r["p_prefer_shown_first_low"], r["p_prefer_shown_first_high"] = intervals.ratio_interval(
-            per["_sf"], per["_sk"], **kw)
+        _interval(r, "p_prefer_shown_first", per["_sf"], per["_sk"], **kw)
         r["longer_pairs"] = lk
         r["longer_is_output_1"] = float(per["_l1"].sum() / lk) if lk else NAN
         r["p_prefer_longer"] = float(per["_ll"].sum() / lk) if lk else NAN
-        r["p_prefer_longer_low"], r["p_prefer_longer_high"] = intervals.ratio_interval(per["_ll"], per["_lk"], **kw)
+        _interval(r, "p_prefer_longer", per["_ll"], per["_lk"], **kw)
         notes = []
         if not ok:
             notes.append(not_computable("no parsed reply"))
@@ -278,7 +355,14 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
                                         f"more than {min_length_gap} characters"))
         r["note"] = "; ".join(notes)
         rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), EVALUATOR_MEASURES, level=confidence, keys=by)
+
+
+def _interval(row: dict, column: str, num, den, **kw) -> None:
+    """``row[column + "_low"/"_high"/"_method"]`` from per-item counts
+    (:func:`evallab.metrics.intervals.ratio_interval_method`)."""
+    row[f"{column}_low"], row[f"{column}_high"], row[f"{column}_method"] = intervals.ratio_interval_method(
+        num, den, **kw)
 
 
 #: fewest entities a rank agreement is headlined from: with 4, even identical rankings give an exact two-sided
@@ -315,17 +399,20 @@ def rank_headline(table: pd.DataFrame, *, min_n: int = MIN_RANK_ENTITIES) -> dic
     -------
     dict: ``tau``, ``n``, ``pvalue`` and the pair's names (the row's other columns) — all None when no pair has
     ``min_n`` entities —, ``max_tau`` (highest tau among those pairs), ``pairs`` (pairs with ``min_n`` or more),
-    ``pairs_below_min`` (pairs left out), ``min_n``, and ``p_at_min`` (:func:`perfect_agreement_pvalue` of
-    ``min_n − 1``: the best p a left-out pair could have had).
+    ``pairs_below_min`` (pairs left out), ``min_n``, ``p_at_min`` (:func:`perfect_agreement_pvalue` of
+    ``min_n − 1``: the best p a left-out pair could have had), and ``row``: the headline row's position in
+    ``table`` (``table.estimate("tau", row)`` states it; None without a headline).
     """
     ok = table[(table["n"] >= min_n) & table["tau"].notna()]
     out = {"min_n": int(min_n), "pairs": len(ok), "pairs_below_min": int(len(table) - len(ok)),
            "p_at_min": perfect_agreement_pvalue(min_n - 1)}
     if ok.empty:
-        return {**out, "tau": None, "n": None, "pvalue": None, "max_tau": None}
-    r = ok.sort_values(["tau", "n"], ascending=[True, False]).iloc[0]
+        return {**out, "tau": None, "n": None, "pvalue": None, "max_tau": None, "row": None}
+    ranked = ok.sort_values(["tau", "n"], ascending=[True, False])
+    r = ranked.iloc[0]
     return {**out, **{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}, "n": int(r["n"]),
-            "tau": float(r["tau"]), "pvalue": float(r["pvalue"]), "max_tau": float(ok["tau"].max())}
+            "tau": float(r["tau"]), "pvalue": float(r["pvalue"]), "max_tau": float(ok["tau"].max()),
+            "row": int(table.index.get_loc(ranked.index[0]))}
 
 
 def rank_correlation(a: pd.Series, b: pd.Series) -> dict:
@@ -333,26 +420,39 @@ def rank_correlation(a: pd.Series, b: pd.Series) -> dict:
 
     ``a`` and ``b`` are indexed by entity (e.g. model); only entities in both with finite values count.
 
-    Returns ``{"n", "tau", "pvalue"}``; tau in [-1, 1], NaN with fewer than 2 common entities. The two-sided
-    p-value is exact for small n without ties (scipy's "auto"). Report tau with its n and p, and not at all below
-    :data:`MIN_RANK_ENTITIES` (:func:`rank_headline`): with few entities even perfect agreement is not
-    significant.
+    Returns ``{"n", "tau", "pvalue", "note"}``; tau in [-1, 1], NaN with fewer than 2 common entities or when a
+    ranking ties every entity (``note`` says which). The two-sided p-value is exact for small n without ties
+    (scipy's "auto"). Report tau with its n and p, and not at all below :data:`MIN_RANK_ENTITIES`
+    (:func:`rank_headline`): with few entities even perfect agreement is not significant.
     """
     j = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").astype(float).dropna()
     if len(j) < 2:
-        return {"n": len(j), "tau": np.nan, "pvalue": np.nan}
+        return {"n": len(j), "tau": np.nan, "pvalue": np.nan,
+                "note": not_computable(f"Kendall's tau needs 2 or more common entities ({len(j)} here)")}
     res = kendalltau(j["a"].to_numpy(), j["b"].to_numpy())
-    return {"n": len(j), "tau": float(res.statistic), "pvalue": float(res.pvalue)}
+    tau = float(res.statistic)
+    return {"n": len(j), "tau": tau, "pvalue": float(res.pvalue),
+            "note": "" if np.isfinite(tau) else not_computable("a ranking ties every entity")}
 
 
-def win_rate_rank_agreement(df: pd.DataFrame, *, entity: str = "generator_2") -> pd.DataFrame:
+def win_rate_rank_agreement(df: pd.DataFrame, *, entity: str = "generator_2") -> Results:
     """The judge-swap effect on a ranking built from the verdicts: for every two judges, Kendall's tau between
     the win rates (:func:`win_rates`) of the entities (models) both judged, and the largest win-rate shift.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with a ``judge`` column and the ``entity`` column.
+    entity : str, default "generator_2"
+        The column naming what is ranked (the model compared with the baseline).
+
     Returns
     -------
-    DataFrame: ``judge_a``, ``judge_b``, ``n`` (common entities), ``tau``, ``pvalue``, ``max_shift`` (largest
-    |win rate b − win rate a| over common entities, in [0, 1]) and ``max_shift_entity``.
+    Results
+        ``judge_a``, ``judge_b``, ``n`` (common entities, unit "count"), ``tau`` (Kendall's tau-b, unit
+        "coefficient", no interval; n = ``n`` models), ``pvalue`` (exact two-sided when small, unit "p-value"),
+        ``max_shift`` (largest |win rate b − win rate a| over common entities, unit "pp"), ``max_shift_entity``
+        and ``note`` (why a tau is missing). Measures: :data:`RANK_MEASURES`.
     """
     w = win_rates(df, by=("judge", entity), n_resamples=0).pivot(index=entity, columns="judge", values="win_rate")
     rows = []
@@ -361,12 +461,13 @@ def win_rate_rank_agreement(df: pd.DataFrame, *, entity: str = "generator_2") ->
         diff = (w[b] - w[a]).abs().dropna()
         rows.append(dict(judge_a=a, judge_b=b, **r, max_shift=float(diff.max()) if len(diff) else np.nan,
                          max_shift_entity=str(diff.idxmax()) if len(diff) else ""))
-    return pd.DataFrame(rows, columns=["judge_a", "judge_b", "n", "tau", "pvalue", "max_shift",
-                                       "max_shift_entity"])
+    out = pd.DataFrame(rows, columns=["judge_a", "judge_b", "n", "tau", "pvalue", "max_shift", "max_shift_entity",
+                                      "note"])
+    return results(out, RANK_MEASURES, keys=["judge_a", "judge_b"])
 
 
 def leaderboard_rank_agreement(leaderboards: pd.DataFrame, *, value: str = "win_rate", min_common: int = 3,
-                               exclude_baseline: bool = True) -> pd.DataFrame:
+                               exclude_baseline: bool = True) -> Results:
     """The judge-swap effect on rankings: Kendall's tau between every two leaderboards of the same version.
 
     Parameters
@@ -379,8 +480,10 @@ def leaderboard_rank_agreement(leaderboards: pd.DataFrame, *, value: str = "win_
 
     Returns
     -------
-    DataFrame: ``version``, ``leaderboard_a``, ``leaderboard_b``, ``n`` (common models), ``tau``, ``pvalue``,
-    sorted by version and n (largest first).
+    Results
+        ``version``, ``leaderboard_a``, ``leaderboard_b``, ``n`` (common models, unit "count"), ``tau``
+        (Kendall's tau-b, unit "coefficient", no interval; n = ``n`` models), ``pvalue`` (unit "p-value"),
+        ``note``, sorted by version and n (largest first). Measures: :data:`RANK_MEASURES`.
     """
     lb = leaderboards
     if exclude_baseline and "is_baseline" in lb.columns:
@@ -393,7 +496,8 @@ def leaderboard_rank_agreement(leaderboards: pd.DataFrame, *, value: str = "win_
             r = rank_correlation(boards[a], boards[b])
             if r["n"] >= min_common:
                 rows.append(dict(version=version, leaderboard_a=a, leaderboard_b=b, **r))
-    out = pd.DataFrame(rows, columns=["version", "leaderboard_a", "leaderboard_b", "n", "tau", "pvalue"])
-    return out.sort_values(["version", "n"], ascending=[True, False]).reset_index(drop=True)
+    out = pd.DataFrame(rows, columns=["version", "leaderboard_a", "leaderboard_b", "n", "tau", "pvalue", "note"])
+    out = out.sort_values(["version", "n"], ascending=[True, False]).reset_index(drop=True)
+    return results(out, RANK_MEASURES, keys=["version", "leaderboard_a", "leaderboard_b"])
 
 

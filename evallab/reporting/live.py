@@ -1,5 +1,6 @@
-"""The "live judge: SmolLM2-135M on llama.cpp" sections of reports 02 and 05 (report 03's is
-:func:`evallab.reporting.sections.inflation.live_section`), from the committed live run
+"""The "live judge: SmolLM2-135M on llama.cpp" section of report 02 (report 03's is
+:func:`evallab.reporting.sections.inflation.live_section`, report 05's
+:func:`evallab.reporting.sections.drift.live_prompt_drift`), from the committed live run
 (``data/live/smollm2``, written by ``make live``: :mod:`evallab.experiments.live`).
 
 Each ``*_section`` function takes the loaded run (:func:`load`) and returns a :class:`Section`: finding sentences
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.metrics import agreement, drift, position
+from evallab.metrics import agreement, position
 from evallab.metrics.intervals import no_interval_note, wilson
 
 #: what every live section says about the judge (issue 14: "say plainly that this is a 135M-parameter model")
@@ -173,32 +174,5 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
     return sec
 
 
-def drift_section(run: dict | None, *, tolerance: float = 0.05, alpha: float = 0.05, confidence: float = 0.95,
-                  n_resamples: int = 1000, seed: int = 0) -> Section:
-    """Report 05: the same LLMBar pairs (both orders, greedy) under evallab's plain prompt and under the prompt with
-    LLMBar's rules — the flip rate (share of paired verdicts that changed) against MeowKit's gate (at most
-    ``tolerance`` may change, tested one-sided), kappa, and accuracy before/after."""
-    sec = Section(missing=absent(run, "drift") or absent(run, "position"))
-    if sec.missing:
-        return sec
-    pos = run["position"]
-    base = pos[pd.to_numeric(pos["temperature"], errors="coerce") == 0]
-    cand = run["drift"]
-    rep = drift.compare(base.assign(judge="SmolLM2-135M · plain prompt"), cand.assign(judge="SmolLM2-135M · rules"),
-                        by=["subset"], match_on=("dataset", "item_id", "anchor_set", "order", "sample"),
-                        tolerance=tolerance, alpha=alpha, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    o = rep.overall.iloc[0]
-    sec.tables = {"overall": rep.overall, "flips": rep.flips}
-    sec.findings.append(dict(
-        sentence=(f"Changing only the prompt (adding LLMBar's rules) changes {_pct(o['flip_rate'])} "
-                  f"[{_pct(o['flip_rate_low'])}, {_pct(o['flip_rate_high'])}] of SmolLM2-135M's {int(o['both_parsed'])} "
-                  f"paired verdicts on the same pairs: MeowKit's gate (at most {_pct(tolerance, 0)} may change) says "
-                  f"{o['status']}; accuracy vs gold {_pct(o['baseline_accuracy'])} → {_pct(o['candidate_accuracy'])}."),
-        value=o["flip_rate"], low=o["flip_rate_low"], high=o["flip_rate_high"], n=int(o["both_parsed"]), unit="%"))
-    sec.metrics = {"live_card": _card_line(run), "live_prompt_flip_rate": float(o["flip_rate"]),
-                   "live_prompt_drift_status": str(o["status"]), "live_prompt_pairs": int(o["both_parsed"])}
-    return sec
-
-
-__all__ = ["CAVEAT", "Section", "absent", "drift_section", "load", "parse_rates",
+__all__ = ["CAVEAT", "Section", "absent", "load", "parse_rates",
            "position_section"]

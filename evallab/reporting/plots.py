@@ -191,16 +191,17 @@ def plot_drift(report, *, label: str = "group", title: str | None = None, ax=Non
 def plot_win_rates(rates: pd.DataFrame, *, entity: str = "generator_2", title: str | None = None, ax=None,
                    confidence: float = 0.95):
     """Win rate of each entity (model) under each judge, as grouped bars with the ``confidence`` interval
-    (percent): the table's ``low``/``high`` columns when present, else ± z·standard error (normal approximation).
+    (percent): the table's ``win_rate_low``/``win_rate_high`` columns when present, else ± z·standard error
+    (normal approximation).
 
-    ``rates`` is the table of :func:`evallab.metrics.evaluators.win_rates` (``win_rate``, ``low``, ``high``).
-    Returns the matplotlib Figure.
+    ``rates`` is the table of :func:`evallab.metrics.evaluators.win_rates` (``win_rate``, ``win_rate_low``,
+    ``win_rate_high``). Returns the matplotlib Figure.
     """
     use_style()
     w = rates.pivot(index=entity, columns="judge", values="win_rate") * 100
-    if {"low", "high"} <= set(rates.columns):
-        lo = w - rates.pivot(index=entity, columns="judge", values="low") * 100
-        hi = rates.pivot(index=entity, columns="judge", values="high") * 100 - w
+    if {"win_rate_low", "win_rate_high"} <= set(rates.columns):
+        lo = w - rates.pivot(index=entity, columns="judge", values="win_rate_low") * 100
+        hi = rates.pivot(index=entity, columns="judge", values="win_rate_high") * 100 - w
     else:
         se = rates.pivot(index=entity, columns="judge", values="standard_error") * 100 * _z(confidence)
         lo, hi = se, se

@@ -1,0 +1,613 @@
+"""Report 05 (drift): what each section states, from the estimators of :mod:`evallab.metrics.drift` and
+:mod:`evallab.metrics.evaluators`.
+
+Every public function returns a :class:`evallab.Section` (findings with the estimates behind them, tables, figures,
+metrics for ``metrics.json``, conclusions and caveats) that the notebook shows with :meth:`evallab.Report.render`.
+A section the table cannot support holds one sentence saying so and no empty table.
+
+Sources
+-------
+- The gate: MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"; ``data/meowkit/rules/rubric-rules.md``):
+  at most 5% of a group's calibration verdicts may change; here tested one-sided per group
+  (:func:`evallab.metrics.drift.gate`).
+- The model upgrade: LLMBar (Zeng et al. 2024, "Evaluating Large Language Models at Evaluating Instruction
+  Following"), the released verdicts of gpt-3.5-turbo-0301 (``ChatGPT-0301``) and -0613 (``ChatGPT``) in both
+  orders (``data/llmbar/verdicts.csv``).
+- Prompt drift, evaluator metrics and win rates: AlpacaEval (Li, Dubois et al. 2023; ``alpaca_eval/metrics.py``
+  ``get_winrate``, ``analyze.py`` ``get_length_biases``), the three gpt-4-1106-preview annotator configurations
+  of ``data/alpaca_eval/multi_annotator_preferences.csv``; the length-controlled win rate: Dubois et al. (2024),
+  "Length-Controlled AlpacaEval"; rankings: Kendall's tau (Kendall 1938) between AlpacaEval's published
+  leaderboards (``data/alpaca_eval/leaderboards``).
+- The live judge: evallab's own recording of SmolLM2-135M-Instruct on llama.cpp (``data/live/smollm2``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from evallab._results import WILSON, Measure, Results, bootstrap_method, format_number, results
+from evallab.errors import DataError
+from evallab.metrics import drift, evaluators
+from evallab.metrics.agreement import judge_agreement
+from evallab.metrics.intervals import wilson
+from evallab.reporting import live, plots
+from evallab.reporting._context import Section
+from evallab.verdicts import snapshot_note
+
+#: how two AlpacaEval configurations' (or two prompts') replies are paired: the same request, the prompt aside
+PROMPT_MATCH = ("dataset", "item_id", "anchor_set", "order", "sample")
+#: the headline's per-subset columns kept in metrics.json (``headline_by_subset``)
+HEADLINE_COLUMNS = ["group", "items", "both_parsed_ab", "same_ab", "both_parsed_ba", "same_ba", "items_all_parsed",
+                    "items_unchanged", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "status", "kappa",
+                    "kappa_low", "kappa_high", "baseline_accuracy", "candidate_accuracy", "delta_accuracy",
+                    "delta_low", "delta_high", "mcnemar_b", "mcnemar_c", "mcnemar_p", "note"]
+BY_STRATEGY_COLUMNS = ["strategy", "items", "replies", "flip_rate", "status", "kappa", "baseline_accuracy",
+                       "candidate_accuracy", "delta_accuracy"]
+UNPARSED_CAVEAT = "Unparsed replies are counted, not scored: a verdict changes only where both judges parsed the reply."
+ALPACA_CAVEAT = ("AlpacaEval: output 1 is always the baseline and the longer output is mostly the baseline's, so a "
+                 "preference for output 1 mixes baseline identity with length.")
+LC_CAVEAT = ("The length-controlled win rate omits AlpacaEval's instruction-difficulty fit; difficulty is estimated "
+             "from the other models.")
+
+
+def _share(x: float) -> str:
+    """A tolerance or level as a percentage in words ("5%", "2.5%")."""
+    return f"{100 * float(x):g}%"
+
+
+def upgrade_missing(table: pd.DataFrame, baseline_judge: str, candidate_judge: str) -> str:
+    """Why model-upgrade drift cannot be computed on ``table`` ("" when both judges are in it).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Tidy verdict table.
+    baseline_judge, candidate_judge : str
+        The judge labels compared.
+    """
+    present = sorted(map(str, table["judge"].dropna().unique()))
+    if baseline_judge in present and candidate_judge in present:
+        return ""
+    return (f"Model-upgrade drift is not computable on this table: it needs verdicts of both {baseline_judge} and "
+            f"{candidate_judge} (the table has {', '.join(present) or 'no judge'}).")
+
+
+def _missing_section(reason: str) -> Section:
+    return Section(conclusions=[reason]).text(reason)
+
+
+def _upgrade(table: pd.DataFrame, baseline_judge: str, candidate_judge: str, by: Sequence[str],
+             **kw) -> drift.DriftReport | Section:
+    """The model-upgrade comparison grouped by ``by``, or the one-sentence section saying why it is missing."""
+    missing = upgrade_missing(table, baseline_judge, candidate_judge)
+    if missing:
+        return _missing_section(missing)
+    return drift.compare_judges(table, baseline_judge, candidate_judge, by=list(by), **kw)
+
+
+def overview(table: pd.DataFrame) -> Section:
+    """What the verdict table holds: its replies and judges, and a warning when a judge label pools several model
+    snapshots (:func:`evallab.verdicts.snapshot_note`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Tidy verdict table (LLMBar's by default).
+
+    Returns
+    -------
+    Section
+        Sentences; metrics ``table_judges`` (sorted judge labels).
+    """
+    judges = sorted(map(str, table["judge"].dropna().unique()))
+    sec = Section(metrics={"table_judges": judges})
+    sec.text(f"The table holds {len(table):,} replies by {', '.join(judges) or 'no judge'}.")
+    note = snapshot_note(table)
+    if note:
+        sec.text(f"Warning: {note}.")
+    return sec
+
+
+def _accuracy_clause(res: Results, row: int = 0) -> str:
+    """"; accuracy 48.1% → 40.0%, a change of −8.1 pp [...] (...)", or why there is none."""
+    delta = res.estimate("delta_accuracy", row)
+    if delta.value is None:
+        return "; no gold labels, so no accuracy change"
+    return (f"; accuracy {res.estimate('baseline_accuracy', row).number()} → "
+            f"{res.estimate('candidate_accuracy', row).number()}, a change of {delta}")
+
+
+def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
+             strategy: str = "Vanilla", subsets: Sequence[str] = ("LLMBar/Natural", "LLMBar/Adversarial"),
+             tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
+             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The model upgrade on the headline pairs: how many verdicts changed (per subset and overall), Cohen's kappa,
+    accuracy vs gold before and after with the paired difference, the flip table.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Tidy verdict table holding both judges (subsets cut by :func:`evallab.metrics.drift.subset_level`).
+    baseline_judge, candidate_judge : str, default "ChatGPT-0301", "ChatGPT"
+        Before and after the upgrade (LLMBar's gpt-3.5-turbo-0301 and -0613).
+    strategy : str, default "Vanilla"
+        The prompting strategy of the headline (LLMBar's Vanilla+Rules); ``""``: every strategy and subset.
+    subsets : sequence of str, default ("LLMBar/Natural", "LLMBar/Adversarial")
+        The subsets of the headline (with ``strategy``).
+    tolerance, alpha, adjust : float, float, str, default 0.05, 0.05, "holm"
+        The gate (:func:`evallab.metrics.drift.gate`).
+    confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
+        Interval level, bootstrap resamples over items, seed.
+
+    Returns
+    -------
+    Section
+        A finding on the overall flip rate (MeowKit's drift measure), the per-subset table with the overall row,
+        the flip table; metrics ``llmbar_headline_*`` and ``headline_by_subset``; a conclusion and the caveat on
+        unparsed replies. One sentence instead when either judge is missing, and a sentence when no reply matches
+        the strategy and subsets (the whole table is used then).
+
+    Notes
+    -----
+    Source: LLMBar (Zeng et al. 2024) verdicts of both models; the 0301 → 0613 figures on LLMBar Natural +
+    Adversarial, Vanilla: 16.7% of 838 verdicts changed on 419 items.
+    """
+    missing = upgrade_missing(table, baseline_judge, candidate_judge)
+    if missing:
+        return _missing_section(missing)
+    sec = Section(caveats=[UNPARSED_CAVEAT])
+    head = table[(table["strategy"] == strategy) & table["subset"].isin(list(subsets))] if strategy else table
+    scope = strategy or "all strategies"
+    if head.empty:
+        sec.text(f"No replies for strategy {strategy} in {', '.join(subsets)}: the headline uses the whole table.")
+        head, scope = table, "all strategies"
+    rep = drift.compare_judges(head, baseline_judge, candidate_judge, by=["subset"], tolerance=tolerance,
+                               alpha=alpha, adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    o, ov = rep.overall, rep.overall.iloc[0]
+    flip = o.estimate("flip_rate")
+    move = f"{baseline_judge} → {candidate_judge}"
+    if flip.value is None:
+        sec.finding(f"The flip rate of {move} is not computable on this table: no reply both judges parsed.")
+    else:
+        sec.finding(f"{move} changes {flip} of verdicts on {int(ov['items']):,} items ({scope}), status "
+                    f"{ov['status']} against MeowKit's {_share(tolerance)} tolerance{_accuracy_clause(o)}.", flip)
+        sec.conclusions.append(f"{move} changes {flip} of headline verdicts (status {ov['status']})"
+                               f"{_accuracy_clause(o)}.")
+    sec.table(rep.with_overall(), {"group": "Subset", "items": "Items", "flip_rate": "Verdicts changed",
+                                   "status": "Status", "kappa": "Cohen's kappa",
+                                   "baseline_accuracy": f"{baseline_judge} accuracy",
+                                   "candidate_accuracy": f"{candidate_judge} accuracy",
+                                   "delta_accuracy": "Δ accuracy"},
+              caption=f"Headline: {move} overall and per subset", csv_name="headline")
+    flips = rep.flip_table()
+    sec.table(flips, {"baseline verdict": f"{baseline_judge} verdict",
+                      **{c: f"{candidate_judge}: {c}" for c in flips.columns}},
+              caption=f"Flip table ({move}, both orders pooled): replies per baseline verdict (rows) and candidate "
+                      "verdict (columns)")
+    sec.metrics = {
+        "llmbar_headline_items": int(ov["items"]), "llmbar_headline_same_ab": int(ov["same_ab"]),
+        "llmbar_headline_same_ba": int(ov["same_ba"]), "llmbar_headline_same_both_orders": int(ov["items_unchanged"]),
+        **{f"llmbar_headline_{c}": float(ov[c]) for c in (
+            "flip_rate", "flip_rate_low", "flip_rate_high", "kappa", "baseline_accuracy", "candidate_accuracy",
+            "delta_accuracy", "delta_low", "delta_high", "mcnemar_p")},
+        "headline_by_subset": rep.groups[HEADLINE_COLUMNS].to_dict("records"),
+    }
+    return sec
+
+
+def by_strategy(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
+                tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
+                confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The model upgrade per prompting strategy, every subset pooled: the share of verdicts changed, the gate's
+    adjusted p and status, kappa and the accuracy change, and the figure of the flip rates.
+
+    Parameters
+    ----------
+    table, baseline_judge, candidate_judge, tolerance, alpha, adjust, confidence, n_resamples, seed
+        As :func:`headline`.
+
+    Returns
+    -------
+    Section
+        A finding naming how many strategies drift and the most affected one, the table, the figure; metrics
+        ``llmbar_overall_flip_rate``, ``llmbar_overall_delta_accuracy`` (every paired reply) and ``by_strategy``.
+
+    Notes
+    -----
+    Source: LLMBar's ten prompting strategies (Zeng et al. 2024, Table 3) run by both models.
+    """
+    rep = _upgrade(table, baseline_judge, candidate_judge, ["strategy"], tolerance=tolerance, alpha=alpha,
+                   adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if isinstance(rep, Section):
+        return rep
+    g = rep.groups
+    sec = Section()
+    if g["flip_rate"].notna().any():
+        top = g.index.get_loc(g["flip_rate"].idxmax())
+        est = g.estimate("flip_rate", top)
+        sec.finding(f"{int((g['status'] == 'drift').sum())} of {len(g)} strategies drift beyond "
+                    f"{_share(tolerance)} ({adjust}-adjusted); the most affected is {g['strategy'].iloc[top]} with "
+                    f"{est} of verdicts changed on {int(g['items'].iloc[top]):,} items.", est)
+    else:
+        sec.text("No strategy has a reply both judges parsed, so no flip rate is computable per strategy.")
+    sec.table(g, {"strategy": "Strategy", "items": "Items", "flip_rate": "Verdicts changed",
+                  "flip_p_adjusted": "Adjusted p", "status": "Status", "kappa": "Cohen's kappa",
+                  "delta_accuracy": "Δ accuracy", "unparsed_candidate": "Unparsed (candidate)"},
+              caption=f"{baseline_judge} → {candidate_judge} per strategy", csv_name="by-strategy")
+    sec.figure(plots.plot_flip_rates(rep, label="strategy", confidence=confidence,
+                                     title=f"{baseline_judge} → {candidate_judge}: verdicts changed per strategy"))
+    o = rep.overall.iloc[0]
+    sec.metrics = {"llmbar_overall_flip_rate": float(o["flip_rate"]),
+                   "llmbar_overall_delta_accuracy": float(o["delta_accuracy"]),
+                   "by_strategy": g[BY_STRATEGY_COLUMNS].to_dict("records")}
+    return sec
+
+
+def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
+              tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
+              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """MeowKit's drift gate per subset × strategy: which groups change more than ``tolerance`` of their verdicts
+    (one-sided test, adjusted across the groups), which are within it, which cannot tell; the overall row gated on
+    its own.
+
+    Parameters
+    ----------
+    table : DataFrame
+        As :func:`headline`; its subsets (as cut by :func:`evallab.metrics.drift.subset_level`) × strategies are
+        the groups.
+    baseline_judge, candidate_judge, tolerance, alpha, adjust, confidence, n_resamples, seed
+        As :func:`headline`.
+
+    Returns
+    -------
+    Section
+        A finding on the gate (passes or fails, groups flagged and inconclusive, the overall flip rate), the table
+        and the figure; metrics ``gate_tolerance``, ``gate_groups``, ``gate_flagged``, ``gate_inconclusive``,
+        ``gate_overall_status``, ``gate_passed``, ``gate_flagged_groups``; a conclusion and the caveat on statuses.
+
+    Notes
+    -----
+    Source: MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"); the test and statuses:
+    :func:`evallab.metrics.drift.gate`.
+    """
+    rep = _upgrade(table, baseline_judge, candidate_judge, ["subset", "strategy"], tolerance=tolerance, alpha=alpha,
+                   adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if isinstance(rep, Section):
+        return rep
+    gate, tol = rep.gate, _share(tolerance)
+    ov = rep.overall.estimate("flip_rate")
+    verdict = "passes" if gate.passed else "fails"
+    k = len(gate.inconclusive)
+    sec = Section(caveats=[f"Statuses are {adjust}-adjusted one-sided tests of 'flip rate > {tol}'; 'inconclusive' "
+                           "means the interval straddles the tolerance — more items are needed, not a pass."])
+    sec.finding(f"The drift gate {verdict}: {len(gate.flagged)} of {gate.groups} subset × strategy groups change "
+                f"more than {tol} of their verdicts ({adjust}-adjusted one-sided p < {alpha:g}), {k} "
+                f"{'is' if k == 1 else 'are'} inconclusive; overall {ov} of verdicts changed "
+                f"({gate.overall.get('status', 'untested')}).", ov)
+    sec.table(rep.groups, {"subset": "Subset", "strategy": "Strategy", "items": "Items",
+                           "flip_rate": "Verdicts changed", "flip_p_adjusted": "Adjusted p", "status": "Status",
+                           "kappa": "Cohen's kappa", "delta_accuracy": "Δ accuracy"},
+              caption="The gate: verdicts changed per subset × strategy", csv_name="gate")
+    sec.figure(plots.plot_flip_rates(rep, confidence=confidence, title=f"{baseline_judge} → {candidate_judge}: "
+                                                                        "verdicts changed per subset × strategy"))
+    sec.conclusions.append(f"The drift gate {verdict}: {len(gate.flagged)} of {gate.groups} subset × strategy "
+                           f"groups drift beyond MeowKit's {tol} tolerance, {k} inconclusive.")
+    sec.metrics = {"gate_tolerance": tolerance, "gate_groups": gate.groups, "gate_flagged": len(gate.flagged),
+                   "gate_inconclusive": k, "gate_overall_status": gate.overall.get("status"),
+                   "gate_passed": gate.passed, "gate_flagged_groups": gate.names}
+    return sec
+
+
+def _agreement_method(n: int, items: int, value: float, low: float, high: float, *, confidence: float,
+                      n_resamples: int) -> str:
+    """The method that computed :func:`~evallab.metrics.agreement.judge_agreement`'s agreement interval on one
+    row (it does not name it): Wilson when every item holds one unit; the Wilson fallback on the items when every
+    item had the same share (its bounds are those of the Wilson interval of the items); else the item bootstrap
+    (:func:`evallab.metrics.intervals.ratio_interval_method`)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    n, items = int(n), int(items)
+    if n == items:
+        return WILSON
+    if np.allclose((low, high), wilson(value * items, items, confidence), rtol=0, atol=1e-12):
+        return f"{WILSON} on {items:,} items (every item has the same share)"
+    return bootstrap_method(n_resamples, "item")
+
+
+def agreement_results(table: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000) -> Results:
+    """:func:`evallab.metrics.agreement.judge_agreement`'s frame as :class:`~evallab.Results`, each row's
+    interval methods named (``agreement_method``, ``kappa_method``).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The output of ``judge_agreement`` (``n`` units both parsed, ``items``, ``agreement`` with
+        ``agreement_low/_high``, ``kappa`` with ``kappa_low/_high``, ``note``).
+    confidence, n_resamples : float, int, default 0.95, 1000
+        The settings it was computed with.
+
+    Returns
+    -------
+    Results
+        The same rows; measures ``n`` and ``items`` (counts), ``agreement`` (proportion, n = ``n`` replies),
+        ``kappa`` (Cohen's kappa, coefficient).
+    """
+    t = table.copy()
+    cols = ("n", "items", "agreement", "agreement_low", "agreement_high")
+    t["agreement_method"] = [_agreement_method(*r, confidence=confidence, n_resamples=n_resamples)
+                             for r in zip(*(t[c].to_numpy(float) for c in cols), strict=True)]
+    t["kappa_method"] = [drift.kappa_interval_method(int(n), int(i), n_resamples) if np.isfinite(lo) else ""
+                         for n, i, lo in zip(t["n"], t["items"], t["kappa_low"].to_numpy(float), strict=True)]
+    return results(t, [Measure("n", "Replies", "count"), Measure("items", "Items", "count"),
+                       Measure("agreement", "Raw agreement", "proportion", "agreement_low", "agreement_high",
+                               method_column="agreement_method", n="n", n_unit="replies"),
+                       Measure("kappa", "Cohen's kappa", "coefficient", "kappa_low", "kappa_high",
+                               method_column="kappa_method", n="n", n_unit="replies", digits=2)],
+                   level=confidence, keys=["judge_a", "judge_b"])
+
+
+def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *, confidence: float = 0.95,
+                        n_resamples: int = 1000, seed: int = 0) -> Section:
+    """AlpacaEval's annotator configurations: agreement between every two on the same items (raw and Cohen's
+    kappa) and the evaluator metrics as measured here — P(prefer output 1), P(prefer the output shown first),
+    P(prefer longer).
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        Tidy verdicts of the configurations (:func:`evallab.datasets.load_alpaca_eval`'s ``verdicts``).
+    items : DataFrame, optional
+        Output lengths ``len_1``/``len_2`` per ``item_id`` (its ``items``); without them P(prefer longer) is not
+        computable.
+    confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
+        Interval level, bootstrap resamples over items, seed.
+
+    Returns
+    -------
+    Section
+        A finding on the first configuration's preference for output 1 (always AlpacaEval's baseline) beside its
+        preference for the longer output; the agreement and evaluator tables; metrics ``alpaca_pair_agreement``
+        and ``alpaca_evaluator_metrics``; the caveat on the baseline/length confound.
+
+    Notes
+    -----
+    Source: AlpacaEval's evaluator leaderboard definitions (``analyze.py``: P(prefer output 1) = 2 − mean
+    preference; ``significant_delta_length`` = 30 characters).
+    """
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    pairs = agreement_results(judge_agreement(verdicts, **ci), confidence=confidence, n_resamples=n_resamples)
+    ev = evaluators.evaluator_metrics(verdicts, items, **ci)
+    sec = Section(caveats=[ALPACA_CAVEAT])
+    known = np.flatnonzero(ev["p_prefer_output_1"].notna().to_numpy())
+    if len(known):
+        row = int(known[0])
+        e, longer = ev.estimate("p_prefer_output_1", row), ev.estimate("p_prefer_longer", row)
+        tail = (f", and the longer output in {longer.number()}; the longer output is output 1 in "
+                f"{ev.estimate('longer_is_output_1', row).number()} of pairs, so baseline and length are confounded"
+                if longer.value is not None else "; its preference for the longer output is not computable here "
+                "(no output lengths with a gap)")
+        sec.finding(f"{ev['judge'].iloc[row]} prefers output 1 — always AlpacaEval's baseline — in {e}{tail}.", e)
+    else:
+        sec.text("No configuration has a parsed reply, so P(prefer output 1) is not computable.")
+    sec.table(pairs[pairs["judge_a"] < pairs["judge_b"]],
+              {"judge_a": "Configuration A", "judge_b": "Configuration B", "n": "Replies",
+               "agreement": "Raw agreement", "kappa": "Cohen's kappa"},
+              caption="AlpacaEval annotator configurations: agreement on the same items")
+    sec.table(ev, {"judge": "Configuration", "replies": "Replies", "unparsed": "Unparsed",
+                   "p_prefer_output_1": "Prefers output 1 (baseline)",
+                   "p_prefer_shown_first": "Prefers the output shown first",
+                   "longer_is_output_1": "Longer output is output 1", "p_prefer_longer": "Prefers the longer output"},
+              caption="AlpacaEval configurations: preference for the baseline, the first slot and the longer output")
+    sec.metrics = {"alpaca_pair_agreement": pairs.to_dict("records"), "alpaca_evaluator_metrics": ev.to_dict("records")}
+    return sec
+
+
+def prompt_drift(verdicts: pd.DataFrame, baseline: str = "alpaca_eval_gpt4_turbo_fn", *,
+                 tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
+                 confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Prompt drift: every other annotator configuration against ``baseline`` on the same requests (the prompt is
+    what changed), per model — the share of verdicts changed and the gate.
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        Tidy verdicts of the configurations (``judge`` = configuration, ``generator_2`` = model).
+    baseline : str, default "alpaca_eval_gpt4_turbo_fn"
+        The configuration treated as the baseline.
+    tolerance, alpha, adjust, confidence, n_resamples, seed
+        As :func:`headline`.
+
+    Returns
+    -------
+    Section
+        Per configuration a finding and a per-model table (or a sentence when it shares no request with the
+        baseline); metrics ``alpaca_prompt_drift_flip_rate`` (configuration → flip rate); a conclusion naming the
+        largest. One sentence when the baseline is absent.
+    """
+    configs = sorted(map(str, verdicts["judge"].dropna().unique()))
+    sec = Section(metrics={"alpaca_prompt_drift_flip_rate": {}})
+    if baseline not in configs:
+        return sec.text(f"Prompt drift is not computable: the baseline configuration {baseline} is not in the "
+                        f"table (configurations: {', '.join(configs) or 'none'}).")
+    base = verdicts[verdicts["judge"] == baseline]
+    flips = {}
+    for cand in (c for c in configs if c != baseline):
+        try:
+            rep = drift.compare(base, verdicts[verdicts["judge"] == cand], by=["generator_2"], match_on=PROMPT_MATCH,
+                                tolerance=tolerance, alpha=alpha, adjust=adjust, confidence=confidence,
+                                n_resamples=n_resamples, seed=seed)
+        except DataError as exc:  # no request in common
+            sec.text(f"{cand}: {exc}")
+            continue
+        est = rep.overall.estimate("flip_rate")
+        flips[cand] = est
+        sec.finding(f"Changing the prompt from {baseline} to {cand} changes {est} of verdicts on "
+                    f"{int(rep.overall['items'].iloc[0]):,} items; {len(rep.gate.flagged)} of {rep.gate.groups} "
+                    f"models drift beyond {_share(tolerance)}.", est)
+        sec.table(rep.groups, {"generator_2": "Model", "items": "Items", "both_parsed": "Both parsed",
+                               "changed": "Changed", "flip_rate": "Verdicts changed", "status": "Status",
+                               "kappa": "Cohen's kappa"},
+                  caption=f"{baseline} → {cand}: verdicts changed per model", csv_name=f"prompt-{cand}")
+    sec.metrics["alpaca_prompt_drift_flip_rate"] = {k: e.value for k, e in flips.items()}
+    rated = {k: e for k, e in flips.items() if e.value is not None}
+    if rated:
+        top = max(rated, key=lambda k: rated[k].value)
+        sec.conclusions.append(f"A prompt change alone ({baseline} → {top}) changes {rated[top].number()} of "
+                               "AlpacaEval verdicts.")
+    elif not flips:
+        sec.text(f"Prompt drift is not computable: no AlpacaEval configuration shares items with {baseline}.")
+    return sec
+
+
+def _join_notes(a: pd.Series, b: pd.Series) -> list[str]:
+    return ["; ".join(x for x in (s, t) if isinstance(x, str) and x) for s, t in zip(a, b, strict=True)]
+
+
+def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataFrame, *, rank_min_models: int = 5,
+             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Win rates (raw and length-controlled) of each model under each configuration, and the judge-swap effect on
+    rankings: Kendall's tau between the configurations' rankings and between AlpacaEval's published leaderboards,
+    headlined only from ``rank_min_models`` common models.
+
+    Parameters
+    ----------
+    verdicts, items : DataFrame
+        :func:`evallab.datasets.load_alpaca_eval`'s verdicts and items (output lengths).
+    leaderboards : DataFrame
+        :func:`evallab.datasets.load_alpaca_eval_leaderboards`.
+    rank_min_models : int, default 5
+        Fewest common models a tau is headlined from (:data:`evallab.metrics.evaluators.MIN_RANK_ENTITIES`).
+    confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
+        Interval level, bootstrap resamples over items, seed.
+
+    Returns
+    -------
+    Section
+        A finding on the lowest leaderboard tau among pairs with enough models (or why none is headlined), the
+        win-rate and rank tables, the win-rate figure; metrics ``alpaca_win_rates``,
+        ``alpaca_win_rate_rank_agreement``, ``alpaca_leaderboard_rank_agreement``, ``alpaca_rank_min_models``,
+        ``alpaca_min_leaderboard_tau`` (+ ``_n``, ``_p``), ``alpaca_leaderboard_pairs_below_min``; a conclusion and
+        the caveat on the length-controlled win rate.
+
+    Notes
+    -----
+    Sources: AlpacaEval ``get_winrate`` (win rate from the continuous preference); Dubois et al. (2024)
+    (length-controlled win rate, here without the instruction-difficulty fit); Kendall (1938) tau with the exact
+    p-value (:func:`evallab.metrics.evaluators.perfect_agreement_pvalue`: with 4 models even identical rankings give
+    p = 0.083).
+    """
+    rates = evaluators.win_rates(verdicts, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    lc = evaluators.length_controlled_win_rates(verdicts, items, confidence=confidence)
+    keys = ["judge", "generator_2"]
+    lc_cols = ["lc_win_rate", "lc_win_rate_low", "lc_win_rate_high", "length_coef"]
+    both = rates.merge(lc[keys + lc_cols + ["note"]], on=keys, how="left", suffixes=("", "_lc"))
+    both["note"] = _join_notes(both["note"], both.pop("note_lc"))
+    wins = results(both, [*rates.measures.values(), lc.measures["lc_win_rate"], lc.measures["length_coef"]],
+                   level=confidence, keys=keys)
+    pairs = evaluators.win_rate_rank_agreement(verdicts)
+    boards = evaluators.leaderboard_rank_agreement(leaderboards)
+    enough = f"At least {rank_min_models} models"
+    for t in (pairs, boards):
+        t["enough_models"] = t["n"] >= rank_min_models
+    wb = evaluators.rank_headline(boards, min_n=rank_min_models)
+    p_at_min = format_number(wb["p_at_min"], "p-value")
+    sec = Section(caveats=[LC_CAVEAT])
+    if wb["tau"] is not None:
+        tau = boards.estimate("tau", wb["row"])
+        p = boards.estimate("pvalue", wb["row"]).number()
+        sec.finding(f"Swapping the judge reorders AlpacaEval's published leaderboards: among the {wb['pairs']} pairs "
+                    f"of leaderboards sharing at least {rank_min_models} models, Kendall's tau is as low as {tau} "
+                    f"between {wb['leaderboard_a']} and {wb['leaderboard_b']} (p = {p}) and at most "
+                    f"{format_number(wb['max_tau'], 'coefficient', 2)}; {wb['pairs_below_min']} pair(s) with fewer "
+                    f"models are listed but not headlined (with {rank_min_models - 1}, even identical rankings give "
+                    f"p = {p_at_min}).", tau)
+        sec.conclusions.append(f"Swapping the judge reorders published leaderboards down to Kendall's tau "
+                               f"{tau.number()} on {wb['n']} models (p = {p}; pairs with fewer than {rank_min_models} "
+                               "models not headlined).")
+    elif len(boards):
+        sec.finding(f"No two published leaderboards share {rank_min_models} or more models, so no rank agreement is "
+                    f"headlined (with {rank_min_models - 1}, even identical rankings give p = {p_at_min}).")
+    else:
+        sec.text("No two published leaderboards of one version share models, so no rank agreement is computed.")
+    if len(pairs) and evaluators.rank_headline(pairs, min_n=rank_min_models)["tau"] is None:
+        sec.text(f"The configurations' own rankings share at most {int(pairs['n'].max())} models, fewer than "
+                 f"{rank_min_models}: their Kendall's tau is listed below but not headlined.")
+    sec.table(wins, {"judge": "Configuration", "generator_2": "Model", "parsed": "Parsed", "win_rate": "Win rate",
+                     "lc_win_rate": "Length-controlled win rate", "length_coef": "Length coefficient"},
+              caption="Win rate against the baseline output, raw and length-controlled", csv_name="win-rates")
+    sec.table(pairs, {"judge_a": "Configuration A", "judge_b": "Configuration B", "n": "Models",
+                      "tau": "Kendall's tau", "pvalue": "p", "enough_models": enough,
+                      "max_shift": "Largest win-rate shift", "max_shift_entity": "Model shifted most"},
+              caption="Rank agreement of the models between configurations (from these verdicts)")
+    sec.table(boards, {"version": "Version", "leaderboard_a": "Leaderboard A", "leaderboard_b": "Leaderboard B",
+                       "n": "Models", "tau": "Kendall's tau", "pvalue": "p", "enough_models": enough},
+              caption="Rank agreement between AlpacaEval's published leaderboards", csv_name="leaderboards")
+    sec.figure(plots.plot_win_rates(wins, confidence=confidence))
+    sec.metrics = {"alpaca_win_rates": wins.to_dict("records"),
+                   "alpaca_win_rate_rank_agreement": pairs.to_dict("records"),
+                   "alpaca_leaderboard_rank_agreement": boards.to_dict("records"),
+                   "alpaca_rank_min_models": rank_min_models, "alpaca_min_leaderboard_tau": wb["tau"],
+                   "alpaca_min_leaderboard_tau_n": wb["n"], "alpaca_min_leaderboard_tau_p": wb["pvalue"],
+                   "alpaca_leaderboard_pairs_below_min": wb["pairs_below_min"]}
+    return sec
+
+
+def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05,
+                      adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000,
+                      seed: int = 0) -> Section:
+    """A prompt change on a real judge: SmolLM2-135M on llama.cpp, the same LLMBar pairs (both orders, greedy)
+    under evallab's plain prompt and under the prompt with LLMBar's rules — the share of paired verdicts changed
+    against MeowKit's gate, kappa, and accuracy before and after.
+
+    Parameters
+    ----------
+    run : dict or None
+        The committed live run (:func:`evallab.reporting.live.load`); ``None`` when absent.
+    tolerance, alpha, adjust, confidence, n_resamples, seed
+        As :func:`headline`.
+
+    Returns
+    -------
+    Section
+        The live judge's caveat and run card, a finding, the overall table and the flips; metrics ``live_card``,
+        ``live_prompt_flip_rate``, ``live_prompt_drift_status``, ``live_prompt_pairs``. One sentence when the run or
+        its drift study is absent.
+
+    Notes
+    -----
+    Source: evallab's recording ``data/live/smollm2`` (``make live``, :mod:`evallab.experiments.live`).
+    """
+    missing = live.absent(run, "drift") or live.absent(run, "position")
+    if missing:
+        return Section().text(missing)
+    card = live._card_line(run)
+    pos = run["position"]
+    base = pos[pd.to_numeric(pos["temperature"], errors="coerce") == 0]
+    rep = drift.compare(base.assign(judge="SmolLM2-135M · plain prompt"),
+                        run["drift"].assign(judge="SmolLM2-135M · rules"), by=["subset"], match_on=PROMPT_MATCH,
+                        tolerance=tolerance, alpha=alpha, adjust=adjust, confidence=confidence,
+                        n_resamples=n_resamples, seed=seed)
+    o, ov = rep.overall, rep.overall.iloc[0]
+    est = o.estimate("flip_rate")
+    sec = Section().text(f"{live.CAVEAT}\n\nRun: {card}")
+    sec.finding(f"Changing only the prompt (adding LLMBar's rules) changes {est} of SmolLM2-135M's paired verdicts "
+                f"on the same pairs: MeowKit's gate (at most {_share(tolerance)} may change) says {ov['status']}; "
+                f"accuracy vs gold {o.estimate('baseline_accuracy').number()} → "
+                f"{o.estimate('candidate_accuracy').number()}.", est)
+    sec.table(o, {"both_parsed": "Paired verdicts", "changed": "Changed", "flip_rate": "Verdicts changed",
+                  "flip_p_adjusted": "One-sided p", "status": "Gate", "kappa": "Cohen's kappa",
+                  "baseline_accuracy": "Accuracy, plain prompt", "candidate_accuracy": "Accuracy, rules",
+                  "delta_accuracy": "Δ accuracy"}, caption="SmolLM2-135M: plain prompt → rules prompt, same pairs")
+    sec.table(rep.flips, {"subset": "Subset", "verdict_baseline": "Plain prompt verdict",
+                          "verdict_candidate": "Rules prompt verdict", "count": "Replies"},
+              caption="Verdict flips (plain prompt → rules prompt)")
+    sec.metrics = {"live_card": card, "live_prompt_flip_rate": float(ov["flip_rate"]),
+                   "live_prompt_drift_status": str(ov["status"]), "live_prompt_pairs": int(ov["both_parsed"])}
+    return sec
+
+
+__all__ = ["PROMPT_MATCH", "agreement_results", "annotator_agreement", "by_strategy", "gate_grid", "headline",
+           "live_prompt_drift", "overview", "prompt_drift", "rankings", "upgrade_missing"]
