@@ -70,11 +70,19 @@ def test_table_takes_labels_units_and_methods_from_the_measures():
     text = _text(html)
     assert "Position consistency (%, 95% CI)" in text and "Pairs" in text
     assert "93.1 [90.2, 95.4]" in text and "50.0 [43.0, 57.0]" in text
-    # one method for the column, the row whose interval was computed otherwise footnoted with its own method
-    assert "Intervals: 95%, item bootstrap (percentile, 1,000 resamples)." not in text  # no column-wide method
-    assert f"interval: {WILSON}" in text
+    # the column's method named once under the table, the row whose interval another method computed footnoted
+    boot = "item bootstrap (percentile, 1,000 resamples)"
+    assert (f"Intervals: 95%, {WILSON}." in text and f"interval: {boot}" in text) or \
+        (f"Intervals: 95%, {boot}." in text and f"interval: {WILSON}" in text)
     assert "not computable: needs both presentation orders" in text
     assert "nan" not in text.lower()
+
+
+def test_a_per_row_method_shared_by_every_row_is_named_once_without_footnotes():
+    t = _table()
+    t["position_consistency_method"] = [WILSON, WILSON, ""]
+    text = _text(to_html(t, columns=["judge", "position_consistency"]).html)
+    assert f"Intervals: 95%, {WILSON}." in text and "interval: " not in text
 
 
 def test_a_column_wide_method_is_named_under_the_table():

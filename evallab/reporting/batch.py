@@ -596,7 +596,7 @@ def _finding_html(f: Mapping) -> str:
     from evallab.reporting.tables import format_estimate
 
     est = format_estimate(f.get("value"), f.get("low"), f.get("high"), f.get("unit") or "", f.get("level"),
-                          f.get("n"))
+                          f.get("n"), method=f.get("method"), n_unit=f.get("n_unit") or "")
     sentence = html.escape(str(f.get("sentence", "")))
     return f"<li>{sentence}" + (f" <span class='est'>— {html.escape(est)}</span>" if est else "") + "</li>"
 

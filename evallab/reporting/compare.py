@@ -205,7 +205,7 @@ def _findings_html(findings: Sequence[Mapping], limit: int = 2) -> str:
     items = []
     for f in list(findings)[:limit]:
         est = format_estimate(f.get("value"), f.get("low"), f.get("high"), f.get("unit") or "", f.get("level"),
-                              f.get("n"))
+                              f.get("n"), method=f.get("method"), n_unit=f.get("n_unit") or "")
         items.append(f"<li>{html.escape(str(f.get('sentence', '')))}"
                      + (f" <span class='est'>— {html.escape(est)}</span>" if est else "") + "</li>")
     more = f"<li>… {len(findings) - limit} more in the report</li>" if len(findings) > limit else ""

@@ -479,7 +479,12 @@ def _from_measures(df, columns, intervals, units, digits):
             intervals.setdefault(c, (m.low, m.high))
             methods[c] = m.method
             if m.method_column and m.method_column in df.columns:
-                row_methods[c] = (m.method_column, m.method)
+                # the column's method: the one stated, else the one most rows used (named once under the table);
+                # a row whose interval another method computed gets a footnote naming it
+                used = df[m.method_column][df[m.method_column].astype(str).str.len() > 0].astype(str)
+                common = m.method or (used.mode().iloc[0] if len(used) else None)
+                methods[c] = common
+                row_methods[c] = (m.method_column, common)
         if m.digits is not None:
             digits.setdefault(c, m.digits)
     if columns is None:
