@@ -38,7 +38,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 
 from evallab.errors import DataError
 from evallab.metrics import intervals
-from evallab.metrics.design import check_design, groups, not_computable
+from evallab.metrics.design import check_design, groups, item_key, not_computable
 
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
@@ -71,10 +71,6 @@ def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -
     return x.where(v.notna())
 
 
-def _item(d: pd.DataFrame) -> pd.Series:
-    return d["dataset"].astype(str) + "\x1f" + d["item_id"].astype(str)
-
-
 def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *, preference: str | None = "score",
               confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Win rate of output 2 over output 1 per group (AlpacaEval's ``win_rate`` / 100).
@@ -97,7 +93,7 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
     rows = []
     for key, g in groups(d, by):
         ok = g[g["_x"].notna()]
-        per = ok.assign(_n=1.0).groupby(_item(ok))[["_x", "_n"]].sum()
+        per = ok.assign(_n=1.0).groupby(item_key(ok))[["_x", "_n"]].sum()
         lo, hi = intervals.ratio_interval(per["_x"], per["_n"], n_resamples=n_resamples, confidence=confidence,
                                           seed=seed) if len(per) else (NAN, NAN)
         rows.append(dict(key, parsed=len(ok), unparsed=int(g["_x"].isna().sum()),
@@ -245,7 +241,7 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
     else:
         d["_lk"] = d["_ll"] = d["_l1"] = 0.0
     d["_ok"] = v.notna().astype(float)
-    d["_item"] = _item(d)
+    d["_item"] = item_key(d)
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = []
     for key, g in groups(d, by):
