@@ -61,7 +61,7 @@ def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = U
     if missing:
         raise DesignError(f"missing column(s) {missing} needed to group replies", column=missing[0])
     key = list(dict.fromkeys([*by, *unit]))
-    parts = [pd.factorize(df[c], use_na_sentinel=False) for c in key]
+    parts = [V.codes(df[c]) for c in key]
     if V.combine_codes([c for c, _ in parts], [len(u) for _, u in parts])[1] == len(df):
         return  # one reply per key
     dup = df.duplicated(key, keep=False)
