@@ -68,8 +68,8 @@ def _scenarios() -> list[Scenario]:
         pb = P.position_bias(df, ["judge"], **kw).iloc[0]
         kg = A.cohen_kappa_vs_gold(df, ["judge"], **kw).iloc[0]
         wr = E.win_rates(df, ["judge"], preference=None, **kw).iloc[0]
-        return {"accuracy": (acc.accuracy, acc.low, acc.high),
-                "acc_order_12": (ps.acc_order_12, ps.acc_order_12_low, ps.acc_order_12_high),
+        return {"accuracy": (acc.accuracy, acc.accuracy_low, acc.accuracy_high),
+                "acc_ab": (ps.acc_ab, ps.acc_ab_low, ps.acc_ab_high),
                 "acc": (ps.acc, ps.acc_low, ps.acc_high),
                 "consistency": (ps.position_consistency, ps.position_consistency_low, ps.position_consistency_high),
                 "first_slot": (pb.first_slot_preference, pb.first_slot_preference_low,
@@ -79,12 +79,12 @@ def _scenarios() -> list[Scenario]:
     d = dA.describe()
     out.append(Scenario(
         "pairwise", lambda s: S.simulate_pairwise(dA, [jA], s), est_A,
-        {"accuracy": S.true_accuracy(dA, jA), "acc_order_12": S.true_accuracy(dA, jA, "ab"),
+        {"accuracy": S.true_accuracy(dA, jA), "acc_ab": S.true_accuracy(dA, jA, "ab"),
          "acc": S.true_acc_mean_of_orders(dA, jA), "consistency": S.true_position_consistency(dA, jA),
          "first_slot": S.true_first_slot_preference(dA, jA), "kappa_gold": S.true_kappa_vs_gold(dA, jA),
          "win_rate": S.true_win_rate(dA, jA)},
         {"accuracy": f"accuracy vs gold, agreement.accuracy ({boot}, {d})",
-         "acc_order_12": f"LLMBar acc_order_12, pairwise_statistics ({boot}, {d})",
+         "acc_ab": f"LLMBar acc_ab, pairwise_statistics ({boot}, {d})",
          "acc": f"LLMBar Acc. = mean of order accuracies ({boot}, {d})",
          "consistency": f"position consistency, pairwise_statistics ({boot}, {d})",
          "first_slot": f"first-slot preference, position_bias ({boot}, {d})",
@@ -100,7 +100,8 @@ def _scenarios() -> list[Scenario]:
         acc = A.accuracy(df, ["judge"], **kw).iloc[0]
         kg = A.cohen_kappa_vs_gold(df, ["judge"], **kw).iloc[0]
         wr = E.win_rates(df, ["judge"], preference=None, **kw).iloc[0]
-        return {"accuracy": (acc.accuracy, acc.low, acc.high), "kappa_gold": (kg.kappa, kg.kappa_low, kg.kappa_high),
+        return {"accuracy": (acc.accuracy, acc.accuracy_low, acc.accuracy_high),
+                "kappa_gold": (kg.kappa, kg.kappa_low, kg.kappa_high),
                 "win_rate": (wr.win_rate, wr.win_rate_low, wr.win_rate_high)}
     d = dB.describe()
     out.append(Scenario(
@@ -125,7 +126,7 @@ def _scenarios() -> list[Scenario]:
         ka = A.krippendorff_alpha(df, **kw).iloc[0]
         return {"judge_kappa": (ja.kappa, ja.kappa_low, ja.kappa_high),
                 "judge_agreement": (ja.agreement, ja.agreement_low, ja.agreement_high),
-                "fleiss": (fk.kappa, fk.low, fk.high), "alpha": (ka.alpha, ka.low, ka.high)}
+                "fleiss": (fk.kappa, fk.kappa_low, fk.kappa_high), "alpha": (ka.alpha, ka.alpha_low, ka.alpha_high)}
     from evallab.simulation import _expect_units  # the population table of judges A and B
     tab = _expect_units(dC, lambda g, o, u: S.reply_probabilities(jC[0], u, g, o)[..., :, None]
                         * S.reply_probabilities(jC[1], u, g, o)[..., None, :])

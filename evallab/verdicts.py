@@ -35,8 +35,9 @@ The key is (dataset, item_id, judge, strategy, anchor_set, order, sample): one r
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -86,10 +87,26 @@ _NA_WORDS = ("", "na", "nan", "none", "null")
 _FLOAT_LABELS = {"1.0": "1", "2.0": "2"}
 
 
+def _per_value(s: pd.Series, f) -> pd.Series:
+    """``f`` (a function of a string Series) applied to the distinct values of ``s`` read as text only, then spread
+    back over the rows: the same result as on every row, for the cost of a few values."""
+    import pyarrow as pa
+
+    s = s.astype("string")
+    c, u = codes(s)
+    u = pd.Series(u, dtype="string")
+    v = f(u)
+    if v.equals(u):
+        return s  # every value already in that form: nothing to rebuild
+    values = pa.array(v.to_numpy(dtype=object, na_value=None), type=pa.string())
+    return pd.Series(pd.array(values.take(pa.array(c)), dtype="string"), index=s.index)
+
+
 def _norm_verdict(s: pd.Series) -> pd.Series:
-    s = s.astype("string").str.strip().str.lower()
-    s = s.mask(s.isin(_NA_WORDS))
-    return s.replace(_FLOAT_LABELS)
+    def norm(u: pd.Series) -> pd.Series:
+        u = u.str.strip().str.lower()
+        return u.mask(u.isin(_NA_WORDS)).replace(_FLOAT_LABELS)
+    return _per_value(s, norm)
 
 
 def norm_label(value) -> str | None:
@@ -130,10 +147,11 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
             path=path,
             column=missing[0],
         )
-    out = df.copy()
+    # the columns, replaced one by one (``df`` is never modified) and put together once, without copies
+    out = {c: df[c] for c in df.columns}
     for c in COLUMNS:
-        if c not in out.columns:
-            out[c] = DEFAULTS.get(c, pd.NA)
+        if c not in out:  # typed from the start: no column of NA objects to convert
+            out[c] = _filled(SCHEMA[c], DEFAULTS.get(c), len(df), df.index)
     for c in ("verdict", "gold"):
         norm = _norm_verdict(out[c])
         bad = norm.notna() & ~norm.isin(VERDICTS)
@@ -142,9 +160,9 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
                 f"unknown {c} {out[c][bad].iloc[0]!r}; expected one of {list(VERDICTS)} or empty (NA)",
                 path=path, row=_row(bad), column=c)
         out[c] = norm
-    out["order"] = out["order"].astype("string").fillna("").str.strip().str.lower()
+    out["order"] = _per_value(out["order"], lambda u: u.fillna("").str.strip().str.lower())
     for c, t in SCHEMA.items():
-        if c in ("verdict", "gold", "order"):
+        if c in ("verdict", "gold", "order") or out[c].dtype == pd.api.types.pandas_dtype(t):
             continue
         try:
             if t in ("Int64", "Float64"):
@@ -159,13 +177,39 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
                 row=None if bad is None else bad[0],
                 column=c,
             ) from None
-    for c in ("dataset", "subset", "strategy", "anchor_set"):
-        out[c] = out[c].fillna(DEFAULTS[c])
-    out["sample"] = out["sample"].fillna(0)
-    extra = [c for c in out.columns if c not in SCHEMA]
-    out = out[list(COLUMNS) + extra]
+    for c in ("dataset", "subset", "strategy", "anchor_set", "sample"):
+        if out[c].hasnans:
+            out[c] = out[c].fillna(DEFAULTS[c])
+    extra = [c for c in df.columns if c not in SCHEMA]
+    out = pd.DataFrame({c: out[c] for c in [*COLUMNS, *extra]}, copy=False)
     validate(out, path=path)
     return out.reset_index(drop=True)
+
+
+def _filled(dtype: str, value, n: int, index: pd.Index) -> pd.Series:
+    """A column of ``n`` copies of ``value`` (None: NA) in the schema's ``dtype``, built without a Python object
+    per row; numeric NA values stay unwritten zeros (their mask says NA)."""
+    if dtype == "string":
+        return pd.Series(pd.array(constant_strings(value, n), dtype="string"), index=index, copy=False)
+    values = np.zeros(n, dtype=np.int64 if dtype == "Int64" else float)
+    if value:  # zeros are left unwritten (no memory until read)
+        values[:] = value
+    mask = np.full(n, value is None)
+    arr = pd.arrays.IntegerArray(values, mask) if dtype == "Int64" else pd.arrays.FloatingArray(values, mask)
+    return pd.Series(arr, index=index, copy=False)
+
+
+def constant_strings(value: str | None, n: int):
+    """``n`` copies of ``value`` (None: NA) as an Arrow string array, built from buffers (no per-row work)."""
+    import pyarrow as pa
+
+    if value is None:
+        return pa.nulls(n, pa.string())
+    b = str(value).encode("utf-8")
+    offsets = (np.arange(n + 1, dtype=np.int64) * len(b)).astype(np.int32 if len(b) * n < 2**31 else np.int64)
+    t = pa.string() if offsets.dtype == np.int32 else pa.large_string()
+    arr = pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(b * n)])
+    return arr if t == pa.string() else arr.cast(pa.string())
 
 
 class SnapshotWarning(UserWarning):
@@ -248,10 +292,14 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
                                 path=path, column=missing[0])
     if len(df) == 0:
         raise VerdictTableError("the table has no rows; expected at least one judge reply", path=path)
+    keys = {k: codes(df[k]) for k in KEY}  # the key encoded once: its checks look at distinct values only
     for c in ("item_id", "judge"):
-        na = df[c].isna() | (df[c].astype("string").str.strip() == "")
-        if na.any():
-            raise VerdictTableError(f"empty {c}; every reply needs one", path=path, row=_row(na), column=c)
+        cc, u = keys[c]
+        u = pd.Series(u, dtype=object)
+        empty = (u.isna() | (u.astype("string").str.strip() == "")).to_numpy(dtype=bool, na_value=True)
+        if empty.any():
+            raise VerdictTableError(f"empty {c}; every reply needs one", path=path,
+                                    row=_row(pd.Series(empty[cc])), column=c)
     for c in ("verdict", "gold"):
         v = df[c]
         bad = v.notna() & ~v.isin(VERDICTS)
@@ -259,16 +307,17 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
             raise VerdictTableError(
                 f"unknown {c} {v[bad].iloc[0]!r}; expected one of {list(VERDICTS)} or empty (NA)",
                 path=path, row=_row(bad), column=c)
-    bad = ~df["order"].isin(ORDERS)
+    cc, u = keys["order"]
+    bad = pd.Series(~np.isin(cc, [i for i, v in enumerate(u) if isinstance(v, str) and v in ORDERS]))
     if bad.any():
-        raise VerdictTableError(f"unknown order {df['order'][bad].iloc[0]!r}; expected 'ab', 'ba' or ''",
+        raise VerdictTableError(f"unknown order {df['order'][bad.to_numpy()].iloc[0]!r}; expected 'ab', 'ba' or ''",
                                 path=path, row=_row(bad), column="order")
     bad = df["sample"].notna() & (df["sample"] < 0)
     if bad.any():
         raise VerdictTableError("negative sample index; expected 0, 1, ...", path=path, row=_row(bad),
                                 column="sample")
-    dup = df.duplicated(list(KEY), keep="first")
-    if dup.any():
+    if combine_codes([c for c, _ in keys.values()], [len(u) for _, u in keys.values()])[1] < len(df):  # repeated
+        dup = df.duplicated(list(KEY), keep="first")
         at = _row(dup) - 1
         first = df.iloc[at]
         key = {k: (None if pd.isna(first[k]) else first[k].item() if hasattr(first[k], "item") else first[k])
@@ -280,6 +329,57 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
             f"judge, strategy, anchor_set, order, sample); expected one row per reply",
             path=path, row=at + 1, column="item_id")
     return df
+
+
+def _small(codes: np.ndarray, m: int) -> np.ndarray:
+    """``codes`` (all in [0, m)) in the smallest of int8/int16/int32/int64 that holds them."""
+    for t in (np.int8, np.int16, np.int32):
+        if m <= np.iinfo(t).max:
+            return codes.astype(t, copy=False)
+    return codes.astype(np.int64, copy=False)
+
+
+def codes(values: pd.Series | pd.Index, *, sort: bool = False) -> tuple[np.ndarray, pd.Index]:
+    """A column as integer codes and the distinct values they stand for (``values[codes]`` gives it back). NA is a
+    value of its own (last when ``sort``); a column with one value costs no hashing. Codes come in the smallest
+    integer type that holds them."""
+    n = len(values)
+    if n and not values.isna().any():
+        first = values.iloc[0] if isinstance(values, pd.Series) else values[0]
+        if bool((values == first).all()):
+            return np.zeros(n, dtype=np.int8), pd.Index([first], dtype=values.dtype)
+    c, u = pd.factorize(values, sort=sort, use_na_sentinel=False)
+    return _small(c, len(u)), u
+
+
+def compress_codes(code: np.ndarray, total: int) -> tuple[np.ndarray, int]:
+    """Dense codes 0..m-1 (order kept, smallest integer type) of combined codes in [0, total), and m."""
+    if total <= max(4 * len(code), 1 << 16):
+        present = np.bincount(code, minlength=total) > 0
+        dense = np.cumsum(present, dtype=np.int64) - 1
+        m = int(dense[-1]) + 1 if total else 0
+        return _small(dense, m)[code], m
+    uniq, inv = np.unique(code, return_inverse=True)
+    return _small(inv.reshape(-1), len(uniq)), len(uniq)
+
+
+def combine_codes(codes: Sequence[np.ndarray], cards: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Dense codes of the combinations of several code columns, numbered in lexicographic order of the columns
+    (as ``groupby(sort=True)`` orders its groups), and the number of combinations present."""
+    n = len(codes[0]) if codes else 0
+    out, total = None, 1
+    for c, k in zip(codes, cards, strict=True):
+        k = max(int(k), 1)
+        if out is None:
+            out = c.astype(np.int64)
+        else:
+            if total * k >= 2**62:  # keep the combined code inside int64
+                out, total = compress_codes(out, total)
+                out = out.astype(np.int64)
+            out *= k
+            out += c
+        total *= k
+    return compress_codes(out, total) if n else (np.zeros(0, dtype=np.int8), 0)
 
 
 def _row(mask: pd.Series) -> int:

@@ -68,7 +68,7 @@ def test_paper_example_natural_vanilla_gpt4(check):
     assert got["n_ours"] == 100
 
 
-def test_readme_chatgpt_natural_vanilla_order_12():
+def test_readme_chatgpt_natural_vanilla_order_ab():
     rows = [r for r in RAW if r["subset"] == "LLMBar/Natural" and r["judge"] == "ChatGPT"
             and r["strategy"] == "Vanilla"]
     parsed = [r for r in rows if r["winner_order_12"] != ""]
@@ -76,8 +76,8 @@ def test_readme_chatgpt_natural_vanilla_order_12():
     assert (right, len(parsed)) == (80, 100)
     s = A.pairwise_statistics(load_llmbar(subsets=["LLMBar/Natural"]).verdicts, ["judge", "strategy"])
     r = s[(s["judge"] == "ChatGPT") & (s["strategy"] == "Vanilla")].iloc[0]
-    assert r["acc_order_12"] == pytest.approx(right / len(parsed)) == 0.800
-    assert r["correct_order_12"] == right
+    assert r["acc_ab"] == pytest.approx(right / len(parsed)) == 0.800
+    assert r["correct_ab"] == right
 
 
 def test_two_strategies_need_strategy_in_by_and_row_order_is_irrelevant():
@@ -93,7 +93,7 @@ def test_two_strategies_need_strategy_in_by_and_row_order_is_irrelevant():
     for strategy, row in a.set_index("strategy").iterrows():
         rows = [r for r in RAW if r["subset"] == "LLMBar/Natural" and r["judge"] == "ChatGPT"
                 and r["strategy"] == strategy]
-        assert row["correct_order_21"] == sum(r["winner_order_21"] == r["label"] for r in rows)
+        assert row["correct_ba"] == sum(r["winner_order_21"] == r["label"] for r in rows)
 
 
 def _hand_table(pairs=None):
@@ -111,19 +111,19 @@ def test_unparsed_conventions_by_hand():
     pub = A.pairwise_statistics(df, ["judge"], unparsed="published", n_resamples=0).iloc[0]
     # published: n=4; correct ab: p1,p2 = 2; correct ba: p1,p4 = 2; Acc = (2/4 + 2/4)/2; both: p1 = 1;
     # Agr: p1 (equal) + p3 (both unparsed counts as agreeing) = 2
-    assert (pub["n"], pub["correct_order_12"], pub["correct_order_21"], pub["correct_both"],
+    assert (pub["n"], pub["correct_ab"], pub["correct_ba"], pub["correct_both"],
             pub["consistent_pairs"]) == (4, 2, 2, 1, 2)
     assert pub["acc"] == 0.5
     exc = A.pairwise_statistics(df, ["judge"], n_resamples=0).iloc[0]
     # exclude: parsed ab = 3 (2 correct), parsed ba = 2 (2 correct) -> Acc = (2/3 + 2/2)/2, pooled 4/5;
     # both-parsed pairs = p1, p4; consistency = p1 only = 1 of 2
     assert (exc["unparsed_ab"], exc["unparsed_ba"], exc["both_parsed"]) == (1, 2, 2)
-    assert exc["acc_order_12"] == pytest.approx(2 / 3) and exc["acc_order_21"] == 1.0
+    assert exc["acc_ab"] == pytest.approx(2 / 3) and exc["acc_ba"] == 1.0
     assert exc["acc"] == pytest.approx((2 / 3 + 1) / 2)
     assert exc["accuracy_pooled"] == pytest.approx(4 / 5)
     assert exc["consistent_pairs"] == 1 and exc["position_consistency"] == 0.5
     lo, hi = proportion_confint(2, 3, alpha=0.05, method="wilson")
-    assert (exc["acc_order_12_low"], exc["acc_order_12_high"]) == pytest.approx((lo, hi))
+    assert (exc["acc_ab_low"], exc["acc_ab_high"]) == pytest.approx((lo, hi))
 
 
 def test_unknown_unparsed_mode():
@@ -135,7 +135,7 @@ def test_goldless_pairs_leave_accuracy_at_100_percent():
     df = _hand_table((("r1", "1", "1", "1"), ("r2", "2", "2", "2"), ("g1", None, "1", "2"), ("g2", None, "2", "2")))
     r = A.pairwise_statistics(df, ["judge"], n_resamples=0).iloc[0]
     assert (r["acc"], r["n"], r["no_gold"]) == (1.0, 2, 2)
-    assert r["acc_order_12"] == 1.0 and r["acc_order_21"] == 1.0
+    assert r["acc_ab"] == 1.0 and r["acc_ba"] == 1.0
     acc = A.accuracy(df, n_resamples=0).iloc[0]
     assert (acc["accuracy"], acc["parsed"], acc["no_gold"]) == (1.0, 4, 4)
 
@@ -143,7 +143,7 @@ def test_goldless_pairs_leave_accuracy_at_100_percent():
 def test_no_gold_table_reports_gold_figures_not_computable():
     df = _hand_table((("a", None, "1", "1"), ("b", None, "2", "1")))
     r = A.pairwise_statistics(df, ["judge"], n_resamples=0).iloc[0]
-    for c in ("acc", "acc_order_12", "acc_order_21", "accuracy_pooled"):
+    for c in ("acc", "acc_ab", "acc_ba", "accuracy_pooled"):
         assert np.isnan(r[c]), c
     assert r["note"].startswith("not computable") and "gold" in r["note"]
     assert r["position_consistency"] == 0.5  # not gold-based: still computed
@@ -157,15 +157,17 @@ def test_one_order_table_gives_per_order_accuracy_and_says_consistency_needs_bot
     base = _hand_table((("a", "1", "1", "1"), ("b", "2", "1", "2"), ("c", "1", "1", "2")))
     ab = base[base["order"] == "ab"]  # a, b, c in order ab: right a, c -> 2/3
     r = A.pairwise_statistics(ab, ["judge"], n_resamples=0).iloc[0]
-    assert r["acc_order_12"] == pytest.approx(2 / 3) and np.isnan(r["acc_order_21"]) and np.isnan(r["acc"])
+    assert r["acc_ab"] == pytest.approx(2 / 3) and np.isnan(r["acc_ba"]) and np.isnan(r["acc"])
     assert np.isnan(r["position_consistency"])
     assert "not computable" in r["note"] and "both" in r["note"]
     unrecorded = ab.assign(order="")
     u = A.pairwise_statistics(unrecorded, ["judge"], n_resamples=0).iloc[0]  # orders not recorded: says so
-    assert np.isnan(u["acc"]) and np.isnan(u["acc_order_12"]) and "accuracy()" in u["note"]
+    assert np.isnan(u["acc"]) and np.isnan(u["acc_ab"]) and "accuracy()" in u["note"]
+    whole = A.pairwise_statistics(unrecorded, [], n_resamples=0).iloc[0]  # the whole table: the same reason
+    assert whole["note"] == u["note"] and "no gold labels" not in whole["note"]  # gold is there: 3 items
     acc = A.accuracy(unrecorded, n_resamples=0).iloc[0]
     assert acc["accuracy"] == pytest.approx(2 / 3) and acc["parsed"] == 3
-    assert (acc["low"], acc["high"]) == pytest.approx(proportion_confint(2, 3, method="wilson"))
+    assert (acc["accuracy_low"], acc["accuracy_high"]) == pytest.approx(proportion_confint(2, 3, method="wilson"))
     from evallab.metrics.position import position_consistency
     pc = position_consistency(unrecorded, ["judge"]).iloc[0]
     assert np.isnan(pc["position_consistency"]) and "needs both presentation orders" in pc["note"]
@@ -265,7 +267,7 @@ def test_fleiss_kappa_matches_statsmodels(natural):
     table = aggregate_raters(codes)[0]
     assert f["units"] == len(full) and f["units_dropped"] == len(wide) - len(full)
     assert f["kappa"] == pytest.approx(fleiss_kappa(table, method="fleiss"))
-    assert np.isfinite(f["low"]) and np.isfinite(f["high"]) and f["low"] <= f["kappa"] <= f["high"]
+    assert np.isfinite(f["kappa_low"]) and np.isfinite(f["kappa_high"]) and f["kappa_low"] <= f["kappa"] <= f["kappa_high"]
     assert f["items"] == full.index.get_level_values("item_id").nunique()
     # the vectorised statistic of the bootstrap, on the totals of the whole table, is Fleiss' kappa
     m = table.sum(1)[0]
@@ -280,7 +282,7 @@ def test_krippendorff_alpha_matches_library(natural):
                     for col in wide.T.to_numpy()])
     ref = krippendorff.alpha(reliability_data=rel, level_of_measurement="nominal")
     assert a["alpha"] == pytest.approx(ref)
-    assert np.isfinite(a["low"]) and np.isfinite(a["high"]) and a["low"] <= a["alpha"] <= a["high"]
+    assert np.isfinite(a["alpha_low"]) and np.isfinite(a["alpha_high"]) and a["alpha_low"] <= a["alpha"] <= a["alpha_high"]
     # the vectorised statistic on the coincidence matrix built by hand (Krippendorff 2011, eq. for o_ck)
     o = np.zeros((2, 2))
     for unit in rel.T:
@@ -299,7 +301,7 @@ def test_fleiss_and_alpha_small_resamples_keep_the_point(natural):
     a = A.krippendorff_alpha(natural, n_resamples=20, seed=0).iloc[0]
     assert f["kappa"] == pytest.approx(A.fleiss_kappa(natural, n_resamples=0).iloc[0]["kappa"])
     assert a["alpha"] == pytest.approx(A.krippendorff_alpha(natural, n_resamples=0).iloc[0]["alpha"])
-    assert np.isnan(A.fleiss_kappa(natural, n_resamples=0).iloc[0]["low"])
+    assert np.isnan(A.fleiss_kappa(natural, n_resamples=0).iloc[0]["kappa_low"])
 
 
 def test_fleiss_one_rater_not_computable(natural):
@@ -341,11 +343,11 @@ def test_fleiss_and_alpha_on_unanimous_units_are_never_shown_as_one_one():
     # items (statsmodels proportion_confint) is given in the note instead
     codes = df.pivot(index="item_id", columns="sample", values="verdict").eq("pass").astype(int).to_numpy()
     assert fk["kappa"] == pytest.approx(fleiss_kappa(aggregate_raters(codes)[0])) == pytest.approx(1.0)
-    assert np.isnan(fk["low"]) and np.isnan(fk["high"])
+    assert np.isnan(fk["kappa_low"]) and np.isnan(fk["kappa_high"])
     lo = proportion_confint(20, 20, method="wilson")[0]
     assert "20 of 20" in fk["note"] and f"{lo:.1%}" in fk["note"] and "degenerate" in fk["note"]
     ka = A.krippendorff_alpha(df, raters="sample", n_resamples=200).iloc[0]
-    assert ka["alpha"] == pytest.approx(1.0) and np.isnan(ka["low"]) and "20 of 20" in ka["note"]
+    assert ka["alpha"] == pytest.approx(1.0) and np.isnan(ka["alpha_low"]) and "20 of 20" in ka["note"]
 
 
 def test_judge_agreement_diagonal_and_identical_raters_have_no_point_interval():

@@ -41,7 +41,7 @@ def browser():
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     from evallab.importers import import_file
-    from evallab.reporting.batch import ReportSpec, load_config, run_batch
+    from evallab.reporting.batch import ReportSpec, load_config, run_report_batch
 
     tmp = tmp_path_factory.mktemp("browser")
     out = tmp / "reports"
@@ -58,7 +58,7 @@ def batch(tmp_path_factory):
     grid.write_text(f"reports:\n  - name: sweep\n    notebook: {HERE / 'sweep.ipynb'}\n"
                     "    grid: {k: [1, 3], n: [5, 10]}\n    compare: {metric: rate, label: Success rate, unit: '%'}\n")
     specs += load_config(grid)
-    results = run_batch(specs, out, jobs=2, progress=False)
+    results = run_report_batch(specs, out, jobs=2, progress=False)
     return out, results
 
 

@@ -46,7 +46,7 @@ def test_truth_is_the_limit_of_the_estimators():
     ps = A.pairwise_statistics(df, ["judge"], **kw).iloc[0]
     pb = P.position_bias(df, ["judge"], **kw).iloc[0]
     tol = 0.025  # about 4 standard errors at 8,000 items
-    assert ps.acc_order_12 == pytest.approx(S.true_accuracy(d, j, "ab"), abs=tol)
+    assert ps.acc_ab == pytest.approx(S.true_accuracy(d, j, "ab"), abs=tol)
     assert ps.acc == pytest.approx(S.true_acc_mean_of_orders(d, j), abs=tol)
     assert ps.position_consistency == pytest.approx(S.true_position_consistency(d, j), abs=tol)
     assert pb.first_slot_preference == pytest.approx(S.true_first_slot_preference(d, j), abs=tol)

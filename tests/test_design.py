@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evallab import verdicts as V
-from evallab.errors import DataError
+from evallab.errors import DataError, EvallabError
 from evallab.metrics import design as D
 
 
@@ -86,17 +86,157 @@ def test_order_pairs_gold_clash():
         D.order_pairs(df, ["judge"])
 
 
-def test_item_sums_per_group():
-    d = pd.DataFrame({"g": ["x", "x", "x", "y"], "dataset": "", "item_id": ["i1", "i1", "i2", "i1"],
-                      "c": [1.0, 0.0, 1.0, 1.0], "n": [1.0, 1.0, 1.0, 1.0]})
-    get = D.item_sums(d, ["g"], ["c", "n"])
-    assert np.array_equal(get({"g": "x"}), np.array([[1.0, 2.0], [1.0, 1.0]]))
-    assert np.array_equal(get({"g": "y"}), np.array([[1.0, 1.0]]))
-    assert get({"g": "z"}).shape == (0, 2)
-    assert np.array_equal(D.item_sums(d, [], ["c"])({}), np.array([[2.0], [1.0]]))  # i1: 1+0+1, i2: 1
-    assert D.item_sums(d.iloc[:0], ["g"], ["c"])({"g": "x"}).shape == (0, 1)
+def test_item_sums_per_group_in_item_order():
+    df = V.coerce(pd.DataFrame({"item_id": ["i2", "i1", "i1", "i1", "i3"], "judge": ["x", "x", "x", "y", "x"],
+                                "order": ["ab", "ab", "ba", "ab", "ba"], "verdict": ["1", "2", "1", "1", "2"]}))
+    des = D.paired_design(df, ["judge"])
+    c = (df["verdict"] == "1").to_numpy(float)
+    get = des.item_sums("replies", np.ones(len(df), bool), [c, np.ones(len(df))])
+    # group x: i1 (replies 2 and 3: one "1"), i2 (one "1"), i3 (none); group y: i1 (one "1")
+    assert np.array_equal(get(0), np.array([[1.0, 2.0], [1.0, 1.0], [0.0, 1.0]]))
+    assert np.array_equal(get(1), np.array([[1.0, 1.0]]))
+    none = des.item_sums("replies", np.zeros(len(df), bool), [c])
+    assert none(0).shape == (0, 1) and none(1).shape == (0, 1)
+    assert list(des.count("replies")) == [4, 1] and list(des.count("replies", c)) == [2, 1]
 
 
 def test_not_computable_and_join_notes():
     assert D.not_computable("no gold labels") == "not computable: no gold labels"
     assert D.join_notes("a", "", "b") == "a; b"
+
+
+# ------------------------------------------------------------------------------------------ the paired design
+def _sampled_table(orders=("ab", "ba"), seed=0):
+    """3 judges' worth of replies: 40 items × 3 samples in ``orders``, ties and unparsed replies, gold missing on
+    some items, one item asked in order ab only (every order asked in the one-order case)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(40):
+        gold = None if i % 7 == 0 else str(rng.integers(1, 3))
+        for j in ("J1", "J2"):
+            for s in range(3):
+                for o in orders:
+                    if i == 5 and o == "ba":
+                        continue  # asked in one order only
+                    v = rng.choice(["1", "2", "tie", None], p=[0.45, 0.35, 0.1, 0.1])
+                    rows.append(dict(item_id=f"it{i}", judge=j, order=o, sample=s, verdict=v, gold=gold))
+    return V.coerce(pd.DataFrame(rows))
+
+
+def _plain_pandas(df):
+    """The figures of the paired design recomputed with pandas alone: per judge, per-order accuracy, pairs asked
+    in both orders, both parsed, consistent, first-slot picks, unparsed replies."""
+    out = {}
+    for j, g in df.groupby("judge"):
+        r = {}
+        for o in ("ab", "ba"):
+            d = g[(g["order"] == o) & g["gold"].notna() & g["verdict"].notna()]
+            r[f"acc_{o}"] = (d["verdict"] == d["gold"]).mean() if len(d) else np.nan
+        ab = g[g["order"] == "ab"].set_index(["item_id", "sample"])["verdict"]
+        ba = g[g["order"] == "ba"].set_index(["item_id", "sample"])["verdict"]
+        both = pd.concat({"ab": ab, "ba": ba}, axis=1, join="inner")
+        parsed = both.dropna()
+        r["pairs"] = len(both)
+        r["both_parsed"] = len(parsed)
+        r["consistent"] = int((parsed["ab"] == parsed["ba"]).sum())
+        dec = g[g["verdict"].isin(["1", "2"])]
+        r["decisive"] = len(dec)
+        r["first_slot"] = int(((dec["order"] == "ab") & (dec["verdict"] == "1")).sum()
+                              + ((dec["order"] == "ba") & (dec["verdict"] == "2")).sum())
+        r["unparsed"] = int(g["verdict"].isna().sum())
+        withgold = parsed.join(g.groupby(["item_id", "sample"])["gold"].first()).dropna()
+        r["pairs_with_gold"] = len(withgold)
+        out[j] = r
+    return out
+
+
+def test_item_key_is_one_number_per_item_in_text_order():
+    df = pd.DataFrame({"dataset": ["b", "a", "a", "a", "b"], "item_id": ["10", "9", "10", "9", "10"]})
+    key = D.item_key(df)
+    # text order of (dataset, item_id): (a, 10) < (a, 9) < (b, 10)
+    assert list(key) == [2, 1, 0, 1, 2]
+    assert list(D.item_key(df.set_index(["dataset", "item_id"]).index)) == list(key)
+    assert list(D.item_key(pd.DataFrame({"item_id": [3, 20, 3]}))) == [1, 0, 1]  # "20" < "3" as text
+
+
+def test_paired_design_pairs_by_key_whatever_the_row_order():
+    df = _sampled_table()
+    des = D.paired_design(df, ["judge"])
+    shuffled = D.paired_design(df.sample(frac=1, random_state=3), ["judge"])
+    for k in des.pairs:
+        assert np.array_equal(des.pairs[k], shuffled.pairs[k]), k
+    # one pair per (judge, item, sample) asked in some order; both orders asked on all but item 5
+    assert len(des.pairs["group"]) == 2 * 40 * 3
+    asked = des.pairs["has_ab"] & des.pairs["has_ba"]
+    assert int(asked.sum()) == 2 * 39 * 3
+    # the reply of each order is the one the table holds for that key
+    p = des.order_pairs()
+    ab = df[df["order"] == "ab"].set_index(["judge", "item_id", "sample"])["verdict"]
+    got = p.set_index(["judge", "item_id", "sample"])["verdict_ab"]
+    pd.testing.assert_series_equal(got.sort_index(), ab.reindex(got.index).sort_index(), check_names=False)
+    assert des.by == ("judge",) and list(des.groups["judge"]) == ["J1", "J2"]
+
+
+@pytest.mark.parametrize("orders", [("ab", "ba"), ("ab",)])
+def test_prepared_design_gives_the_figures_of_the_table(orders):
+    from evallab.metrics import agreement as A
+    from evallab.metrics import position as P
+
+    df = _sampled_table(orders)
+    des = D.paired_design(df, ["judge"])
+    kw = dict(n_resamples=200, seed=1)
+    # the same frames whether each estimator builds its own design or one is prepared and shared
+    for f in (A.pairwise_statistics, P.position_bias, P.position_consistency, P.balanced_position_accuracy):
+        pd.testing.assert_frame_equal(f(des, **kw), f(df, ["judge"], **kw))
+    stats = A.pairwise_statistics(des, **kw).set_index("judge")
+    bias = P.position_bias(des, **kw).set_index("judge")
+    bpc = P.balanced_position_accuracy(des, **kw).set_index("judge")
+    for j, r in _plain_pandas(df).items():
+        assert stats.loc[j, "acc_ab"] == pytest.approx(r["acc_ab"])
+        assert stats.loc[j, "acc_ba"] == pytest.approx(r["acc_ba"], nan_ok=True)
+        assert (bias.loc[j, "pairs"], bias.loc[j, "both_parsed"], bias.loc[j, "consistent"]) == (
+            r["pairs"], r["both_parsed"], r["consistent"])
+        assert (bias.loc[j, "decisive"], bias.loc[j, "first_slot"], bias.loc[j, "unparsed"]) == (
+            r["decisive"], r["first_slot"], r["unparsed"])
+        assert bpc.loc[j, "pairs_with_gold"] == r["pairs_with_gold"]
+        if orders == ("ab",):
+            assert np.isnan(bias.loc[j, "position_consistency"]) and "needs both" in bias.loc[j, "note"]
+            assert np.isnan(bias.loc[j, "first_slot_preference"]) and np.isnan(stats.loc[j, "acc"])
+        else:
+            assert bias.loc[j, "position_consistency"] == pytest.approx(r["consistent"] / r["both_parsed"])
+            assert bias.loc[j, "first_slot_preference"] == pytest.approx(r["first_slot"] / r["decisive"])
+
+
+def test_prepared_design_interval_is_scipys_item_bootstrap():
+    from scipy import stats as sps
+
+    from evallab.metrics import agreement as A
+
+    df = _sampled_table()
+    got = A.pairwise_statistics(D.paired_design(df, ["judge"]), n_resamples=300, seed=4).set_index("judge")
+    for j, g in df[(df["order"] == "ab") & df["gold"].notna()].groupby("judge"):
+        # per item (sorted as text): correct and parsed replies of order ab over its samples
+        per = g.assign(c=(g["verdict"] == g["gold"]).fillna(False).astype(float),
+                       n=g["verdict"].notna().astype(float)).groupby("item_id")[["c", "n"]].sum()
+        per = per[per["n"] > 0]
+        ref = sps.bootstrap((per["c"].to_numpy(), per["n"].to_numpy()), lambda x, y, axis: x.sum(axis) / y.sum(axis),
+                            paired=True, vectorized=True, n_resamples=300, method="percentile",
+                            random_state=np.random.default_rng(4)).confidence_interval
+        assert (got.loc[j, "acc_ab_low"], got.loc[j, "acc_ab_high"]) == (ref.low, ref.high)
+
+
+def test_prepared_design_refuses_another_grouping_and_checks_once():
+    from evallab.metrics import position as P
+
+    df = _sampled_table()
+    des = D.paired_design(df, ["judge"])
+    assert D.paired_design(des) is des and D.paired_design(des, ["judge"]) is des
+    with pytest.raises(EvallabError, match="prepared with by"):
+        P.position_bias(des, ["judge", "strategy"])
+    two = pd.concat([df.assign(strategy="S1"), df.assign(strategy="S2")], ignore_index=True)
+    with pytest.raises(D.DesignError, match=r"\['strategy'\] vary"):
+        D.paired_design(two, ["judge"])
+    gold_clash = df.copy()
+    gold_clash.loc[(gold_clash["order"] == "ba") & (gold_clash["item_id"] == "it1"), "gold"] = "tie"
+    with pytest.raises(D.DesignError, match="one gold label per item"):
+        D.paired_design(gold_clash, ["judge"])

@@ -13,7 +13,7 @@ from evallab.errors import DataError, EvallabError
 from evallab.reporting.batch import (
     ReportResult,
     load_config,
-    run_batch,
+    run_report_batch,
     save_metrics,
     select_runs,
     write_index,
@@ -197,7 +197,7 @@ def test_index_shows_a_grid_as_one_comparison(tmp_path):
 def test_local_runner_runs_a_grid(tmp_path):
     c = cfg(tmp_path, f"reports:\n  - name: sw\n    notebook: {SWEEP}\n    grid: {{k: [1, 4], n: [8, 0]}}\n"
                       "    compare: {metric: rate, unit: '%'}\n")
-    res = {r.name: r for r in run_batch(load_config(c), tmp_path / "out", jobs=2, progress=False)}
+    res = {r.name: r for r in run_report_batch(load_config(c), tmp_path / "out", jobs=2, progress=False)}
     assert set(res) == {"sw-1-8", "sw-1-0", "sw-4-8", "sw-4-0"}
     assert res["sw-4-8"].status == "ok" and res["sw-4-8"].metrics["rate"] == 0.5
     assert res["sw-1-0"].status == "failed" and res["sw-1-0"].cell == 3 and "ZeroDivisionError" in res["sw-1-0"].error

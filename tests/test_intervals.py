@@ -83,6 +83,24 @@ def test_bootstrap_sums_matches_scipy_reference():
         I.bootstrap_sums(np.ones(3), lambda t: t, n_resamples=10)
 
 
+@pytest.mark.parametrize("counts", [True, False])
+def test_bootstrap_sums_is_scipys_bootstrap_exactly_with_or_without_shared_draws(counts):
+    rng = np.random.default_rng(11)
+    sums = rng.integers(0, 4, (300, 3)).astype(float) if counts else rng.random((300, 3)) * 3
+
+    def stat(t):
+        return t[..., 0] / t[..., 1] - t[..., 2] / (t[..., 1] + t[..., 2])
+    ref = sps.bootstrap(tuple(sums.T), lambda a, b, c, axis: stat(np.stack([x.sum(axis) for x in (a, b, c)], -1)),
+                        paired=True, vectorized=True, n_resamples=250, confidence_level=0.9, method="percentile",
+                        random_state=np.random.default_rng(5)).confidence_interval
+    alone = I.bootstrap_sums(sums, stat, n_resamples=250, confidence=0.9, seed=5)
+    cache = {}
+    with I.shared_resamples(cache):
+        shared = [I.bootstrap_sums(sums, stat, n_resamples=250, confidence=0.9, seed=5) for _ in range(2)]
+    assert alone == shared[0] == shared[1] == (ref.low, ref.high)  # the same draws: equal, not approximately
+    assert list(cache) == ([(300, 250, 5)] if counts else [])  # counts draw once and keep how often each is drawn
+
+
 def test_ratio_interval_one_binary_reply_per_cluster_is_wilson():
     num = [1, 0, 1, 1, 0, 1, 1]
     assert I.ratio_interval(num, [1] * 7) == pytest.approx(proportion_confint(5, 7, method="wilson"))

@@ -103,13 +103,13 @@ def test_design_functions(df):
 def test_pairwise_statistics_and_accuracy(df):
     out = run(A.pairwise_statistics, df, ["judge"], **KW)
     if out is not None:
-        check(out, ["acc_order_12", "acc_order_21", "acc", "accuracy_pooled", "position_consistency"])
+        check(out, ["acc_ab", "acc_ba", "acc", "accuracy_pooled", "position_consistency"])
         assert (out["n"] >= 0).all() and (out["no_gold"] >= 0).all()
     else:
         assert not df["order"].isin(["ab", "ba"]).any()  # the documented DesignError: no presentation order
     pub = run(A.pairwise_statistics, df, ["judge"], unparsed="published", n_resamples=0)
     if pub is not None:
-        check(pub, ["acc_order_12", "acc_order_21", "acc", "position_consistency"])
+        check(pub, ["acc_ab", "acc_ba", "acc", "position_consistency"])
     check(run(A.accuracy, df, ["judge"], **KW), ["accuracy"])
 
 

@@ -75,10 +75,10 @@ def test_balanced_position_accuracy_by_hand():
     df = V.coerce(pd.DataFrame(HAND))
     r = P.balanced_position_accuracy(df, ["judge"], n_resamples=0).iloc[0]
     # p1 1, p2 tie, p3 tie, p4 tie, p5 1, p7 tie -> (1 + .5 + .5 + .5 + 1 + .5)/6; p6 excluded
-    assert (r["pairs"], r["excluded"]) == (6, 1)
+    assert (r["pairs_with_gold"], r["excluded"]) == (6, 1)
     assert r["bpc_accuracy"] == pytest.approx(4 / 6)
     # order ab right: p1, p2, p4, p5 -> 4/6; order ba right: p1, p3, p5, p7 -> 4/6; FairEval = their mean
-    assert r["acc_order_12"] == pytest.approx(4 / 6) and r["acc_order_21"] == pytest.approx(4 / 6)
+    assert r["acc_ab"] == pytest.approx(4 / 6) and r["acc_ba"] == pytest.approx(4 / 6)
     assert r["strict_accuracy"] == pytest.approx(2 / 6) and r["abstention"] == pytest.approx(4 / 6)
     strict = P.balanced_position_accuracy(df, ["judge"], tie_credit=0.0, n_resamples=0).iloc[0]
     assert strict["bpc_accuracy"] == pytest.approx(2 / 6)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evallab.errors import DataError
-from evallab.reporting.batch import load_config, run_batch, save_metrics
+from evallab.reporting.batch import load_config, run_report_batch, save_metrics
 
 HERE = Path(__file__).parent / "data" / "report"
 
@@ -48,7 +48,7 @@ def test_batch_reports_failure_with_cell_and_finishes_the_others(tmp_path):
     cfg = write_cfg(tmp_path, f"reports:\n  - {{name: good, notebook: {HERE / 'ok.ipynb'}, parameters: {{value: 21}}}}\n"
                               f"  - {{name: bad, notebook: {HERE / 'fails.ipynb'}}}\n")
     out = tmp_path / "out"
-    res = {r.name: r for r in run_batch(load_config(cfg), out, jobs=2, progress=False)}
+    res = {r.name: r for r in run_report_batch(load_config(cfg), out, jobs=2, progress=False)}
     assert res["good"].status == "ok" and res["good"].metrics == {"value": 21, "twice": 42}
     assert res["bad"].status == "failed" and res["bad"].cell == 3
     assert "deliberate failure in cell 3" in res["bad"].error
@@ -72,8 +72,8 @@ def test_rerunning_one_report_keeps_the_others_in_the_index(tmp_path):
     specs = load_config(write_cfg(tmp_path, f"reports:\n  - {{name: first, notebook: {ok}}}\n"
                                             f"  - {{name: second, notebook: {ok}, parameters: {{value: 5}}}}\n"))
     out = tmp_path / "out"
-    run_batch(specs, out, jobs=1, progress=False)
-    run_batch([specs[1]], out, jobs=1, progress=False, index_names=["first", "second"])
+    run_report_batch(specs, out, jobs=1, progress=False)
+    run_report_batch([specs[1]], out, jobs=1, progress=False, index_names=["first", "second"])
     index = (out / "index.html").read_text()
     assert index.index("first.html") < index.index("second.html")
 

@@ -206,11 +206,7 @@ def _const(value, n: int, typ):
 
     if typ != pa.string():
         return pa.array(np.full(n, value), type=typ)
-    b = str(value).encode("utf-8")
-    offsets = (np.arange(n + 1, dtype=np.int64) * len(b)).astype(np.int32 if len(b) * n < 2**31 else np.int64)
-    t = pa.string() if offsets.dtype == np.int32 else pa.large_string()
-    arr = pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(b * n)])
-    return arr if t == pa.string() else arr.cast(pa.string())
+    return V.constant_strings(value, n)
 
 
 def _has_duplicate_key(out: dict, constant: set, n: int) -> bool:

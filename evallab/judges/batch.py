@@ -69,9 +69,9 @@ async def _json(resp, what: str, judge) -> dict:
     return resp.json()
 
 
-async def run_batch(judge, todo: Sequence[tuple[JudgeRequest, tuple]], state_path: Path,
-                    on_reply: Callable[[JudgeRequest, tuple, JudgeReply], None], *, poll_interval: float = 5.0,
-                    progress: bool = True, batch_discount: float = 0.5) -> dict:
+async def run_openai_batch(judge, todo: Sequence[tuple[JudgeRequest, tuple]], state_path: Path,
+                           on_reply: Callable[[JudgeRequest, tuple, JudgeReply], None], *,
+                           poll_interval: float = 5.0, progress: bool = True, batch_discount: float = 0.5) -> dict:
     """Answer ``todo`` (``(request, key)`` pairs) through the Batch API, calling ``on_reply`` for each.
 
     Returns ``{"batch_id", "resumed", "lines"}``.
@@ -183,4 +183,4 @@ async def run_batch(judge, todo: Sequence[tuple[JudgeRequest, tuple]], state_pat
     return {"batch_id": batch["id"], "resumed": resumed, "lines": len(answered)}
 
 
-__all__ = ["TERMINAL", "custom_id", "request_lines", "run_batch"]
+__all__ = ["TERMINAL", "custom_id", "request_lines", "run_openai_batch"]

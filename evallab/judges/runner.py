@@ -488,11 +488,12 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     tasks = [] if batch else [asyncio.ensure_future(worker()) for _ in range(n_workers)]
     try:
         if batch and todo:
-            from evallab.judges.batch import run_batch
+            from evallab.judges.batch import run_openai_batch
 
             n0 = stats.replies
-            await run_batch(judge, todo, Path(str(out) + ".batch.json"), record_reply, poll_interval=poll_interval,
-                            progress=progress, batch_discount=getattr(judge, "batch_discount", 0.5))
+            await run_openai_batch(judge, todo, Path(str(out) + ".batch.json"), record_reply,
+                                   poll_interval=poll_interval, progress=progress,
+                                   batch_discount=getattr(judge, "batch_discount", 0.5))
             stats.batch_replies = stats.replies - n0
             stats.calls = getattr(jstats, "calls", 0) - calls0
         if tasks:

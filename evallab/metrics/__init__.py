@@ -2,7 +2,8 @@
 plots. Every estimator takes the grouping ``by`` that defines a design cell and refuses to pool replies silently
 (:mod:`evallab.metrics.design`); every interval resamples the item (:mod:`evallab.metrics.intervals`).
 
-- :mod:`~evallab.metrics.design` — design checks, table shape, replies paired across presentation orders.
+- :mod:`~evallab.metrics.design` — design checks, table shape, the item key, and the paired design (replies paired
+  across presentation orders, checked once and passed to several estimators).
 - :mod:`~evallab.metrics.intervals` — Wilson, item-cluster bootstrap, paired differences, McNemar, Holm/BH.
 - :mod:`~evallab.metrics.agreement` — LLMBar's Acc. and per-order accuracy, accuracy, Cohen's kappa, judge × judge
   agreement, Fleiss' kappa, Krippendorff's alpha, repetition stability, LLMBar's published table.

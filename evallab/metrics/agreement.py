@@ -45,16 +45,17 @@ from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import (
+    PairedDesign,
     check_design,
+    design_of,
     groups,
-    item_sums,
+    item_key,
+    join_notes,
     not_computable,
-    order_pairs,
 )
 from evallab.metrics.position import position_consistency
 
 UNPARSED_MODES = ("exclude", "published")
-DEFAULT_BY = ("subset", "judge", "strategy")
 NAN = float("nan")
 
 
@@ -76,15 +77,19 @@ def _all_same(per: np.ndarray) -> bool:
     return bool(np.allclose(r, r[0], equal_nan=True))
 
 
-def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unparsed: str = "exclude",
-                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
+                        unparsed: str = "exclude", confidence: float = 0.95, n_resamples: int = 1000,
+                        seed: int = 0) -> pd.DataFrame:
     """LLMBar's per-group statistics: accuracy per presentation order, Acc., both-correct, position consistency.
 
     Parameters
     ----------
-    df : tidy verdict table of pairwise replies; orders ``ab`` (output 1 shown first) and ``ba``.
-    by : the design cell (default subset, judge, strategy). Several replies per (item, order, sample) inside a
-        group raise :class:`~evallab.metrics.design.DesignError` naming the columns that vary.
+    df : tidy verdict table of pairwise replies; orders ``ab`` (output 1 shown first) and ``ba``. Or a
+        :class:`~evallab.metrics.design.PairedDesign` prepared once for several estimators
+        (:func:`~evallab.metrics.design.paired_design`).
+    by : the design cell (default subset, judge, strategy; a prepared design's own ``by``). Several replies per
+        (item, order, sample) inside a group raise :class:`~evallab.metrics.design.DesignError` naming the columns
+        that vary.
     unparsed : ``"exclude"`` (default: unparsed replies leave every denominator) or ``"published"`` (LLMBar's
         conventions: an unparsed reply is wrong; two unparsed replies agree).
     confidence, n_resamples, seed : interval settings (``n_resamples=0``: Wilson only where it applies).
@@ -92,87 +97,77 @@ def pairwise_statistics(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unp
     Returns
     -------
     DataFrame, one row per group:
-        ``n`` (pairs with gold judged in at least one order), ``no_gold`` (pairs left out: no gold),
-        ``unparsed_ab``, ``unparsed_ba`` (replies), ``correct_order_12``, ``correct_order_21`` (replies),
-        ``acc_order_12``, ``acc_order_21`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_order_12 +
-        acc_order_21) / 2 — LLMBar's Acc. — with ``acc_low``/``acc_high``; ``accuracy_pooled`` = correct / parsed
-        over both orders (equal to ``acc`` only when both orders parsed the same number); ``correct_both``
-        (pairs right in both orders); ``consistent_pairs`` (LLMBar's Agr., a count), ``both_parsed``,
-        ``position_consistency`` in [0, 1] with ``_low``/``_high`` (see
-        :func:`evallab.metrics.position.position_consistency`); ``note`` (why a figure is NaN). Under
-        ``"published"`` every denominator is the number of pairs asked in that order.
-        Samples: an item's replies in one order are pooled over its samples (ratio of sums, item-cluster
-        interval).
+        ``n`` (items with gold judged in at least one order), ``no_gold`` (pairs left out: no gold),
+        ``unparsed_ab``, ``unparsed_ba`` (replies), ``correct_ab``, ``correct_ba`` (replies right with output 1 /
+        output 2 shown first), ``acc_ab``, ``acc_ba`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_ab +
+        acc_ba) / 2 — LLMBar's Acc. — with ``acc_low``/``acc_high``; ``accuracy_pooled`` = correct / parsed over
+        both orders (equal to ``acc`` only when both orders parsed the same number); ``correct_both`` (pairs right
+        in both orders); ``consistent_pairs`` (LLMBar's Agr., a count), ``both_parsed``, ``position_consistency``
+        in [0, 1] with ``_low``/``_high`` (see :func:`evallab.metrics.position.position_consistency`); ``note``
+        (why a figure is NaN). Under ``"published"`` every denominator is the number of pairs asked in that order.
+        A pair is an (item, sample) of the group; samples: an item's replies in one order are pooled over its
+        samples (ratio of sums, item-cluster interval).
     """
     _check_mode(unparsed)
-    by = list(by)
-    p = order_pairs(df, by)
-    g = p["gold"]
-    p = p.assign(_gold=g.notna(),
-                 _pa=p["verdict_ab"].notna() | (unparsed == "published") & p["has_ab"],
-                 _pb=p["verdict_ba"].notna() | (unparsed == "published") & p["has_ba"],
-                 _ua=p["has_ab"] & p["verdict_ab"].isna(), _ub=p["has_ba"] & p["verdict_ba"].isna(),
-                 _ca=(p["verdict_ab"] == g).fillna(False), _cb=(p["verdict_ba"] == g).fillna(False))
-    cons = position_consistency(df, by, unparsed=unparsed, confidence=confidence, n_resamples=n_resamples,
-                                seed=seed)
-    cols = ["_ca", "_pa", "_cb", "_pb"]
-    get = item_sums(p.loc[p["_gold"], [*by, "dataset", "item_id", *cols]].astype({c: float for c in cols}), by, cols)
-    cnt = p.assign(_ng=~p["_gold"]).groupby(by, dropna=False, observed=True, sort=True)[["_ng", "_ua", "_ub"]].sum() \
-        if by else p.assign(_ng=~p["_gold"])[["_ng", "_ua", "_ub"]].sum().to_frame().T
-    cnt_idx = {(k if isinstance(k, tuple) else (k,)): i for i, k in enumerate(cnt.index)} if by else {(): 0}
-    gold_by = ({(k if isinstance(k, tuple) else (k,)): bool(v) for k, v in
-                df.groupby(by, dropna=False, observed=True)["gold"].agg(lambda g: g.notna().any()).items()}
-               if by else {(): bool(df["gold"].notna().any())})
+    des = design_of(df, by)
+    p = des.pairs
+    a, b, g = p["verdict_ab"], p["verdict_ba"], p["gold"]
+    has_ab, has_ba = p["has_ab"], p["has_ba"]
+    published = unparsed == "published"
+    gold = g >= 0
+    ca, cb = gold & (a == g), gold & (b == g)
+    pa, pb = (a >= 0) | (published & has_ab), (b >= 0) | (published & has_ba)
+    per_item = des.item_sums("pairs", gold, [ca, pa, cb, pb])
+    n_pairs = des.count("pairs")
+    no_gold, unp_ab, unp_ba = (des.count("pairs", x) for x in (~gold, has_ab & (a < 0), has_ba & (b < 0)))
+    correct_both = des.count("pairs", ca & cb)
+    any_gold = des.count("replies", des.replies["gold"] >= 0) > 0
     rows = []
-    for key, _ in groups(df[by].drop_duplicates() if by else df.iloc[:0], by):
-        i = cnt_idx.get(tuple(key[c] for c in by))
-        per = get(key)
-        c = cnt.iloc[i] if i is not None and len(cnt) else pd.Series({"_ng": 0, "_ua": 0, "_ub": 0})
-        ca, pa, cb, pb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
-        r = dict(key, n=len(per), no_gold=int(c["_ng"]), unparsed_ab=int(c["_ua"]), unparsed_ba=int(c["_ub"]),
-                 correct_order_12=int(ca), correct_order_21=int(cb))
-        notes = []
-        if i is None:
-            if gold_by is not None and not gold_by.get(tuple(key[c] for c in by), False):
+    with intervals.shared_resamples(des.draws):
+        cons = position_consistency(des, unparsed=unparsed, confidence=confidence, n_resamples=n_resamples,
+                                    seed=seed)
+        for i in range(des.n_groups):
+            per = per_item(i)
+            sa, spa, sb, spb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
+            r = dict(des.key(i), n=len(per), no_gold=int(no_gold[i]), unparsed_ab=int(unp_ab[i]),
+                     unparsed_ba=int(unp_ba[i]), correct_ab=int(sa), correct_ba=int(sb))
+            notes = []
+            if n_pairs[i] == 0:
+                if not any_gold[i]:
+                    notes.append(not_computable("no gold labels"))
+                notes.append(not_computable("needs presentation orders 'ab'/'ba'; this group has none recorded (use "
+                                            "accuracy() for a one-order table)"))
+            elif len(per) == 0:
                 notes.append(not_computable("no gold labels"))
-            notes.append(not_computable("needs presentation orders 'ab'/'ba'; this group has none recorded (use "
-                                        "accuracy() for a one-order table)"))
-        elif len(per) == 0:
-            notes.append(not_computable("no gold labels"))
-        for name, cc, d, col in (("acc_order_12", ca, pa, 1), ("acc_order_21", cb, pb, 3)):
-            r[name] = cc / d if d else NAN
-            r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(
-                per[:, col - 1], per[:, col], n_resamples=n_resamples, confidence=confidence, seed=seed) \
-                if d else (NAN, NAN)
-        if pa and pb:
-            r["acc"] = 0.5 * (ca / pa + cb / pb)
-            both = (per[:, 1] > 0) & (per[:, 3] > 0)
-            if both.all() and n_resamples > 0 and len(per) >= 2 and not _all_same(per):
-                r["acc_low"], r["acc_high"] = intervals.bootstrap_sums(per, _mean_of_orders, n_resamples=n_resamples,
-                                                                       confidence=confidence, seed=seed)
+            for name, cc, d, col in (("acc_ab", sa, spa, 1), ("acc_ba", sb, spb, 3)):
+                r[name] = cc / d if d else NAN
+                r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(
+                    per[:, col - 1], per[:, col], n_resamples=n_resamples, confidence=confidence, seed=seed) \
+                    if d else (NAN, NAN)
+            if spa and spb:
+                r["acc"] = 0.5 * (sa / spa + sb / spb)
+                both = (per[:, 1] > 0) & (per[:, 3] > 0)
+                if both.all() and n_resamples > 0 and len(per) >= 2 and not _all_same(per):
+                    r["acc_low"], r["acc_high"] = intervals.bootstrap_sums(
+                        per, _mean_of_orders, n_resamples=n_resamples, confidence=confidence, seed=seed)
+                else:
+                    r["acc_low"], r["acc_high"] = intervals.ratio_interval(
+                        per[:, 0] + per[:, 2], per[:, 1] + per[:, 3], n_resamples=n_resamples,
+                        confidence=confidence, seed=seed)
             else:
-                r["acc_low"], r["acc_high"] = intervals.ratio_interval(
-                    per[:, 0] + per[:, 2], per[:, 1] + per[:, 3], n_resamples=n_resamples, confidence=confidence,
-                    seed=seed)
-        else:
-            r["acc"] = r["acc_low"] = r["acc_high"] = NAN
-            if len(per):
-                notes.append(not_computable("Acc. averages the two presentation orders; only one was parsed"))
-        r["accuracy_pooled"] = (ca + cb) / (pa + pb) if pa + pb else NAN
-        r["correct_both"] = 0
-        r["note"] = "; ".join(notes)
-        rows.append(r)
-    out = pd.DataFrame(rows)
-    both = p.assign(_both=p["_ca"] & p["_cb"] & p["_gold"])
-    cb_ = both.groupby(by, dropna=False, observed=True, sort=True)["_both"].sum() if by else None
-    out["correct_both"] = [int(cb_.get(tuple(r[c] for c in by) if len(by) > 1 else r[by[0]], 0)) if by else
-                           int(both["_both"].sum()) for r in rows]
-    c = cons[[*by, "consistent_pairs", "both_parsed", "position_consistency", "position_consistency_low",
-              "position_consistency_high", "note"]].rename(columns={"note": "_cnote"})
-    out = out.merge(c, on=by, how="left") if by else pd.concat([out, c], axis=1)
-    out["note"] = [("; ".join(x for x in (a, b) if isinstance(x, str) and x)) for a, b in zip(out["note"], out["_cnote"],
-                                                                                          strict=True)]
-    return out.drop(columns="_cnote")
+                r["acc"] = r["acc_low"] = r["acc_high"] = NAN
+                if len(per):
+                    notes.append(not_computable("Acc. averages the two presentation orders; only one was parsed"))
+            r["accuracy_pooled"] = (sa + sb) / (spa + spb) if spa + spb else NAN
+            r["correct_both"] = int(correct_both[i])
+            c = cons.iloc[i]
+            r.update(consistent_pairs=c["consistent_pairs"], both_parsed=c["both_parsed"],
+                     position_consistency=c["position_consistency"],
+                     position_consistency_low=c["position_consistency_low"],
+                     position_consistency_high=c["position_consistency_high"])
+            r["note"] = join_notes(*notes, c["note"])
+            rows.append(r)
+    return pd.DataFrame(rows)
 
 
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str = "exclude",
@@ -187,7 +182,7 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
     -------
     DataFrame: ``by`` + ``replies``, ``no_gold`` (replies without gold, left out), ``unparsed`` (of those with
     gold), ``parsed`` (the denominator: parsed replies with gold, or every reply with gold under
-    ``"published"``), ``correct``, ``items``, ``accuracy`` in [0, 1], ``low``, ``high`` (Wilson with one reply per
+    ``"published"``), ``correct``, ``items``, ``accuracy`` in [0, 1], ``accuracy_low``, ``accuracy_high`` (Wilson with one reply per
     item, else an item-cluster bootstrap of correct/parsed), ``note``.
 
     Raises
@@ -211,7 +206,8 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
         note = "" if parsed else not_computable("no gold labels" if wg.empty else "no parsed reply with gold")
         rows.append(dict(key, replies=len(g), no_gold=int((~g["_gold"]).sum()),
                          unparsed=int(wg["verdict"].isna().sum()), parsed=parsed, correct=correct, items=len(per),
-                         accuracy=correct / parsed if parsed else NAN, low=lo, high=hi, note=note))
+                         accuracy=correct / parsed if parsed else NAN, accuracy_low=lo, accuracy_high=hi,
+                         note=note))
     return pd.DataFrame(rows)
 
 
@@ -255,7 +251,8 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None,
     L = len(labels)
     cell = codes[: len(y1)] * L + codes[len(y1):]
     if clusters is not None:
-        cl, inv = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+        cl = np.asarray(clusters)
+        cl, inv = np.unique(cl if cl.dtype.kind in "iu" else cl.astype(object).astype(str), return_inverse=True)
         clustered = len(cl) < len(y1)
     else:
         clustered = False
@@ -290,9 +287,8 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
     for key, g in groups(df, by):
         wg = g[g["gold"].notna()]
         ok = wg[wg["verdict"].notna()]
-        k, lo, hi = cohen_kappa(ok["gold"], ok["verdict"], clusters=ok["dataset"].astype(str) + "\x1f"
-                                + ok["item_id"].astype(str), confidence=confidence, n_resamples=n_resamples,
-                                seed=seed)
+        k, lo, hi = cohen_kappa(ok["gold"], ok["verdict"], clusters=item_key(ok), confidence=confidence,
+                                n_resamples=n_resamples, seed=seed)
         items = int(ok[["dataset", "item_id"]].drop_duplicates().shape[0])
         note = intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples) if np.isfinite(k) else \
             not_computable("no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
@@ -342,8 +338,7 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
         missing = [j for j in names if j not in w.columns]
         if missing:
             raise EvallabError(f"rater(s) {missing} not in column {raters!r}; present: {sorted(w.columns)}")
-        item = (w.index.get_level_values("dataset").astype(str) + "\x1f"
-                + w.index.get_level_values("item_id").astype(str))
+        item = item_key(w.index)
         for a, b in combinations(names, 2):
             m = w[a].notna().to_numpy() & w[b].notna().to_numpy()
             va, vb, cl = w[a].to_numpy()[m], w[b].to_numpy()[m], np.asarray(item)[m]
@@ -385,8 +380,8 @@ def _codes(w: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
 
 
 def _item_index(w: pd.DataFrame) -> np.ndarray:
-    it = (w.index.get_level_values("dataset").astype(str) + "\x1f" + w.index.get_level_values("item_id").astype(str))
-    return pd.factorize(it)[0]
+    """The item of each unit of ``w`` as 0, 1, ... in order of first appearance."""
+    return pd.factorize(item_key(w.index))[0]
 
 
 def _fleiss_totals(t: np.ndarray, m: int) -> np.ndarray:
@@ -429,15 +424,15 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
     Returns
     -------
     DataFrame, one row per group (one row for the whole table when ``by`` is empty): ``by`` + ``kappa`` in
-    [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``low``, ``high`` (percentile bootstrap over items of the
+    [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``kappa_low``, ``kappa_high`` (percentile bootstrap over items of the
     per-item agreeing-pair and category counts), ``units``, ``units_dropped`` (a rater missing or unparsed),
-    ``items``, ``raters``, ``note`` (also why ``low``/``high`` are NaN: when every unit is unanimous the interval
+    ``items``, ``raters``, ``note`` (also why the bounds are NaN: when every unit is unanimous the interval
     is degenerate and the note gives the Wilson bound of the share of unanimous items instead).
     """
     rows = []
     for key, w in _rater_tables(df, by, raters, judges):
         full = w.dropna()
-        r = dict(key, kappa=NAN, low=NAN, high=NAN, units=len(full), units_dropped=len(w) - len(full),
+        r = dict(key, kappa=NAN, kappa_low=NAN, kappa_high=NAN, units=len(full), units_dropped=len(w) - len(full),
                  items=0, raters=int(w.shape[1]), note="")
         if w.shape[1] < 2:
             r["note"] = not_computable(f"needs two or more raters ({raters}); the table has {w.shape[1]}")
@@ -456,10 +451,10 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
                 per = np.zeros((items.max() + 1, per_unit.shape[1]))
                 np.add.at(per, items, per_unit)
                 r["items"] = len(per)
-                r["low"], r["high"] = intervals.bootstrap_sums(per, lambda t, m=m: _fleiss_totals(t, m),
-                                                               n_resamples=n_resamples, confidence=confidence,
-                                                               seed=seed)
-                r["note"] = _unanimous_note(r["kappa"], r["low"], r["high"], table, items, m, n_resamples,
+                r["kappa_low"], r["kappa_high"] = intervals.bootstrap_sums(
+                    per, lambda t, m=m: _fleiss_totals(t, m), n_resamples=n_resamples, confidence=confidence,
+                    seed=seed)
+                r["note"] = _unanimous_note(r["kappa"], r["kappa_low"], r["kappa_high"], table, items, m, n_resamples,
                                             confidence, "kappa")
         rows.append(r)
     return pd.DataFrame(rows)
@@ -485,7 +480,7 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
 
     Returns
     -------
-    DataFrame, one row per group: ``by`` + ``alpha`` in [−1, 1] (``krippendorff.alpha``), ``low``, ``high``
+    DataFrame, one row per group: ``by`` + ``alpha`` in [−1, 1] (``krippendorff.alpha``), ``alpha_low``, ``alpha_high``
     (percentile bootstrap over items of each item's coincidence counts), ``units``, ``items``, ``raters``,
     ``note``.
     """
@@ -493,7 +488,7 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
     for key, w in _rater_tables(df, by, raters, judges):
         w = w[w.notna().sum(axis=1) >= 2]
         codes, cats = _codes(w)
-        r = dict(key, alpha=NAN, low=NAN, high=NAN, units=len(w), items=0, raters=int(w.shape[1]), note="")
+        r = dict(key, alpha=NAN, alpha_low=NAN, alpha_high=NAN, units=len(w), items=0, raters=int(w.shape[1]), note="")
         if w.shape[1] < 2:
             r["note"] = not_computable(f"needs two or more raters ({raters})")
         elif len(w) == 0:
@@ -513,9 +508,9 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
             per = np.zeros((items.max() + 1, L * L))
             np.add.at(per, items, co.reshape(len(co), -1))
             r["items"] = len(per)
-            r["low"], r["high"] = intervals.bootstrap_sums(per, lambda t, L=L: _alpha_totals(t, L),
-                                                           n_resamples=n_resamples, confidence=confidence, seed=seed)
-            r["note"] = _unanimous_note(r["alpha"], r["low"], r["high"], cnt, items, None, n_resamples,
+            r["alpha_low"], r["alpha_high"] = intervals.bootstrap_sums(
+                per, lambda t, L=L: _alpha_totals(t, L), n_resamples=n_resamples, confidence=confidence, seed=seed)
+            r["note"] = _unanimous_note(r["alpha"], r["alpha_low"], r["alpha_high"], cnt, items, None, n_resamples,
                                         confidence, "alpha")
         rows.append(r)
     return pd.DataFrame(rows)
@@ -565,8 +560,7 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
         unan = (arr.max(1) == nn).astype(float)
         same_pairs = (arr * (arr - 1) / 2).sum(1)
         pairs = nn * (nn - 1) / 2
-        items = pd.factorize(c.index.get_level_values("dataset").astype(str) + "\x1f"
-                             + c.index.get_level_values("item_id").astype(str))[0]
+        items = pd.factorize(item_key(c.index))[0]
         per = np.zeros((items.max() + 1, 5))
         np.add.at(per, items, np.column_stack([modal, unan, np.ones(len(c)), pairs - same_pairs, pairs]))
         r["items"] = len(per)
@@ -584,7 +578,7 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
 
 
 # ------------------------------------------------------------------------------------------- LLMBar's table
-PUBLISHED_COLUMNS = {"n": "n", "correct_order_12": "correct_order_12", "correct_order_21": "correct_order_21",
+PUBLISHED_COLUMNS = {"n": "n", "correct_order_12": "correct_ab", "correct_order_21": "correct_ba",
                      "correct_average_pct": "acc_pct", "correct_both": "correct_both",
                      "positional_agreement_equal": "consistent_pairs"}
 

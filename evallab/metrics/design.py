@@ -5,19 +5,27 @@ silently and row order never changes a figure.
 - :func:`check_design` — after grouping by ``by``, one reply per (dataset, item, order, sample) or a
   :class:`DesignError` naming the design columns that vary inside a group (e.g. ``strategy``).
 - :func:`describe` — the table's shape in words: orders present, gold coverage, samples, design columns.
-- :func:`order_pairs` — one row per (group, item, sample) with the verdicts of both presentation orders.
+- :func:`item_key` — THE item of each row (dataset, item_id) as an integer; every per-item sum and item interval
+  goes through it.
+- :func:`paired_design` — a :class:`PairedDesign`: the table under a grouping, checked once and encoded (groups,
+  items, orders, samples, the replies of each (group, item, sample) side by side across the orders ab/ba, aligned
+  by that key). The pairwise estimators (agreement, position) take it in place of the table, so a caller prepares
+  it once for several of them.
+- :func:`order_pairs` — the same pairs in words: one row per (group, item, sample) with the verdicts of both
+  presentation orders.
 - :func:`not_computable` — the reason a figure cannot be computed on this table (a ``note`` cell), never 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
-from evallab.errors import DataError
+from evallab.errors import DataError, EvallabError
 
 #: columns that define a design cell (a judge configuration and a slice of the data)
 DESIGN_COLUMNS = ("dataset", "subset", "judge", "model", "strategy", "anchor_set")
@@ -25,6 +33,9 @@ DESIGN_COLUMNS = ("dataset", "subset", "judge", "model", "strategy", "anchor_set
 UNIT = ("dataset", "item_id", "order", "sample")
 #: the presentation orders of a pairwise reply
 ORDERS = ("ab", "ba")
+#: the design cell of the pairwise estimators unless told otherwise (LLMBar's table: one row per subset, judge,
+#: strategy)
+DEFAULT_BY = ("subset", "judge", "strategy")
 
 
 class DesignError(DataError):
@@ -50,9 +61,10 @@ def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = U
     if missing:
         raise DesignError(f"missing column(s) {missing} needed to group replies", column=missing[0])
     key = list(dict.fromkeys([*by, *unit]))
+    parts = [V.codes(df[c]) for c in key]
+    if V.combine_codes([c for c, _ in parts], [len(u) for _, u in parts])[1] == len(df):
+        return  # one reply per key
     dup = df.duplicated(key, keep=False)
-    if not dup.any():
-        return
     d = df.loc[dup]
     vary = [c for c in DESIGN_COLUMNS
             if c in d.columns and c not in key
@@ -132,6 +144,263 @@ def describe(df: pd.DataFrame) -> dict:
             "snapshots": V.snapshots(df), "text": "; ".join(parts) + "."}
 
 
+# ------------------------------------------------------------------------------------------------- codes
+def _text(values: pd.Series | pd.Index) -> pd.Series | pd.Index:
+    """``values`` as text (string columns unchanged): the item key orders ids as text, ``"10" < "9"``."""
+    return values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)
+
+
+def _sorted(values: pd.Series | pd.Index) -> tuple[np.ndarray, pd.Index]:
+    """Codes numbered in the sorted order of ``values`` (NA last) and the values they stand for."""
+    return V.codes(values, sort=True)
+
+
+def item_key(d: pd.DataFrame | pd.Index) -> np.ndarray:
+    """The item of each row as an integer: THE item key of every estimator (the resampling unit of its intervals).
+
+    Parameters
+    ----------
+    d : a verdict table (or any frame with ``item_id`` and, optionally, ``dataset`` columns), or an index with those
+        levels.
+
+    Returns
+    -------
+    ndarray of integers, one per row: equal for rows of the same (dataset, item_id), numbered in the order of
+    (dataset, item_id) read as text — so per-item arrays come out in the same order wherever they are built, and
+    an item bootstrap draws the same items for the same seed.
+    """
+    get = d.get_level_values if isinstance(d, pd.Index) else d.__getitem__
+    names = d.names if isinstance(d, pd.Index) else d.columns
+    parts = [_sorted(_text(get(c))) for c in ("dataset", "item_id") if c in names]
+    return V.combine_codes([c for c, _ in parts], [len(u) for _, u in parts])[0]
+
+
+# ------------------------------------------------------------------------------------------ the paired design
+def _per_group(group: np.ndarray, n_groups: int, item: np.ndarray, n_items: int,
+               values: Sequence[np.ndarray]) -> Callable[[int], np.ndarray]:
+    """Per-(group, item) sums of ``values`` over the rows given: a function ``group code -> ndarray (items of that
+    group in item order, len(values))``."""
+    code, m = V.compress_codes(group.astype(np.int64) * n_items + item, max(n_groups * n_items, 1))
+    sums = np.column_stack([np.bincount(code, weights=np.asarray(v, dtype=float), minlength=m) for v in values]) \
+        if len(code) else np.zeros((0, len(values)))
+    first = np.zeros(m, dtype=np.int64)
+    first[code] = group  # every row of a (group, item) cell has the same group
+    bounds = np.searchsorted(first, np.arange(n_groups + 1))
+    return lambda g: sums[bounds[g]:bounds[g + 1]]
+
+
+@dataclass(frozen=True, eq=False)
+class PairedDesign:
+    """A verdict table under a grouping, checked once and encoded for every estimator that pairs the replies of an
+    item across presentation orders (:func:`paired_design` builds it; pass it to several estimators in place of the
+    table).
+
+    Attributes
+    ----------
+    table : the verdict table it was built from (not copied).
+    by : the grouping columns (the design cell).
+    groups : DataFrame, one row per group in sorted order (row position = group code): the ``by`` columns. One row
+        (no column) when ``by`` is empty.
+    items : DataFrame, one row per item (position = item code, :func:`item_key` order): ``dataset``, ``item_id``.
+    labels : the verdict and gold values in text order; code ``i`` is ``labels[i]``, ``-1`` is NA (unparsed, no
+        gold, not asked).
+    replies : dict of arrays, one entry per reply (row of ``table``, same order): ``group``, ``item``, ``order``
+        (0 = ab, 1 = ba, -1 = another or no order), ``verdict``, ``gold`` (label codes), ``first_slot`` (1 = a
+        decisive reply picked the output shown first, 0 = the second, -1 = not decisive: a tie, unparsed or no
+        recorded order).
+    pairs : dict of arrays, one entry per (group, item, sample) asked in at least one of the orders ab/ba, sorted
+        by (group, item, sample): ``group``, ``item``, ``sample`` (the table's value), ``verdict_ab``,
+        ``verdict_ba`` (codes; -1 when unparsed or not asked), ``has_ab``, ``has_ba`` (the order was asked),
+        ``gold`` (the item's gold code). One asked in BOTH orders is what every estimator calls a pair (its
+        ``pairs`` column counts those).
+    orders : per group, the sorted distinct values of ``order`` among its replies (as text; "" = not recorded).
+    draws : the item-bootstrap draws the estimators given this design share (see
+        :func:`evallab.metrics.intervals.shared_resamples`): the same figures, drawn once.
+    """
+
+    table: pd.DataFrame
+    by: tuple[str, ...]
+    groups: pd.DataFrame
+    items: pd.DataFrame
+    labels: tuple
+    replies: dict[str, np.ndarray]
+    pairs: dict[str, np.ndarray]
+    orders: tuple[tuple[str, ...], ...]
+    draws: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    def key(self, g: int) -> dict:
+        """The ``by`` values of group ``g`` (``{}`` when ``by`` is empty)."""
+        return {c: self.groups[c].iloc[g] for c in self.by}
+
+    def pair_rows(self, g: int) -> slice:
+        """The entries of :attr:`pairs` in group ``g`` (pairs are sorted by group first)."""
+        lo, hi = np.searchsorted(self.pairs["group"], [g, g + 1])
+        return slice(int(lo), int(hi))
+
+    def code(self, label) -> int:
+        """The code of a verdict label (``-2``, equal to no reply, when the table never holds it)."""
+        return self.labels.index(label) if label in self.labels else -2
+
+    def count(self, level: str, values: np.ndarray | None = None) -> np.ndarray:
+        """Per group (by code) the number of ``level`` entries ("replies" or "pairs"), or the sum of ``values`` over
+        them."""
+        return np.bincount(getattr(self, level)["group"], weights=values, minlength=self.n_groups)
+
+    def item_sums(self, level: str, rows: np.ndarray, values: Sequence[np.ndarray]) -> Callable[[int], np.ndarray]:
+        """Per-item sums of ``values`` over the ``level`` entries ("replies" or "pairs") where ``rows`` is True,
+        within each group — the input of every item interval: a function ``group code -> ndarray of shape (items of
+        the group with such an entry, len(values))``, items in :func:`item_key` order."""
+        t = getattr(self, level)
+        rows = np.asarray(rows, dtype=bool)
+        return _per_group(t["group"][rows], self.n_groups, t["item"][rows], self.n_items,
+                          [np.asarray(v)[rows] for v in values])
+
+    def order_pairs(self) -> pd.DataFrame:
+        """The pairs in words: :func:`order_pairs`."""
+        p, t = self.pairs, self.table
+        labels = np.array([*self.labels, pd.NA], dtype=object)  # code -1 → NA
+        out = {c: self.groups[c].to_numpy()[p["group"]] for c in self.by}
+        for c in ("dataset", "item_id"):
+            if c not in out:
+                out[c] = self.items[c].to_numpy()[p["item"]]
+        out["sample"] = p["sample"]
+        for c in ("verdict_ab", "verdict_ba", "has_ab", "has_ba", "gold"):
+            out[c] = labels[p[c]] if c.startswith(("verdict", "gold")) else p[c]
+        frame = pd.DataFrame(out)
+        types = {c: t[c].dtype for c in [*self.by, "dataset", "item_id", "sample"] if c in t.columns}
+        types.update({c: t["verdict"].dtype for c in ("verdict_ab", "verdict_ba", "gold")})
+        return frame.astype(types)
+
+
+def paired_design(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None) -> PairedDesign:
+    """The paired design of a verdict table: built and checked once, then passed to several estimators.
+
+    Parameters
+    ----------
+    df : tidy verdict table (:mod:`evallab.verdicts`); a :class:`PairedDesign` is returned as it is.
+    by : the grouping columns (the design cell); ``None`` or ``()`` on a table: one group, the whole table. With a
+        prepared design, ``None`` or the design's own ``by``.
+
+    Returns
+    -------
+    PairedDesign
+        Groups, items (:func:`item_key`), orders, samples and the replies of each (group, item, sample) side by side
+        across the presentation orders ab/ba, aligned by that key.
+        :func:`evallab.metrics.agreement.pairwise_statistics`,
+        :func:`evallab.metrics.position.position_consistency`, :func:`~evallab.metrics.position.position_bias` and
+        :func:`~evallab.metrics.position.balanced_position_accuracy` take it in place of the table, e.g.
+        ``design = paired_design(df, ["judge"])``, then ``pairwise_statistics(design)`` and
+        ``position_bias(design)``: the table is checked and encoded once, and the item bootstraps of both calls
+        share their draws.
+
+    Raises
+    ------
+    DesignError
+        See :func:`check_design` (several replies per (item, order, sample) in a group; a missing column); gold that
+        differs between the two orders of one item.
+    EvallabError
+        A prepared design passed with another ``by``.
+    """
+    if isinstance(df, PairedDesign):
+        if by is not None and tuple(by) != df.by:
+            raise EvallabError(f"the design was prepared with by={list(df.by)}; by={list(by)} needs its own design "
+                               "(paired_design(table, by))")
+        return df
+    by = tuple(dict.fromkeys(by or ()))
+    missing = [c for c in [*by, *UNIT, "verdict", "gold"] if c not in df.columns]
+    if missing:
+        raise DesignError(f"missing column(s) {missing} needed to group replies", column=missing[0])
+    n = len(df)
+    group, groups = _groups(df, by)
+    item = item_key(df)
+    n_groups, n_items = len(groups), (int(item.max()) + 1 if n else 0)
+    order_raw, order_values = _sorted(df["order"])
+    sample, sample_values = _sorted(df["sample"])
+    if V.combine_codes([group, item, order_raw, sample],
+                       [n_groups, n_items, len(order_values), len(sample_values)])[1] < n:
+        check_design(df, by)  # names the columns that vary
+        raise DesignError(f"grouping by {list(by)} leaves several replies per (item, order, sample): their item ids "
+                          "differ only in type (read as text they are equal)", column="item_id")
+    rep_i = np.zeros(n_items, dtype=np.int64)
+    rep_i[item] = np.arange(n)  # a row of each item
+    items = pd.DataFrame({c: (df[c].iloc[rep_i].reset_index(drop=True) if c in df.columns else "")
+                          for c in ("dataset", "item_id")})
+    verdict, gold, labels = _labels(df)
+    order = np.array([ORDERS.index(v) if v in ORDERS else -1 for v in order_values], dtype=np.int8)[order_raw]
+    one, two = (labels.index(x) if x in labels else -2 for x in ("1", "2"))
+    decisive = (order >= 0) & ((verdict == one) | (verdict == two))
+    first = np.where(decisive, ((order == 0) & (verdict == one)) | ((order == 1) & (verdict == two)), -1)
+    replies = {"group": group, "item": item, "order": order, "verdict": verdict, "gold": gold,
+               "first_slot": first.astype(np.int8)}
+    present = np.zeros((n_groups, len(order_values)), dtype=bool)
+    present[group, order_raw] = True
+    orders = tuple(tuple(sorted(str(v) for v, p in zip(order_values, present[g], strict=True) if p))
+                   for g in range(n_groups))
+    del order_raw, decisive, first
+    pairs = _pairs(df, replies, sample, (n_groups, n_items, len(sample_values)), labels)
+    return PairedDesign(table=df, by=by, groups=groups, items=items, labels=labels, replies=replies, pairs=pairs,
+                        orders=orders)
+
+
+def _groups(df: pd.DataFrame, by: tuple[str, ...]) -> tuple[np.ndarray, pd.DataFrame]:
+    """The group code of each row, groups numbered in ``groupby(by, sort=True, dropna=False)`` order, and the
+    groups' ``by`` values (one row, no column, when ``by`` is empty)."""
+    if not by:
+        return np.zeros(len(df), dtype=np.int8), pd.DataFrame(index=range(1))
+    parts = [_sorted(df[c]) for c in by]
+    group, n_groups = V.combine_codes([c for c, _ in parts], [len(u) for _, u in parts])
+    rep = np.zeros(n_groups, dtype=np.int64)
+    rep[group] = np.arange(len(df))  # a row of each group
+    return group, df[list(by)].iloc[rep].reset_index(drop=True)
+
+
+def _labels(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Verdict and gold codes of each row in one vocabulary (-1 = NA) and the vocabulary."""
+    vc, vu = pd.factorize(df["verdict"])
+    gc, gu = pd.factorize(df["gold"])
+    labels = tuple(sorted({*vu, *gu}, key=str))  # in text order: the codes never depend on row order
+    lut = {v: i for i, v in enumerate(labels)}
+    return (np.array([*(lut[v] for v in vu), -1], dtype=np.int16)[vc],  # code -1 (NA) picks the last entry
+            np.array([*(lut[v] for v in gu), -1], dtype=np.int16)[gc], labels)
+
+
+def _pairs(df: pd.DataFrame, replies: dict, sample: np.ndarray, cards: tuple[int, int, int],
+           labels: tuple) -> dict[str, np.ndarray]:
+    """The replies of each (group, item, sample) in the orders ab and ba side by side, aligned by that key."""
+    group, item, order = replies["group"], replies["item"], replies["order"]
+    rows = np.flatnonzero(order >= 0)
+    pair, n_pairs = V.combine_codes([group[rows], item[rows], sample[rows]], cards)
+    pos = np.full((2, n_pairs), -1, dtype=np.int64)
+    pos[order[rows], pair] = rows  # one reply per (item, order, sample) in a group: checked by the caller
+    del rows, pair
+    has = pos >= 0
+    at = np.where(has, pos, 0)
+    none = np.int16(-1)
+    v2, g2 = np.where(has, replies["verdict"][at], none), np.where(has, replies["gold"][at], none)
+    clash = (g2[0] >= 0) & (g2[1] >= 0) & (g2[0] != g2[1])
+    if clash.any():
+        j = int(np.flatnonzero(clash)[0])
+        raise DesignError(f"item {df['item_id'].iloc[pos[0, j]]!r} has gold {labels[g2[0, j]]!r} in order ab and "
+                          f"{labels[g2[1, j]]!r} in ba; expected one gold label per item", column="gold")
+    rep = np.where(has[0], pos[0], pos[1])  # a reply of each pair
+    return {"group": group[rep], "item": item[rep], "sample": df["sample"].to_numpy()[rep], "verdict_ab": v2[0],
+            "verdict_ba": v2[1], "has_ab": has[0], "has_ba": has[1], "gold": np.where(g2[0] >= 0, g2[0], g2[1])}
+
+
+def design_of(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None) -> PairedDesign:
+    """What a pairwise estimator works on: ``df`` itself when it is a prepared design, else the design of ``df``
+    under ``by`` (:data:`DEFAULT_BY` when None)."""
+    return paired_design(df, DEFAULT_BY if by is None and not isinstance(df, PairedDesign) else by)
+
+
 def order_pairs(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """The replies of each (group, item, sample) side by side across presentation orders.
 
@@ -145,32 +414,15 @@ def order_pairs(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     DataFrame, one row per (by, dataset, item_id, sample) judged in at least one order: ``by`` columns,
     ``dataset``, ``item_id``, ``sample``, ``verdict_ab``, ``verdict_ba`` (NA when unparsed or not asked),
     ``has_ab``, ``has_ba`` (the order was asked), ``gold`` (the item's gold; the two orders' gold must agree).
-    Row order of ``df`` never changes the result (sorted by key).
+    Row order of ``df`` never changes the result (sorted by key). The same pairs, encoded, are
+    :attr:`PairedDesign.pairs` of :func:`paired_design`.
 
     Raises
     ------
     DesignError
         See :func:`check_design`; or gold that differs between the two orders of one item.
     """
-    by = list(by)
-    check_design(df, by)
-    d = df.loc[df["order"].isin(ORDERS)]
-    key = list(dict.fromkeys([*by, "dataset", "item_id", "sample"]))
-    cols = key + ["order", "verdict", "gold"]
-    d = d[cols]
-    ab = d[d["order"] == "ab"].drop(columns="order")
-    ba = d[d["order"] == "ba"].drop(columns="order")
-    out = ab.merge(ba, on=key, how="outer", suffixes=("_ab", "_ba"), indicator=True)
-    out["has_ab"] = out["_merge"].isin(["both", "left_only"]).to_numpy(bool)
-    out["has_ba"] = out["_merge"].isin(["both", "right_only"]).to_numpy(bool)
-    clash = out["gold_ab"].notna() & out["gold_ba"].notna() & (out["gold_ab"] != out["gold_ba"])
-    if clash.any():
-        r = out[clash].iloc[0]
-        raise DesignError(f"item {r['item_id']!r} has gold {r['gold_ab']!r} in order ab and {r['gold_ba']!r} in ba; "
-                          "expected one gold label per item", column="gold")
-    out["gold"] = out["gold_ab"].fillna(out["gold_ba"])
-    out = out.drop(columns=["gold_ab", "gold_ba", "_merge"])
-    return out.sort_values(key, kind="stable").reset_index(drop=True)
+    return paired_design(df, by).order_pairs()
 
 
 def groups(df: pd.DataFrame, by: Sequence[str]):
@@ -195,33 +447,6 @@ def join_notes(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def item_sums(d: pd.DataFrame, by: Sequence[str], columns: Sequence[str], *,
-              cluster: Sequence[str] = ("dataset", "item_id")):
-    """Per-cluster (item) sums of numeric ``columns`` within each group of ``by``, in one pass — the input of
-    every cluster interval.
-
-    Returns a function ``key dict -> ndarray of shape (n_items_in_group, len(columns))`` (empty when the group has
-    no row in ``d``).
-    """
-    by, columns = list(by), list(columns)
-    if d.empty:
-        return lambda key: np.zeros((0, len(columns)))
-    s = d.groupby([*by, *cluster], observed=True, sort=True, dropna=False)[columns].sum()
-    if not by:
-        arr = s.to_numpy(float)
-        return lambda key: arr
-    gidx = s.index.droplevel(list(cluster))
-    codes, uniq = pd.factorize(gidx, sort=False)
-    order = np.argsort(codes, kind="stable")
-    arr = s.to_numpy(float)[order]
-    bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
-    lut = {(u if isinstance(u, tuple) else (u,)): i for i, u in enumerate(uniq)}
-
-    def get(key: dict) -> np.ndarray:
-        i = lut.get(tuple(key[c] for c in by))
-        return arr[bounds[i]:bounds[i + 1]] if i is not None else np.zeros((0, len(columns)))
-    return get
-
-
-__all__ = ["DESIGN_COLUMNS", "DesignError", "ORDERS", "UNIT", "check_design", "describe", "groups", "item_sums",
-           "join_notes", "not_computable", "order_pairs", "pairwise"]
+__all__ = ["DEFAULT_BY", "DESIGN_COLUMNS", "DesignError", "ORDERS", "PairedDesign", "UNIT", "check_design",
+           "describe", "design_of", "groups", "item_key", "join_notes", "not_computable", "order_pairs",
+           "paired_design", "pairwise"]

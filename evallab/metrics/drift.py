@@ -47,6 +47,7 @@ from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import intervals as stats
 from evallab.metrics.agreement import cohen_kappa
+from evallab.metrics.design import item_key
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
@@ -236,8 +237,7 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
     d = pd.DataFrame({c: np.asarray(v).astype(int) for c, v in cols.items()}, index=p.index)
     for k in keys:
         d[k] = p[k] if k in p.columns else "all"
-    d["_item"] = p["dataset"].astype(str) + "\x1f" + p["item_id"].astype(str) if "dataset" in p.columns \
-        else p["item_id"].astype(str)
+    d["_item"] = item_key(p)
     per_item = d.groupby(keys + ["_item"], dropna=False, observed=True, sort=True)[list(_SUMS)].sum()
     lvl = list(range(len(keys)))
     vb = a.astype(object).to_numpy()

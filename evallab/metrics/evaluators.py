@@ -43,7 +43,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
 from evallab.metrics import intervals
-from evallab.metrics.design import check_design, groups, not_computable
+from evallab.metrics.design import check_design, groups, item_key, not_computable
 
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
@@ -124,10 +124,6 @@ def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -
     return x.where(v.notna())
 
 
-def _item(d: pd.DataFrame) -> pd.Series:
-    return d["dataset"].astype(str) + "\x1f" + d["item_id"].astype(str)
-
-
 def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *, preference: str | None = "score",
               confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Win rate of output 2 over output 1 per group (AlpacaEval's ``win_rate`` / 100).
@@ -168,7 +164,7 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
     rows = []
     for key, g in groups(d, by):
         ok = g[g["_x"].notna()]
-        per = ok.assign(_n=1.0).groupby(_item(ok))[["_x", "_n"]].sum()
+        per = ok.assign(_n=1.0).groupby(item_key(ok))[["_x", "_n"]].sum()
         r = dict(key, parsed=len(ok), unparsed=int(g["_x"].isna().sum()), wins=int((ok["verdict"] == "2").sum()),
                  losses=int((ok["verdict"] == "1").sum()), ties=int((ok["verdict"] == "tie").sum()),
                  continuous=int(ok["_cont"].sum()), win_rate=float(ok["_x"].mean()) if len(ok) else NAN)
@@ -324,7 +320,7 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
     else:
         d["_lk"] = d["_ll"] = d["_l1"] = 0.0
     d["_ok"] = v.notna().astype(float)
-    d["_item"] = _item(d)
+    d["_item"] = item_key(d)
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = []
     for key, g in groups(d, by):

@@ -28,6 +28,8 @@ Coverage of each interval at its nominal level is checked by simulation (``make 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 import warnings
@@ -96,20 +98,15 @@ def bootstrap_sums(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
         raise EvallabError(f"sums has shape {sums.shape}; expected (n_clusters, k)")
     if len(sums) < 2 or n_resamples <= 0:
         return NAN, NAN
-    cols = tuple(sums.T)
-
-    def stat(*c, axis=-1):
-        return statistic(np.stack([x.sum(axis=axis) for x in c], axis=-1))
-
+    theta = np.asarray(statistic(_resampled_totals(sums, n_resamples, seed)), dtype=float)
+    # the percentile interval of that distribution, as scipy.stats.bootstrap computes it from the same resamples
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", sps.DegenerateDataWarning)
-        res = sps.bootstrap(cols, stat, paired=True, vectorized=True, n_resamples=n_resamples,
-                            confidence_level=confidence, method="percentile",
-                            random_state=np.random.default_rng(seed))
+        res = sps.bootstrap((np.arange(len(sums)),), np.mean, n_resamples=0, confidence_level=confidence,
+                            method="percentile", bootstrap_result=_Distribution(theta))
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (np.isfinite(lo) and np.isfinite(hi)):  # some resamples undefined: percentiles of the defined ones
-        dist = np.asarray(res.bootstrap_distribution, dtype=float)
-        dist = dist[np.isfinite(dist)]
+        dist = theta[np.isfinite(theta)]
         if len(dist) == 0:
             return NAN, NAN
         a = (1 - confidence) / 2
@@ -117,6 +114,81 @@ def bootstrap_sums(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
     if lo == hi:  # degenerate: a point is not an interval
         return NAN, NAN
     return lo, hi
+
+
+class _Distribution:
+    """A bootstrap distribution handed to ``scipy.stats.bootstrap`` (``bootstrap_result``) for its interval."""
+
+    def __init__(self, theta: np.ndarray):
+        self.bootstrap_distribution = theta
+
+
+#: resample draws shared by the intervals of one estimator call or one prepared design (:func:`shared_resamples`)
+_DRAWS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("evallab_draws", default=None)
+#: the most bytes of cluster indices kept for reuse at once
+_DRAWS_LIMIT = 2**28
+
+
+@contextlib.contextmanager
+def shared_resamples(cache: dict | None = None):
+    """Within the block, bootstrap intervals over the same number of clusters with the same seed and resamples
+    reuse one draw of cluster indices. Each draw is the one ``scipy.stats.bootstrap`` would make, so the figures
+    are unchanged: they are only drawn once. Estimators wrap their loop over groups in it, with the ``draws`` of
+    their :class:`~evallab.metrics.design.PairedDesign` as ``cache`` (kept as long as the design, up to 256 MiB);
+    an inner block uses the outer one's draws."""
+    if _DRAWS.get() is not None:
+        yield
+        return
+    token = _DRAWS.set({} if cache is None else cache)
+    try:
+        yield
+    finally:
+        _DRAWS.reset(token)
+
+
+def _draws(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """The cluster indices of ``n_resamples`` resamples of ``n`` clusters: those ``scipy.stats.bootstrap(paired=True,
+    random_state=numpy.random.default_rng(seed))`` draws (one ``integers(0, n, (n_resamples, n))`` call)."""
+    return np.random.default_rng(seed).integers(0, n, (n_resamples, n))
+
+
+def _draw_counts(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
+    """How often each of ``n`` clusters is drawn in each resample of :func:`_draws`, shape (n_resamples, n), as
+    float32 (exact: counts are small integers), shared within :func:`shared_resamples`; None outside it or when too
+    large to keep."""
+    cache = _DRAWS.get()
+    if cache is None or 4 * n * n_resamples > _DRAWS_LIMIT:
+        return None
+    key = (n, n_resamples, seed)
+    if key not in cache:
+        idx = _draws(n, n_resamples, seed)
+        counts = np.empty((n_resamples, n), dtype=np.float32)
+        for r in range(n_resamples):
+            counts[r] = np.bincount(idx[r], minlength=n)
+        del idx
+        while cache and sum(v.nbytes for v in cache.values()) + counts.nbytes > _DRAWS_LIMIT:
+            cache.pop(next(iter(cache)))  # oldest first
+        cache[key] = counts
+    return cache[key]
+
+
+def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Column totals of ``sums`` over each resample of its rows, shape (n_resamples, k). Integer-valued sums
+    (counts) are totalled from how often each cluster is drawn — exact, in any order (in float32 when every total
+    stays below 2**24, where float32 holds every integer); other sums cluster by cluster, in the order
+    ``scipy.stats.bootstrap`` adds them. One resample at a time unless the draw counts are shared."""
+    n, k = sums.shape
+    whole = np.abs(sums).sum(0).max() if n and k else 0.0
+    if bool(np.all(sums == np.round(sums))) and whole < 2**52:
+        counts = _draw_counts(n, n_resamples, seed)
+        if counts is not None:
+            if whole * counts.max() < 2**24:  # every partial sum an integer below 2**24: exact in float32
+                return (counts @ sums.astype(np.float32)).astype(float)
+            return counts.astype(float) @ sums
+        idx = _draws(n, n_resamples, seed)
+        return np.stack([np.bincount(i, minlength=n) @ sums for i in idx])
+    idx = _draws(n, n_resamples, seed)
+    return np.stack([sums[i].T.copy().sum(axis=-1) for i in idx])
 
 
 def no_interval_note(value: float, low: float, high: float, *, units: int, n_resamples: int = 1000,

@@ -3,7 +3,11 @@
 All functions take the tidy verdict table with pairwise replies in orders ``ab`` (output 1 shown first) and ``ba``;
 ``verdict`` is the ORIGINAL output index. Unparsed replies are excluded and counted. A table with one presentation
 order (or an empty ``order``: not recorded) cannot support these figures: they are NaN with the reason in ``note``.
-Grouping follows :func:`evallab.metrics.design.check_design`; the item is the resampling unit.
+Grouping follows :func:`evallab.metrics.design.check_design`; the item (:func:`~evallab.metrics.design.item_key`)
+is the resampling unit. The estimators that pair replies across orders work on a
+:class:`~evallab.metrics.design.PairedDesign`: built from the table and ``by``, or prepared once by the caller
+(:func:`~evallab.metrics.design.paired_design`) and passed in place of the table. A *pair* is an (item, sample)
+asked in both orders; ``pairs`` columns count those.
 
 Methods and their sources
 -------------------------
@@ -43,88 +47,87 @@ import pandas as pd
 
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
-from evallab.metrics.design import ORDERS, check_design, groups, item_sums, not_computable, order_pairs
+from evallab.metrics.design import (
+    ORDERS,
+    PairedDesign,
+    check_design,
+    design_of,
+    groups,
+    item_key,
+    not_computable,
+)
 
 NAN = float("nan")
-DEFAULT_BY = ("subset", "judge", "strategy")
 
 
-def _pair_flags(p: pd.DataFrame, unparsed: str = "exclude") -> pd.DataFrame:
+def _pair_flags(design: PairedDesign, unparsed: str = "exclude") -> dict[str, np.ndarray]:
+    """Per pair of the design: asked in both orders, both parsed, consistent, MT-Bench's first/second/error, and the
+    denominator of consistency under ``unparsed``."""
+    p = design.pairs
     a, b = p["verdict_ab"], p["verdict_ba"]
-    both = a.notna() & b.notna() & p["has_ab"] & p["has_ba"]
     asked = p["has_ab"] & p["has_ba"]
-    cons = (a == b).fillna(False) & both
-    first = ((a == "1") & (b == "2")).fillna(False)
-    second = ((a == "2") & (b == "1")).fillna(False)
-    out = p.assign(_asked=asked, _both=both, _cons=cons, _first=first, _second=second,
-                   _error=both & ~cons & ~first & ~second)
+    both = asked & (a >= 0) & (b >= 0)
+    cons = both & (a == b)
+    one, two = design.code("1"), design.code("2")
+    first = (a == one) & (b == two)
+    second = (a == two) & (b == one)
+    f = {"asked": asked, "both": both, "cons": cons, "first": first, "second": second,
+         "error": both & ~cons & ~first & ~second, "den": both}
     if unparsed == "published":  # LLMBar: two unparsed replies agree; every pair asked in both orders counts
-        out["_cons"] = cons | (asked & a.isna() & b.isna())
-        out["_den"] = asked
-    else:
-        out["_den"] = both
-    return out
+        f["cons"] = cons | (asked & (a < 0) & (b < 0))
+        f["den"] = asked
+    return f
 
 
-def _item_key(d: pd.DataFrame) -> pd.Series:
-    return d["dataset"].astype(str) + "\x1f" + d["item_id"].astype(str)
+def _one_order_text(orders: Sequence[str]) -> str:
+    """The note of first-slot preference on decisive replies shown in ``orders`` ("" when both)."""
+    if not orders or set(orders) == set(ORDERS):
+        return ""
+    return not_computable(f"first-slot preference needs both presentation orders; with only {orders[0]} it is the "
+                          "share choosing the output shown first (always the same one), which mixes position with "
+                          "which output is better")
 
 
-def _subsets(p: pd.DataFrame, by: list[str]):
-    """``key dict -> rows of p`` for the groups of ``by`` (the whole frame when ``by`` is empty)."""
-    if not by:
-        return lambda key: p
-    idx = p.groupby(by, dropna=False, observed=True, sort=False).indices if len(p) else {}
-
-    def get(key: dict) -> pd.DataFrame:
-        k = tuple(key[c] for c in by)
-        rows = idx.get(k if len(by) > 1 else k[0])
-        return p.iloc[rows] if rows is not None else p.iloc[:0]
-    return get
-
-
-def position_consistency(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, unparsed: str = "exclude",
-                         confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
+                         unparsed: str = "exclude", confidence: float = 0.95, n_resamples: int = 1000,
+                         seed: int = 0) -> pd.DataFrame:
     """Position consistency per group: the share of pairs with the same verdict in both presentation orders.
 
     Parameters
     ----------
+    df : tidy verdict table, or a :class:`~evallab.metrics.design.PairedDesign` prepared once for several
+        estimators (:func:`~evallab.metrics.design.paired_design`).
+    by : the design cell (default subset, judge, strategy; a prepared design's own ``by``).
     unparsed : ``"exclude"`` (pairs with both replies parsed) or ``"published"`` (LLMBar's Agr.: every pair asked
         in both orders; two unparsed replies agree).
 
     Returns
     -------
-    DataFrame: ``by`` + ``pairs`` (asked in both orders), ``both_parsed``, ``consistent_pairs`` (LLMBar's Agr. count),
-    ``position_consistency`` in [0, 1] with ``_low``/``_high`` (Wilson with one sample per item, else item-cluster
-    bootstrap), ``note`` ("not computable: needs both orders" on a one-order table).
+    DataFrame: ``by`` + ``pairs`` ((item, sample) asked in both orders), ``both_parsed`` (pairs with both replies
+    parsed), ``consistent_pairs`` (LLMBar's Agr. count), ``position_consistency`` in [0, 1] with ``_low``/``_high``
+    (Wilson with one sample per item, else item-cluster bootstrap), ``note`` ("not computable: needs both orders"
+    on a one-order table).
     """
-    by = list(by)
-    p = _pair_flags(order_pairs(df, by), unparsed)
-    d = p[p["_den"]].assign(_c=lambda x: x["_cons"].astype(float), _n=1.0)
-    get = item_sums(d, by, ["_c", "_n"])
-    cnt = p.groupby(by, dropna=False, observed=True, sort=True)[["_asked", "_both"]].sum() if by else \
-        p[["_asked", "_both"]].sum().to_frame().T
-    cnt_idx = {(k if isinstance(k, tuple) else (k,)): i for i, k in enumerate(cnt.index)} if by else {(): 0}
-    orders = df.groupby(by, dropna=False, observed=True, sort=True)["order"].unique() if by else \
-        pd.Series([df["order"].unique()])
+    des = design_of(df, by)
+    f = _pair_flags(des, unparsed)
+    per_item = des.item_sums("pairs", f["den"], [f["cons"], np.ones(len(f["den"]))])
+    asked, both = des.count("pairs", f["asked"]), des.count("pairs", f["both"])
     rows = []
-    for j, (key, _) in enumerate(groups(df[by].drop_duplicates() if by else df.iloc[:0], by)):
-        i = cnt_idx.get(tuple(key[c] for c in by))
-        per = get(key)
-        asked = int(cnt["_asked"].iloc[i]) if i is not None and len(cnt) else 0
-        r = dict(key, pairs=asked, both_parsed=int(cnt["_both"].iloc[i]) if i is not None and len(cnt) else 0,
-                 consistent_pairs=int(per[:, 0].sum()) if len(per) else 0, position_consistency=NAN,
-                 position_consistency_low=NAN, position_consistency_high=NAN, note="")
-        if len(per) == 0:
-            present = sorted(map(str, orders.iloc[j]))
-            r["note"] = not_computable("needs both presentation orders; the table has "
-                                       + (" and ".join(o or "an unrecorded order" for o in present)
-                                          if asked == 0 else "no pair with both replies parsed"))
-        else:
-            r["position_consistency"] = float(per[:, 0].sum() / per[:, 1].sum())
-            r["position_consistency_low"], r["position_consistency_high"] = intervals.ratio_interval(
-                per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence, seed=seed)
-        rows.append(r)
+    with intervals.shared_resamples(des.draws):
+        for g in range(des.n_groups):
+            per = per_item(g)
+            r = dict(des.key(g), pairs=int(asked[g]), both_parsed=int(both[g]),
+                     consistent_pairs=int(per[:, 0].sum()) if len(per) else 0, position_consistency=NAN,
+                     position_consistency_low=NAN, position_consistency_high=NAN, note="")
+            if len(per) == 0:
+                r["note"] = not_computable("needs both presentation orders; the table has "
+                                           + (" and ".join(o or "an unrecorded order" for o in des.orders[g])
+                                              if asked[g] == 0 else "no pair with both replies parsed"))
+            else:
+                r["position_consistency"] = float(per[:, 0].sum() / per[:, 1].sum())
+                r["position_consistency_low"], r["position_consistency_high"] = intervals.ratio_interval(
+                    per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence, seed=seed)
+            rows.append(r)
     return pd.DataFrame(rows)
 
 
@@ -134,12 +137,7 @@ def one_order_note(df: pd.DataFrame) -> str:
     picking it mixes position with which output is better (the swap of MT-Bench, Zheng et al. 2023 §3.4, is what
     separates them)."""
     fs = first_slot(df)
-    orders = sorted(set(df.loc[fs.notna(), "order"].astype(str)))
-    if not orders or set(orders) == set(ORDERS):
-        return ""
-    return not_computable(f"first-slot preference needs both presentation orders; with only {orders[0]} it is the "
-                          "share choosing the output shown first (always the same one), which mixes position with "
-                          "which output is better")
+    return _one_order_text(sorted(set(df.loc[fs.notna(), "order"].astype(str))))
 
 
 def first_slot(df: pd.DataFrame) -> pd.Series:
@@ -150,15 +148,20 @@ def first_slot(df: pd.DataFrame) -> pd.Series:
     return first.fillna(False).astype(float).where(decisive.fillna(False))
 
 
-def position_bias(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, confidence: float = 0.95,
+def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *, confidence: float = 0.95,
                   n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Position consistency, MT-Bench's breakdown, preference fairness, first-slot preference and McNemar's
     order-effect test per group (definitions and sources in the module docstring).
 
+    Parameters
+    ----------
+    df, by : the table (or a prepared :class:`~evallab.metrics.design.PairedDesign`) and the design cell, as in
+        :func:`position_consistency`.
+
     Returns
     -------
     DataFrame, one row per group:
-        ``pairs`` (asked in both orders), ``both_parsed``, ``pairs_unparsed`` (a reply unparsed),
+        ``pairs`` ((item, sample) asked in both orders), ``both_parsed``, ``pairs_unparsed`` (a reply unparsed),
         ``position_consistency`` (+ ``_low``/``_high``), ``consistent``, ``biased_first``, ``biased_second``,
         ``error`` (pair counts; MT-Bench), ``consistent_rate``, ``biased_first_rate``, ``biased_second_rate``,
         ``error_rate`` (shares of ``both_parsed``, summing to 1), ``preference_fairness`` in [−1, 1];
@@ -166,71 +169,79 @@ def position_bias(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, confidenc
         ``first_slot_preference`` in [0, 1] (+ ``_low``/``_high``); ``mcnemar_items_first``,
         ``mcnemar_items_second``, ``mcnemar_p`` (items); ``unparsed`` (replies); ``note``.
     """
-    by = list(by)
-    check_design(df, by)
-    p = _pair_flags(order_pairs(df, by))
-    d = df.assign(_fs=first_slot(df))
-    rows = []
+    des = design_of(df, by)
+    f = _pair_flags(des)
+    rep = des.replies
+    fs = rep["first_slot"]
+    decisive = fs >= 0
+    order = rep["order"]
+    per_fs = des.item_sums("replies", decisive, [fs == 1, np.ones(len(fs))])
+    shown = [des.count("replies", decisive & (order == o)) > 0 for o in (0, 1)]  # decisive replies per order
+    per_mc = des.item_sums("pairs", f["both"], [f["first"], f["second"]])
+    counts = {k: des.count("pairs", f[k]) for k in ("asked", "both", "cons", "first", "second", "error")}
+    unparsed = des.count("replies", rep["verdict"] < 0)
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    cons = position_consistency(df, by, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    get = _subsets(p, by)
-    for (key, g), (_, c) in zip(groups(d, by), cons.iterrows(), strict=True):
-        sub = get(key)
-        bp = sub[sub["_both"]] if len(sub) else sub
-        nb = len(bp)
-        r = dict(key, pairs=int(c["pairs"]), both_parsed=nb,
-                 pairs_unparsed=int((sub["_asked"] & ~sub["_both"]).sum()) if len(sub) else 0,
-                 position_consistency=c["position_consistency"],
-                 position_consistency_low=c["position_consistency_low"],
-                 position_consistency_high=c["position_consistency_high"])
-        for name, col in (("consistent", "_cons"), ("biased_first", "_first"), ("biased_second", "_second"),
-                          ("error", "_error")):
-            r[name] = int(bp[col].sum()) if nb else 0
-            r[f"{name}_rate"] = r[name] / nb if nb else NAN
-        r["preference_fairness"] = (r["biased_second"] - r["biased_first"]) / nb if nb else NAN
-        fs = g[g["_fs"].notna()]
-        per = fs.assign(_n=1.0).groupby(_item_key(fs))[["_fs", "_n"]].sum()
-        r["decisive"], r["first_slot"] = int(per["_n"].sum()), int(per["_fs"].sum())
-        one_order = one_order_note(g)
-        ok = r["decisive"] and not one_order
-        r["first_slot_preference"] = r["first_slot"] / r["decisive"] if ok else NAN
-        r["first_slot_preference_low"], r["first_slot_preference_high"] = intervals.ratio_interval(
-            per["_fs"], per["_n"], **kw) if ok else (NAN, NAN)
-        if nb:
-            it = bp.assign(_f=bp["_first"].astype(int), _s=bp["_second"].astype(int)).groupby(_item_key(bp))[
-                ["_f", "_s"]].sum()
-            b, cc = int((it["_f"] > it["_s"]).sum()), int((it["_s"] > it["_f"]).sum())
-            m = intervals.mcnemar(b, cc)
-            r.update(mcnemar_items_first=b, mcnemar_items_second=cc, mcnemar_p=m["pvalue"])
-        else:
-            r.update(mcnemar_items_first=0, mcnemar_items_second=0, mcnemar_p=NAN)
-        r["unparsed"] = int(g["verdict"].isna().sum())
-        notes = [c["note"]] if c["note"] else []
-        if not r["decisive"]:
-            notes.append(not_computable("first-slot preference needs decisive replies with a recorded order"))
-        elif one_order:
-            notes.append(one_order)
-        r["note"] = "; ".join(notes)
-        rows.append(r)
+    rows = []
+    with intervals.shared_resamples(des.draws):
+        cons = position_consistency(des, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        for g in range(des.n_groups):
+            c = cons.iloc[g]
+            nb = int(counts["both"][g])
+            r = dict(des.key(g), pairs=int(c["pairs"]), both_parsed=nb,
+                     pairs_unparsed=int(counts["asked"][g] - nb),
+                     position_consistency=c["position_consistency"],
+                     position_consistency_low=c["position_consistency_low"],
+                     position_consistency_high=c["position_consistency_high"])
+            for name, col in (("consistent", "cons"), ("biased_first", "first"), ("biased_second", "second"),
+                              ("error", "error")):
+                r[name] = int(counts[col][g]) if nb else 0
+                r[f"{name}_rate"] = r[name] / nb if nb else NAN
+            r["preference_fairness"] = (r["biased_second"] - r["biased_first"]) / nb if nb else NAN
+            per = per_fs(g)
+            r["decisive"], r["first_slot"] = int(per[:, 1].sum()), int(per[:, 0].sum())
+            one_order = _one_order_text([o for o, s in zip(ORDERS, shown, strict=True) if s[g]])
+            ok = r["decisive"] and not one_order
+            r["first_slot_preference"] = r["first_slot"] / r["decisive"] if ok else NAN
+            r["first_slot_preference_low"], r["first_slot_preference_high"] = intervals.ratio_interval(
+                per[:, 0], per[:, 1], **kw) if ok else (NAN, NAN)
+            if nb:
+                it = per_mc(g)
+                b, cc = int((it[:, 0] > it[:, 1]).sum()), int((it[:, 1] > it[:, 0]).sum())
+                m = intervals.mcnemar(b, cc)
+                r.update(mcnemar_items_first=b, mcnemar_items_second=cc, mcnemar_p=m["pvalue"])
+            else:
+                r.update(mcnemar_items_first=0, mcnemar_items_second=0, mcnemar_p=NAN)
+            r["unparsed"] = int(unparsed[g])
+            notes = [c["note"]] if c["note"] else []
+            if not r["decisive"]:
+                notes.append(not_computable("first-slot preference needs decisive replies with a recorded order"))
+            elif one_order:
+                notes.append(one_order)
+            r["note"] = "; ".join(notes)
+            rows.append(r)
     return pd.DataFrame(rows)
 
 
-def balanced_position_accuracy(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, tie_credit: float = 0.5,
-                               confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
+                               tie_credit: float = 0.5, confidence: float = 0.95, n_resamples: int = 1000,
+                               seed: int = 0) -> pd.DataFrame:
     """FairEval's balanced position calibration on pairs judged in both orders (module docstring).
 
     Parameters
     ----------
+    df, by : the table (or a prepared :class:`~evallab.metrics.design.PairedDesign`) and the design cell, as in
+        :func:`position_consistency`.
     tie_credit : credit in [0, 1] of an inconsistent pair (0.5: a tie is half right; 0: right only when right in
         both orders).
 
     Returns
     -------
-    DataFrame: ``by`` + ``pairs`` (both orders parsed, with gold), ``excluded`` (pairs with an unparsed reply or no
-    gold), ``acc_order_12``, ``acc_order_21`` (on the same pairs), ``bpc_accuracy`` in [0, 1] with ``low``/``high``
-    (item-cluster interval), ``strict_accuracy`` (right in both orders), ``abstention`` (share of inconsistent
-    pairs), ``note``. With binary verdicts and ``tie_credit=0.5``, ``bpc_accuracy == (acc_order_12 +
-    acc_order_21) / 2`` exactly.
+    DataFrame: ``by`` + ``pairs_with_gold`` (pairs with both replies parsed and gold: the pairs scored),
+    ``excluded`` ((item, sample) judged in an order but not scored: an order not asked, an unparsed reply or no
+    gold), ``acc_ab``, ``acc_ba`` (accuracy with output 1 / output 2 shown first, on the same pairs),
+    ``bpc_accuracy`` in [0, 1] with ``bpc_accuracy_low``/``bpc_accuracy_high`` (item-cluster interval),
+    ``strict_accuracy`` (right in both orders), ``abstention`` (share of inconsistent pairs), ``note``. With binary
+    verdicts and ``tie_credit=0.5``, ``bpc_accuracy == (acc_ab + acc_ba) / 2`` exactly.
 
     Raises
     ------
@@ -239,39 +250,44 @@ def balanced_position_accuracy(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY,
     """
     if not 0 <= tie_credit <= 1:
         raise EvallabError(f"tie_credit={tie_credit}; expected a value in [0, 1]")
-    by = list(by)
-    p = order_pairs(df, by)
-    p = p.assign(_ok=p["verdict_ab"].notna() & p["verdict_ba"].notna() & p["gold"].notna())
-    get = _subsets(p, by)
+    des = design_of(df, by)
+    p = des.pairs
+    a, b, gold = p["verdict_ab"], p["verdict_ba"], p["gold"]
+    ok = (a >= 0) & (b >= 0) & (gold >= 0)
+    ca, cb = (ok & (a == gold)).astype(float), (ok & (b == gold)).astype(float)
+    cons = ok & (a == b)
+    score = np.where(cons, ca, tie_credit)
+    per_item = des.item_sums("pairs", ok, [score, np.ones(len(ok))])
     rows = []
-    for key, _ in groups(df[by].drop_duplicates() if by else df.iloc[:0], by):
-        g = get(key)
-        h = g[g["_ok"]]
-        r = dict(key, pairs=len(h), excluded=len(g) - len(h))
-        if h.empty:
-            r.update(acc_order_12=NAN, acc_order_21=NAN, bpc_accuracy=NAN, low=NAN, high=NAN, strict_accuracy=NAN,
-                     abstention=NAN, note=not_computable("needs pairs with both orders parsed and gold"))
+    with intervals.shared_resamples(des.draws):
+        for g in range(des.n_groups):
+            sl = des.pair_rows(g)  # the group's pairs, in key order
+            h = ok[sl]
+            n = int(h.sum())
+            r = dict(des.key(g), pairs_with_gold=n, excluded=len(h) - n)
+            if n == 0:
+                r.update(acc_ab=NAN, acc_ba=NAN, bpc_accuracy=NAN, bpc_accuracy_low=NAN, bpc_accuracy_high=NAN,
+                         strict_accuracy=NAN, abstention=NAN,
+                         note=not_computable("needs pairs with both orders parsed and gold"))
+                rows.append(r)
+                continue
+            per = per_item(g)
+            lo, hi = intervals.ratio_interval(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
+                                              seed=seed)
+            xa, xb = ca[sl][h], cb[sl][h]
+            r.update(acc_ab=float(xa.mean()), acc_ba=float(xb.mean()), bpc_accuracy=float(score[sl][h].mean()),
+                     bpc_accuracy_low=lo, bpc_accuracy_high=hi, strict_accuracy=float((xa * xb).mean()),
+                     abstention=float((~cons[sl][h]).mean()), note="")
             rows.append(r)
-            continue
-        ca = (h["verdict_ab"] == h["gold"]).to_numpy(float)
-        cb = (h["verdict_ba"] == h["gold"]).to_numpy(float)
-        cons = (h["verdict_ab"] == h["verdict_ba"]).to_numpy(bool)
-        score = np.where(cons, ca, tie_credit)
-        per = pd.DataFrame({"s": score, "n": 1.0}).groupby(_item_key(h).to_numpy())[["s", "n"]].sum()
-        lo, hi = intervals.ratio_interval(per["s"], per["n"], n_resamples=n_resamples, confidence=confidence,
-                                          seed=seed)
-        r.update(acc_order_12=float(ca.mean()), acc_order_21=float(cb.mean()), bpc_accuracy=float(score.mean()),
-                 low=lo, high=hi, strict_accuracy=float((ca * cb).mean()), abstention=float((~cons).mean()),
-                 note="")
-        rows.append(r)
     return pd.DataFrame(rows)
 
 
 def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per item: first-slot picks, decisive replies, correct replies, parsed replies with gold."""
+    """Per item (column ``_item``: :func:`~evallab.metrics.design.item_key` of the whole table): first-slot picks,
+    decisive replies, correct replies, parsed replies with gold."""
     d = df.assign(_fs=first_slot(df), _ok=df["verdict"].notna() & df["gold"].notna(),
                   _c=(df["verdict"] == df["gold"]).fillna(False))
-    return d.groupby(_item_key(d)).agg(fs=("_fs", "sum"), dec=("_fs", "count"), c=("_c", "sum"), p=("_ok", "sum"))
+    return d.groupby("_item").agg(fs=("_fs", "sum"), dec=("_fs", "count"), c=("_c", "sum"), p=("_ok", "sum"))
 
 
 def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
@@ -296,6 +312,7 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
     strategies = [baseline, *variants]
     d = df[df["strategy"].isin(strategies)]
     check_design(d, [*by, "strategy"])
+    d = d.assign(_item=item_key(d))  # one numbering for every strategy compared
     rows, missing = [], []
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     for key, g in groups(d, by):

@@ -12,8 +12,8 @@
         grid: {scorer: [keryx, bm25], strip_exclusions: [true, false]}
         compare: {metric: loo_trigger_accuracy, unit: "%"}   # the headline metric the index plots across the grid
 
-:func:`run_batch` runs every run through papermill (in parallel, one kernel per worker process — or, with
-``scheduler=``/``local_cluster=``, as tasks on Dask distributed, see :mod:`evallab.reporting.cluster`), exports
+:func:`run_report_batch` runs every run through papermill (in parallel, one kernel per worker process — or,
+with ``scheduler=``/``local_cluster=``, as tasks on Dask distributed, see :mod:`evallab.reporting.cluster`), exports
 HTML without input cells (nbconvert), and writes ``index.html`` with each report's headline numbers (read from the
 ``<name>.metrics.json`` the notebook wrote through :func:`save_metrics`) and a link; a grid entry is shown as a
 comparison (:mod:`evallab.reporting.compare`). A failing notebook is reported with its cell and error while the
@@ -466,8 +466,8 @@ def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, conf
 def run_report(config: str | Path, out_dir: str | Path, *, jobs: int = 2, only: Sequence[str] | None = None,
                scheduler: str | None = None, local_cluster: int = 0, ship_data: bool = False) -> list[ReportResult]:
     """``evallab report``: read and check the batch file (every grid combination before anything runs), keep the
-    runs ``only`` names (:func:`select_runs`), run them (:func:`run_batch`) and write the index, keeping the other
-    runs' previous entries. With ``local_cluster`` the fork server the local workers come from starts first and
+    runs ``only`` names (:func:`select_runs`), run them (:func:`run_report_batch`) and write the index, keeping the
+    other runs' previous entries. With ``local_cluster`` the fork server the local workers come from starts first and
     imports what runs need while the file is checked (:func:`evallab.reporting.cluster.warm_up_local_workers`);
     a bad file still stops everything before any run starts or any file is written.
 
@@ -486,14 +486,14 @@ def run_report(config: str | Path, out_dir: str | Path, *, jobs: int = 2, only: 
     specs = load_config(config)
     names = [s.name for s in specs]
     specs = select_runs(specs, only, config=config)
-    return run_batch(specs, out_dir, jobs=jobs, index_names=names, scheduler=scheduler, local_cluster=local_cluster,
-                     ship_data=ship_data)
+    return run_report_batch(specs, out_dir, jobs=jobs, index_names=names, scheduler=scheduler,
+                            local_cluster=local_cluster, ship_data=ship_data)
 
 
-def run_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: int = 2, kernel: str = "python3",
-              progress: bool = True, extra_parameters: Mapping | None = None,
-              index_names: Sequence[str] | None = None, scheduler: str | None = None, local_cluster: int = 0,
-              ship_data: bool = False) -> list[ReportResult]:
+def run_report_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, jobs: int = 2,
+                     kernel: str = "python3", progress: bool = True, extra_parameters: Mapping | None = None,
+                     index_names: Sequence[str] | None = None, scheduler: str | None = None, local_cluster: int = 0,
+                     ship_data: bool = False) -> list[ReportResult]:
     """Run every report and write ``index.html``: ``jobs`` at a time, each in its own process and kernel — or, with
     ``scheduler`` (a Dask scheduler's address) or ``local_cluster`` (a number of local Dask worker processes), as
     tasks on Dask distributed (:func:`evallab.reporting.cluster.run_on_dask`; ``ship_data`` sends the notebook and

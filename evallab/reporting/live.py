@@ -136,7 +136,7 @@ def position_section(run: dict | None, *, confidence: float = 0.95, n_resamples:
     sec.findings.append(dict(
         sentence=(f"Against LLMBar's gold its Acc. (mean of the two order accuracies) is {_pct(s['acc'])}"
                   f"{_ci(s['acc'], s['acc_low'], s['acc_high'], int(s['n']))} on {int(s['n'])} pairs — "
-                  f"{_pct(s['acc_order_12'])} with output 1 shown first, {_pct(s['acc_order_21'])} with output 2 "
+                  f"{_pct(s['acc_ab'])} with output 1 shown first, {_pct(s['acc_ba'])} with output 2 "
                   f"first (50% is what a coin would score)."),
         value=s["acc"], low=s["acc_low"], high=s["acc_high"], n=int(s["n"]), unit="%"))
     if len(stab):

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_batch
+from evallab.reporting.batch import ReportSpec, run_report_batch
 
 NB = REPO_ROOT / "notebooks"
 SMALL = {"subsets": ["LLMBar/Natural"], "strategies": ["Vanilla"], "n_resamples": 50}
@@ -28,7 +28,7 @@ def batch(tmp_path_factory):
         ReportSpec("01_bad_input", NB / "01_judge_agreement.ipynb", {**SMALL, "verdicts_path": str(bad)}),
     ]
     out = tmp / "reports"
-    results = {r.name: r for r in run_batch(specs, out, jobs=2, progress=False)}
+    results = {r.name: r for r in run_report_batch(specs, out, jobs=2, progress=False)}
     return results, out
 
 

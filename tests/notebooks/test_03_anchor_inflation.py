@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_batch, run_one
+from evallab.reporting.batch import ReportSpec, run_one, run_report_batch
 
 NB = REPO_ROOT / "notebooks" / "03_anchor_inflation.ipynb"
 SMALL = {"subsets": ["LLMBar/Natural"], "n_resamples": 100}
@@ -46,7 +46,7 @@ def runs(tmp_path_factory):
         live = {**SMALL, "judge_base_url": srv.base_url, "judge_model": "sim-judge", "judge_label": "sim",
                 "variants": VARIANTS, "samples": 1, "record_dir": str(rec), "cache_dir": str(tmp / "cache")}
         specs = [ReportSpec("03_offline", NB, SMALL), ReportSpec("03_live", NB, live)]
-        results = {r.name: r for r in run_batch(specs, out, jobs=2, progress=False)}
+        results = {r.name: r for r in run_report_batch(specs, out, jobs=2, progress=False)}
     # the server is gone: the replay must answer from the recording alone
     replay = {**SMALL, "replay_dir": str(rec), "variants": VARIANTS, "samples": 1}
     results["03_replay"] = run_one(ReportSpec("03_replay", NB, replay), out)

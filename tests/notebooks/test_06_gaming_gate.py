@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_batch
+from evallab.reporting.batch import ReportSpec, run_report_batch
 
 NB = REPO_ROOT / "notebooks" / "06_gaming_gate.ipynb"
 KERYX = data_dir("keryx")
@@ -20,7 +20,7 @@ KERYX = data_dir("keryx")
 def batch(tmp_path_factory):
     out = tmp_path_factory.mktemp("nb06")
     specs = [ReportSpec("06_gaming_gate", NB, {}), ReportSpec("06_floor5", NB, {"min_trials": 5})]
-    res = {r.name: r for r in run_batch(specs, out, jobs=2, progress=False)}
+    res = {r.name: r for r in run_report_batch(specs, out, jobs=2, progress=False)}
     return res, out
 
 

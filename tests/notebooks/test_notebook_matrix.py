@@ -18,7 +18,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from evallab.importers import import_file
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_batch
+from evallab.reporting.batch import ReportSpec, run_report_batch
 
 NB = REPO_ROOT / "notebooks"
 NOTEBOOKS = ["01_judge_agreement", "02_position_bias", "03_anchor_inflation", "05_drift"]
@@ -70,7 +70,7 @@ def matrix(tmp_path_factory):
                          **({"strategies": []} if nb != "03_anchor_inflation" else {})})
              for t, p in tables.items() for nb in NOTEBOOKS]
     out = tmp / "reports"
-    results = {r.name: r for r in run_batch(specs, out, jobs=2, progress=False)}
+    results = {r.name: r for r in run_report_batch(specs, out, jobs=2, progress=False)}
     return results, out, tables
 
 
@@ -110,7 +110,7 @@ def test_one_order_human_table_against_libraries(matrix):
         assert pooled[j]["accuracy"] == pytest.approx(np.mean([r["verdict"] == r["gold"] for r in parsed]))
         assert published[j]["accuracy"] == pytest.approx(sum(r["verdict"] == r["gold"] for r in parsed)
                                                           / len(with_gold))
-        assert pooled[j]["low"] <= pooled[j]["accuracy"] <= pooled[j]["high"]
+        assert pooled[j]["accuracy_low"] <= pooled[j]["accuracy"] <= pooled[j]["accuracy_high"]
     # judge × judge Cohen's kappa on the items both parsed, against scikit-learn
     pair = next(r for r in m["judge_agreement"] if {r["judge_a"], r["judge_b"]} == set(JUDGES))
     a = {r["item_id"]: r["verdict"] for r in by_judge[JUDGES[0]]}
