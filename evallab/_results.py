@@ -322,6 +322,19 @@ def relabel(m: Measure, **changes) -> Measure:
     return replace(m, **changes)
 
 
+def common_methods(res: Results) -> Results:
+    """``res`` with the interval method that computed most of a measure's intervals (more than half of them) as the
+    measure's method, so a table names it once under the table and footnotes only the rows computed otherwise;
+    without such a majority every row's method is footnoted."""
+    out = []
+    for m in res.measures.values():
+        if m.method_column and m.method_column in res.columns:
+            named = res[m.method_column][res[m.method_column].astype(str).str.len() > 0].value_counts()
+            if len(named) and named.iloc[0] * 2 > named.sum():
+                out.append(relabel(m, method=str(named.index[0])))
+    return with_measures(res, *out)
+
+
 __all__ = ["CLOPPER_PEARSON", "Estimate", "Measure", "Results", "UNITS", "WILSON", "bootstrap_method",
-           "estimate_from_row", "format_number", "relabel", "results", "wilson_method", "with_measures"]
+           "common_methods", "estimate_from_row", "format_number", "relabel", "results", "wilson_method", "with_measures"]
 

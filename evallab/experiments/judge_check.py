@@ -1,6 +1,9 @@
 """keryx's live ``judge-check``: the anti-gaming set of a skill's judge scenarios graded by a live (or replay)
 judge, recorded in the keryx format and checked like the bundled recordings (spec 000, "Recording the
 calibration" and rule AG).
+
+The checks come back as :func:`evallab.skills.ag_matrix`'s :class:`~evallab.Results` (its counts and the unanimity
+of each cell carry their :class:`~evallab.Measure`).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab._results import Results
 from evallab.judges import EXPECTED, KINDS, Entry, Recording, Sample, load_recording, run_jobs
 from evallab.judges.prompts import PROMPT_VERSION, build_pointwise, request_digest
 from evallab.skills import EvalSpec, Scenario, ag_matrix, canned_answers
@@ -45,22 +49,31 @@ def judge_check_requests(spec: EvalSpec, *, samples: int = 3, **kw) -> list:
 
 
 def judge_check(spec: EvalSpec, judge, *, samples: int = 3, record: str | Path | None = None,
-                progress: bool = False) -> tuple[pd.DataFrame, Recording | None]:
+                progress: bool = False) -> tuple[Results, Recording | None]:
     """Run the anti-gaming set of one skill through a live (or replay) judge and check it (``judge-check``).
 
     Parameters
     ----------
-    spec : the skill's evals.
-    judge : an :class:`evallab.judges.Judge` (e.g. from :func:`evallab.judges.make_judge`).
-    samples : how many times each non-empty canned answer is graded (keryx default 3).
-    record : a folder (the recording is ``<folder>/<pack>__<skill>.json``) or a ``.json`` path; the recording
-        is written by :func:`evallab.judges.run_jobs` and read back for the AG check.
+    spec : EvalSpec
+        The skill's evals.
+    judge : Judge
+        An :class:`evallab.judges.Judge` (e.g. from :func:`evallab.judges.make_judge`).
+    samples : int, default 3
+        How many times each non-empty canned answer is graded (keryx's default).
+    record : str or Path, optional
+        A folder (the recording is ``<folder>/<pack>__<skill>.json``) or a ``.json`` path; the recording is
+        written by :func:`evallab.judges.run_jobs` and read back for the AG check.
+    progress : bool, default False
+        Show a progress bar.
 
     Returns
     -------
-    (matrix, recording): the :func:`ag_matrix` rows of this skill (status ``ok`` only when every sample agrees,
-    none errored and the verdict is what the canned answer expects) and the written recording (``None`` when
-    ``record`` is not given; the matrix is then built from the returned verdict table).
+    (matrix, recording)
+        ``matrix``: the :func:`~evallab.skills.ag_matrix` rows of this skill, a :class:`~evallab.Results`
+        (status ``ok`` only when every sample agrees, none errored and the verdict is what the canned answer
+        expects; ``samples`` and ``errors`` counts, ``unanimity`` a proportion of samples); ``recording``: the
+        written recording (``None`` when ``record`` is not given; the matrix is then built from the returned
+        verdict table).
     """
     reqs = judge_check_requests(spec, samples=samples)
     path = None
@@ -89,8 +102,24 @@ def judge_check(spec: EvalSpec, judge, *, samples: int = 3, record: str | Path |
     return m, (rec if path is not None else None)
 
 
-def check_recordings(specs, recordings, **kw) -> pd.DataFrame:
+def check_recordings(specs, recordings, **kw) -> Results:
     """:func:`evallab.skills.ag_matrix` with evallab's digest recomputation switched on: evallab-made
     recordings are checked against a freshly built request (:func:`scenario_digest`) and the current
-    :data:`evallab.judges.PROMPT_VERSION`; keryx-made ones as before. Keyword arguments go to ``ag_matrix``."""
+    :data:`evallab.judges.PROMPT_VERSION`; keryx-made ones as before.
+
+    Parameters
+    ----------
+    specs : Mapping[str, EvalSpec]
+        Recording name → the skill's evals (:func:`evallab.skills.load_tree`).
+    recordings : Mapping[str, Recording]
+        Recording name → recording (:func:`evallab.judges.load_recordings`).
+    **kw
+        Passed to ``ag_matrix`` (``keryx_prompt_version``, ``record_dir``).
+
+    Returns
+    -------
+    Results
+        ``ag_matrix``'s table: one row per judge scenario × canned answer, measures ``samples`` (count),
+        ``unanimity`` (proportion of samples) and ``errors`` (count).
+    """
     return ag_matrix(specs, recordings, digest=scenario_digest, evallab_prompt_version=PROMPT_VERSION, **kw)

@@ -26,12 +26,13 @@ keryx judge scenarios (spec 000, "Write a rubric (judge) eval scenario"):
 - :class:`EvalSpec` / :class:`Scenario`, :func:`parse_evals`, :func:`load_evals`, :func:`load_tree`
   (:class:`EvalSpecError`) — ``evals.json``, validated.
 - :func:`grade_answer`, :func:`canned_answers` — ``gradeScenarioAnswer``; the eight anti-gaming answers.
-- :func:`integrity_findings`, :class:`IntegrityFinding`, :func:`findings_frame` — the integrity rules I1–I10.
-- :func:`ag_matrix`, :func:`ag_findings`, :func:`ag_summary`, :data:`AG_PASS_UNVERIFIED` — rule AG offline from
-  recordings.
+- :func:`integrity_findings`, :class:`IntegrityFinding`, :func:`findings_frame`, :func:`findings_summary` — the
+  integrity rules I1–I10.
+- :func:`ag_matrix`, :func:`ag_findings`, :func:`ag_summary`, :func:`ag_overall`, :data:`AG_PASS_UNVERIFIED` — rule
+  AG offline from recordings.
 - :func:`load_calibration_items` — the labelled calibration answers as an items table.
-- :func:`load_eval_report`, :func:`pack_gate`, :func:`gate_verdicts` (:class:`EvalReportError`) — the stable-pack
-  gate with counts re-derived from trial records.
+- :func:`load_eval_report`, :func:`pack_gate`, :func:`gate_verdicts`, :func:`pass_rates` (:class:`EvalReportError`)
+  — the stable-pack gate with counts re-derived from trial records.
 - :func:`runner_failure`, :func:`trial_causes`, :func:`trial_disagreements`, :func:`trial_outputs` — why a
   scenario's trials got different verdicts.
 
@@ -73,12 +74,13 @@ _EXPORTS = {
     "EvalSpec": "_scenario_schema", "EvalSpecError": "_scenario_schema", "Scenario": "_scenario_schema",
     "load_evals": "_scenario_schema", "load_tree": "_scenario_schema", "parse_evals": "_scenario_schema",
     "canned_answers": "_grading", "grade_answer": "_grading",
-    "IntegrityFinding": "_integrity", "findings_frame": "_integrity", "integrity_findings": "_integrity",
+    "IntegrityFinding": "_integrity", "findings_frame": "_integrity", "findings_summary": "_integrity",
+    "integrity_findings": "_integrity",
     "AG_PASS_UNVERIFIED": "_anti_gaming", "ag_findings": "_anti_gaming", "ag_matrix": "_anti_gaming",
-    "ag_summary": "_anti_gaming",
+    "ag_overall": "_anti_gaming", "ag_summary": "_anti_gaming",
     "load_calibration_items": "_calibration_items",
     "EvalReportError": "_pack_gate", "gate_verdicts": "_pack_gate", "load_eval_report": "_pack_gate",
-    "pack_gate": "_pack_gate",
+    "pack_gate": "_pack_gate", "pass_rates": "_pack_gate",
     "runner_failure": "_trials", "trial_causes": "_trials", "trial_disagreements": "_trials",
     "trial_outputs": "_trials",
     # MeowKit rubrics

@@ -6,6 +6,11 @@ Source: spec 000, "Recording the calibration" and rule AG; recordings in the ker
 
 - :func:`ag_matrix` — one row per judge scenario × canned answer kind.
 - :func:`ag_findings` / :func:`ag_summary` — findings per failing cell; one verdict per recording.
+- :func:`ag_overall` — the whole pack in one row: checks, how many are ok, failing, unverifiable.
+
+The tables are :class:`~evallab.Results`: their counts and shares carry a :class:`~evallab.Measure` (label,
+unit, n and what n counts), so a report states them without retyping labels or units. None of them has an
+interval: the checks are a census of the pack's canned answers, not a sample of anything.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from evallab._results import Measure, Results, results
 from evallab.judges import EXPECTED, KINDS, Recording
 from evallab.skills._grading import grade_answer
 from evallab.skills._integrity import IntegrityFinding
@@ -33,33 +39,52 @@ def is_evallab_recording(rec: Recording) -> bool:
 AG_COLUMNS = ["skill", "recording", "scenario", "kind", "expected", "observed", "judged", "samples", "unanimity",
               "unanimous", "errors", "prompt_version", "version_current", "digest", "digest_check", "status",
               "message"]
+#: the rows of :func:`ag_matrix` are named by these columns
+AG_KEYS = ["skill", "recording", "scenario", "kind"]
+#: the measures of :func:`ag_matrix`: per cell, the recorded samples, the share that gave the modal verdict (no
+#: interval: three samples of one request) and the samples that carry an error
+AG_MEASURES = [
+    Measure("samples", "Samples", "count", note=None),
+    Measure("unanimity", "Unanimity", "proportion", n="samples", n_unit="samples", note=None),
+    Measure("errors", "Errors", "count", n="samples", n_unit="samples", note=None),
+]
 
 
 def ag_matrix(specs: Mapping[str, EvalSpec], recordings: Mapping[str, Recording], *,
               keryx_prompt_version: str = KERYX_JUDGE_PROMPT_VERSION, record_dir: str = "<DIR>",
-              digest: Callable[[Scenario, str], str] | None = None, evallab_prompt_version: str = "") -> pd.DataFrame:
+              digest: Callable[[Scenario, str], str] | None = None, evallab_prompt_version: str = "") -> Results:
     """The AG check offline (spec 000, "Recording the calibration" and rule AG): one row per judge scenario ×
     canned answer kind.
 
     Parameters
     ----------
-    specs : recording name (``<pack>__<skill>``) → :class:`EvalSpec`.
-    recordings : recording name → :class:`~evallab.judges.Recording`.
-    keryx_prompt_version : the current keryx ``JUDGE_PROMPT_VERSION`` for keryx-made recordings.
-    digest, evallab_prompt_version : for evallab-made recordings, the function that recomputes a canned answer's
-        request digest from a freshly built request and the current evallab prompt version
-        (:func:`evallab.experiments.judge_check.scenario_digest` and :data:`evallab.judges.PROMPT_VERSION`); without
-        them an evallab recording's digests are "not recomputable".
+    specs : Mapping[str, EvalSpec]
+        Recording name (``<pack>__<skill>``) → the skill's evals (:func:`~evallab.skills.load_tree`).
+    recordings : Mapping[str, Recording]
+        Recording name → :class:`~evallab.judges.Recording` (:func:`~evallab.judges.load_recordings`).
+    keryx_prompt_version : str, default :data:`KERYX_JUDGE_PROMPT_VERSION`
+        The current keryx ``JUDGE_PROMPT_VERSION`` for keryx-made recordings.
+    record_dir : str, default "<DIR>"
+        The folder the fix in ``message`` records to.
+    digest : callable (Scenario, kind) -> str, optional
+        For evallab-made recordings, the function that recomputes a canned answer's request digest from a freshly
+        built request (:func:`evallab.experiments.judge_check.scenario_digest`); without it an evallab
+        recording's digests are "not recomputable".
+    evallab_prompt_version : str, default ""
+        The current evallab prompt version (:data:`evallab.judges.PROMPT_VERSION`) for evallab-made recordings.
 
     Returns
     -------
-    DataFrame with :data:`AG_COLUMNS`: ``expected``/``observed`` verdicts (``observed`` = the unanimous verdict,
-    ``mixed``, ``error`` or ``missing``), ``judged`` (False for ``empty``), ``samples``, ``unanimity`` = share of
-    samples equal to the modal verdict in [0, 1] (NaN when no sample was parsed), ``unanimous``,
-    ``digest_check`` in {match, mismatch, not recomputable, missing, n/a}, ``status`` in {ok, wrong, stale,
-    missing, non-unanimous, error} and ``message`` naming the fix (re-record). ``empty`` never reaches the judge
-    (spec 000: ``gradeScenarioAnswer`` short-circuits it): it is graded by :func:`grade_answer`, is ``ok`` when it
-    fails, and carries no judge statistic — 0 samples, unanimity and ``unanimous`` missing.
+    Results
+        :data:`AG_COLUMNS`, one row per judge scenario × canned answer kind (named by :data:`AG_KEYS`):
+        ``expected``/``observed`` verdicts (``observed`` = the unanimous verdict, ``mixed``, ``error`` or
+        ``missing``), ``judged`` (False for ``empty``), ``samples`` (count), ``unanimity`` = share of samples
+        equal to the modal verdict (proportion in [0, 1], n: samples; NaN when no sample was parsed),
+        ``unanimous``, ``errors`` (count of samples with an error), ``digest_check`` in {match, mismatch, not
+        recomputable, duplicate, n/a}, ``status`` in {ok, wrong, stale, missing, non-unanimous, error} and
+        ``message`` naming the fix (re-record). Measures :data:`AG_MEASURES`; no interval. ``empty`` never reaches
+        the judge (spec 000: ``gradeScenarioAnswer`` short-circuits it): it is graded by :func:`grade_answer`, is
+        ``ok`` when it fails, and carries no judge statistic — 0 samples, unanimity and ``unanimous`` missing.
     """
     rows = []
     digest_seen: dict[str, tuple[str, str, str]] = {}
@@ -136,7 +161,7 @@ def ag_matrix(specs: Mapping[str, EvalSpec], recordings: Mapping[str, Recording]
                     r["message"] = "verdicts match; digest carried but not recomputed (keryx's judge prompt " \
                                    "text is not public)"
                 rows.append(r)
-    return pd.DataFrame(rows, columns=AG_COLUMNS)
+    return results(pd.DataFrame(rows, columns=AG_COLUMNS), AG_MEASURES, keys=AG_KEYS)
 
 
 def ag_findings(matrix: pd.DataFrame, specs: Mapping[str, EvalSpec] | None = None,
@@ -165,18 +190,37 @@ def ag_findings(matrix: pd.DataFrame, specs: Mapping[str, EvalSpec] | None = Non
 AG_PASS_UNVERIFIED = "pass (digests not recomputable)"
 
 
-def ag_summary(matrix: pd.DataFrame) -> pd.DataFrame:
+#: the measures of :func:`ag_summary`: counts of the recording's cells (scenario × canned answer)
+SUMMARY_MEASURES = [
+    Measure("scenarios", "Scenarios", "count", note=None),
+    Measure("checks", "Checks", "count", note=None),
+    Measure("ok", "OK", "count", n="checks", n_unit="checks", note=None),
+    Measure("missing", "Missing", "count", n="checks", n_unit="checks", note=None),
+    Measure("non_unanimous", "Non-unanimous", "count", n="checks", n_unit="checks", note=None),
+    Measure("wrong", "Wrong", "count", n="checks", n_unit="checks", note=None),
+    Measure("not_recomputable", "Digests not recomputable", "count", n="checks", n_unit="checks", note=None),
+]
+
+
+def ag_summary(matrix: pd.DataFrame) -> Results:
     """Per recording: scenarios, kinds checked, ok/failing counts, stale flag and AG verdict.
+
+    Parameters
+    ----------
+    matrix : DataFrame
+        From :func:`ag_matrix`.
 
     Returns
     -------
-    DataFrame, one row per (skill, recording): ``scenarios``, ``checks``, ``ok``, ``stale``, ``missing``,
-    ``non_unanimous``, ``wrong``, ``not_recomputable`` (cells whose request digest could not be recomputed, so
-    the recording cannot be shown to answer the CURRENT request), ``prompt_version`` and ``ag``: ``fail`` when any
-    cell is not ok; :data:`AG_PASS_UNVERIFIED` when all are ok but any digest is not recomputable (the verdicts
-    match, yet the recording may predate a change of the rubric or canned answers); ``pass`` otherwise.
+    Results
+        One row per (skill, recording): ``scenarios``, ``checks``, ``ok``, ``missing``, ``non_unanimous``,
+        ``wrong``, ``not_recomputable`` (counts; the last: cells whose request digest could not be recomputed, so
+        the recording cannot be shown to answer the CURRENT request), ``stale`` (bool), ``prompt_version`` and
+        ``ag``: ``fail`` when any cell is not ok; :data:`AG_PASS_UNVERIFIED` when all are ok but any digest is not
+        recomputable (the verdicts match, yet the recording may predate a change of the rubric or canned answers);
+        ``pass`` otherwise. Measures :data:`SUMMARY_MEASURES` (counts; n: checks).
     """
-    g = matrix.groupby(["skill", "recording"], sort=True)
+    g = pd.DataFrame(matrix).groupby(["skill", "recording"], sort=True)
     out = g.agg(scenarios=("scenario", "nunique"), checks=("kind", "size"),
                 ok=("status", lambda x: int((x == "ok").sum())),
                 stale=("status", lambda x: bool((x == "stale").any())),
@@ -187,4 +231,47 @@ def ag_summary(matrix: pd.DataFrame) -> pd.DataFrame:
                 prompt_version=("prompt_version", "first")).reset_index()
     out["ag"] = np.where(out["ok"] != out["checks"], "fail",
                          np.where(out["not_recomputable"] > 0, AG_PASS_UNVERIFIED, "pass"))
-    return out
+    return results(out, SUMMARY_MEASURES, keys=["skill", "recording"])
+
+
+#: the measures of :func:`ag_overall`
+OVERALL_MEASURES = [
+    Measure("checks", "Checks", "count", note=None),
+    Measure("ok", "OK", "count", n="checks", n_unit="checks", note=None),
+    Measure("ok_share", "Checks that match their expected verdict", "proportion", n="checks", n_unit="checks"),
+    Measure("failing", "Failing checks", "count", n="checks", n_unit="checks", note=None),
+    Measure("not_recomputable", "Digests not recomputable", "count", n="checks", n_unit="checks", note=None),
+    Measure("recordings", "Recordings", "count", note=None),
+    Measure("recordings_failing", "Failing recordings", "count", n="recordings", n_unit="recordings", note=None),
+    Measure("recordings_unverified", "Recordings passing only with digests not recomputable", "count",
+            n="recordings", n_unit="recordings", note=None),
+]
+
+
+def ag_overall(matrix: pd.DataFrame) -> Results:
+    """The AG check of the whole pack in one row (spec 000, rule AG): every cell of :func:`ag_matrix` counted.
+
+    Parameters
+    ----------
+    matrix : DataFrame
+        From :func:`ag_matrix`.
+
+    Returns
+    -------
+    Results
+        One row: ``checks`` (scenario × canned answer cells), ``ok``, ``failing`` (counts), ``ok_share`` = ok /
+        checks (proportion, n: checks; no interval — the cells are the pack's whole anti-gaming set, a census;
+        NaN with a ``note`` when there is no judge scenario), ``not_recomputable`` (cells whose request digest
+        could not be recomputed), ``recordings``, ``recordings_failing`` (AG verdict ``fail``) and
+        ``recordings_unverified`` (:data:`AG_PASS_UNVERIFIED`), counts of :func:`ag_summary`'s rows. Measures
+        :data:`OVERALL_MEASURES`.
+    """
+    m = pd.DataFrame(matrix)
+    summ = ag_summary(m)
+    n, ok = len(m), int((m["status"] == "ok").sum())
+    row = dict(checks=n, ok=ok, failing=n - ok, ok_share=ok / n if n else np.nan,
+               not_recomputable=int((m["digest_check"] == "not recomputable").sum()), recordings=len(summ),
+               recordings_failing=int((summ["ag"] == "fail").sum()),
+               recordings_unverified=int((summ["ag"] == AG_PASS_UNVERIFIED).sum()),
+               note="" if n else "not computable: no judge scenario, so no anti-gaming check")
+    return results(pd.DataFrame([row]), OVERALL_MEASURES)

@@ -2,7 +2,8 @@
 after it), each returning :class:`IntegrityFinding` s.
 
 - ``rule_i1`` … ``rule_i10`` (:data:`RULES`) and :func:`integrity_findings` — every rule on every scenario.
-- :func:`findings_frame` — findings as a table.
+- :func:`findings_frame` — findings as a plain table; :func:`findings_summary` — their counts per rule and
+  severity, a :class:`~evallab.Results` whose count carries its :class:`~evallab.Measure`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from evallab._results import Measure, Results, results
 from evallab.skills._grading import ECHO_PREFIX, _check_all, grade_answer
 from evallab.skills._scenario_schema import CALIBRATION_KEYS, EvalSpec, EvalSpecError, Scenario
 
@@ -40,9 +42,38 @@ class IntegrityFinding:
 
 
 def findings_frame(findings: Iterable[IntegrityFinding]) -> pd.DataFrame:
-    """Findings as a DataFrame with columns skill, scenario, rule, severity, message, path."""
+    """Findings as a plain DataFrame with columns skill, scenario, rule, severity, message, path."""
     cols = ["skill", "scenario", "rule", "severity", "message", "path"]
     return pd.DataFrame([{c: getattr(f, c) for c in cols} for f in findings], columns=cols)
+
+
+#: the measure of :func:`findings_summary`
+SUMMARY_MEASURES = [Measure("findings", "Findings", "count", note=None)]
+
+
+def findings_summary(findings: Iterable[IntegrityFinding] | pd.DataFrame) -> Results:
+    """How many findings each rule gave, per severity.
+
+    Parameters
+    ----------
+    findings : iterable of IntegrityFinding, or DataFrame
+        From :func:`integrity_findings` (or :func:`findings_frame` of them).
+
+    Returns
+    -------
+    Results
+        One row per (rule, severity) that has a finding, rules in :data:`RULES` order (then any other rule, e.g.
+        AG), severities fail, not-checkable, note: ``rule``, ``severity``, ``findings`` (count). Measure
+        :data:`SUMMARY_MEASURES`; empty when there is no finding.
+    """
+    f = findings if isinstance(findings, pd.DataFrame) else findings_frame(findings)
+    out = f.groupby(["rule", "severity"]).size().rename("findings").reset_index()
+    order = {r: i for i, r in enumerate(RULES)}
+    sev = {s: i for i, s in enumerate(("fail", "not-checkable", "note"))}
+    out = out.assign(_r=out["rule"].map(lambda r: order.get(r, len(order))),
+                     _s=out["severity"].map(lambda s: sev.get(s, len(sev))))
+    out = out.sort_values(["_r", "rule", "_s", "severity"]).drop(columns=["_r", "_s"]).reset_index(drop=True)
+    return results(out, SUMMARY_MEASURES, keys=["rule", "severity"])
 
 
 def _f(spec: EvalSpec, s: Scenario, rule: str, msg: str, sev: str = "fail") -> IntegrityFinding:

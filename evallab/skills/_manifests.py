@@ -54,6 +54,7 @@ import regex
 import yaml
 
 from evallab import fileio as F
+from evallab._results import Measure, results
 from evallab.errors import ScopedDataError
 
 REGEX_TIMEOUT_S = F.REGEX_TIMEOUT_S
@@ -404,9 +405,19 @@ def write_state(state: Mapping, path: str | Path) -> Path:
     return path
 
 
+#: the measures of :attr:`EvalRun.skills`: assertions evaluated per skill, and how many failed or could not be
+#: evaluated
+SKILL_MEASURES = [
+    Measure("assertions", "Assertions", "count", note=None),
+    Measure("failed", "Failed", "count", n="assertions", n_unit="assertions", note=None),
+    Measure("not_evaluated", "Not evaluated", "count", n="assertions", n_unit="assertions", note=None),
+]
+
+
 @dataclass
 class EvalRun:
-    """Result of :func:`run_eval`: per-assertion table with states, per-skill summary, coverage gaps."""
+    """Result of :func:`run_eval`: per-assertion table with states (plain), per-skill summary (a
+    :class:`~evallab.Results` with :data:`SKILL_MEASURES`), coverage gaps."""
 
     results: pd.DataFrame
     skills: pd.DataFrame
@@ -492,8 +503,9 @@ def run_eval(manifest: Mapping[str, dict], outputs: Mapping[str, str | Path] | N
 
     Returns
     -------
-    EvalRun: ``results`` (skill, assertion, type, passed, detail, error, state, severity, prior_pass_streak,
-    fail_streak) and ``skills`` (skill, assertions, failed, not_evaluated, status, worst state): ``status`` is
+    EvalRun: ``results`` (a plain table: skill, assertion, type, passed, detail, error, state, severity,
+    prior_pass_streak, fail_streak, output) and ``skills`` (a :class:`~evallab.Results`: skill, ``assertions``,
+    ``failed``, ``not_evaluated`` — counts, :data:`SKILL_MEASURES` —, status, worst state): ``status`` is
     FAIL when any assertion failed, else NOT_EVALUATED when any could not be evaluated (e.g. a regex timeout), else
     PASS — a skill is never reported PASS on assertions that were not checked.
     An assertion that could not be evaluated keeps its prior state record unchanged.
@@ -543,7 +555,8 @@ def run_eval(manifest: Mapping[str, dict], outputs: Mapping[str, str | Path] | N
         srows.append(dict(skill=sk, assertions=len(g), failed=failed, not_evaluated=int(g["passed"].isna().sum()),
                           status="FAIL" if failed else "NOT_EVALUATED" if g["passed"].isna().any() else "PASS",
                           worst=min(g["state"], key=order.index)))
-    skills_df = pd.DataFrame(srows, columns=["skill", "assertions", "failed", "not_evaluated", "status", "worst"])
+    skills_df = results(pd.DataFrame(srows, columns=["skill", "assertions", "failed", "not_evaluated", "status",
+                                                     "worst"]), SKILL_MEASURES, keys=["skill"])
     inst = list(installed) if installed is not None else list(outputs)
     gaps = sorted(set(inst) - set(manifest))
     if save and state_path:
@@ -557,8 +570,20 @@ def history(manifest: Mapping[str, dict], runs: Mapping[str, Sequence[str]], *, 
     """Replay successive runs (``runs[skill][i]`` = the i-th output text, oldest first) through :func:`run_eval`,
     carrying the regression state from run to run (in ``state_path``, or a temporary file).
 
-    Returns ``(timeline, last)``: the per-run results with a 1-based ``run`` column, and the last run's
-    :class:`EvalRun`.
+    Parameters
+    ----------
+    manifest : Mapping[str, dict]
+        From :func:`load_manifest`.
+    runs : Mapping[str, sequence of str]
+        Skill → its outputs, oldest first (e.g. :func:`~evallab.skills.trial_outputs`).
+    state_path : str or Path, optional
+        Where the state is kept; ``None``: a temporary file, removed after.
+
+    Returns
+    -------
+    (timeline, last)
+        ``timeline``: a plain table of :func:`run_eval`'s per-assertion results of every run, with a 1-based
+        ``run`` column (empty without runs); ``last``: the last run's :class:`EvalRun` (``None`` without runs).
     """
     frames, last = [], None
     with tempfile.TemporaryDirectory() as tmp:

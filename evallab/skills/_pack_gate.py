@@ -5,6 +5,11 @@ Source: spec 000, "How the stable-pack gate uses this".
 
 - :func:`load_eval_report` — read ``governance/eval.json`` (:class:`EvalReportError` names the file and field).
 - :func:`rederive` / :func:`pack_gate` / :func:`gate_verdicts` — the checks, and one verdict per skill.
+- :func:`pass_rates` — each behaviour scenario's re-derived pass rate with its interval.
+
+:func:`pack_gate` is a plain table of checks (required and observed values as text); :func:`gate_verdicts` and
+:func:`pass_rates` are :class:`~evallab.Results` whose counts and pass rates carry their
+:class:`~evallab.Measure`.
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from evallab._results import Measure, Results, results
 from evallab.errors import DataError
+from evallab.metrics.intervals import ratio_interval_method
 from evallab.skills._anti_gaming import KERYX_JUDGE_PROMPT_VERSION
 from evallab.skills._integrity import IntegrityFinding
 from evallab.skills._scenario_schema import _read_json
@@ -118,10 +126,30 @@ def pack_gate(reports: Sequence[dict], *, min_trials: int = PACK_MIN_TRIALS,
     could not be recomputed, so the recording is not verified against the current evals);
     with ``integrity`` (:func:`~evallab.skills.integrity_findings`) the skill must have no ``fail`` finding.
 
+    Parameters
+    ----------
+    reports : sequence of dict
+        From :func:`load_eval_report`.
+    min_trials : int, default :data:`PACK_MIN_TRIALS` (10)
+        Trials a report and each behaviour scenario need.
+    pass_floor : float, default :data:`PACK_BEHAVIOR_PASS_FLOOR` (0.8)
+        Lowest re-derived pass rate (0–1) a behaviour scenario may have.
+    judge_prompt_version : str, default keryx's current ``JUDGE_PROMPT_VERSION``
+    runner_prompt_version : str, optional
+        keryx's current runner prompt version; ``None``: not public, the check is "not checkable".
+    policy : sequence of (provider, model), default :data:`GATE_POLICY`
+        The (runner, model) and (judge, judgeModel) pairs allowed.
+    ag : DataFrame, optional
+        :func:`~evallab.skills.ag_matrix` of the pack.
+    integrity : sequence of IntegrityFinding, optional
+        :func:`~evallab.skills.integrity_findings` of the pack.
+
     Returns
     -------
-    DataFrame with :data:`GATE_COLUMNS` (``scenario`` empty for report-level checks; ``ok`` True/False/None).
-    Use :func:`gate_verdicts` for one verdict per skill.
+    DataFrame
+        A plain table of checks with :data:`GATE_COLUMNS` (``required`` and ``observed`` as text, ``scenario``
+        empty for report-level checks; ``ok`` True/False/None). Use :func:`gate_verdicts` for one verdict per
+        skill and :func:`pass_rates` for the pass rates with their intervals.
     """
     rows = []
 
@@ -188,8 +216,28 @@ def pack_gate(reports: Sequence[dict], *, min_trials: int = PACK_MIN_TRIALS,
     return pd.DataFrame(rows, columns=GATE_COLUMNS)
 
 
-def gate_verdicts(gate: pd.DataFrame) -> pd.DataFrame:
-    """One row per skill: ``verdict`` pass/fail (any ``ok == False`` fails) and the failed checks listed."""
+#: the measures of :func:`gate_verdicts`
+VERDICT_MEASURES = [
+    Measure("failed_checks", "Failed checks", "count", note=None),
+    Measure("not_checkable", "Not checkable", "count", note=None),
+]
+
+
+def gate_verdicts(gate: pd.DataFrame) -> Results:
+    """One row per skill: ``verdict`` pass/fail (any ``ok == False`` fails) and the failed checks listed.
+
+    Parameters
+    ----------
+    gate : DataFrame
+        From :func:`pack_gate`.
+
+    Returns
+    -------
+    Results
+        ``skill``, ``verdict`` ("pass" or "fail"), ``failed_checks`` (count of ``ok == False``), ``failures`` (each
+        failed check with its scenario, observed and required values, joined by "; ") and ``not_checkable``
+        (count of ``ok`` None). Measures :data:`VERDICT_MEASURES` (counts).
+    """
     rows = []
     for sk, g in gate.groupby("skill", sort=False):
         failed = g[g["ok"].eq(False)]
@@ -197,4 +245,56 @@ def gate_verdicts(gate: pd.DataFrame) -> pd.DataFrame:
                          failures="; ".join(f"{r.check}{' [' + r.scenario + ']' if r.scenario else ''}: "
                                             f"{r.observed} (required {r.required})" for r in failed.itertuples()),
                          not_checkable=int(g["ok"].isna().sum())))
-    return pd.DataFrame(rows)
+    cols = ["skill", "verdict", "failed_checks", "failures", "not_checkable"]
+    return results(pd.DataFrame(rows, columns=cols), VERDICT_MEASURES, keys=["skill"])
+
+
+#: the measures of :func:`pass_rates`
+PASS_RATE_MEASURES = [
+    Measure("trials", "Trials", "count", note=None),
+    Measure("passes", "Passes", "count", n="trials", n_unit="trials", note=None),
+    Measure("pass_rate", "Pass rate (re-derived)", "proportion", "pass_rate_low", "pass_rate_high",
+            method_column="pass_rate_method", n="trials", n_unit="trials"),
+]
+
+
+def pass_rates(reports: Sequence[dict], *, confidence: float = 0.95) -> Results:
+    """Each ran behaviour scenario's pass rate, re-derived from its trial records (:func:`rederive`), with an
+    interval.
+
+    A trial passes when every recorded deterministic result is true and the recorded judge verdict is ``pass``
+    (spec 000, "How the stable-pack gate uses this"); the gate compares this share with its floor
+    (:data:`PACK_BEHAVIOR_PASS_FLOOR`). Each trial is one independent pass/fail outcome, so the interval is the
+    Wilson score interval of passes of trials (:func:`evallab.metrics.intervals.ratio_interval_method` on one
+    count per trial, which names it).
+
+    Parameters
+    ----------
+    reports : sequence of dict
+        From :func:`load_eval_report`.
+    confidence : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    Results
+        One row per ran behaviour scenario, in report order: ``skill``, ``scenario``, ``trials``, ``passes``
+        (counts), ``pass_rate`` = passes / trials (proportion) with ``pass_rate_low``/``pass_rate_high`` and
+        ``pass_rate_method`` ("Wilson score"; "" without trials), ``note`` (why a pass rate is missing: no trial
+        records). Measures :data:`PASS_RATE_MEASURES` (n: trials); ``level`` = ``confidence``.
+    """
+    rows = []
+    for r in reports:
+        for s in r.get("scenarios", []):
+            if s.get("kind") != "behavior" or s.get("status", "ran") != "ran":
+                continue
+            d = rederive(s)
+            n, k = d["trials"], d["passes"]
+            lo, hi, how = ratio_interval_method(np.r_[np.ones(k), np.zeros(n - k)], np.ones(n),
+                                                confidence=confidence) if n else (np.nan, np.nan, "")
+            rows.append(dict(skill=r.get("skillId", "?"), scenario=s.get("id", "?"), trials=n, passes=k,
+                             pass_rate=d["pass_rate"], pass_rate_low=lo, pass_rate_high=hi, pass_rate_method=how,
+                             note="" if n else "not computable: no trial records"))
+    cols = ["skill", "scenario", "trials", "passes", "pass_rate", "pass_rate_low", "pass_rate_high",
+            "pass_rate_method", "note"]
+    return results(pd.DataFrame(rows, columns=cols), PASS_RATE_MEASURES, level=confidence, keys=["skill", "scenario"])

@@ -5,6 +5,9 @@ inconsistency), answer variation, or unresolved.
 - :func:`trial_table` / :func:`trial_outputs` — the trials and their outputs.
 - :func:`runner_failure` — why an output carries no answer (:data:`TOOL_CALL_MARKUP`).
 - :func:`trial_causes` / :func:`trial_disagreements` — the cause of each trial and of each split scenario.
+
+:func:`trial_table` and :func:`trial_causes` are plain tables (one row per trial); :func:`trial_disagreements` is a
+:class:`~evallab.Results` whose counts carry their :class:`~evallab.Measure`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from evallab._results import Measure, Results, results
 from evallab.skills._scenario_schema import EvalSpec
 
 
@@ -95,12 +99,17 @@ def trial_causes(reports: Sequence[dict], specs: Mapping[str, EvalSpec] | None =
 
     Parameters
     ----------
-    reports : :func:`~evallab.skills.load_eval_report` output.
-    specs : :func:`~evallab.skills.load_tree` output, for each scenario's ``anti_patterns`` (matched by skill id and scenario id).
+    reports : sequence of dict
+        From :func:`~evallab.skills.load_eval_report`.
+    specs : Mapping[str, EvalSpec], optional
+        From :func:`~evallab.skills.load_tree`, for each scenario's ``anti_patterns`` (matched by skill id and
+        scenario id); without it every split scenario is "unresolved".
 
     Returns
     -------
-    :func:`trial_table` plus ``cause`` and ``signature`` (the anti-pattern tokens found, comma-separated).
+    DataFrame
+        A plain table, one row per trial: :func:`trial_table` plus ``cause`` (:data:`TRIAL_CAUSES`) and
+        ``signature`` (the anti-pattern tokens found, comma-separated).
     """
     t = trial_table(reports)
     tokens = {}
@@ -140,17 +149,35 @@ def _trials(xs) -> str:
     return ", ".join(str(int(x)) for x in xs)
 
 
-def trial_disagreements(reports: Sequence[dict], specs: Mapping[str, EvalSpec] | None = None) -> pd.DataFrame:
+#: the measures of :func:`trial_disagreements`
+DISAGREEMENT_MEASURES = [
+    Measure("trials", "Trials", "count", note=None),
+    Measure("answers", "Verdict-bearing answers", "count", n="trials", n_unit="trials", note=None),
+]
+
+
+def trial_disagreements(reports: Sequence[dict], specs: Mapping[str, EvalSpec] | None = None) -> Results:
     """Scenarios whose trials got different judge verdicts, split by cause (:func:`trial_causes`), with the reasons
     side by side.
 
-    Returns one row per such scenario: skill, scenario, trials, ``runner_failures`` (trial numbers whose output
-    carries no answer), ``answers`` (trials with a verdict-bearing answer and a verdict), ``pass_trials`` /
-    ``fail_trials`` (among those answers), ``cause`` — the scenario's cause, the first of :data:`TRIAL_CAUSES`
-    among its trials: "judge disagreement" (the only cause that is judge inconsistency), "answer variation",
-    "unresolved", or "runner failure" when the answers themselves agree —, ``judge_inconsistent`` (cause is judge
-    disagreement), ``explanation`` (one sentence), and ``pass_reasons`` / ``fail_reasons`` (each
-    ``"trial N: reason"`` joined by newlines; runner failures marked).
+    Parameters
+    ----------
+    reports : sequence of dict
+        From :func:`~evallab.skills.load_eval_report`.
+    specs : Mapping[str, EvalSpec], optional
+        From :func:`~evallab.skills.load_tree` (the scenarios' ``anti_patterns``).
+
+    Returns
+    -------
+    Results
+        One row per such scenario: skill, scenario, ``trials`` (count), ``runner_failures`` (trial numbers whose
+        output carries no answer), ``answers`` (count of trials with a verdict-bearing answer and a verdict),
+        ``pass_trials`` / ``fail_trials`` (trial numbers, among those answers), ``cause`` — the scenario's cause,
+        the first of :data:`TRIAL_CAUSES` among its trials: "judge disagreement" (the only cause that is judge
+        inconsistency), "answer variation", "unresolved", or "runner failure" when the answers themselves agree —,
+        ``judge_inconsistent`` (cause is judge disagreement), ``explanation`` (one sentence), and ``pass_reasons``
+        / ``fail_reasons`` (each ``"trial N: reason"`` joined by newlines; runner failures marked). Measures
+        :data:`DISAGREEMENT_MEASURES` (counts); no row when every scenario's trials agree.
     """
     t = trial_causes(reports, specs)
     cols = ["skill", "scenario", "trials", "runner_failures", "answers", "pass_trials", "fail_trials", "cause",
@@ -190,7 +217,7 @@ def trial_disagreements(reports: Sequence[dict], specs: Mapping[str, EvalSpec] |
                          judge_inconsistent=cause == "judge disagreement", explanation=text,
                          pass_reasons=reasons(g[g["verdict"] == "pass"]),
                          fail_reasons=reasons(g[g["verdict"] == "fail"])))
-    return pd.DataFrame(rows, columns=cols)
+    return results(pd.DataFrame(rows, columns=cols), DISAGREEMENT_MEASURES, keys=["skill", "scenario"])
 
 
 def trial_outputs(reports: Sequence[dict]) -> dict[str, list[str]]:

@@ -115,9 +115,10 @@ def test_no_change_names_the_wilson_fallbacks_not_a_bootstrap():
     assert o["delta_method"] == f"bound from the {WILSON} interval of 0 of {n} items changed"
     assert o["kappa_method"] == "" and np.isnan(o["kappa_low"])  # degenerate: no interval, no method
     assert "every item gives the same value" in o["note"]
-    # the page footnotes the row's own method beside its interval
+    # the page names the method that computed each interval (under the table: one row, so the column's method)
     text = to_html(same.overall, columns=["group", "flip_rate", "delta_accuracy"]).html
-    assert f"interval: {WILSON} on {n} items" in text and "paired item bootstrap" not in text
+    assert f"Flip rate: {WILSON} on {n} items" in text and "paired item bootstrap" not in text
+    assert f"bound from the {WILSON} interval of 0 of {n} items changed" in text
 
 
 def test_a_table_without_gold_or_parsed_replies_says_why():

@@ -4,18 +4,18 @@ shaped unlike it (one presentation order, several samples per item, no judge).""
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from section_helper import section_text as _text
 from statsmodels.stats.proportion import proportion_confint
 
 from evallab.metrics import position
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting._context import Report, Shown
+from evallab.reporting._context import Shown
 from evallab.reporting.sections import inflation as S
 
 B = 200  # bootstrap resamples in these tests
@@ -23,14 +23,6 @@ B = 200  # bootstrap resamples in these tests
 
 def _pp(x: float) -> str:
     return f"{100 * x:+.1f}".replace("+0.0", "0.0").replace("-0.0", "0.0")
-
-
-def _text(sec, tmp_path) -> str:
-    """Everything a section shows, as text (tables rendered through the report context)."""
-    rep = Report("t", tmp_path)
-    parts = [f.sentence for f in sec.findings] + [x for x in sec.items if isinstance(x, str)]
-    parts += [re.sub(r"<[^>]+>", " ", rep.table_html(t.table, t.columns, caption=t.caption)) for t in sec.tables]
-    return re.sub(r"\s+", " ", " ".join(parts))
 
 
 @pytest.fixture(scope="module")

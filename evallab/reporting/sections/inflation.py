@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evallab._results import Measure, Results, relabel, results, with_measures
+from evallab._results import Measure, Results, results
+from evallab._results import common_methods as _common_methods
 from evallab.metrics import inflation, position
 from evallab.metrics import intervals as stats
 from evallab.reporting._context import Section
@@ -35,19 +36,6 @@ FEW_SHOT = ("Vanilla", "Vanilla_1shot", "Vanilla_2shot")
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _common_methods(res: Results) -> Results:
-    """``res`` with the interval method that computed most of a measure's intervals (more than half of them) as the
-    measure's method, so a table names it once under the table and footnotes only the rows computed otherwise;
-    without such a majority every row's method is footnoted."""
-    out = []
-    for m in res.measures.values():
-        if m.method_column and m.method_column in res.columns:
-            named = res[m.method_column][res[m.method_column].astype(str).str.len() > 0].value_counts()
-            if len(named) and named.iloc[0] * 2 > named.sum():
-                out.append(relabel(m, method=str(named.index[0])))
-    return with_measures(res, *out)
-
-
 def _largest(res: Results, rows: pd.DataFrame, column: str):
     """``(row, estimate, k)``: the row of ``rows`` (a subset of ``res``) with the largest ``|column|``, its
     :class:`~evallab.Estimate`, and how many of ``rows``' intervals exclude 0."""
