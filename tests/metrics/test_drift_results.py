@@ -117,7 +117,7 @@ def test_no_change_names_the_wilson_fallbacks_not_a_bootstrap():
     assert "every item gives the same value" in o["note"]
     # the page names the method that computed each interval (under the table: one row, so the column's method)
     text = to_html(same.overall, columns=["group", "flip_rate", "delta_accuracy"]).html
-    assert f"Flip rate: {WILSON} on {n} items" in text and "paired item bootstrap" not in text
+    assert f": {WILSON} on {n} items (every item has the same share)" in text and "paired item bootstrap" not in text
     assert f"bound from the {WILSON} interval of 0 of {n} items changed" in text
 
 
