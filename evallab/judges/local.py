@@ -31,7 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from evallab.errors import EvallabError
@@ -460,6 +460,56 @@ class LocalLlamaServer:
         return run_card_facts(self.model_path, self.options, sha256=sha256)
 
 
+def serve(model: str | os.PathLike | None = None, *, port: int | None = None,
+          options: Mapping[str, object] | None = None,
+          on_ready: Callable[[LocalLlamaServer], None] | None = None, poll: float = 0.2) -> None:
+    """Serve a GGUF model in the foreground (``evallab serve-local``): start a :class:`LocalLlamaServer`, call
+    ``on_ready`` with it, and keep it until Ctrl-C or SIGTERM — or until it dies by itself.
+
+    Call it from the main thread (it handles SIGTERM while it runs, then restores the previous handler).
+
+    Parameters
+    ----------
+    model : path, optional
+        A GGUF file; default :func:`default_model`.
+    port : int, optional
+        Port on 127.0.0.1; default a free one.
+    options : mapping, optional
+        ``llama_cpp.server`` options (:class:`LocalLlamaServer`).
+    on_ready : callable, optional
+        Called with the running server (e.g. to print its base URL and model id).
+    poll : float, default 0.2
+        Seconds between checks that the server still runs.
+
+    Raises
+    ------
+    LocalServerError
+        The server could not start (:class:`LocalLlamaServer`), or died while served: the line of
+        :meth:`LocalLlamaServer.death` (how it ended, its log's last lines and where the log is kept).
+    """
+    srv = LocalLlamaServer(model, port=port, options=options)
+    stop = {"now": False}
+
+    def _term(*_):
+        stop["now"] = True
+
+    previous = signal.signal(signal.SIGTERM, _term)
+    try:
+        with srv:
+            if on_ready is not None:
+                on_ready(srv)
+            why = None
+            try:  # death() reaps the server when it ends and records why, for judges in other processes
+                while not stop["now"] and (why := srv.death()) is None:
+                    time.sleep(poll)
+            except KeyboardInterrupt:
+                pass
+            if why and not stop["now"]:
+                raise LocalServerError(why)
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
 def run_card_facts(model_path: str | os.PathLike, options: Mapping[str, object], *, sha256: bool = True) -> dict:
     """The server facts of a run card: ``model_file`` (name only, never a machine path), ``model_bytes``,
     ``model_sha256``, ``llama_cpp_python``, ``llama_cpp`` (libllama version), ``ggml``, ``server_options``."""
@@ -472,4 +522,4 @@ def run_card_facts(model_path: str | os.PathLike, options: Mapping[str, object],
 
 __all__ = ["DEFAULT_OPTIONS", "LocalLlamaServer", "LocalServerError", "SMOLLM2_FILE", "SMOLLM2_SHA256",
            "TAIL_CHARS", "check_model", "default_model", "describe_exit", "llama_versions", "log_tail", "run_card_facts",
-           "server_death", "sha256_file", "smoke_check"]
+           "serve", "server_death", "sha256_file", "smoke_check"]

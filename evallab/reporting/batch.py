@@ -27,7 +27,8 @@ without importing one another in a circle:
 - ``_batch_run`` — :class:`ReportResult`, :func:`run_one` (one notebook: papermill, export, metrics read back);
 - ``_batch_export`` — :func:`export_html`, :func:`run_notes`, :func:`tidy_paths`;
 - ``_batch_index`` — :func:`write_index` (``index.html`` and ``batch.json``);
-- here — :func:`run_report` / :func:`run_report_batch` (the local runner, or the Dask one) and :func:`save_metrics`.
+- here — :func:`run_report` / :func:`run_report_batch` (the local runner, or the Dask one), :func:`run_notebook`
+  (one notebook by hand) and :func:`save_metrics`.
 """
 
 from __future__ import annotations
@@ -102,6 +103,52 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=False), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def run_notebook(notebook: str | Path, parameters: Mapping | None = None, *, out_dir: str | Path | None = None,
+                 name: str = "", from_text: bool = False) -> ReportResult:
+    """Run one report notebook by hand (``evallab run``): ``OUT/NAME.ipynb``, ``OUT/NAME.html`` and
+    ``OUT/NAME.metrics.json``, its parameters checked before the kernel starts.
+
+    Parameters
+    ----------
+    notebook : str or Path
+        The report notebook, e.g. ``notebooks/02_position_bias.ipynb``.
+    parameters : mapping, optional
+        Parameter name → value (:func:`evallab.reporting.params.notebook_parameters` lists them).
+    out_dir : str or Path, optional
+        Output folder; default ``<reports>/adhoc`` (:func:`evallab.paths.reports_dir`), so a hand run never
+        overwrites the batch's reports.
+    name : str, default ""
+        The report name, the outputs' file stem (letters, digits, ``_ - .``); default the notebook's stem.
+    from_text : bool, default False
+        The values are text as typed on a command line: each is read as its parameter's declared type
+        (:func:`evallab.reporting.params.parse_value`: a literal such as ``3``, ``0.5``, ``true`` or ``[a, b]``,
+        unless the parameter is a ``str``).
+
+    Returns
+    -------
+    ReportResult
+        ``status`` ``"ok"`` or ``"failed"`` (with the failing cell and the error); a notebook error never raises.
+
+    Raises
+    ------
+    ParameterError
+        A missing notebook, a report name that is not a plain file stem, an unknown parameter (the closest valid
+        one named) or a value of the wrong type — before anything runs or is written.
+    """
+    from evallab.reporting.params import check_parameters, expected_type, notebook_parameters, parse_value
+
+    notebook = Path(notebook)
+    declared = notebook_parameters(notebook)
+    params = dict(parameters or {})
+    if from_text:
+        params = {k: parse_value(str(v), expected_type(declared[k]) if k in declared else "")
+                  for k, v in params.items()}
+    report_name = check_report_name(name or notebook.stem)
+    check_parameters(notebook, params, declared=declared)
+    dest = Path(out_dir) if out_dir is not None else reports_dir() / "adhoc"
+    return run_one(ReportSpec(report_name, notebook.resolve(), params), dest)
 
 
 def run_report(config: str | Path, out_dir: str | Path, *, jobs: int = 2, only: Sequence[str] | None = None,
@@ -198,5 +245,5 @@ def _finish(specs: Sequence[ReportSpec], results: Mapping[str, ReportResult], ou
 
 
 __all__ = ["DEFAULT_CONFIG", "KERNEL_SETUP", "ReportResult", "ReportSpec", "export_html", "load_config",
-           "record_parameters", "run_notes", "run_one", "run_report", "run_report_batch", "save_metrics", "select_runs",
-           "tidy_paths", "write_index"]
+           "record_parameters", "run_notebook", "run_notes", "run_one", "run_report", "run_report_batch", "save_metrics",
+           "select_runs", "tidy_paths", "write_index"]
