@@ -386,10 +386,89 @@ def _row(mask: pd.Series) -> int:
     return int(mask.to_numpy().nonzero()[0][0]) + 1
 
 
+def _place(df: pd.DataFrame, i: int, table_of: list[int], row_of: list[int]) -> str:
+    """Where row ``i`` of a concatenation came from: its ``source_file`` and ``source_ref`` when it carries them,
+    else its table and row (1-based)."""
+    parts = [str(df[c].iat[i]) for c in ("source_file", "source_ref")
+             if c in df.columns and not pd.isna(df[c].iat[i]) and str(df[c].iat[i])]
+    return ": ".join(parts) if parts else f"table {table_of[i] + 1}, row {row_of[i] + 1}"
+
+
 def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate verdict tables and re-validate (a key repeated across tables is an error)."""
+    """Concatenate verdict tables into one, re-validated.
+
+    Parameters
+    ----------
+    tables : iterable of DataFrame
+        Verdict tables, each brought to the schema first (:func:`coerce`); extra columns are kept (NA where a
+        table lacks one).
+
+    Returns
+    -------
+    DataFrame
+        Every row of every table, in order; the empty tidy table (:func:`empty`) when there is none.
+
+    Raises
+    ------
+    VerdictTableError
+        A table that does not follow the schema, or a reply (a :data:`KEY`) found in two tables. The error names
+        both places: a row's ``source_file`` and ``source_ref`` (where in its file it came from, as the importers
+        write them) when the tables carry them, otherwise its table and row (1-based); the second place is the
+        error's ``path``.
+    """
     tables = [coerce(t) for t in tables]
-    return coerce(pd.concat(tables, ignore_index=True)) if tables else empty()
+    if not tables:
+        return empty()
+    if len(tables) == 1:
+        return tables[0]
+    df = pd.concat(tables, ignore_index=True)
+    dup = df.duplicated(list(KEY), keep="first")
+    if dup.any():
+        table_of = [t for t, tab in enumerate(tables) for _ in range(len(tab))]
+        row_of = [r for tab in tables for r in range(len(tab))]
+        second = int(dup.to_numpy().nonzero()[0][0])
+        keys = df[list(KEY)].astype("string").fillna("\0")
+        first = int((keys == keys.iloc[second]).all(axis=1).to_numpy().nonzero()[0][0])
+        key = {k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v)
+               for k, v in df[list(KEY)].iloc[second].items()}
+        raise VerdictTableError(
+            f"repeats the judge reply of {_place(df, first, table_of, row_of)} (same key {key}); expected one "
+            "reply per (dataset, item_id, judge, strategy, anchor_set, order, sample)",
+            path=_place(df, second, table_of, row_of))
+    return coerce(df)
+
+
+def summary_lines(df: pd.DataFrame, *, reasons: int = 10) -> list[str]:
+    """A verdict table in a few lines of text, as ``evallab import`` prints it.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+    reasons : int, default 10
+        How many of the most frequent reasons for an NA verdict (the ``error`` column) are listed.
+
+    Returns
+    -------
+    list of str
+        ``rows: N``; ``verdicts: 1=…, 2=…, tie=…`` (counts of replies, in the order of :data:`VERDICTS`);
+        ``NA: N`` (unparsed replies) followed by one line per reason with its count; then, when present,
+        the count of numeric ``score`` values and of rows with ``gold``.
+    """
+    counts = df["verdict"].value_counts()
+    na = int(df["verdict"].isna().sum())
+    parts = [f"{v}={int(counts[v])}" for v in VERDICTS if v in counts.index]
+    lines = [f"rows: {len(df)}", f"verdicts: {', '.join(parts) if parts else '(none)'}", f"NA: {na}"]
+    if na:
+        why = df.loc[df["verdict"].isna(), "error"].fillna("(no reason)").value_counts()
+        lines += [f"  {int(n):>7}  {reason}" for reason, n in why.head(reasons).items()]
+        if len(why) > reasons:
+            lines.append(f"  ... {len(why) - reasons} more reasons")
+    if "score" in df and df["score"].notna().any():
+        lines.append(f"score: {int(df['score'].notna().sum())} numeric, {int(df['score'].isna().sum())} NA")
+    if df["gold"].notna().any():
+        lines.append(f"gold: {int(df['gold'].notna().sum())} rows with gold")
+    return lines
 
 
 def parse_rate(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:

@@ -36,9 +36,9 @@ def test_batch_run_parses_every_reply_at_half_price(tmp_path):
     assert df["cost_usd"].astype(float).tolist() == pytest.approx((live["cost_usd"].astype(float) / 2).tolist())
     assert len(pd.read_parquet(tmp_path / "v.parquet")) == 30
     assert df.attrs["run"]["batch_replies"] == 30 and df.attrs["run"]["calls"] == 0
-    from evallab.judges_cli import _cost
+    from evallab.judges.runner import cost_text
 
-    assert _cost(df.attrs["run"]).startswith("$")  # paid through the batch, not "nothing"
+    assert cost_text(df.attrs["run"]).startswith("$")  # paid through the batch, not "nothing"
 
 
 def test_batch_of_2000_resumes_once_after_a_kill(tmp_path):

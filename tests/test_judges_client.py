@@ -436,11 +436,11 @@ def test_unknown_cost_is_unknown_not_zero(server, tmp_path, capsys):
     priced = run_jobs(_judge(server, prices={"sim-judge": [1, 1]}), reqs, progress=False)
     assert priced.attrs["run"]["unpriced"] == 0 and priced.attrs["run"]["cost_usd"] > 0
     assert usage_summary(priced)["cost_usd"].iloc[0] == pytest.approx(priced["cost_usd"].astype(float).sum())
-    from evallab.judges_cli import _cost
+    from evallab.judges.runner import cost_text
 
-    assert _cost(run) == "unknown (3 replies without a price; pass --prices)"
-    assert _cost({"calls": 0, "cost_usd": 0.0, "unpriced": 0}) == "nothing (no live call)"  # a rerun from the cache
-    assert _cost({"calls": 2, "cost_usd": 0.0123, "unpriced": 0}) == "$0.0123"
+    assert cost_text(run) == "unknown (3 replies without a price; pass --prices)"
+    assert cost_text({"calls": 0, "cost_usd": 0.0, "unpriced": 0}) == "nothing (no live call)"  # a rerun from the cache
+    assert cost_text({"calls": 2, "cost_usd": 0.0123, "unpriced": 0}) == "$0.0123"
 
 
 def test_canonical_json_in_one_pass_is_the_text_canonical_gives():

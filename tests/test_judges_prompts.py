@@ -19,7 +19,7 @@ from evallab.judges import (
     request_digest,
 )
 from evallab.judges.prompts import anchor_headings, answer_text, fence, shown_outputs
-from evallab.judges_cli import parse_judge_spec
+from evallab.judges.runner import parse_judge_spec
 
 
 def test_digest_is_the_keryx_rule():

@@ -200,11 +200,11 @@ def test_kernel_setup_module_is_importable_without_ipython():
 
 
 def test_paths_tidied_but_urls_and_markup_kept(tmp_path):
-    from evallab.reporting.batch import _tidy_paths
+    from evallab.reporting.batch import tidy_paths
 
-    assert _tidy_paths(f"{REPO_ROOT}/data/a.csv and {tmp_path}/o.csv", tmp_path) == "data/a.csv and o.csv"
-    assert _tidy_paths("https://github.com/a/b/c/d </td>", tmp_path) == "https://github.com/a/b/c/d </td>"
-    assert _tidy_paths("/home/someone/private/x/y.csv", tmp_path) == ".../x/y.csv"
+    assert tidy_paths(f"{REPO_ROOT}/data/a.csv and {tmp_path}/o.csv", tmp_path) == "data/a.csv and o.csv"
+    assert tidy_paths("https://github.com/a/b/c/d </td>", tmp_path) == "https://github.com/a/b/c/d </td>"
+    assert tidy_paths("/home/someone/private/x/y.csv", tmp_path) == ".../x/y.csv"
 
 
 def test_empty_table_says_so_and_float_counts_read_as_counts():

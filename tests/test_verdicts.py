@@ -182,7 +182,7 @@ def test_import_cli_warns_about_two_snapshots_in_one_line(tmp_path, capsys):
     assert code == 0
     line = next(x for x in text.splitlines() if "snapshots" in x)
     assert line.startswith(f"warning: {src}: judge 'gpt-4o' carries 2 model snapshots")
-    assert "import_cli.py" not in text and "Traceback" not in text
+    assert "_import.py" not in text and "Traceback" not in text
 
 
 def test_select_says_what_its_filters_leave_out_and_describe_repeats_it():

@@ -14,6 +14,8 @@ from evallab.errors import DataError, VerdictTableError
 from evallab.fileio import DuplicateKey, unique_pairs
 
 TABLE_EXPECTED = "a table (.csv, .tsv, .jsonl, .ndjson or .parquet)"
+#: the file types :func:`write_table` writes
+WRITE_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
 
 
 def _check_text(path: Path, expected: str = "a header line and at least one row") -> str:
@@ -111,6 +113,65 @@ def read_table(path: str | Path) -> pd.DataFrame:
         return pd.DataFrame([obj for _, obj in iter_jsonl(path)])
     raise DataError(f"unknown file type {suffix!r}; expected .csv, .tsv, .jsonl, .ndjson or .parquet",
                     path=str(path))
+
+
+def check_output_path(path: str | Path) -> Path:
+    """``path`` as a :class:`Path` when :func:`write_table` can write it (by its extension), checked before any
+    work whose result it will hold.
+
+    Parameters
+    ----------
+    path : str or Path
+        The table to write.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    DataError
+        An extension other than ``.csv``, ``.jsonl``, ``.ndjson`` or ``.parquet`` (case-insensitive).
+    """
+    path = Path(path)
+    if path.suffix.lower() not in WRITE_SUFFIXES:
+        raise DataError(f"unknown output type {path.suffix.lower()!r}; expected .csv, .jsonl or .parquet",
+                        path=str(path))
+    return path
+
+
+def write_table(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a table by its extension, creating the folder: CSV (header row, no index), JSON lines (one object
+    per row, UTF-8 text as is) or Parquet. :func:`read_table` reads every one of them back.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table (e.g. a tidy verdict table, a drift report's groups).
+    path : str or Path
+        ``.csv``, ``.jsonl``/``.ndjson`` or ``.parquet``.
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Raises
+    ------
+    DataError
+        An unknown extension (:func:`check_output_path`), before anything is written.
+    """
+    path = check_output_path(path)
+    suffix = path.suffix.lower()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".parquet":
+        df.to_parquet(path, index=False)
+    elif suffix in (".jsonl", ".ndjson"):
+        df.to_json(path, orient="records", lines=True, force_ascii=False)
+    else:
+        df.to_csv(path, index=False)
+    return path
 
 
 def load_verdicts(path: str | Path) -> pd.DataFrame:

@@ -3,8 +3,8 @@ keryx's live judge-check, content-free anchor probes (:mod:`~evallab.experiments
 """
 
 
-_MODULES = ('calibrate', 'drift', 'inflation', 'judge_check')
-__all__ = ["calibrate", "drift", "inflation", "judge_check"]
+_MODULES = ('calibrate', 'drift', 'inflation', 'judge_check', 'validate')
+__all__ = ["calibrate", "drift", "inflation", "judge_check", "validate"]
 
 
 def __getattr__(name: str):

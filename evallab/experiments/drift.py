@@ -1,5 +1,6 @@
 """Drift experiments that call a judge: a calibration set replayed through any :class:`evallab.judges.Judge`, the
-MeowKit rule-6 check on it, and keryx's re-verify mode (re-judge a seeded sample of recorded verdicts).
+MeowKit rule-6 check on it, and keryx's re-verify mode (re-judge a seeded sample of recorded verdicts); and the
+drift gate between two verdict files (:func:`compare_files`, ``evallab drift``).
 
 The estimators are :mod:`evallab.metrics.drift`; the calibration-set format is
 :mod:`evallab.datasets.calibration`. Prompts are built with :func:`evallab.judges.prompts.build_pairwise` /
@@ -123,7 +124,42 @@ def gold_verdicts(gold_set: pd.DataFrame, *, orders: Sequence[str] = ("ab", "ba"
     return _verdict_rows(_plan(gold_set, orders, samples), judge=judge, strategy="calibration")
 
 
-def calibration_drift(judge, gold_set: pd.DataFrame, *, baseline: pd.DataFrame | None = None,
+def compare_files(baseline: str | Path, candidate: str | Path, **kwargs) -> DriftReport:
+    """The drift gate between two verdict files (``evallab drift``): both loaded
+    (:func:`evallab.datasets.load_verdicts`) and compared (:func:`evallab.metrics.drift.compare`).
+
+    Parameters
+    ----------
+    baseline, candidate : str or Path
+        The baseline judge's and the candidate judge's verdict tables on the same requests (``.csv``, ``.jsonl``
+        or ``.parquet``, tidy schema).
+    **kwargs
+        ``by``, ``match_on``, ``tolerance``, ``alpha``, ``adjust``, ``confidence``, ``n_resamples``, ``seed``
+        of :func:`evallab.metrics.drift.compare`.
+
+    Returns
+    -------
+    DriftReport
+
+    Raises
+    ------
+    DataError
+        A file that cannot be loaded, or a table the comparison refuses — naming the file (not "baseline" or
+        "candidate").
+    """
+    from evallab.datasets.generic import load_verdicts
+
+    b, c = load_verdicts(baseline), load_verdicts(candidate)
+    try:
+        return compare(b, c, **kwargs)
+    except EvallabError as exc:
+        if getattr(exc, "path", None) in ("baseline", "candidate"):
+            exc.path = str(baseline if exc.path == "baseline" else candidate)
+        raise
+
+
+def calibration_drift(judge, gold_set: pd.DataFrame | str | Path, *,
+                      baseline: pd.DataFrame | str | Path | None = None,
                       tolerance: float = DEFAULT_TOLERANCE, by: Sequence[str] = ("subset", "rubric"),
                       orders: Sequence[str] = ("ab", "ba"), samples: int = 1,
                       build_request: Callable[[dict], object] | None = None, n_resamples: int = 1000,
@@ -132,9 +168,11 @@ def calibration_drift(judge, gold_set: pd.DataFrame, *, baseline: pd.DataFrame |
 
     Parameters
     ----------
+    gold_set : the calibration set (:func:`evallab.datasets.load_gold_set`), or its JSONL file.
     baseline : the recorded verdicts of the current judge on the same set (e.g. an earlier :func:`replay`
-        saved to CSV). ``None``: the gold labels themselves (:func:`gold_verdicts`), so the gate flags every group
-        where the new judge disagrees with gold on more than ``tolerance`` of its replies.
+        saved to CSV), or their file (:func:`evallab.datasets.load_verdicts`). ``None``: the gold labels
+        themselves (:func:`gold_verdicts`), so the gate flags every group where the new judge disagrees with gold
+        on more than ``tolerance`` of its replies.
     by : grouping (those present in both tables are used; default subset and rubric).
     run_kw : ``out``, ``record``, ``progress``, ``max_in_flight`` for the runner.
     Other parameters as in :func:`replay` and :func:`compare`.
@@ -143,6 +181,14 @@ def calibration_drift(judge, gold_set: pd.DataFrame, *, baseline: pd.DataFrame |
     -------
     (candidate verdict table, DriftReport) — paired on (item_id, order, sample).
     """
+    if isinstance(gold_set, (str, Path)):
+        from evallab.datasets.calibration import load_gold_set
+
+        gold_set = load_gold_set(gold_set)
+    if isinstance(baseline, (str, Path)):
+        from evallab.datasets.generic import load_verdicts
+
+        baseline = load_verdicts(baseline)
     cand = replay(judge, gold_set, orders=orders, samples=samples, build_request=build_request, **run_kw)
     base = baseline if baseline is not None else gold_verdicts(gold_set, orders=orders, samples=samples)
     base = check_table(base, "baseline")

@@ -192,7 +192,7 @@ def rubric_requests(rubric: Rubric, answers: pd.DataFrame, variants: Sequence[st
     return reqs
 
 
-def run_experiment(judge, items: pd.DataFrame | None = None, variants: Sequence[str] = DEFAULT_VARIANTS, *,
+def run_experiment(judge, items: pd.DataFrame | str | Path | None = None, variants: Sequence[str] = DEFAULT_VARIANTS, *,
                    samples: int = 1, k: int = 4, seed: int = 0, temperature: float = 0.0,
                    max_items: int | None = None, record_dir: str | Path | None = None,
                    progress: bool = False) -> pd.DataFrame:
@@ -201,7 +201,8 @@ def run_experiment(judge, items: pd.DataFrame | None = None, variants: Sequence[
     Parameters
     ----------
     judge : any :class:`evallab.judges.Judge` (live, replay, or pointed at the local simulated server).
-    items : keryx items (default :func:`evallab.skills.load_calibration_items`, 136 items).
+    items : keryx items (default :func:`evallab.skills.load_calibration_items`, 136 items), or a folder
+        with ``stacks/*/skills/*/evals.json`` to load them from.
     variants, samples, k, seed, temperature : see :func:`build_requests`.
     max_items : keep the first ``max_items`` scenarios' items (all 4 answers each; anchors are still drawn from
         every other scenario of ``items``); ``None`` or 0 = all.
@@ -213,8 +214,18 @@ def run_experiment(judge, items: pd.DataFrame | None = None, variants: Sequence[
     Returns
     -------
     DataFrame: the tidy verdict table, plus columns scenario_id, kind, anchor_sources.
+
+    Raises
+    ------
+    DataError
+        A mixed variant (``balanced`` ...) with an odd ``k`` or ``k`` < 2 (:func:`evallab.skills.check_mixed_k`),
+        before the items are read or the judge is asked anything.
     """
-    items = load_calibration_items() if items is None else items
+    for v in variants:
+        if is_mixed(v):
+            check_mixed_k(k, v)
+    if not isinstance(items, pd.DataFrame):
+        items = load_calibration_items(items)
     if max_items:
         keep = list(dict.fromkeys(items["scenario_id"]))[:int(max_items)]
         sub = items[items["scenario_id"].isin(keep)]

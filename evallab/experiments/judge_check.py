@@ -123,3 +123,43 @@ def check_recordings(specs, recordings, **kw) -> Results:
         ``unanimity`` (proportion of samples) and ``errors`` (count).
     """
     return ag_matrix(specs, recordings, digest=scenario_digest, evallab_prompt_version=PROMPT_VERSION, **kw)
+
+
+def judge_check_path(path: str | Path, judge, *, samples: int = 3, record: str | Path | None = None,
+                     progress: bool = False) -> pd.DataFrame:
+    """:func:`judge_check` of one skill's ``evals.json``, or of every skill under a folder of
+    ``stacks/*/skills/*/`` (``evallab judge-check``).
+
+    Parameters
+    ----------
+    path : str or Path
+        An ``evals.json``, or a folder (:func:`evallab.skills.load_tree`).
+    judge : Judge
+        e.g. from :func:`evallab.judges.make_judge`.
+    samples : int, default 3
+        How many times each non-empty canned answer is graded.
+    record : str or Path, optional
+        A folder for the recordings (one per skill) or a ``.json`` path.
+    progress : bool, default False
+        Progress bars.
+
+    Returns
+    -------
+    DataFrame
+        The :func:`evallab.skills.ag_matrix` rows of every skill, in the order of the skills; a row
+        passes when its ``status`` is ``ok``.
+
+    Raises
+    ------
+    EvallabError
+        A folder without any ``evals.json``; and every error of :func:`judge_check`.
+    """
+    from evallab.errors import EvallabError
+    from evallab.skills import load_evals, load_tree
+
+    path = Path(path)
+    specs = list(load_tree(path).values()) if path.is_dir() else [load_evals(path)]
+    if not specs:
+        raise EvallabError(f"{path}: no evals.json found")
+    return pd.concat([judge_check(spec, judge, samples=samples, record=record, progress=progress)[0]
+                      for spec in specs], ignore_index=True)

@@ -350,11 +350,3 @@ def load_pointwise(folder: str | Path = LIVE_DIR,
     return pd.concat([run[s].assign(study=s) for s in have], ignore_index=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover — `make live` calls the CLI
-    from evallab.cli import main as cli
-
-    return cli(["live", *(argv or [])])
-
-
-__all__ = ["CONTENT_FREE", "LIVE_DIR", "LiveConfig", "STUDIES", "llmbar_pairs", "load_live", "load_pointwise",
-           "pair_requests", "run_live"]

@@ -17,14 +17,17 @@ table          :func:`import_table`                     any CSV/JSONL/JSON array
 ============== ======================================== ===============================================
 
 Gold from several annotators: :func:`gold_from_annotators` (majority or unanimity, items without gold counted,
-percent of items unanimous) and :func:`attach_gold`.
+percent of items unanimous) and :func:`attach_gold`; :func:`load_gold` reads gold from a file.
+
+:func:`import_files` is ``evallab import``: several files of one format into one table, gold attached, written.
 
 These modules only read files and build tables; they never import an estimator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -173,7 +176,112 @@ def import_file(path: str | Path, format: str | None = None, **options) -> pd.Da
     return df
 
 
-__all__ = ["FORMATS", "Gold", "ImportDataError", "attach_gold", "detect_format", "gold_from_annotators",
-           "import_alpaca_eval", "import_arena_hard", "import_file", "import_inspect_log", "import_judgebench",
+def load_gold(path: str | Path, *, rule: str = "majority") -> Gold:
+    """Gold labels from a file: MT-Bench human judgments (one label per item by ``rule``,
+    :func:`mt_bench_human_gold`) or any table with ``item_id`` and ``gold`` columns (:func:`read_any_table`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; its format is detected from the content (:func:`detect_format`).
+    rule : {"majority", "unanimous"}, default "majority"
+        How several annotators' labels make one gold label (MT-Bench human judgments only).
+
+    Returns
+    -------
+    Gold
+        ``(table, summary)``; for a plain table the summary is empty (``{}``).
+
+    Raises
+    ------
+    ImportDataError
+        A file that cannot be read, or an unknown rule.
+    """
+    try:
+        fmt = detect_format(path)
+    except ImportDataError:  # no judge-verdict layout: a plain table of gold labels
+        fmt = None
+    if fmt == "mt_bench_human":
+        return mt_bench_human_gold(path, rule=rule)
+    table, _ = read_any_table(path)
+    return Gold(table, {})
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_files` imported.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The tidy verdict table of every file, with a ``source_file`` column (the file a row came from).
+    files : list of (str, str, int)
+        Each file with its format and its number of rows, in the order given.
+    gold : Gold or None
+        The gold attached (:func:`load_gold`), ``None`` when none was.
+    """
+
+    table: pd.DataFrame
+    files: list[tuple[str, str, int]] = field(default_factory=list)
+    gold: Gold | None = None
+
+
+def import_files(paths: Sequence[str | Path], format: str | None = None, *,  # noqa: A002
+                 out: str | Path | None = None, gold: str | Path | None = None, gold_rule: str = "majority",
+                 **options) -> ImportResult:
+    """Import judge-verdict files of one format into one tidy verdict table (``evallab import``).
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        The files (:func:`import_file` each).
+    format : str, optional
+        One of :data:`FORMATS`; ``None``: detected per file from its content. Mapping options (``columns``,
+        ``values``, ``constants``) imply ``table``.
+    out : str or Path, optional
+        Write the table here (``.csv``, ``.jsonl`` or ``.parquet``, :func:`evallab.datasets.write_table`); its
+        extension is checked before any file is read.
+    gold : str or Path, optional
+        Attach gold labels from this file (:func:`load_gold`, :func:`attach_gold`).
+    gold_rule : {"majority", "unanimous"}, default "majority"
+        How several annotators' labels make one gold label.
+    **options
+        Passed to every file's importer (see :func:`import_file`).
+
+    Returns
+    -------
+    ImportResult
+        The table, the files with their format and row count, and the gold attached.
+
+    Raises
+    ------
+    ImportDataError, VerdictTableError, DataError
+        Every error of :func:`import_file` (one line naming file, place and field); a reply found in two files
+        (both places named, :func:`evallab.verdicts.concat`); an output type that cannot be written.
+    """
+    from evallab.datasets.generic import check_output_path, write_table
+
+    if out is not None:
+        check_output_path(out)
+    if format is None and any(options.get(k) for k in ("columns", "values", "constants")):
+        format = "table"  # noqa: A001
+    tables, files = [], []
+    for p in paths:
+        fmt = format or detect_format(p)
+        df = import_file(p, fmt, **options)
+        files.append((str(p), fmt, len(df)))
+        tables.append(df.assign(source_file=str(p)))
+    df = V.concat(tables)
+    g = None
+    if gold is not None:
+        g = load_gold(gold, rule=gold_rule)
+        df = attach_gold(df, g.table)
+    if out is not None:
+        write_table(df, out)
+    return ImportResult(df, files, g)
+
+
+__all__ = ["FORMATS", "Gold", "ImportDataError", "ImportResult", "attach_gold", "detect_format", "gold_from_annotators",
+           "import_alpaca_eval", "import_arena_hard", "import_file", "import_files", "import_inspect_log", "import_judgebench",
            "import_mt_bench_human", "import_mt_bench_pair", "import_mt_bench_single", "import_promptfoo",
-           "import_table", "mt_bench_human_gold", "read_any_table"]
+           "import_table", "load_gold", "mt_bench_human_gold", "read_any_table"]

@@ -443,7 +443,7 @@ class OpenAICompatibleJudge:
         self._fatal: JudgeFatalError | None = None  # once set, no further request is sent (until a new client)
         self._reached = False  # the endpoint has answered at least once (any status)
         if server_check is None and _loopback(base_url):
-            from evallab.judges.local import server_death
+            from evallab.judges._servers import server_death
 
             server_check = functools.partial(server_death, base_url)
         self.server_check = server_check

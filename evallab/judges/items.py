@@ -10,6 +10,8 @@ per judged unit:
   (a JSON list of ``{"text": ..., "verdict": ...}``; pairwise verdicts ``"1"``/``"2"``).
 
 Any other column is carried into the verdict table as metadata.
+
+:func:`requests_from_items` builds the requests; :func:`judge_items` reads an items file and runs them.
 """
 
 from __future__ import annotations
@@ -155,3 +157,52 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
         except Exception as exc:  # builder errors (bad anchor verdict, no pass criterion)
             raise DataError(str(exc), path=p, row=r) from None
     return out
+
+
+def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind: str = "auto",
+                orders: Sequence[str] = ("ab", "ba"), samples: int = 1, temperature: float = 0.0,
+                seed: int | None = None, max_tokens: int | None = None, limit: int = 0, **run) -> pd.DataFrame:
+    """Judge every item of an items file (``evallab judge ITEMS``): read it, build the requests
+    (:func:`requests_from_items`) and run them (:func:`evallab.judges.run_jobs`: resumable, cached, recorded).
+
+    Parameters
+    ----------
+    items : str or Path
+        The items table (``.csv``, ``.tsv``, ``.jsonl`` or ``.parquet``; see the module docstring).
+    judge : Judge
+        e.g. from :func:`evallab.judges.make_judge`.
+    out : str or Path, optional
+        The verdict table appended to as replies arrive (``.parquet``, ``.jsonl`` or ``.csv``; rerun to resume).
+    kind : {"auto", "pairwise", "pointwise"}, default "auto"
+    orders : sequence of {"ab", "ba"}, default ("ab", "ba")
+        Pairwise orders to ask.
+    samples : int, default 1
+        Repeats per request (self-agreement).
+    temperature, seed, max_tokens : model parameters of every request.
+    limit : int, default 0
+        Only the first ``limit`` items (0: all).
+    **run
+        Passed to :func:`evallab.judges.run_jobs`: ``progress``, ``record``, ``wait``, ``batch``,
+        ``poll_interval``, ``max_in_flight``.
+
+    Returns
+    -------
+    DataFrame
+        The tidy verdict table of every reply in ``out`` (this run's and earlier ones'), with the run's counters
+        in ``df.attrs["run"]`` (:func:`evallab.judges.runner.describe_run` says them in one sentence).
+
+    Raises
+    ------
+    DataError
+        A bad items table (file, row and column named) before any request is sent; and every error of
+        :func:`evallab.judges.run_jobs`.
+    """
+    from evallab.datasets.generic import read_table
+    from evallab.judges.runner import run_jobs
+
+    table = read_table(items)
+    if limit:
+        table = table.head(limit)
+    reqs = requests_from_items(table, kind=kind, orders=orders, samples=samples, temperature=temperature,
+                               seed=seed, max_tokens=max_tokens, path=items)
+    return run_jobs(judge, reqs, out=out, **run)

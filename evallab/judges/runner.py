@@ -705,8 +705,44 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
     return out
 
 
+def parse_judge_spec(spec: str) -> dict:
+    """A judge named in one string (``--judge``): ``"MODEL@BASE_URL"`` or ``"replay:PATH"``.
+
+    The split is at the LAST ``@`` followed by ``http://`` or ``https://``, so model ids may hold ``@`` and ``:``.
+
+    Parameters
+    ----------
+    spec : str
+        ``MODEL@BASE_URL`` (e.g. ``gpt-4o-mini@https://api.openai.com/v1``) or ``replay:PATH`` (keryx-format
+        recordings, a file or a folder of them).
+
+    Returns
+    -------
+    dict
+        ``{"model", "base_url"}`` or ``{"replay_dir"}``.
+
+    Raises
+    ------
+    EvallabError
+        Any other shape, or ``replay:`` without a path.
+    """
+    spec = spec.strip()
+    if spec.startswith("replay:"):
+        path = spec[len("replay:"):]
+        if not path:
+            raise EvallabError("--judge replay: needs a path, e.g. replay:recordings/")
+        return {"replay_dir": path}
+    for scheme in ("@https://", "@http://"):
+        i = spec.rfind(scheme)
+        if i > 0:
+            return {"model": spec[:i], "base_url": spec[i + 1:]}
+    raise EvallabError(f"--judge {spec!r}; expected MODEL@BASE_URL (e.g. gpt-4o-mini@https://api.openai.com/v1) "
+                       "or replay:PATH")
+
+
 def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, label: str | None = None,
-               cache_dir: str | Path | None = None, replay_dir: str | Path | None = None, **kw) -> Judge:
+               cache_dir: str | Path | None = None, replay_dir: str | Path | None = None, spec: str = "",
+               refresh_cache: bool = False, **kw) -> Judge:
     """Build a judge from notebook/CLI literals.
 
     Parameters
@@ -717,23 +753,40 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     label : str, optional
         The ``judge`` column.
     cache_dir : path, optional
-        Folder of the reply cache ``judges.sqlite`` (default ``$EVALLAB_CACHE`` or ``<repo>/.evallab-cache``);
-        pass ``cache=None`` in ``kw`` to run without a cache.
+        Folder of the reply cache ``judges.sqlite`` (default ``$EVALLAB_CACHE`` or ``<repo>/.evallab-cache``).
+        ``cache`` in ``kw`` overrides it: ``None`` or ``False`` runs without a cache, a path is the cache file, a
+        :class:`~evallab.judges.Cache` is used as is.
     replay_dir : path, optional
         Answer offline from the keryx-format recordings in this folder/file (:class:`~evallab.judges.ReplayJudge`)
         instead of a live endpoint.
+    spec : str, optional
+        ``MODEL@BASE_URL`` or ``replay:PATH`` (:func:`parse_judge_spec`), instead of ``base_url`` and ``model``
+        (or ``replay_dir``).
+    refresh_cache : bool, default False
+        Ignore the cached replies (every request goes live) and overwrite them.
     **kw
         Passed to :class:`~evallab.judges.OpenAICompatibleJudge` (timeout, max_concurrency, max_retries, prices,
-        cache ...).
+        cache ...); ignored by a replay judge.
+
+    Returns
+    -------
+    Judge
+        A :class:`~evallab.judges.ReplayJudge` or an :class:`~evallab.judges.OpenAICompatibleJudge`.
 
     Raises
     ------
     EvallabError
-        Neither ``base_url`` nor ``replay_dir`` given, or ``base_url`` without ``model``.
+        Neither ``base_url`` nor ``replay_dir`` given, ``base_url`` without ``model``, or a ``spec`` of another
+        shape.
     """
+    from evallab.judges.cache import Cache
     from evallab.judges.client import OpenAICompatibleJudge
     from evallab.judges.replay import ReplayJudge
 
+    if spec:
+        parsed = parse_judge_spec(spec)
+        replay_dir = parsed.get("replay_dir", replay_dir)
+        base_url, model = parsed.get("base_url", base_url), parsed.get("model", model)
     if replay_dir:
         return ReplayJudge(replay_dir, label=label or None, model=model or None)
     if not base_url:
@@ -742,14 +795,60 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
                            "a replay folder of recordings")
     if not model:
         raise EvallabError(f"judge_base_url {base_url!r} given without judge_model; expected a model id")
-    if "cache" not in kw:
-        from evallab.judges.cache import Cache
+    cache = kw.pop("cache", True)
+    if cache is True:
         from evallab.paths import REPO_ROOT
 
-        folder = Path(cache_dir or os.environ.get("EVALLAB_CACHE") or REPO_ROOT / ".evallab-cache")
-        kw["cache"] = Cache(folder / "judges.sqlite")
-    return OpenAICompatibleJudge(base_url, model, api_key_env=api_key_env or None, label=label or None, **kw)
+        cache = Path(cache_dir or os.environ.get("EVALLAB_CACHE") or REPO_ROOT / ".evallab-cache") / "judges.sqlite"
+    if isinstance(cache, (str, os.PathLike)):
+        cache = Cache(cache, read=not refresh_cache)
+    elif cache is False:
+        cache = None
+    return OpenAICompatibleJudge(base_url, model, api_key_env=api_key_env or None, label=label or None,
+                                 cache=cache, **kw)
 
 
-__all__ = ["OutputBusyError", "RunStats", "arun_jobs", "make_judge", "reply_row", "run_jobs", "sent_digest", "usage_summary",
+def cost_text(run: dict) -> str:
+    """A run's cost in words (:attr:`RunStats.cost_usd` of ``df.attrs["run"]``): ``$0.0123``; ``nothing (no live
+    call)`` for a run answered from the cache or the output; ``unknown (N replies without a price; pass
+    --prices)`` when some live replies have no price.
+
+    Parameters
+    ----------
+    run : dict
+        The run's counters, ``df.attrs["run"]`` of :func:`run_jobs`.
+
+    Returns
+    -------
+    str
+    """
+    n = int(run.get("unpriced", 0) or 0)
+    if n or run.get("cost_usd") is None:
+        return f"unknown ({n} repl{'y' if n == 1 else 'ies'} without a price; pass --prices)"
+    if not run.get("calls") and not run.get("batch_replies") and not run.get("cost_usd"):
+        return "nothing (no live call)"
+    return _fmt_cost(run["cost_usd"])
+
+
+def describe_run(run: dict) -> str:
+    """One sentence of what a run did, from its counters (``df.attrs["run"]`` of :func:`run_jobs`): rows already
+    in the output, rows asked again because their request changed, HTTP calls (retries included), replies through
+    the Batch API, cache hits, unparsed replies, failed calls and the cost (:func:`cost_text`).
+
+    Parameters
+    ----------
+    run : dict
+        The run's counters.
+
+    Returns
+    -------
+    str
+    """
+    batch = f"{run['batch_replies']} replies through the Batch API, " if run.get("batch_replies") else ""
+    return (f"{run.get('skipped', 0)} rows already there, {run.get('reasked', 0)} asked again (request changed), "
+            f"{run.get('calls', 0)} HTTP calls (retries included), {batch}{run.get('cache_hits', 0)} cache hits, "
+            f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost {cost_text(run)}")
+
+
+__all__ = ["OutputBusyError", "RunStats", "arun_jobs", "cost_text", "describe_run", "make_judge", "parse_judge_spec", "reply_row", "run_jobs", "sent_digest", "usage_summary",
            "write_run_recording"]

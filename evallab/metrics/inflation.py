@@ -447,3 +447,34 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
         rows.append(r)
     keys = [c for c in by if c in d.columns]
     return results(pd.DataFrame(rows), PRIMING_MEASURES, level=confidence, keys=keys)
+
+
+def inflation_tables(df: pd.DataFrame, *, baseline: str = "balanced", primed: str = "fail-last"
+                     ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The anchor-set study's tables (``evallab inflation run|table``): inflation per anchor set, and the position
+    priming when the table holds both ``primed`` and ``baseline`` anchor sets.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table with ``anchor_set`` (e.g. from :func:`evallab.experiments.inflation.run_experiment`).
+    baseline : str, default "balanced"
+        The anchor set compared against.
+    primed : str, default "fail-last"
+        The anchor set of the position-priming comparison.
+
+    Returns
+    -------
+    (DataFrame, DataFrame or None)
+        :func:`inflation_table` against ``baseline``, and :func:`position_priming` of ``primed`` against
+        ``baseline`` (``None`` when either set is absent), each with their default intervals.
+
+    Raises
+    ------
+    DataError
+        See :func:`inflation_table`.
+    """
+    table = inflation_table(df, baseline=baseline)
+    priming = position_priming(df, primed=primed, baseline=baseline) if {primed, baseline} <= set(df["anchor_set"]) \
+        else None
+    return table, priming

@@ -16,7 +16,6 @@ written beside the report as ``<name>.tables/NN-<stem>.csv``, numbered by this o
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -218,12 +217,4 @@ def pd_records(frame) -> list[dict]:
     return pd.DataFrame(frame).to_dict("records")
 
 
-def finding_html(sentence: str, estimate_text: str = "") -> str:
-    """A highlighted finding line."""
-    from evallab.reporting.tables import _CSS
-
-    extra = f" <span style='color:#444'>({html.escape(estimate_text)})</span>" if estimate_text else ""
-    return f"{_CSS}<div class='evl-finding'><b>Finding.</b> {html.escape(sentence)}{extra}</div>"
-
-
-__all__ = ["Report", "Section", "Shown", "finding_html"]
+__all__ = ["Report", "Section", "Shown"]

@@ -39,7 +39,9 @@ from pathlib import Path
 
 from evallab.errors import EvallabError
 from evallab.paths import data_dir
-from evallab.reporting.batch import ReportResult, ReportSpec, record_parameters, run_one, tidy_paths
+from evallab.reporting._batch_config import ReportSpec
+from evallab.reporting._batch_export import tidy_paths
+from evallab.reporting._batch_run import ReportResult, record_parameters, run_one
 from evallab.reporting.params import RUNNER_PARAMETERS, notebook_parameters
 
 

@@ -247,7 +247,7 @@ def comparison_html(group: str, results: Sequence, out: str | Path, cards: Seque
     headline metric with its interval, its findings with theirs, a link to the report), the figure of the metric
     across the grid (written to ``<out>/<group>.compare.png``; the table also to ``<group>.compare.csv``), and
     ``cards`` (each run's own card) folded away."""
-    from evallab.reporting.batch import tidy_paths
+    from evallab.reporting._batch_export import tidy_paths
     from evallab.reporting.tables import humanize
 
     out = Path(out)

@@ -41,6 +41,10 @@ class Parameter:
     default: str  # the default's source text
     help: str
 
+    def __str__(self) -> str:
+        """``name: type = default  # help`` (the type expected, :func:`expected_type`; ``?`` when unknown)."""
+        return f"{self.name}: {expected_type(self) or '?'} = {self.default}" + (f"  # {self.help}" if self.help else "")
+
 
 def check_report_name(name: str) -> str:
     """Return ``name`` when it is a slug (letters, digits, ``_``, ``-``, ``.``; no path separator, no ``..``, not
@@ -61,9 +65,28 @@ def _parameters_cell(nb) -> str | None:
 
 def notebook_parameters(notebook: str | Path) -> dict[str, Parameter]:
     """The parameters a notebook declares, read from its ``parameters`` cell with papermill's inspection (names the
-    inspection cannot read, e.g. a description containing ``=``, are still found through the cell's syntax)."""
+    inspection cannot read, e.g. a description containing ``=``, are still found through the cell's syntax).
+
+    Parameters
+    ----------
+    notebook : str or Path
+        The ``.ipynb`` file.
+
+    Returns
+    -------
+    dict of str to Parameter
+        In the cell's order; empty when the notebook has no ``parameters`` cell.
+
+    Raises
+    ------
+    ParameterError
+        The notebook does not exist.
+    """
     import nbformat
     from papermill.translators import PythonTranslator
+
+    if not Path(notebook).exists():
+        raise ParameterError(f"{notebook}: no such notebook")
 
     nb = nbformat.read(str(notebook), as_version=4)
     src = _parameters_cell(nb)

@@ -573,8 +573,6 @@ class Finding:
 
     def html(self) -> str:
         """The highlighted line a report shows: the sentence, then the estimate unless the sentence states it."""
-        from evallab.reporting._context import finding_html
-
         est = self.estimate_text()
         stated = est in self.sentence or (self.low is not None and "[" in self.sentence and "]" in self.sentence)
         return finding_html(self.sentence, "" if stated else est)
@@ -586,6 +584,12 @@ class Finding:
             d[k] = None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
         d["n"] = None if self.n is None else int(self.n)
         return d
+
+
+def finding_html(sentence: str, estimate_text: str = "") -> str:
+    """A highlighted finding line: the sentence, then the estimate in parentheses (both HTML-escaped)."""
+    extra = f" <span style='color:#444'>({html.escape(estimate_text)})</span>" if estimate_text else ""
+    return f"{_CSS}<div class='evl-finding'><b>Finding.</b> {html.escape(sentence)}{extra}</div>"
 
 
 #: findings stated in this kernel, in order (collected by :func:`finding`, read by ``save_metrics``)

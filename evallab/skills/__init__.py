@@ -20,6 +20,8 @@ Skill catalogs and the trigger router (keryx ``scout.ts`` and ``eval.ts``, ``dat
 - :data:`KERYX_THRESHOLDS`, :func:`pair_scores`, :func:`roc_pr`, :func:`choose_threshold`,
   :func:`select_nothing_value`, :func:`tune_thresholds`, :func:`compare_scorers` — ROC/PR curves and threshold
   choice with bootstrap intervals over skills.
+- :func:`score_query` (:class:`QueryScore`), :func:`tune_catalog` (:class:`CatalogTuning`) — a prompt scored
+  against a whole catalog, a catalog's leave-one-out accuracy and tuned thresholds (``evallab triggers``).
 
 keryx judge scenarios (spec 000, "Write a rubric (judge) eval scenario"):
 
@@ -40,7 +42,9 @@ MeowKit rubrics (``data/meowkit``):
 
 - :class:`Rubric`, :func:`parse_rubric`, :func:`parse_preset`, :func:`load_library` (:class:`RubricError`).
 - :func:`validate_rubric`, :func:`validate_preset`, :func:`validate_library` — :class:`RubricFinding` s.
-- :func:`preset_verdict` — the weighted verdict with hard-fail propagation.
+- :func:`preset_verdict` — the weighted verdict with hard-fail propagation; :func:`score_preset`
+  (:class:`PresetScore`) finds a preset by name or file and validates it first; :func:`validate_files` validates any
+  mix of rubric files, preset files and library folders.
 - :func:`anchor_set`, :func:`rubric_anchor_set` (:class:`AnchorExample`), :func:`is_mixed`, :func:`check_mixed_k` —
   anchor-set variants.
 
@@ -50,6 +54,7 @@ aeon assertion manifests (spec 002):
 - :func:`evaluate`, :func:`run_eval`, :func:`find_outputs`, :func:`load_state`, :func:`history` — assertions on
   outputs and regression states across runs.
 - :func:`bootstrap`, :func:`bootstrap_yaml` — a manifest drafted from successful outputs.
+- :func:`eval_outputs`, :func:`bootstrap_outputs` — both on a folder of outputs (``evallab manifests``).
 
 The names load on first use (PEP 562), so importing the rubrics does not import scikit-learn and ``bm25s``.
 """
@@ -70,6 +75,8 @@ _EXPORTS = {
     "KERYX_THRESHOLDS": "_thresholds", "choose_threshold": "_thresholds", "pair_scores": "_thresholds",
     "roc_pr": "_thresholds", "select_nothing_value": "_thresholds", "tune_thresholds": "_thresholds",
     "compare_scorers": "_scorer_comparison",
+    "CatalogTuning": "_trigger_study", "QueryScore": "_trigger_study", "score_query": "_trigger_study",
+    "tune_catalog": "_trigger_study",
     # keryx judge scenarios
     "EvalSpec": "_scenario_schema", "EvalSpecError": "_scenario_schema", "Scenario": "_scenario_schema",
     "load_evals": "_scenario_schema", "load_tree": "_scenario_schema", "parse_evals": "_scenario_schema",
@@ -88,12 +95,12 @@ _EXPORTS = {
     "anchor_set": "_rubrics", "check_mixed_k": "_rubrics", "is_mixed": "_rubrics", "load_library": "_rubrics",
     "parse_preset": "_rubrics", "parse_rubric": "_rubrics", "preset_verdict": "_rubrics",
     "rubric_anchor_set": "_rubrics", "validate_library": "_rubrics", "validate_preset": "_rubrics",
-    "validate_rubric": "_rubrics",
+    "validate_rubric": "_rubrics", "PresetScore": "_rubrics", "score_preset": "_rubrics", "validate_files": "_rubrics",
     # aeon manifests
     "ManifestError": "_manifests", "bootstrap": "_manifests", "bootstrap_yaml": "_manifests",
     "evaluate": "_manifests", "find_outputs": "_manifests", "history": "_manifests", "lint_manifest": "_manifests",
     "load_manifest": "_manifests", "load_state": "_manifests", "parse_manifest": "_manifests",
-    "run_eval": "_manifests",
+    "run_eval": "_manifests", "bootstrap_outputs": "_manifests", "eval_outputs": "_manifests",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -635,3 +635,64 @@ def bootstrap_yaml(skill: str, texts: Sequence[str], **kw) -> str:
     head = (f"# Proposed manifest for {skill}, bootstrapped from its last {n} successful outputs.\n"
             "# Review before saving: assertions are observations and need a human sign-off.\n")
     return head + yaml.safe_dump({skill: m}, sort_keys=False, allow_unicode=True)
+
+
+def eval_outputs(manifest: str | Path, outputs_dir: str | Path, *, state_path: str | Path | None = None,
+                 skill: str | None = None) -> EvalRun:
+    """Evaluate each skill's latest output in a folder against a manifest file (``evallab manifests eval``).
+
+    Parameters
+    ----------
+    manifest : str or Path
+        The manifest, YAML or JSON (:func:`load_manifest`).
+    outputs_dir : str or Path
+        ``<dir>/<skill>/<run files>`` or ``<dir>/<skill>.md`` (:func:`find_outputs`); each skill's last file is
+        its latest output, and every skill found counts as installed (for the coverage gaps).
+    state_path : str or Path, optional
+        The regression state file, read and then updated (``None``: no state).
+    skill : str, optional
+        Evaluate this skill only.
+
+    Returns
+    -------
+    EvalRun
+        See :func:`run_eval`.
+
+    Raises
+    ------
+    ManifestError
+        A bad manifest or state file, a missing outputs folder, an unknown ``skill``.
+    """
+    m = load_manifest(manifest)
+    found = find_outputs(outputs_dir)
+    return run_eval(m, {k: v[-1] for k, v in found.items()}, state_path=state_path, installed=list(found),
+                    skill=skill)
+
+
+def bootstrap_outputs(outputs_dir: str | Path, skill: str, *, runs: int = BOOTSTRAP_RUNS) -> str:
+    """A starter manifest for ``skill`` from its outputs in a folder (``evallab manifests bootstrap``), as YAML
+    text with a review banner (:func:`bootstrap_yaml`; never saved).
+
+    Parameters
+    ----------
+    outputs_dir : str or Path
+        ``<dir>/<skill>/<run files>`` or ``<dir>/<skill>.md`` (:func:`find_outputs`), oldest first.
+    skill : str
+        The skill to bootstrap.
+    runs : int, default 5
+        Use its last ``runs`` successful outputs.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ManifestError
+        A missing folder, no outputs for ``skill`` (the skills found are named), or no successful output.
+    """
+    found = find_outputs(outputs_dir)
+    if skill not in found:
+        raise ManifestError(f"no outputs for skill {skill!r}; found {sorted(found)}", str(outputs_dir))
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in found[skill]]
+    return bootstrap_yaml(skill, texts, runs=runs)

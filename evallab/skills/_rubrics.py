@@ -14,7 +14,9 @@ Source: MeowKit rubric library (``data/meowkit``; spec "Rubric Library", ``rules
   anti-pattern lists (rule 7), instruction-like text (rule 10), the pruned ``frontend-app`` preset (rule 8),
   ``weight_default``/preset weights outside [0, 1], an unknown ``hard_fail_threshold``, a preset naming a rubric
   that does not exist, a rubric listed twice, and a preset rubric whose ``applies_to`` misses the preset's.
-- :func:`preset_verdict` — the weighted verdict of a preset with hard-fail propagation (rule 3).
+  :func:`validate_files` validates any mix of rubric files, preset files and library folders.
+- :func:`preset_verdict` — the weighted verdict of a preset with hard-fail propagation (rule 3);
+  :func:`score_preset` finds the preset by name or file and validates it first.
 - :func:`anchor_set`, :func:`rubric_anchor_set` — anchor-set variants (``none``, ``balanced``,
   ``balanced-fail-first``, ``pass-only``, ``fail-only``, ``fail-last``, ``shuffled-<seed>``), the ids written
   to the verdict table's ``anchor_set`` column.
@@ -33,7 +35,7 @@ import pandas as pd
 import yaml
 
 from evallab import fileio as F
-from evallab.errors import DataError
+from evallab.errors import DataError, EvallabError
 from evallab.paths import data_dir
 
 #: verdict levels in increasing severity (rule 3 compares "at or above")
@@ -718,6 +720,101 @@ def preset_verdict(preset: Preset, verdicts: Mapping[str, str], rubrics: Mapping
     else:
         verdict = "PASS" if score >= pass_at else "WARN" if score >= warn_at else "FAIL"
     return PresetVerdict(verdict, score, hard, t)
+
+
+def _is_preset(path: Path) -> bool:
+    """A preset file (in a ``composition-presets`` folder, or with a ``rubrics:`` list near its top), not a rubric."""
+    return path.parent.name == "composition-presets" or "rubrics:" in path.read_text(encoding="utf-8")[:2000]
+
+
+def validate_files(paths: Sequence[str | Path] | None = None, *, rubrics_dir: str | Path | None = None
+                   ) -> list[RubricFinding]:
+    """Validate rubric files, preset files and library folders (``evallab rubrics validate``).
+
+    Parameters
+    ----------
+    paths : sequence of str or Path, optional
+        Each a library folder (:func:`validate_library`), a preset file (in a ``composition-presets`` folder or
+        with a ``rubrics:`` list in its first 2,000 characters; :func:`validate_preset`) or a rubric file
+        (:func:`validate_rubric`). ``None`` or empty: the bundled library.
+    rubrics_dir : str or Path, optional
+        The folder of the rubrics a preset names (default: the preset's grandparent folder).
+
+    Returns
+    -------
+    list of RubricFinding
+        Every finding, file by file in the order given (empty: all clean).
+
+    Raises
+    ------
+    RubricError, OSError
+        A library folder that is missing; a file that cannot be read.
+    """
+    found: list[RubricFinding] = []
+    for p in list(paths or []) or [None]:
+        p = None if p is None else Path(p)
+        if p is None or p.is_dir():
+            found += [RubricFinding(**r) for r in validate_library(p).to_dict("records")]
+        elif _is_preset(p):
+            found += validate_preset(p, rubrics_dir)
+        else:
+            found += validate_rubric(p)
+    return found
+
+
+@dataclass
+class PresetScore:
+    """What :func:`score_preset` found.
+
+    Attributes
+    ----------
+    preset : Preset
+        The preset scored.
+    findings : list of RubricFinding
+        The preset's findings against the library (:func:`validate_preset`); when any, no verdict is given.
+    verdict : PresetVerdict or None
+        The weighted verdict (:func:`preset_verdict`), ``None`` when the preset has findings.
+    """
+
+    preset: Preset
+    findings: list[RubricFinding]
+    verdict: PresetVerdict | None
+
+
+def score_preset(preset: str | Path, verdicts: Mapping[str, str], *, library: str | Path | None = None
+                 ) -> PresetScore:
+    """The weighted verdict of a preset named in the library or given as a file (``evallab rubrics verdict``),
+    after validating the preset against the library's rubrics.
+
+    Parameters
+    ----------
+    preset : str or Path
+        A preset's name in the library, or a preset file.
+    verdicts : mapping of str to str
+        Rubric name → ``PASS``/``WARN``/``FAIL`` for every rubric of the preset.
+    library : str or Path, optional
+        The rubric library folder (default: the bundled ``data/meowkit/rubrics``).
+
+    Returns
+    -------
+    PresetScore
+        The preset, its findings, and the verdict when it has none.
+
+    Raises
+    ------
+    EvallabError
+        An unknown preset name that is not a file either (the known names are listed).
+    RubricError
+        See :func:`preset_verdict` (a missing or unknown verdict, a rubric not in the library).
+    """
+    lib = load_library(library, strict=False)
+    pre = lib.presets.get(str(preset)) or (parse_preset(preset) if Path(preset).is_file() else None)
+    if pre is None:
+        raise EvallabError(f"unknown preset {str(preset)!r}; known: {sorted(lib.presets)} (or give a file)")
+    found = validate_preset(pre.path, library or data_dir("meowkit") / "rubrics")
+    if found:
+        return PresetScore(pre, found, None)
+    return PresetScore(pre, [], preset_verdict(pre, verdicts, lib.rubrics))
 
 
 # --------------------------------------------------------------------------------------------- anchor sets

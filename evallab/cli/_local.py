@@ -1,10 +1,9 @@
-"""``evallab serve-local`` and ``evallab live``: a real local judge (llama.cpp serving a GGUF model) and the live
-studies run against it (:mod:`evallab.judges.local`, :mod:`evallab.experiments.live`)."""
+"""``evallab serve-local`` (:func:`evallab.judges.local.serve`) and ``evallab live``
+(:func:`evallab.experiments.live.run_live`): a real local judge (llama.cpp serving a GGUF model) and the live studies
+run against it."""
 
 from __future__ import annotations
 
-import signal
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -32,29 +31,16 @@ def serve_local(
                                                           "e.g. -o n_ctx=8192 -o n_threads=4")] = None,
 ) -> None:
     """Serve a local GGUF model with llama.cpp's OpenAI-compatible server until Ctrl-C; prints its base URL."""
-    from evallab.judges.local import LocalLlamaServer
+    from evallab.judges.local import serve
 
-    srv = LocalLlamaServer(model, port=port, options=_options(option))
-    stop = {"now": False}
-
-    def _term(*_):
-        stop["now"] = True
-
-    signal.signal(signal.SIGTERM, _term)
-    with srv:
+    def ready(srv) -> None:
         typer.echo(f"llama.cpp server with {srv.model_path.name} answering at {srv.base_url} "
                    f"(started in {srv.started_s:.1f} s); model id {srv.model_alias!r}")
         typer.echo(f"judge with:  evallab judge ITEMS --judge {srv.model_alias}@{srv.base_url} --structured llamacpp "
                    "--concurrency 1 --out verdicts.jsonl")
         typer.echo("Ctrl-C stops it.")
-        why = None
-        try:  # death() reaps the server when it ends and records why, for judges in other processes
-            while not stop["now"] and (why := srv.death()) is None:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-        if why and not stop["now"]:
-            raise EvallabError(why)
+
+    serve(model, port=port, options=_options(option), on_ready=ready)
     typer.echo("server stopped")
 
 

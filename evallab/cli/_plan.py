@@ -1,7 +1,8 @@
-"""CLI: ``evallab plan gold|drift|accuracy|samples`` — the power planner (:mod:`evallab.metrics.power`).
+"""``evallab plan gold|drift|accuracy|samples`` — the power planner (:mod:`evallab.metrics.power`: one function per
+command).
 
-Registered by :func:`evallab.cli._register` through :func:`register`. Each command prints the plan and the formula's
-source; a value out of range stops with one line (exit 2, from :func:`evallab.cli.main`).
+Each command prints the plan and the formula's source; a value out of range stops with one line (exit 2, from
+:func:`evallab.cli.main`).
 """
 
 # ruff: noqa: B008  (typer declares options as argument defaults)
@@ -89,5 +90,3 @@ def register(app: typer.Typer) -> None:
                                             f"{r['single_sample_stability']:.3f})" if not math.isnan(r['samples'])
                                             else ""))
 
-
-__all__ = ["register"]

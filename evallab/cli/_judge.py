@@ -8,51 +8,17 @@ The judge spec (``--judge``):
 - ``replay:PATH`` — answer offline from keryx-format recordings (a file or a folder of them).
 
 ``--base-url`` and ``--model`` may be given instead of ``--judge MODEL@BASE_URL``.
+
+The judge is built by :func:`evallab.judges.make_judge` and the items judged by
+:func:`evallab.judges.items.judge_items`; the run is told by :func:`evallab.judges.runner.describe_run`.
 """
 
 # ruff: noqa: B008  (typer declares options as argument defaults)
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
-
-from evallab.errors import EvallabError
-
-
-def parse_judge_spec(spec: str) -> dict:
-    """``"MODEL@BASE_URL"`` → ``{"model", "base_url"}``; ``"replay:PATH"`` → ``{"replay_dir"}``.
-
-    The split is at the LAST ``@`` followed by ``http://`` or ``https://``, so model ids may hold ``@``/``:``.
-
-    Raises
-    ------
-    EvallabError
-        Any other shape.
-    """
-    spec = spec.strip()
-    if spec.startswith("replay:"):
-        path = spec[len("replay:"):]
-        if not path:
-            raise EvallabError("--judge replay: needs a path, e.g. replay:recordings/")
-        return {"replay_dir": path}
-    for scheme in ("@https://", "@http://"):
-        i = spec.rfind(scheme)
-        if i > 0:
-            return {"model": spec[:i], "base_url": spec[i + 1:]}
-    raise EvallabError(f"--judge {spec!r}; expected MODEL@BASE_URL (e.g. gpt-4o-mini@https://api.openai.com/v1) "
-                       "or replay:PATH")
-
-
-def _cost(run: dict) -> str:
-    """The run's cost in words: ``$0.0123``, or unknown with the count of replies that have no price."""
-    n = int(run.get("unpriced", 0) or 0)
-    if n or run.get("cost_usd") is None:
-        return f"unknown ({n} repl{'y' if n == 1 else 'ies'} without a price; pass --prices)"
-    if not run.get("calls") and not run.get("batch_replies") and not run.get("cost_usd"):
-        return "nothing (no live call)"
-    return f"${run['cost_usd']:.4f}"
 
 
 def judge(
@@ -95,37 +61,19 @@ def judge(
     tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
     """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
-    from evallab.datasets.generic import read_table
-    from evallab.judges import Cache, make_judge, run_jobs, usage_summary
-    from evallab.judges.items import requests_from_items
-    from evallab.paths import REPO_ROOT
+    from evallab.judges import make_judge, usage_summary
+    from evallab.judges.items import judge_items
+    from evallab.judges.runner import describe_run
 
-    spec = parse_judge_spec(judge_spec) if judge_spec else {}
-    spec.setdefault("base_url", base_url)
-    spec.setdefault("model", model)
-    kw = {}
-    if not spec.get("replay_dir"):
-        path = cache or Path(os.environ.get("EVALLAB_CACHE") or REPO_ROOT / ".evallab-cache") / "judges.sqlite"
-        kw = {"cache": None if no_cache else Cache(path, read=not refresh_cache), "timeout": timeout,
-              "max_concurrency": concurrency, "max_retries": retries, "prices": str(prices) if prices else None,
-              "requests_per_minute": rpm, "tokens_per_minute": tpm, "structured": structured,
-              "logprobs": logprobs}
-    j = make_judge(spec.get("base_url", ""), spec.get("model", ""), api_key_env, label=label or None,
-                   replay_dir=spec.get("replay_dir"), **kw)
-    table = read_table(items)
-    if limit:
-        table = table.head(limit)
-    order_list = [o.strip() for o in orders.split(",") if o.strip()]
-    reqs = requests_from_items(table, kind=kind, orders=order_list, samples=samples, temperature=temperature,
-                               seed=seed, max_tokens=max_tokens, path=items)
-    df = run_jobs(j, reqs, out=out, progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll)
+    j = make_judge(base_url, model, api_key_env, spec=judge_spec, label=label or None,
+                   cache=False if no_cache else cache or True, refresh_cache=refresh_cache, timeout=timeout,
+                   max_concurrency=concurrency, max_retries=retries, prices=str(prices) if prices else None,
+                   requests_per_minute=rpm, tokens_per_minute=tpm, structured=structured, logprobs=logprobs)
+    df = judge_items(items, j, out=out, kind=kind, orders=[o.strip() for o in orders.split(",") if o.strip()],
+                     samples=samples, temperature=temperature, seed=seed, max_tokens=max_tokens, limit=limit,
+                     progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll)
     run = df.attrs.get("run", {})
-    typer.echo(f"wrote {out}: {len(df)} rows. This run: {run.get('skipped', 0)} rows already there, "
-               f"{run.get('reasked', 0)} asked again (request changed), "
-               f"{run.get('calls', 0)} HTTP calls (retries included), "
-               + (f"{run['batch_replies']} replies through the Batch API, " if run.get("batch_replies") else "")
-               + f"{run.get('cache_hits', 0)} cache hits, "
-               f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost {_cost(run)}")
+    typer.echo(f"wrote {out}: {len(df)} rows. This run: {describe_run(run)}")
     if record:
         typer.echo(f"wrote {record}")
     s = usage_summary(df)

@@ -1,9 +1,9 @@
-"""CLI: ``evallab drift --baseline A --candidate B --tolerance 0.05`` and ``evallab drift-replay GOLD ...``.
+"""``evallab drift --baseline A --candidate B --tolerance 0.05`` (:func:`evallab.experiments.drift.compare_files`)
+and ``evallab drift-replay GOLD ...`` (:func:`evallab.experiments.drift.calibration_drift`).
 
-Registered by :func:`evallab.cli._register` through :func:`register`. Exit status: 0 when the gate passes, 1 when
-it fails (a group or the whole table changes more than the tolerance of its verdicts beyond chance, or nothing
-could be tested), 2 on bad input (one-line message
-from :func:`evallab.cli.main`).
+Exit status: 0 when the gate passes, 1 when it fails (a group or the whole table changes more than the tolerance
+of its verdicts beyond chance, or nothing could be tested), 2 on bad input (one-line message from
+:func:`evallab.cli.main`).
 """
 
 # ruff: noqa: B008  (typer declares options as argument defaults)
@@ -12,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-
-from evallab.errors import EvallabError
 
 SHOW = ["group", "items", "replies", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "flip_p_adjusted",
         "status", "kappa", "baseline_accuracy", "candidate_accuracy", "delta_accuracy", "delta_low", "delta_high"]
@@ -24,18 +22,6 @@ def _parse_cols(values: list[str]) -> list[str]:
     for v in values:
         out.extend(c.strip() for c in v.split(",") if c.strip())
     return out
-
-
-def _write(df, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".parquet":
-        df.to_parquet(path, index=False)
-    elif path.suffix.lower() in (".jsonl", ".ndjson"):
-        df.to_json(path, orient="records", lines=True)
-    elif path.suffix.lower() == ".csv":
-        df.to_csv(path, index=False)
-    else:
-        raise EvallabError(f"{path}: unknown output type {path.suffix!r}; expected .csv, .jsonl or .parquet")
 
 
 def _print_report(rep, echo=typer.echo) -> None:
@@ -73,26 +59,18 @@ def register(app: typer.Typer) -> None:
         moved: Path | None = typer.Option(None, help="Write the replies whose verdict changed here"),
     ) -> None:
         """Compare a candidate judge with a baseline on the same requests; exit 1 when the drift gate fails."""
-        from evallab.datasets import load_verdicts
-        from evallab.metrics import drift
+        from evallab.datasets import write_table
+        from evallab.experiments.drift import compare_files
+        from evallab.metrics.drift import DEFAULT_BY, MATCH_ON
 
-        b, c = load_verdicts(baseline), load_verdicts(candidate)
-        by_cols = _parse_cols(by) or list(drift.DEFAULT_BY)
-        match = _parse_cols(match_on) or list(drift.MATCH_ON)
-        try:
-            rep = drift.compare(b, c, by=by_cols, match_on=match, tolerance=tolerance, alpha=alpha, adjust=adjust,
-                                n_resamples=n_resamples)
-        except EvallabError as exc:
-            if getattr(exc, "path", None) in ("baseline", "candidate"):
-                exc.path = str(baseline if exc.path == "baseline" else candidate)
-            raise
+        rep = compare_files(baseline, candidate, by=_parse_cols(by) or list(DEFAULT_BY),
+                            match_on=_parse_cols(match_on) or list(MATCH_ON), tolerance=tolerance, alpha=alpha,
+                            adjust=adjust, n_resamples=n_resamples)
         _print_report(rep)
         if out is not None:
-            _write(rep.groups, out)
-            typer.echo(f"wrote {out}")
+            typer.echo(f"wrote {write_table(rep.groups, out)}")
         if moved is not None:
-            _write(rep.moved(), moved)
-            typer.echo(f"wrote {moved}")
+            typer.echo(f"wrote {write_table(rep.moved(), moved)}")
         if not rep.passed:
             raise typer.Exit(1)
 
@@ -114,15 +92,12 @@ def register(app: typer.Typer) -> None:
         record: Path | None = typer.Option(None, help="Also write a keryx-format recording of the run"),
     ) -> None:
         """MeowKit rule 6: replay a calibration set through a new judge; exit 1 when the drift gate fails."""
-        from evallab.datasets import calibration, load_verdicts
-        from evallab.experiments import drift as drift_exp
+        from evallab.experiments.drift import calibration_drift
         from evallab.judges import make_judge
 
-        gs = calibration.load_gold_set(gold)
         judge = make_judge(base_url, model, api_key_env, label=label or None, replay_dir=replay_dir)
-        base = load_verdicts(baseline) if baseline is not None else None
-        _, rep = drift_exp.calibration_drift(
-            judge, gs, baseline=base, tolerance=tolerance, by=_parse_cols(by) or ["subset", "rubric"],
+        _, rep = calibration_drift(
+            judge, gold, baseline=baseline, tolerance=tolerance, by=_parse_cols(by) or ["subset", "rubric"],
             orders=[o for o in orders.split(",") if o], samples=samples, out=out, record=record, progress=True)
         _print_report(rep)
         typer.echo(f"wrote {out}")

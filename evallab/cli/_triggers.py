@@ -1,4 +1,5 @@
-"""``evallab triggers score|tune|scout CATALOG ...`` — the lexical trigger scorer from the command line.
+"""``evallab triggers score|tune|scout CATALOG ...`` — the lexical trigger scorer from the command line
+(:func:`evallab.skills.score_query`, :func:`evallab.skills.tune_catalog`, :func:`evallab.skills.scout`).
 
 CATALOG is a JSONL file (one SKILL.md frontmatter object per line) or a bundled short name: ``keryx``,
 ``meowkit``, ``sickn33``.
@@ -10,24 +11,8 @@ import json
 
 import typer
 
-from evallab.errors import EvallabError
-
-
-def _load_catalog(name):
-    """:func:`evallab.skills.load_catalog`, imported when a command runs (it loads pandas)."""
-    from evallab.skills import load_catalog
-
-    return load_catalog(name)
-
 triggers_app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True,
                            help="Lexical trigger scorer: rank skills for a prompt, tune thresholds, scout.")
-
-
-def _check_scorer(scorer: str) -> None:
-    from evallab.skills import SCORERS
-
-    if scorer not in SCORERS:
-        raise EvallabError(f"--scorer must be one of {', '.join(SCORERS)}; got {scorer!r}")
 
 
 @triggers_app.command("score")
@@ -42,20 +27,17 @@ def score_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
 ) -> None:
     """Rank the catalog's skills for QUERY (score, then id)."""
-    from evallab import skills as T
+    from evallab.skills import score_query
 
-    _check_scorer(scorer)
-    cat = _load_catalog(catalog)
-    r = T.rank(query, cat, scorer=scorer, field=field, strip_exclusions=strip, top=top)
-    sel = None
-    if skill:
-        c = T.check_selected(query, skill, cat, field=field, scorer=scorer, strip_exclusions=strip)
-        sel = {"skill_id": skill, "selected": c.selected, "score": c.score, "rank": c.rank,
-               "outranked_by": c.outranked_by}
+    r = score_query(query, catalog, skill=skill, top=top, scorer=scorer, field=field, strip_exclusions=strip)
+    c = r.selection
+    sel = None if c is None else {"skill_id": skill, "selected": c.selected, "score": c.score, "rank": c.rank,
+                                  "outranked_by": c.outranked_by}
     if as_json:
-        typer.echo(json.dumps({"query": query, "matches": r.to_dict(orient="records"), "selection": sel}, indent=2))
+        typer.echo(json.dumps({"query": query, "matches": r.matches.to_dict(orient="records"), "selection": sel},
+                              indent=2))
         return
-    typer.echo(r.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    typer.echo(r.matches.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if sel:
         typer.echo(f"{skill}: {'selected' if sel['selected'] else 'not selected'} (score {sel['score']:.3f}, "
                    f"rank {sel['rank']}" + (f", outranked by {sel['outranked_by']}" if sel["outranked_by"] else "")
@@ -74,35 +56,16 @@ def tune_cmd(
 ) -> None:
     """Leave-one-out trigger accuracy (trigger probes only) and the thresholds maximising F1 / balanced accuracy /
     MCC / recall at zero FP (plain accuracy beside its base rate), tuned on the trigger probes."""
-    from evallab import skills as T
+    from evallab.skills import tune_catalog
 
-    _check_scorer(scorer)
-    cat = _load_catalog(catalog)
-    probes = T.make_probes(cat)
-    trig = T.make_probes(cat, source="triggers")
-    if len(trig) == 0:
-        raise EvallabError(f"{cat.path}: no skill has triggers; nothing to tune on (a 'Use when' probe is scored "
-                           "against the description it was cut from, so it cannot test the router)")
-    summary = T.loo_summary(T.leave_one_out(cat, probes, scorer=scorer, strip_exclusions=strip), n_resamples=0)
-    pairs = T.pair_scores(cat, trig, scorer=scorer, strip_exclusions=strip)
-    tables = []
-    for t in [x.strip() for x in target.split(",") if x.strip()]:
-        if t not in T.KERYX_THRESHOLDS:
-            raise EvallabError(f"--target must be one of {', '.join(T.KERYX_THRESHOLDS)}; got {t!r}")
-        tables.append(T.tune_thresholds(pairs, t, n_resamples=n_resamples, n_splits=folds).table)
-    import pandas as pd
-
-    tab = pd.concat(tables, ignore_index=True)
-    kinds = summary.set_index("kind")
-    head = {"catalog": cat.path, "skills": len(cat), "trigger_probes": len(trig),
-            "loo_trigger_accuracy": float(kinds.loc["trigger", "accuracy"]),
-            "description_probes": len(probes) - len(trig),
-            "description_probes_selected": int(kinds.loc["use_when", "selected"]) if "use_when" in kinds.index
-            else 0, "pairs": len(pairs), "positive_pairs": int(pairs["label"].sum())}
+    res = tune_catalog(catalog, scorer=scorer, strip_exclusions=strip,
+                       targets=[x.strip() for x in target.split(",") if x.strip()], n_resamples=n_resamples,
+                       folds=folds)
+    tab = res.thresholds
     if as_json:
-        typer.echo(json.dumps({**head, "thresholds": tab.to_dict(orient="records")}, indent=2, default=float))
+        typer.echo(json.dumps({**res.summary, "thresholds": tab.to_dict(orient="records")}, indent=2, default=float))
         return
-    for k, v in head.items():
+    for k, v in res.summary.items():
         typer.echo(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}")
     cols = ["target", "objective", "threshold", "threshold_low", "threshold_high", "value", "fp", "cv_threshold",
             "cv_value", "select_nothing_value", "keryx_threshold", "keryx_value", "keryx_fp"]
@@ -123,11 +86,9 @@ def scout_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """Before creating a skill: use an existing one, fork it, or create a new one?"""
-    from evallab import skills as T
+    from evallab.skills import load_catalog, scout
 
-    _check_scorer(scorer)
-    r = T.scout(description, _load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer,
-                strip_exclusions=strip)
+    r = scout(description, load_catalog(catalog), use=use, fork=fork, top=top, scorer=scorer, strip_exclusions=strip)
     if as_json:
         typer.echo(json.dumps({"decision": r.decision, "use": use, "fork": fork,
                                "matches": r.matches.to_dict(orient="records")}, indent=2))
@@ -137,5 +98,5 @@ def scout_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``triggers`` to the ``evallab`` command."""
+    """Attach ``triggers``."""
     app.add_typer(triggers_app, name="triggers")

@@ -1,0 +1,93 @@
+"""An executed report notebook exported to HTML: stderr outputs moved to a "Run notes" section, absolute paths made
+relative (:func:`tidy_paths`, also used by the index page and the Dask runner). Re-exported by
+:mod:`evallab.reporting.batch`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from evallab.paths import REPO_ROOT
+
+_WARNING_LINE = re.compile(r"^(?P<path>\S+?):(?P<line>\d+): (?P<cat>\w*(?:Warning|Error))\b: ?(?P<msg>.*)$")
+
+
+_ABS_PATH = re.compile(r"(?<![\w.~:/+=-])/(?:home|root|tmp|work|Users|usr|opt|var|private|mnt|srv|nix|Library)"
+                       r"/(?:[\w.+@-]+/)*[\w.+@-]*")
+
+
+def tidy_paths(text: str, out_dir: Path | None = None) -> str:
+    """Absolute paths made relative: to the output folder, then to the project root; anything else under a
+    Python installation shortened to its package path; other absolute paths reduced to their last two parts."""
+    if out_dir is not None:
+        text = text.replace(str(out_dir) + "/", "")
+    root = str(REPO_ROOT)
+    text = text.replace(root + "/", "").replace(root, ".")
+
+    def short(m):
+        p = m.group(0)
+        if "site-packages/" in p:
+            return p.split("site-packages/", 1)[1]
+        parts = [x for x in p.split("/") if x]
+        return ".../" + "/".join(parts[-2:]) if len(parts) > 2 else ".../" + parts[-1]
+    return _ABS_PATH.sub(short, text)
+
+
+
+def run_notes(nb, out_dir: Path | None = None):
+    """Move stderr stream outputs (warnings, progress bars) of an executed notebook into one short "Run notes"
+    section at its end, and make paths in every output relative. Returns the notebook (changed in place)."""
+    import nbformat
+
+    notes: list[str] = []
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        kept = []
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                for ln in tidy_paths(o.get("text", ""), out_dir).replace("\r", "\n").splitlines():
+                    ln = ln.strip()
+                    m = _WARNING_LINE.match(ln)
+                    if m:
+                        src = m["path"].rsplit("/", 1)[-1]
+                        where = "" if re.fullmatch(r"\d+\.py", src) else f" ({src}:{m['line']})"  # a kernel cell
+                        notes.append(f"{m['cat']}: {m['msg']}{where}")
+                    elif ln and not ln.startswith(("warnings.warn", "from ", "import ")) and "it/s]" not in ln \
+                            and not re.match(r"^[\w\s]*:?\s*\d+%\|", ln):
+                        notes.append(ln)
+                continue
+            if o.get("output_type") == "stream":
+                o["text"] = tidy_paths(o.get("text", ""), out_dir)
+            for key in ("text/plain", "text/html", "text/markdown"):
+                data = o.get("data", {})
+                if key in data:
+                    data[key] = tidy_paths(data[key] if isinstance(data[key], str) else "".join(data[key]),
+                                            out_dir)
+            if o.get("output_type") == "error":
+                o["evalue"] = tidy_paths(o.get("evalue", ""), out_dir)
+                o["traceback"] = [tidy_paths(t, out_dir) for t in o.get("traceback", [])]
+            kept.append(o)
+        c["outputs"] = kept
+    notes = list(dict.fromkeys(n[:300] for n in notes))
+    if notes:
+        body = "\n".join(f"- {html.escape(n)}" for n in notes[:30])
+        more = f"\n- … and {len(notes) - 30} more (see the executed notebook)" if len(notes) > 30 else ""
+        nb.cells.append(nbformat.v4.new_markdown_cell(
+            "## Run notes\nMessages the run printed to its error stream (warnings, progress), kept here so the "
+            "report itself stays clean. They do not change the numbers above.\n\n" + body + more))
+    return nb
+
+
+def export_html(ipynb: Path, html_path: Path) -> None:
+    """Export an executed notebook to HTML without input cells or prompts (nbconvert), with stderr output moved
+    to a "Run notes" section and paths relative to the output folder or project root."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = run_notes(nbformat.read(str(ipynb), as_version=4), html_path.parent.resolve())
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(nb)
+    html_path.write_text(body, encoding="utf-8")
