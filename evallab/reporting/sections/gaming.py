@@ -33,7 +33,7 @@ from evallab import skills
 from evallab._results import Measure, Results, bootstrap_method, common_methods, format_number, results
 from evallab.judges import KINDS
 from evallab.metrics import agreement
-from evallab.metrics.design import item_sums, not_computable
+from evallab.metrics.design import item_key, not_computable
 from evallab.metrics.intervals import ratio_interval_method
 from evallab.reporting._context import Section
 
@@ -338,6 +338,22 @@ def repetition_stability(verdicts: pd.DataFrame, by: Sequence[str] = (), *, conf
     cols = [f"{c}{x}" for c in ("repetition_stability", "unanimity", "flip_rate") for x in ("_low", "_high", "_method")]
     extra = pd.DataFrame.from_dict(found, orient="index", columns=cols).reindex(out.index)
     return results(out.assign(**{c: extra[c] for c in cols}), REPETITION_MEASURES, level=confidence, keys=by)
+
+
+def item_sums(d: pd.DataFrame, by: Sequence[str], columns: Sequence[str]):
+    """Per-item sums of numeric ``columns`` within each group of ``by`` (items in :func:`item_key` order): a
+    function ``key dict -> ndarray (items of the group, len(columns))``, empty for a group with no row."""
+    by, columns = list(by), list(columns)
+    empty = np.zeros((0, len(columns)))
+    if d.empty:
+        return lambda key: empty
+    s = d.assign(_item=item_key(d)).groupby([*by, "_item"], observed=True, sort=True, dropna=False)[columns].sum()
+    if not by:
+        arr = s.to_numpy(float)
+        return lambda key: arr
+    per = {(k if isinstance(k, tuple) else (k,)): g.to_numpy(float)
+           for k, g in s.groupby(level=list(range(len(by))), sort=False, dropna=False)}
+    return lambda key: per.get(tuple(key[c] for c in by), empty)
 
 
 #: the measures of :func:`fleiss_kappa_samples`
