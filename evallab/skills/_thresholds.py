@@ -160,11 +160,13 @@ def roc_pr_summary(pairs: pd.DataFrame, targets: Sequence[str] = ("select", "sup
 def skill_resample_weights(n_skills: int, n_resamples: int, seed: int = 0) -> np.ndarray:
     """How often each skill is drawn in each bootstrap resample: an array (n_resamples, n_skills) of counts.
 
-    The resamples are ``numpy.random.default_rng(seed).integers(0, n_skills, (n_resamples, n_skills))`` — the
-    indices ``scipy.stats.bootstrap`` draws for one sample of ``n_skills`` with the same generator (checked in the
-    tests), so every figure resampled with one seed uses the same draws and paired differences are paired.
+    The resamples are those of :mod:`evallab.metrics.intervals` — the indices ``scipy.stats.bootstrap`` draws for
+    ``n_skills`` units with ``numpy.random.default_rng(seed)`` (checked in the tests) — so every figure resampled
+    with one seed uses the same draws and paired differences are paired.
     """
-    idx = np.random.default_rng(seed).integers(0, n_skills, (n_resamples, n_skills))
+    from evallab.metrics.intervals import _draws  # the one definition of the draws
+
+    idx = _draws(n_skills, n_resamples, seed)
     w = np.zeros((n_resamples, n_skills))
     np.add.at(w, (np.repeat(np.arange(n_resamples), n_skills), idx.ravel()), 1.0)
     return w

@@ -76,6 +76,15 @@ def skill_bootstrap(num, den, n_resamples=1000, seed=0):
     return ci.low, ci.high
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """The sections draw figures that a report would show and close; here they are closed after each test."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
 @pytest.fixture(scope="module")
 def records():
     return [json.loads(x) for x in KERYX.read_text(encoding="utf-8").splitlines() if x.strip()]

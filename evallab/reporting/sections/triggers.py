@@ -32,7 +32,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from evallab._results import Estimate, Results, results
+from evallab._results import Estimate, Results, relabel, results, with_measures
 from evallab.reporting._context import Section
 from evallab.reporting.params import ParameterError
 
@@ -238,6 +238,8 @@ def leave_one_out_section(study: TriggerStudy, *, confidence: float = 0.95, n_re
     if "trigger" in kinds:
         i = kinds.index("trigger")
         e = summary.estimate("accuracy", i)
+        # the headline row's method is named once under the table; a row computed otherwise is footnoted
+        summary = with_measures(summary, relabel(summary.measures["accuracy"], method=e.method))
         k, n = int(summary.at[i, "selected"]), int(summary.at[i, "probes"])
         sec.finding(f"Leave-one-out, {k:,} of {n:,} trigger probes from {_count(int(summary.at[i, 'skills']), 'skill')} "
                     f"route back to their own skill with the {study.scorer} scorer: {e}.{apart}", e)
