@@ -279,7 +279,7 @@ def test_loo_summary_counts_trigger_probes_apart_217_of_279(keryx, keryx_records
     tr = summary.loc["trigger"]
     assert (tr["probes"], tr["skills"], tr["selected"]) == (279, 46, 217)
     assert tr["accuracy"] == pytest.approx(217 / 279)
-    assert tr["low"] < 217 / 279 < tr["high"]
+    assert tr["accuracy_low"] < 217 / 279 < tr["accuracy_high"]
     uw = summary.loc["use_when"]
     assert (uw["probes"], uw["skills"], uw["selected"]) == (18, 18, 18)
     assert "nothing left out" in uw["measures"]
@@ -402,6 +402,7 @@ def test_stripping_effect_flips_by_hand():
          "triggers": ["fixing tests"]},
     ])
     eff = T.stripping_effect(cat, n_negatives=1)
+    assert eff.measures["score_after"].unit == "coefficient"  # a Results: the scores carry their measures
     row = eff[(eff.kind == "positive") & (eff.prompt == "fixing tests")].iloc[0]
     # before: a/node-service covers fix+test → 1.0 outranks b (test only: 1/(ln(3/2)+1+1)); after: a covers none
     assert row.correct_before == False and row.correct_after == True and row.changed  # noqa: E712

@@ -16,7 +16,8 @@ Skill catalogs and the trigger router (keryx ``scout.ts`` and ``eval.ts``, ``dat
 - :func:`rank`, :func:`check_selected`, :func:`check_selected_leave_one_out`, :func:`nearest_skills`,
   :func:`scout` — keryx's selection rules.
 - :func:`make_probes`, :func:`loo_scores`, :func:`leave_one_out`, :func:`loo_summary`, :func:`negative_probes`,
-  :func:`trigger_accuracy`, :func:`stripping_effect` — leave-one-out trigger accuracy (skill-clustered intervals).
+  :func:`trigger_accuracy`, :func:`skill_accuracy_summary`, :func:`stripping_effect`, :func:`stripping_summary`,
+  :func:`roc_pr_summary` — leave-one-out trigger accuracy and stripping (skill-clustered intervals).
 - :data:`KERYX_THRESHOLDS`, :func:`pair_scores`, :func:`roc_pr`, :func:`choose_threshold`,
   :func:`select_nothing_value`, :func:`tune_thresholds`, :func:`compare_scorers` — ROC/PR curves and threshold
   choice with bootstrap intervals over skills.
@@ -71,7 +72,8 @@ _EXPORTS = {
     "nearest_skills": "_trigger_select", "rank": "_trigger_select", "scout": "_trigger_select",
     "leave_one_out": "_trigger_loo", "loo_scores": "_trigger_loo", "loo_summary": "_trigger_loo",
     "make_probes": "_trigger_loo", "negative_probes": "_trigger_loo", "stripping_effect": "_trigger_loo",
-    "trigger_accuracy": "_trigger_loo",
+    "trigger_accuracy": "_trigger_loo", "skill_accuracy_summary": "_trigger_loo", "stripping_summary": "_trigger_loo",
+    "roc_pr_summary": "_thresholds",
     "KERYX_THRESHOLDS": "_thresholds", "choose_threshold": "_thresholds", "pair_scores": "_thresholds",
     "roc_pr": "_thresholds", "select_nothing_value": "_thresholds", "tune_thresholds": "_thresholds",
     "compare_scorers": "_scorer_comparison",

@@ -3,8 +3,16 @@ keryx threshold, ROC and PR curves, and the thresholds maximising F1 / balanced 
 false positives, with bootstrap intervals over skills and a cross-validated estimate (GroupKFold over skills).
 
 - :data:`KERYX_THRESHOLDS`, :func:`pair_scores`, :func:`roc_pr`, :func:`confusion_by_probe`.
+- :func:`roc_pr_summary` — ROC AUC and average precision of each decision score beside the base rate, as
+  :class:`~evallab.Results`.
 - :data:`OBJECTIVES`, :func:`choose_threshold`, :func:`select_nothing_value`, :func:`metric_at`, :func:`fp_at`.
-- :func:`tune_thresholds` → :class:`TuningResult`.
+- :func:`tune_thresholds` → :class:`TuningResult` (its ``table`` a :class:`~evallab.Results`: thresholds and
+  values with their skill-bootstrap intervals, the cross-validated estimate, keryx's constants).
+
+Every interval here is a percentile bootstrap over SKILLS (a skill's triggers share its description, so its probes
+are not independent): :func:`skill_resample_weights` draws the resamples — the same draws as
+``scipy.stats.bootstrap`` on the skill indices with the same seed — so the intervals of one figure agree wherever
+it is shown (the F1 of a scorer in :func:`tune_thresholds` and :func:`~evallab.skills.compare_scorers`).
 """
 
 from __future__ import annotations
@@ -15,11 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 from sklearn.model_selection import GroupKFold
 
+from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import EvallabError
+from evallab.metrics.intervals import no_interval_note
 from evallab.skills._catalogs import as_catalog
 from evallab.skills._trigger_loo import loo_scores, make_probes
 from evallab.skills._trigger_select import DESCRIPTION_SUPPORT_THRESHOLD, FORK_THRESHOLD, USE_THRESHOLD
@@ -87,15 +97,130 @@ def roc_pr(pairs: pd.DataFrame, target: str = "select") -> dict:
     ``precision_recall_curve``, ``roc_auc_score``, ``average_precision_score``).
 
     Returns ``{"fpr", "tpr", "roc_thresholds", "precision", "recall", "pr_thresholds", "roc_auc",
-    "average_precision"}`` (arrays and floats).
+    "average_precision"}`` (arrays and floats; both AUCs NaN when the pairs hold one class only).
     """
     y, d = pairs["label"].to_numpy(), pairs[f"d_{target}"].to_numpy()
-    fpr, tpr, th = roc_curve(y, d)
-    prec, rec, pth = precision_recall_curve(y, d)
     two = len(np.unique(y)) == 2
+    with warnings.catch_warnings():  # one class: the curves are meaningless and the AUCs NaN, said without a warning
+        if not two:
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+        fpr, tpr, th = roc_curve(y, d)
+        prec, rec, pth = precision_recall_curve(y, d)
     return {"fpr": fpr, "tpr": tpr, "roc_thresholds": th, "precision": prec, "recall": rec, "pr_thresholds": pth,
             "roc_auc": float(roc_auc_score(y, d)) if two else float("nan"),
             "average_precision": float(average_precision_score(y, d)) if two else float("nan")}
+
+
+#: the measures of :func:`roc_pr_summary`
+CURVE_MEASURES = [
+    Measure("pairs", "Pairs", "count"),
+    Measure("positives", "Positive pairs", "count"),
+    Measure("base_rate", "Base rate", "proportion", n="pairs", n_unit="pairs"),
+    Measure("average_precision", "Average precision", "coefficient", n="pairs", n_unit="pairs", digits=3),
+    Measure("roc_auc", "ROC AUC", "coefficient", n="pairs", n_unit="pairs", digits=3),
+]
+
+
+def roc_pr_summary(pairs: pd.DataFrame, targets: Sequence[str] = ("select", "support", "use")) -> Results:
+    """ROC AUC and average precision of each decision score, beside the base rate that bounds what they mean.
+
+    With one own skill per probe against dozens of others nearly every pair is negative; a scorer that ranks at
+    random then has average precision equal to the base rate (the positive share) while its ROC AUC is 0.5, and
+    ROC AUC, built on the false-positive RATE, stays high even when most selections are wrong. Read average
+    precision against ``base_rate``, and ROC AUC beside it, never alone.
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        :func:`pair_scores` output.
+    targets : sequence of {"select", "support", "use"}, default all three
+        The decision scores (``d_<target>``).
+
+    Returns
+    -------
+    Results
+        One row per target: ``target``, ``pairs``, ``positives`` (counts), ``base_rate`` (positives / pairs, a
+        proportion), ``average_precision`` and ``roc_auc`` (:func:`roc_pr`: scikit-learn
+        ``average_precision_score``, ``roc_auc_score``; unitless in [0, 1], NaN with the reason in ``note`` when
+        a class is absent); measures :data:`CURVE_MEASURES` (n: pairs). No interval.
+    """
+    rows = []
+    for t in targets:
+        cur = roc_pr(pairs, t)
+        pos = int(pairs["label"].sum())
+        note = "" if np.isfinite(cur["roc_auc"]) else \
+            f"not computable: every pair is {'positive' if pos else 'negative'} (the curves need both classes)"
+        rows.append({"target": t, "pairs": len(pairs), "positives": pos,
+                     "base_rate": pos / len(pairs) if len(pairs) else float("nan"),
+                     "average_precision": cur["average_precision"], "roc_auc": cur["roc_auc"], "note": note})
+    return results(pd.DataFrame(rows, columns=["target", "pairs", "positives", "base_rate", "average_precision",
+                                               "roc_auc", "note"]), CURVE_MEASURES, keys=["target"])
+
+
+def skill_resample_weights(n_skills: int, n_resamples: int, seed: int = 0) -> np.ndarray:
+    """How often each skill is drawn in each bootstrap resample: an array (n_resamples, n_skills) of counts.
+
+    The resamples are those of :mod:`evallab.metrics.intervals` — the indices ``scipy.stats.bootstrap`` draws for
+    ``n_skills`` units with ``numpy.random.default_rng(seed)`` (checked in the tests) — so every figure resampled
+    with one seed uses the same draws and paired differences are paired.
+    """
+    from evallab.metrics.intervals import _draws  # the one definition of the draws
+
+    idx = _draws(n_skills, n_resamples, seed)
+    w = np.zeros((n_resamples, n_skills))
+    np.add.at(w, (np.repeat(np.arange(n_resamples), n_skills), idx.ravel()), 1.0)
+    return w
+
+
+def _percentile(dist: np.ndarray, confidence: float, what: str) -> tuple[float, float, str]:
+    """Percentile interval of the finite values of a bootstrap distribution: ``(low, high, note)``.
+
+    Resamples where the figure is undefined (NaN) are left out. An interval whose bounds are equal would read
+    [x, x] and claim a certainty the data do not hold: it is NaN, and the note says how many resamples sit on the
+    point. No finite value: NaN without a note.
+    """
+    dist = np.asarray(dist, dtype=float)
+    dist = dist[np.isfinite(dist)]
+    if len(dist) == 0:
+        return np.nan, np.nan, ""
+    a = (1 - confidence) / 2
+    lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
+    if lo == hi:
+        return (np.nan, np.nan, f"{float(np.mean(dist == lo)):.0%} of bootstrap resamples give the same {what} "
+                                f"({lo:.3g}): the {confidence:.0%} percentile interval is that single point, so none "
+                                "is shown")
+    return lo, hi, ""
+
+
+def weighted_curves(y: np.ndarray, d: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average precision and ROC AUC of decision scores ``d`` for labels ``y`` under each row of ``weights`` (a
+    pair's weight: how often its probe's skill is drawn), vectorised over the rows.
+
+    The formulas of scikit-learn's ``average_precision_score`` (Σ (R_k − R_{k−1}) P_k over the distinct scores,
+    highest first) and ``roc_auc_score`` (trapezoids of the ROC curve, ties counted half) with ``sample_weight``,
+    checked against both in the tests. Returns ``(average_precision, roc_auc)``, arrays of shape (n_rows,); NaN
+    where a row weights no positive (or no negative, for ROC AUC).
+    """
+    y = np.asarray(y, dtype=float)
+    d = np.asarray(d, dtype=float)
+    w = np.atleast_2d(np.asarray(weights, dtype=float))
+    order = np.argsort(-d, kind="mergesort")
+    y, d, w = y[order], d[order], w[:, order]
+    last = np.r_[np.flatnonzero(np.diff(d) != 0), len(d) - 1]  # the last pair of each distinct score
+    tp = np.cumsum(w * y, axis=1)[:, last]
+    fp = np.cumsum(w * (1 - y), axis=1)[:, last]
+    pos, neg = tp[:, -1:], fp[:, -1:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1), 0.0)
+        recall = tp / pos
+        tpr, fpr = recall, fp / neg
+    zero = np.zeros((len(w), 1))
+    ap = np.sum(np.diff(np.hstack([zero, recall]), axis=1) * precision, axis=1)
+    tpr0, fpr0 = np.hstack([zero, tpr]), np.hstack([zero, fpr])
+    auc = np.sum(np.diff(fpr0, axis=1) * (tpr0[:, 1:] + tpr0[:, :-1]) / 2, axis=1)
+    ap = np.where(pos[:, 0] > 0, ap, np.nan)
+    auc = np.where((pos[:, 0] > 0) & (neg[:, 0] > 0), auc, np.nan)
+    return ap, auc
 
 
 def confusion_by_probe(pairs: pd.DataFrame, target: str = "select", grid: Sequence[float] | None = None):
@@ -216,8 +341,8 @@ def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[n
 
 def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n_resamples: int,
                       confidence: float, seed: int) -> tuple[float, float, float, float, str]:
-    """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — (``scipy.stats.bootstrap``,
-    vectorised) of the chosen threshold and of the value it reaches.
+    """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — of the chosen threshold and of
+    the value it reaches (resamples from :func:`skill_resample_weights`).
 
     Resamples where the choice is undefined (NaN: no zero-FP threshold) are left out of the percentiles. When the
     percentile interval is a single point (every resample, or more than the interval's share of them, gives the
@@ -226,41 +351,12 @@ def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n
 
     Returns ``(threshold_low, threshold_high, value_low, value_high, note)``.
     """
-    P = len(counts)
-    flat = counts.reshape(P, -1)
-
-    def sums(idx):
-        idx = np.atleast_2d(np.asarray(idx, dtype=np.int64))
-        B = idx.shape[0]
-        W = np.bincount((np.arange(B)[:, None] * P + idx).ravel(), minlength=B * P).reshape(B, P).astype(float)
-        return (W @ flat).reshape(idx.shape[0], *counts.shape[1:])
-
-    out, notes = [], []
-    for part, what in ((0, "threshold"), (1, "value")):
-        def stat(idx, axis=-1, part=part):
-            r = _choose_batch(sums(idx), grid, objective)[part]
-            return r if np.ndim(idx) > 1 else r[0]
-
-        with warnings.catch_warnings():  # a constant or undefined choice is handled below
-            warnings.simplefilter("ignore")
-            res = sps.bootstrap((np.arange(P),), stat, vectorized=True, n_resamples=n_resamples, batch=100,
-                                confidence_level=confidence, method="percentile",
-                                random_state=np.random.default_rng(seed))
-        dist = np.asarray(res.bootstrap_distribution, dtype=float)
-        dist = dist[np.isfinite(dist)]
-        if len(dist) == 0:
-            out += [np.nan, np.nan]
-        else:
-            a = (1 - confidence) / 2
-            lo, hi = (float(x) for x in np.quantile(dist, [a, 1 - a]))
-            if lo == hi:  # a point: say how many resamples sit there instead of printing [x, x]
-                out += [np.nan, np.nan]
-                share = float(np.mean(dist == lo))
-                notes.append(f"{share:.0%} of bootstrap resamples give the same {what} ({lo:.3g}): the "
-                             f"{confidence:.0%} percentile interval is that single point, so none is shown")
-            else:
-                out += [lo, hi]
-    return (*out, "; ".join(notes))
+    w = skill_resample_weights(len(counts), n_resamples, seed)
+    sums = (w @ counts.reshape(len(counts), -1)).reshape(n_resamples, *counts.shape[1:])
+    thr, val = _choose_batch(sums, grid, objective)
+    t_lo, t_hi, t_note = _percentile(thr, confidence, "threshold")
+    v_lo, v_hi, v_note = _percentile(val, confidence, "value")
+    return t_lo, t_hi, v_lo, v_hi, "; ".join(n for n in (t_note, v_note) if n)
 
 
 def metric_at(counts: np.ndarray, grid: np.ndarray, objective: str, threshold: float) -> float:
@@ -279,19 +375,52 @@ def fp_at(counts: np.ndarray, grid: np.ndarray, threshold: float) -> int:
     return int(counts[int(np.argmin(np.abs(grid - threshold))), 1])
 
 
+def tuning_measures(method: str | None = None) -> list[Measure]:
+    """The measures of :func:`tune_thresholds`' table; ``method`` names how the threshold and value intervals were
+    computed (``None``: none was)."""
+    at = {"n": "pairs", "n_unit": "pairs"}
+    folds = {"n": "cv_folds", "n_unit": "folds"}
+    neg = {"n": "negatives", "n_unit": "negative pairs"}
+    return [
+        Measure("threshold", "Tuned threshold", "coefficient", "threshold_low", "threshold_high", method=method,
+                digits=2, **at),
+        Measure("value", "Objective value", "coefficient", "value_low", "value_high", method=method, digits=3,
+                **at),
+        Measure("fp", "False positives", "count", **neg),
+        Measure("cv_threshold", "CV threshold", "coefficient", digits=2, **folds),
+        Measure("cv_threshold_sd", "CV threshold SD", "coefficient", digits=2, **folds),
+        Measure("cv_value", "CV value", "coefficient", digits=3, **folds),
+        Measure("cv_folds", "CV folds", "count"),
+        Measure("select_nothing_value", "Selecting no skill", "coefficient", digits=3, **at),
+        Measure("keryx_threshold", "keryx's threshold", "coefficient", digits=2),
+        Measure("keryx_value", "Value at keryx's threshold", "coefficient", digits=3, **at),
+        Measure("keryx_fp", "False positives at keryx's", "count", **neg),
+        Measure("positives", "Positive pairs", "count"),
+        Measure("negatives", "Negative pairs", "count"),
+        Measure("pairs", "Pairs", "count"),
+        Measure("skills", "Skills", "count"),
+    ]
+
+
 @dataclass
 class TuningResult:
     """Chosen thresholds of one decision score.
 
-    ``table`` has one row per objective: ``threshold``, ``value`` (the metric reached), bootstrap intervals over
-    skills (``threshold_low/high``, ``value_low/high``), the cross-validated estimate (``cv_threshold`` mean and
-    ``cv_threshold_sd`` over folds, ``cv_value`` mean held-out metric, ``cv_folds``), ``keryx_threshold`` /
-    ``keryx_value`` (the metric at keryx's constant, under the same constraint), ``fp`` / ``keryx_fp`` (false
-    positives at each), ``positives`` / ``negatives`` (pairs), ``select_nothing_value`` (the objective when no pair
-    is selected: the base rate for accuracy) and ``note`` (why a value is NaN)."""
+    Attributes
+    ----------
+    target : str
+        The decision score tuned ("select", "support", "use").
+    table : Results
+        One row per objective (columns in :func:`tune_thresholds`), measures from :func:`tuning_measures`.
+    grid : ndarray
+        The candidate thresholds.
+    curve : DataFrame
+        Per threshold of ``grid``: ``accuracy``, ``f1``, ``balanced_accuracy``, ``mcc``, ``recall`` and ``fp``
+        on every pair.
+    """
 
     target: str
-    table: pd.DataFrame
+    table: Results
     grid: np.ndarray
     curve: pd.DataFrame  # per threshold: accuracy, f1, balanced_accuracy, mcc, recall, fp
 
@@ -308,8 +437,9 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     grid : candidate thresholds (default 0, 0.01, …, 1).
     objectives : any of :data:`OBJECTIVES` (see :func:`choose_threshold`). Plain accuracy is a poor objective when
         negatives dominate: its row carries the base rate in ``select_nothing_value``.
-    n_resamples : bootstrap resamples over skills (a skill's probes are not independent; ``scipy.stats.bootstrap``,
-        percentile, vectorised); 0 skips the intervals.
+    n_resamples : bootstrap resamples over skills (a skill's probes are not independent; percentile,
+        :func:`skill_resample_weights`); 0 skips the intervals.
+    confidence : level of the intervals, in (0, 1).
     n_splits : folds of scikit-learn ``GroupKFold`` over probes grouped by their skill (a skill's probes never sit
         on both sides); the threshold is chosen on the training folds and measured on the held-out fold.
     keryx_threshold : the constant to compare with (default :data:`KERYX_THRESHOLDS` [target]). It is evaluated
@@ -319,6 +449,18 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     Returns
     -------
     TuningResult
+        Its ``table`` (a :class:`~evallab.Results`) has one row per objective: ``target``, ``objective``,
+        ``threshold`` (the chosen threshold, on the decision score's 0–1 scale) and ``value`` (the objective's
+        metric there: F1, balanced accuracy, recall or accuracy in [0, 1], MCC in [−1, 1]), each with its
+        percentile bootstrap interval over skills (``threshold_low/_high``, ``value_low/_high``; method
+        "skill bootstrap (percentile, N resamples)", NaN with the reason in ``note`` when switched off, with
+        fewer than 2 skills, or when the interval is a single point); the cross-validated estimate
+        (``cv_threshold`` mean and ``cv_threshold_sd`` over folds, ``cv_value`` mean held-out metric,
+        ``cv_folds``); ``keryx_threshold`` / ``keryx_value`` (the metric at keryx's constant, under the same
+        constraint); ``fp`` / ``keryx_fp`` (false-positive pairs at each); ``positives``, ``negatives``,
+        ``pairs`` (pair counts) and ``skills`` (the resampled units); ``select_nothing_value`` (the objective
+        when no pair is selected: the base rate for accuracy) and ``note`` (why a value or interval is missing).
+        Measures: :func:`tuning_measures` (n: pairs; CV figures: folds).
     """
     if target not in KERYX_THRESHOLDS:
         raise EvallabError(f"target must be one of {tuple(KERYX_THRESHOLDS)}, got {target!r}")
@@ -341,8 +483,8 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
         row = {"target": target, "objective": obj, "threshold": thr, "value": val,
                "keryx_threshold": kt, "keryx_value": metric_at(total, g, obj, kt),
                "fp": fp_at(total, g, thr) if np.isfinite(thr) else np.nan, "keryx_fp": kfp,
-               "positives": positives, "negatives": negatives,
-               "select_nothing_value": select_nothing_value(total[0], obj)}
+               "positives": positives, "negatives": negatives, "pairs": positives + negatives,
+               "skills": len(by_skill), "select_nothing_value": select_nothing_value(total[0], obj)}
         notes = []
         if obj == "recall_at_zero_fp":
             if not np.isfinite(thr):
@@ -360,6 +502,9 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
                 notes.append(bnote)
         else:
             row.update(threshold_low=np.nan, threshold_high=np.nan, value_low=np.nan, value_high=np.nan)
+            if np.isfinite(thr):
+                notes.append(no_interval_note(thr, np.nan, np.nan, units=len(by_skill), n_resamples=n_resamples,
+                                              unit_name="skill"))
         if k >= 2:
             ths, vals = [], []
             for tr, te in GroupKFold(n_splits=k).split(np.zeros(P), groups=groups):
@@ -378,4 +523,7 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     m = _metrics(total)
     curve = pd.DataFrame({"threshold": g, **{c: m[c] for c in ("accuracy", "f1", "balanced_accuracy", "mcc",
                                                                  "recall", "fp")}})
-    return TuningResult(target, pd.DataFrame(rows), g, curve)
+    booted = n_resamples > 0 and len(by_skill) >= 2
+    table = results(pd.DataFrame(rows), tuning_measures(bootstrap_method(n_resamples, "skill") if booted else None),
+                    level=confidence if booted else None, keys=["target", "objective"])
+    return TuningResult(target, table, g, curve)

@@ -6,7 +6,12 @@ intervals, and the effect of exclusion stripping.
 - :func:`loo_scores`, :func:`leave_one_out` — every probe against its own reduced catalog; the keryx path is
   vectorised (one sparse product for every probe) with a naive per-probe rebuild kept as the reference.
 - :func:`loo_summary` — leave-one-out accuracy per probe kind (trigger probes never pooled with "Use when" ones).
-- :func:`negative_probes`, :func:`trigger_accuracy`, :func:`stripping_effect` — keryx's trigger grader.
+- :func:`negative_probes`, :func:`trigger_accuracy`, :func:`skill_accuracy_summary`, :func:`stripping_effect`,
+  :func:`stripping_summary` — keryx's trigger grader, and what exclusion stripping changes.
+
+The tables are :class:`~evallab.Results`: each estimate column carries its label, unit, interval columns and the
+method that computed the interval (a percentile bootstrap over SKILLS — a skill's triggers share its description,
+so its probes are not independent — or Wilson where every skill holds one probe, named per row).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import pandas as pd
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfTransformer
 
+from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
 from evallab.skills._catalogs import Catalog, Skill, as_catalog
@@ -228,6 +234,15 @@ def loo_scores(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "ke
     return full, desc
 
 
+#: the measures of :func:`leave_one_out` (one row per probe)
+LOO_MEASURES = [
+    Measure("score", "Score", "coefficient", digits=2),
+    Measure("description_score", "Description score", "coefficient", digits=2),
+    Measure("best_other", "Best other-category score", "coefficient", digits=2),
+    Measure("rank", "Rank", "count"),
+]
+
+
 def leave_one_out(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "keryx",
                   strip_exclusions: bool = True, threshold: float = FORK_THRESHOLD,
                   support_threshold: float = DESCRIPTION_SUPPORT_THRESHOLD, method: str = "vectorized",
@@ -240,9 +255,13 @@ def leave_one_out(catalog, probes: pd.DataFrame | None = None, *, scorer: str = 
 
     Returns
     -------
-    DataFrame: the probe columns (:func:`make_probes`) plus ``score``, ``description_score``, ``best_other``
-    (highest different-category score), ``outranked_by``, ``rank`` and ``selected`` (bool). Its mean of
-    ``selected`` is the leave-one-out trigger accuracy. ``scores`` reuses a :func:`loo_scores` result.
+    Results
+        The probe columns (:func:`make_probes`) plus ``score`` (leave-one-out full score), ``description_score``,
+        ``best_other`` (highest different-category score) — coverage scores in [0, 1], unitless — ``outranked_by``
+        (the different-category skill that strictly outscores the probe's own, else None), ``rank`` (1-based) and
+        ``selected`` (bool). Its mean of ``selected`` is the leave-one-out trigger accuracy
+        (:func:`loo_summary`). Measures :data:`LOO_MEASURES`; no interval (one row per probe). ``scores`` reuses
+        a :func:`loo_scores` result.
     """
     catalog = as_catalog(catalog)
     probes = make_probes(catalog) if probes is None else probes.reset_index(drop=True)
@@ -255,7 +274,7 @@ def leave_one_out(catalog, probes: pd.DataFrame | None = None, *, scorer: str = 
     out["score"], out["description_score"], out["best_other"] = own, dsc, best
     out["outranked_by"], out["rank"] = outr, rk
     out["selected"] = (own >= threshold) & (best <= own) & (dsc >= support_threshold)
-    return out
+    return results(out, LOO_MEASURES, keys=["skill_id", "prompt"])
 
 
 #: what each probe kind of :func:`make_probes` measures, for tables and notes
@@ -267,8 +286,18 @@ PROBE_KINDS = {
 }
 
 
+#: the measures of :func:`loo_summary`
+LOO_SUMMARY_MEASURES = [
+    Measure("probes", "Probes", "count"),
+    Measure("skills", "Skills", "count"),
+    Measure("selected", "Selected", "count", n="probes", n_unit="probes"),
+    Measure("accuracy", "Leave-one-out accuracy", "proportion", "accuracy_low", "accuracy_high",
+            method_column="accuracy_method", n="probes", n_unit="probes"),
+]
+
+
 def loo_summary(loo: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0) -> Results:
     """Leave-one-out accuracy per probe kind, each kind apart, with the SKILL as the resampling unit.
 
     Trigger probes and description-derived ("Use when") probes are reported apart and never pooled: a "Use when"
@@ -277,28 +306,52 @@ def loo_summary(loo: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int
 
     Parameters
     ----------
-    loo : :func:`leave_one_out` output (``skill_id``, ``kind``, ``selected``).
+    loo : DataFrame
+        :func:`leave_one_out` output (``skill_id``, ``kind``, ``selected``).
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over skills; 0: no bootstrap (a kind whose skills hold one probe each keeps its Wilson
+        interval).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    DataFrame, one row per kind present (``trigger`` first): ``kind``, ``probes``, ``skills``, ``selected``,
-    ``accuracy`` = selected / probes in [0, 1], ``low``, ``high`` — a percentile bootstrap over skills of
-    selected / probes (:func:`evallab.metrics.intervals.ratio_interval`: a skill's triggers share its description,
-    so they are not independent probes; Wilson over skills when every skill holds one probe or every skill has the
-    same share) — and ``measures`` (what the kind tests, :data:`PROBE_KINDS`).
+    Results
+        One row per kind present (``trigger`` first): ``kind``; ``probes``, ``skills``, ``selected`` (counts);
+        ``accuracy`` = selected / probes (a proportion) with ``accuracy_low`` / ``accuracy_high`` from
+        :func:`evallab.metrics.intervals.ratio_interval_method` over per-skill counts — a percentile bootstrap
+        over skills (a skill's triggers share its description, so they are not independent probes), Wilson when
+        every skill holds one probe, the Wilson interval on the skill count when every skill has the same share
+        — and ``accuracy_method`` naming which; ``measures`` (what the kind tests, :data:`PROBE_KINDS`); ``note``
+        (why an interval is missing). Measures :data:`LOO_SUMMARY_MEASURES` (n: probes).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> loo = pd.DataFrame({"skill_id": ["a", "b", "c"], "kind": "trigger", "selected": [True, True, False]})
+    >>> s = loo_summary(loo)
+    >>> str(s.estimate("accuracy", 0))
+    '66.7% [20.8, 93.9] (95% CI, Wilson score, n = 3 probes)'
     """
     rows = []
     kinds = sorted(loo["kind"].unique(), key=lambda k: (list(PROBE_KINDS).index(k) if k in PROBE_KINDS else 9, k))
     for kind in kinds:
         g = loo[loo["kind"] == kind]
         per = g.assign(_s=g["selected"].astype(float), _n=1.0).groupby("skill_id")[["_s", "_n"]].sum()
-        lo, hi = intervals.ratio_interval(per["_s"], per["_n"], n_resamples=n_resamples, confidence=confidence,
-                                          seed=seed) if len(per) else (float("nan"), float("nan"))
+        lo, hi, method = intervals.ratio_interval_method(per["_s"], per["_n"], n_resamples=n_resamples,
+                                                         confidence=confidence, seed=seed, unit="skill") \
+            if len(per) else (float("nan"), float("nan"), "")
+        acc = float(g["selected"].mean()) if len(g) else float("nan")
         rows.append({"kind": kind, "probes": len(g), "skills": len(per), "selected": int(g["selected"].sum()),
-                     "accuracy": float(g["selected"].mean()) if len(g) else float("nan"), "low": lo, "high": hi,
-                     "measures": PROBE_KINDS.get(kind, "")})
-    return pd.DataFrame(rows, columns=["kind", "probes", "skills", "selected", "accuracy", "low", "high",
-                                       "measures"])
+                     "accuracy": acc, "accuracy_low": lo, "accuracy_high": hi, "accuracy_method": method,
+                     "measures": PROBE_KINDS.get(kind, ""),
+                     "note": intervals.no_interval_note(acc, lo, hi, units=len(per), n_resamples=n_resamples,
+                                                        unit_name="skill")})
+    return results(pd.DataFrame(rows, columns=["kind", "probes", "skills", "selected", "accuracy", "accuracy_low",
+                                               "accuracy_high", "accuracy_method", "measures", "note"]),
+                   LOO_SUMMARY_MEASURES, level=confidence, keys=["kind"])
 
 
 def negative_probes(catalog, *, n_negatives: int = 3, scorer: str = "keryx",
@@ -325,6 +378,17 @@ def negative_probes(catalog, *, n_negatives: int = 3, scorer: str = "keryx",
     return pd.DataFrame(rows, columns=["skill_id", "category", "prompt", "from_skill"])
 
 
+#: the measures of :func:`trigger_accuracy`'s per-skill table
+SKILL_ACCURACY_MEASURES = [
+    Measure("n_pos", "Positives", "count"),
+    Measure("tp", "Selected", "count", n="n_pos", n_unit="positive probes"),
+    Measure("n_neg", "Negatives", "count"),
+    Measure("tn", "Rejected", "count", n="n_neg", n_unit="negative probes"),
+    Measure("probes", "Probes", "count"),
+    Measure("accuracy", "Trigger accuracy", "proportion", n="probes", n_unit="probes"),
+]
+
+
 def trigger_accuracy(catalog, *, scorer: str = "keryx", strip_exclusions: bool = True,
                      threshold: float = FORK_THRESHOLD, support_threshold: float = DESCRIPTION_SUPPORT_THRESHOLD,
                      n_negatives: int = 3, probes: pd.DataFrame | None = None,
@@ -335,8 +399,12 @@ def trigger_accuracy(catalog, *, scorer: str = "keryx", strip_exclusions: bool =
 
     Returns
     -------
-    (per_skill, detail) :
-        ``per_skill`` — ``skill_id``, ``n_pos``, ``tp``, ``n_neg``, ``tn``, ``accuracy`` = (tp + tn)/(n_pos + n_neg).
+    (per_skill, detail)
+        ``per_skill`` (a :class:`~evallab.Results`) — one row per skill of the catalog: ``skill_id``; ``n_pos``
+        (positive probes), ``tp`` (of them selected), ``n_neg`` (negative probes), ``tn`` (of them rejected),
+        ``probes`` = n_pos + n_neg (counts); ``accuracy`` = (tp + tn) / probes (a proportion; NaN for a skill
+        without probes). Measures :data:`SKILL_ACCURACY_MEASURES` (n: probes); no interval (see
+        :func:`skill_accuracy_summary` for the mean over skills with its interval).
         ``detail`` — one row per probe: ``kind`` ("positive"/"negative"), ``skill_id``, ``prompt``, ``score``,
         ``selected``, ``correct``.
     """
@@ -365,8 +433,63 @@ def trigger_accuracy(catalog, *, scorer: str = "keryx", strip_exclusions: bool =
         per[ok] = g[("ok", kind)] if ("ok", kind) in g else 0
     per = per.fillna(0).astype(int)
     tot = per.n_pos + per.n_neg
+    per["probes"] = tot
     per["accuracy"] = np.where(tot > 0, (per.tp + per.tn) / tot.where(tot > 0, 1), np.nan)
-    return per.reset_index(), detail
+    return results(per.reset_index(), SKILL_ACCURACY_MEASURES, keys=["skill_id"]), detail
+
+
+#: the measures of :func:`skill_accuracy_summary`
+SKILL_SUMMARY_MEASURES = [
+    Measure("skills", "Skills", "count"),
+    Measure("perfect", "Perfect skills", "count", n="skills", n_unit="skills"),
+    Measure("mean_accuracy", "Mean per-skill trigger accuracy", "proportion", "mean_accuracy_low",
+            "mean_accuracy_high", method_column="mean_accuracy_method", n="skills", n_unit="skills"),
+]
+
+
+def skill_accuracy_summary(per_skill: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
+                           seed: int = 0) -> Results:
+    """The mean of per-skill trigger accuracies (keryx eval.ts reports trigger accuracy per skill) over the skills
+    of ``per_skill``, with an interval over skills.
+
+    Parameters
+    ----------
+    per_skill : DataFrame
+        :func:`trigger_accuracy`'s ``per_skill`` (``accuracy``), restricted by the caller to the skills that
+        count (e.g. those with triggers); rows without an accuracy are left out.
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Percentile bootstrap resamples over skills; 0: none.
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Results
+        One row: ``skills`` and ``perfect`` (skills at accuracy 1; counts), ``mean_accuracy`` (the unweighted
+        mean of the skills' accuracies, a proportion) with ``mean_accuracy_low/_high`` and
+        ``mean_accuracy_method`` from :func:`evallab.metrics.intervals.ratio_interval_method` of the accuracies
+        over one unit per skill — a percentile bootstrap over skills, Wilson when every accuracy is 0 or 1, the
+        Wilson interval on the skill count when every skill has the same accuracy — and ``note``. Measures
+        :data:`SKILL_SUMMARY_MEASURES` (n: skills).
+    """
+    acc = pd.to_numeric(per_skill["accuracy"], errors="coerce").dropna().to_numpy(float)
+    mean = float(acc.mean()) if len(acc) else float("nan")
+    lo, hi, method = intervals.ratio_interval_method(acc, np.ones(len(acc)), n_resamples=n_resamples,
+                                                     confidence=confidence, seed=seed, unit="skill")
+    note = intervals.no_interval_note(mean, lo, hi, units=len(acc), n_resamples=n_resamples, unit_name="skill") \
+        if len(acc) else "not computable: no skill has a probe"
+    row = {"skills": len(acc), "perfect": int((acc >= 1).sum()), "mean_accuracy": mean, "mean_accuracy_low": lo,
+           "mean_accuracy_high": hi, "mean_accuracy_method": method, "note": note}
+    return results(pd.DataFrame([row]), SKILL_SUMMARY_MEASURES, level=confidence)
+
+
+#: the measures of :func:`stripping_effect` (one row per probe)
+STRIPPING_MEASURES = [
+    Measure("score_before", "Score before", "coefficient", digits=2),
+    Measure("score_after", "Score after", "coefficient", digits=2),
+]
 
 
 def stripping_effect(catalog, *, scorer: str = "keryx", **kwargs) -> pd.DataFrame:
@@ -374,8 +497,13 @@ def stripping_effect(catalog, *, scorer: str = "keryx", **kwargs) -> pd.DataFram
     once with stripping on, as keryx does) graded with the entries' exclusion clauses kept (before) and stripped
     (after). Probes themselves are never stripped.
 
-    Returns one row per probe: ``kind``, ``skill_id``, ``prompt``, ``score_before``, ``score_after``,
-    ``correct_before``, ``correct_after``, ``changed`` (the verdict differs).
+    Returns
+    -------
+    Results
+        One row per probe: ``kind`` ("positive"/"negative"), ``skill_id``, ``prompt``, ``score_before``,
+        ``score_after`` (the probe's score for ``skill_id`` with the clauses kept / stripped: coverage in [0, 1],
+        unitless), ``correct_before``, ``correct_after``, ``changed`` (bool: the verdict differs). Measures
+        :data:`STRIPPING_MEASURES`; :func:`stripping_summary` states the effect with its interval.
     """
     catalog = as_catalog(catalog)
     n_neg = kwargs.pop("n_negatives", 3)
@@ -390,4 +518,64 @@ def stripping_effect(catalog, *, scorer: str = "keryx", **kwargs) -> pd.DataFram
     out["score_before"], out["score_after"] = before.score.to_numpy(), after.score.to_numpy()
     out["correct_before"], out["correct_after"] = before.correct.to_numpy(), after.correct.to_numpy()
     out["changed"] = out.correct_before != out.correct_after
-    return out
+    return results(out, STRIPPING_MEASURES, keys=["kind", "skill_id", "prompt"])
+
+
+#: the measures of :func:`stripping_summary`
+STRIPPING_SUMMARY_MEASURES = [
+    Measure("probes", "Probes", "count"),
+    Measure("positives", "Positive probes", "count"),
+    Measure("negatives", "Negative probes", "count"),
+    Measure("changed", "Verdicts changed", "count", n="probes", n_unit="probes"),
+    Measure("correct_before", "Correct with the clauses kept", "proportion", "correct_before_low",
+            "correct_before_high", method_column="correct_before_method", n="probes", n_unit="probes"),
+    Measure("correct_after", "Correct with the clauses stripped", "proportion", "correct_after_low",
+            "correct_after_high", method_column="correct_after_method", n="probes", n_unit="probes"),
+    Measure("delta_correct", "Δ correct (stripped − kept)", "pp", "delta_correct_low", "delta_correct_high",
+            method_column="delta_correct_method", n="probes", n_unit="probes"),
+]
+
+
+def stripping_summary(effect: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
+                      seed: int = 0) -> Results:
+    """What stripping exclusion clauses changes, over the probes of :func:`stripping_effect`, with intervals over
+    skills (a skill's positives share its description and its negatives were drawn for it).
+
+    Parameters
+    ----------
+    effect : DataFrame
+        :func:`stripping_effect` output.
+    confidence, n_resamples, seed : float, int, int; default 0.95, 1000, 0
+        As for :func:`skill_accuracy_summary`.
+
+    Returns
+    -------
+    Results
+        One row: ``probes``, ``positives``, ``negatives``, ``changed`` (verdicts that differ; counts);
+        ``correct_before`` / ``correct_after`` (share of probes graded correctly with the clauses kept /
+        stripped, proportions) with ``_low/_high`` and ``_method`` from
+        :func:`evallab.metrics.intervals.ratio_interval_method` over per-skill counts; ``delta_correct`` =
+        after − before (a difference of proportions, pp) with ``_low/_high`` and ``_method`` from
+        :func:`evallab.metrics.intervals.ratio_difference_interval_method` (paired skill bootstrap; when no
+        verdict changes, the bound from the Wilson interval of 0 changed skills, named as such); ``note``.
+        Measures :data:`STRIPPING_SUMMARY_MEASURES` (n: probes).
+    """
+    kw = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed, "unit": "skill"}
+    per = effect.assign(_b=effect["correct_before"].astype(float), _a=effect["correct_after"].astype(float),
+                        _n=1.0).groupby("skill_id")[["_b", "_a", "_n"]].sum()
+    row = {"probes": len(effect), "positives": int((effect["kind"] == "positive").sum()),
+           "negatives": int((effect["kind"] == "negative").sum()), "changed": int(effect["changed"].sum())}
+    notes = []
+    for col, num in (("correct_before", "_b"), ("correct_after", "_a")):
+        v = float(per[num].sum() / per["_n"].sum()) if len(per) else float("nan")
+        lo, hi, m = intervals.ratio_interval_method(per[num], per["_n"], **kw) if len(per) else (np.nan, np.nan, "")
+        row.update({col: v, f"{col}_low": lo, f"{col}_high": hi, f"{col}_method": m})
+        notes.append(intervals.no_interval_note(v, lo, hi, units=len(per), n_resamples=n_resamples,
+                                                unit_name="skill"))
+    d = row["correct_after"] - row["correct_before"]
+    lo, hi, m = intervals.ratio_difference_interval_method(per["_a"], per["_n"], per["_b"], per["_n"], **kw) \
+        if len(per) else (np.nan, np.nan, "")
+    row.update({"delta_correct": d, "delta_correct_low": lo, "delta_correct_high": hi, "delta_correct_method": m})
+    notes.append(intervals.no_interval_note(d, lo, hi, units=len(per), n_resamples=n_resamples, unit_name="skill"))
+    row["note"] = "; ".join(dict.fromkeys(n for n in notes if n)) if len(per) else "not computable: no probe"
+    return results(pd.DataFrame([row]), STRIPPING_SUMMARY_MEASURES, level=confidence)

@@ -83,6 +83,16 @@ def test_notebook_runs_and_reports(run):
         assert 0.0 <= s["loo_trigger_accuracy_at_f1_threshold"] <= 1.0
         assert abs(s["select_threshold"] * 20 - round(s["select_threshold"] * 20)) < 1e-9  # on the 21-point grid
     assert m["stripping_changed"] >= 0
+    # the scorers are headlined by average precision beside the base rate (issue 26 item 16), ROC AUC beside it
+    found = json.loads((out / "04_trigger_thresholds.metrics.json").read_text())["findings"]
+    head = next(f for f in found if f["sentence"].startswith("On the same 279 trigger probes"))
+    assert "highest average precision" in head["sentence"] and "of them positive" in head["sentence"]
+    assert head["value"] == pytest.approx(max(s["average_precision"] for s in m["scorers"]))
+    assert any(f["sentence"].startswith("ROC AUC orders the scorers") for f in found)
+    # every interval a finding states names its method and the resampled unit
+    assert all(f["method"] for f in found if f["low"] is not None)
+    assert next(f for f in found if f["sentence"].startswith("Leave-one-out"))["method"] == \
+        "skill bootstrap (percentile, 1,000 resamples)"
 
 
 def test_a_catalog_without_triggers_reports_nothing_as_trigger_accuracy(tmp_path):
