@@ -107,6 +107,14 @@ def _num(x) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def singular(unit: str) -> str:
+    """A plural unit for one of it: "replies" → "reply", "items" → "item", "pair × order units" → "pair × order
+    unit"; a unit not ending in s is kept."""
+    if unit.endswith("ies"):
+        return unit[:-3] + "y"
+    return unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
+
+
 def _decimals(values: Iterable[float]) -> int:
     """Decimals that show the values' magnitude: 3 below 1, 2 below 10, 1 below 100, else 0."""
     fin = [abs(v) for v in values if v is not None and math.isfinite(v)]
@@ -122,6 +130,8 @@ def format_number(x, unit: str = "", digits: int | None = None, *, signed: bool 
     v = _num(x)
     if v is None:
         return "—"
+    if unit == "p-value" and 0 <= v < 0.001:
+        return "<0.001"
     scale, _, d0 = UNITS.get(unit, (1.0, unit, None))
     v *= scale
     d = digits if digits is not None else d0 if d0 is not None else _decimals([v])
@@ -182,9 +192,11 @@ class Estimate:
         return f"[{format_number(self.low, self.unit, d)}, {format_number(self.high, self.unit, d)}]"
 
     def n_text(self) -> str:
+        """"n = 1,200 pairs" ("n = 1 pair": the unit in the singular for one)."""
         if self.n is None:
             return ""
-        return f"n = {int(self.n):,}" + (f" {self.n_unit}" if self.n_unit else "")
+        return f"n = {int(self.n):,}" + (f" {singular(self.n_unit) if int(self.n) == 1 else self.n_unit}"
+                                        if self.n_unit else "")
 
     def describe(self) -> str:
         """The parenthesis after the number: level, method and n ("95% CI, Wilson score, n = 1,200 pairs")."""
@@ -258,6 +270,20 @@ class Results(pd.DataFrame):
     def to_frame(self) -> pd.DataFrame:
         """A plain DataFrame (no measures)."""
         return pd.DataFrame(self)
+
+    def meta(self) -> dict:
+        """What the table's columns mean, JSON-ready (``metrics.json`` keeps it beside the records, so the index
+        renders the table from its measures): ``{"level", "keys", "measures": {column: Measure fields}}``."""
+        from dataclasses import asdict
+
+        return {"level": self.level, "keys": list(self.keys or []),
+                "measures": {c: asdict(m) for c, m in (self.measures or {}).items()}}
+
+    @classmethod
+    def from_records(cls, records: Sequence[Mapping], meta: Mapping) -> Results:
+        """The table :meth:`meta` described, from its records (the inverse of ``metrics.json``'s writer)."""
+        ms = [Measure(**m) for m in (meta.get("measures") or {}).values()]
+        return results(pd.DataFrame(list(records)), ms, level=meta.get("level"), keys=meta.get("keys") or ())
 
     def describe_measures(self) -> pd.DataFrame:
         """One row per measure: column, label, unit, interval columns, level, method, n column and unit."""

@@ -115,7 +115,7 @@ def test_findings_collected_into_save_metrics_and_the_index(tmp_path, monkeypatc
     doc = json.loads(p.read_text())
     assert doc["findings"] == [{"sentence": "GPT-4 keeps its verdict in 93% of swapped pairs.", "value": 0.93,
                                 "low": 0.9, "high": 0.95, "level": 0.95, "n": 419, "unit": "%", "method": None,
-                                "n_unit": ""}]
+                                "n_unit": "", "digits": None}]
     res = ReportResult("rep", "ok", 3.2, html=str(tmp_path / "rep.html"), title="Position bias",
                        question="Does the judge change its mind?", findings=doc["findings"],
                        parameters={"verdicts_path": "", "n_resamples": 200, "subsets": ["LLMBar/Natural"]},
@@ -130,13 +130,16 @@ def test_findings_collected_into_save_metrics_and_the_index(tmp_path, monkeypatc
     assert "{" not in text and "n_resamples" not in text  # no JSON, no variable names
 
 
-def test_old_headline_shown_readably(tmp_path):
-    res = ReportResult("old", "ok", 1.0, metrics={"judges_with_order_effect_p_lt_0_05": 5, "max_consistency":
-                                                   0.928, "mcnemar_p": 1e-9, "gate": {"go": "fail"},
-                                                   "names": ["a", "b"]})
+def test_old_headline_shown_readably_in_the_units_saved_with_it(tmp_path):
+    metrics = {"judges_with_order_effect_p_lt_0_05": 5, "max_consistency": 0.928, "mcnemar_p": 1e-9,
+               "gate": {"go": "fail"}, "names": ["a", "b"], "min_consistency": 0.5}
+    measures = {"max_consistency": {"estimate": {"unit": "proportion"}}, "mcnemar_p": {"estimate": {"unit": "p-value"}}}
+    save_metrics("old", metrics, reports_dir_=tmp_path, headline=list(metrics), measures=measures)
+    res = ReportResult("old", "ok", 1.0, metrics=metrics)
     text = visible(write_index([res], tmp_path).read_text())
     assert "Judges with order effect p < 0.05" in text and "92.8%" in text and "<0.001" in text
     assert "Go: fail" in text and "a, b" in text and "{" not in text and '"' not in text
+    assert "0.5" in text and "50.0%" not in text  # no unit saved: shown as it is, never guessed from the name
 
 
 def test_run_notes_move_stderr_and_tidy_paths(tmp_path):

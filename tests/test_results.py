@@ -161,3 +161,35 @@ def test_render_shows_a_section_and_collects_its_metrics_conclusions_and_caveats
     assert rep._caveats == ["Small n."] and rep._conclusions == ["Consistent."]
     doc = json.loads(rep.save({"extra": t}).read_text())
     assert doc["metrics"]["pc"] == 0.931 and doc["metrics"]["extra"][2]["position_consistency"] is None
+
+
+def test_metrics_json_keeps_what_each_table_and_number_means_and_the_index_renders_from_it(tmp_path):
+    from evallab.reporting._batch_index import _all_metrics_html, _headline_html
+
+    rep = Report("rep", tmp_path)
+    t = _table()
+    est = t.estimate("position_consistency", 0)
+    doc = json.loads(rep.save({"bias": t, "headline_pc": est, "plain": 0.25}).read_text())
+    assert doc["metrics"]["headline_pc"] == 0.931
+    assert (doc["metrics"]["headline_pc_low"], doc["metrics"]["headline_pc_high"]) == (0.902, 0.954)
+    assert doc["measures"]["headline_pc"]["estimate"]["unit"] == "proportion"
+    assert doc["measures"]["bias"]["measures"]["position_consistency"]["low"] == "position_consistency_low"
+    again = Results.from_records(doc["metrics"]["bias"], doc["measures"]["bias"])
+    assert again.estimate("position_consistency", 1).method == WILSON and again.level == 0.95
+    page = _text(_all_metrics_html(tmp_path / "rep.metrics.json"))
+    assert "93.1 [90.2, 95.4]" in page  # the table from its measures: percent, interval in one cell
+    assert "Wilson score" in page
+    assert "0.25" in page and "25%" not in page  # no measure: a plain value, no unit guessed from the name
+    head = _text(_headline_html({"headline_pc": 0.931, "plain_rate": 0.25}, doc["measures"]))
+    assert "93.1%" in head and "0.25" in head and "25.0%" not in head
+
+
+def test_n_of_one_is_singular_and_a_finding_keeps_the_estimates_digits():
+    from evallab.reporting.tables import Finding
+
+    assert Estimate(0.5, n=1, n_unit="replies", unit="proportion").n_text() == "n = 1 reply"
+    assert Estimate(0.5, n=1, n_unit="pair × order units").n_text() == "n = 1 pair × order unit"
+    assert Estimate(0.5, n=2, n_unit="items").n_text() == "n = 2 items"
+    f = Finding.of("Alpha.", Estimate(0.41234, 0.35, 0.5, 0.95, "item bootstrap", "coefficient", 30, "items",
+                                      digits=2))
+    assert f.estimate_text().startswith("0.41 [0.35, 0.50]")

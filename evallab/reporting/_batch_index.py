@@ -57,48 +57,64 @@ def _finding_html(f: Mapping) -> str:
     from evallab.reporting.tables import format_estimate
 
     est = format_estimate(f.get("value"), f.get("low"), f.get("high"), f.get("unit") or "", f.get("level"),
-                          f.get("n"), method=f.get("method"), n_unit=f.get("n_unit") or "")
+                          f.get("n"), method=f.get("method"), n_unit=f.get("n_unit") or "", digits=f.get("digits"))
     sentence = html.escape(str(f.get("sentence", "")))
     return f"<li>{sentence}" + (f" <span class='est'>— {html.escape(est)}</span>" if est else "") + "</li>"
 
 
-def _headline_html(metrics: Mapping) -> str:
-    """Old-style headline metrics, readably: words for names, numbers in plain notation, lists joined."""
-    import pandas as pd
+def _read_doc(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
-    from evallab.reporting.tables import UNITS, fmt_number, fmt_value, guess_unit, humanize
 
-    def text(k, v):
-        if isinstance(v, float):
-            u = guess_unit(k, pd.Series([v], dtype=float))
-            if u == "count":
-                u = ""
-            suffix = UNITS.get(u, (1, "", None))[1]
-            return fmt_number(v, u, None, u in ("pp", "pp_pct")) + ("%" if suffix == "%" else f" {suffix}"
-                                                                     if suffix else "")
-        return fmt_value(v)
-    rows = "".join(f"<tr><th>{html.escape(humanize(k))}</th><td>{html.escape(text(k, v))}</td></tr>"
-                   for k, v in metrics.items())
+def _scalar_text(v, meaning: Mapping | None) -> str:
+    """A metric in words: through its :class:`~evallab.Estimate` meaning when ``metrics.json`` has one (unit,
+    interval, level, method, n), else as a plain value — a unit is never guessed from the name."""
+    from evallab._results import Estimate
+    from evallab.reporting.tables import fmt_value
+
+    est = (meaning or {}).get("estimate")
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and est:
+        return Estimate(float(v), **{k: est.get(k) for k in ("level", "method", "n", "note")},
+                        unit=est.get("unit") or "", n_unit=est.get("n_unit") or "").number()
+    return fmt_value(v)
+
+
+def _headline_html(metrics: Mapping, measures: Mapping | None = None) -> str:
+    """Headline metrics of a notebook that states no findings, readably: words for names, each number in its unit
+    when ``measures`` gives one."""
+    from evallab.reporting.tables import humanize
+
+    measures = measures or {}
+    rows = "".join(f"<tr><th>{html.escape(humanize(k))}</th><td>{html.escape(_scalar_text(v, measures.get(k)))}"
+                   "</td></tr>" for k, v in metrics.items())
     return f"<table>{rows}</table>"
 
 
 def _all_metrics_html(path: Path) -> str:
-    from evallab.reporting.tables import fmt_value, humanize, to_html
+    """The report's whole ``metrics.json`` folded away: numbers in their units and tables with their intervals
+    and methods where the file carries their measures (:meth:`evallab.Report.save`), plain values otherwise."""
+    import pandas as pd
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from evallab._results import Results
+    from evallab.reporting.tables import humanize, to_html
+
+    doc = _read_doc(path)
+    if not doc:
         return ""
-    m = doc.get("metrics") or {}
+    m, measures = doc.get("metrics") or {}, doc.get("measures") or {}
     scalars, tables = [], []
     for k, v in m.items():
         if isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
-            import pandas as pd
-
-            tables.append(f"<h4>{html.escape(humanize(k))}</h4>" + to_html(pd.DataFrame(v), max_rows=10**6,
-                                                                           max_cols=6).html)
+            meta = measures.get(k)
+            frame = Results.from_records(v, meta) if meta and meta.get("measures") else pd.DataFrame(v)
+            tables.append(f"<h4>{html.escape(humanize(k))}</h4>" + to_html(frame, max_rows=10**6, max_cols=6,
+                                                                           guess=False).html)
         else:
-            scalars.append(f"<tr><th>{html.escape(humanize(k))}</th><td>{html.escape(fmt_value(v))}</td></tr>")
+            scalars.append(f"<tr><th>{html.escape(humanize(k))}</th>"
+                           f"<td>{html.escape(_scalar_text(v, measures.get(k)))}</td></tr>")
     body = (f"<table>{''.join(scalars)}</table>" if scalars else "") + "".join(tables)
     return (f"<details><summary>All metrics ({len(m)}) · <a href='{html.escape(path.name)}'>as a file</a></summary>"
             f"{body}</details>")
@@ -121,7 +137,7 @@ def _card(r: ReportResult, out: Path) -> str:
     if r.findings:
         parts.append("<ul class='findings'>" + "".join(_finding_html(f) for f in r.findings[:5]) + "</ul>")
     elif r.metrics:
-        parts.append(_headline_html(r.metrics))
+        parts.append(_headline_html(r.metrics, _read_doc(out / f"{r.name}.metrics.json").get("measures")))
     if r.parameters:
         data = [k for k in r.parameters if _DATA_PARAM.search(k)]
         def item(k):

@@ -200,14 +200,30 @@ class Report:
 
     # -- metrics -----------------------------------------------------------------------------------------
     def save(self, metrics: Mapping | None = None, *, title: str = "") -> Path:
-        """Write ``<out_dir>/<name>.metrics.json``: the rendered sections' metrics and ``metrics`` (a
-        :class:`~evallab.Results` becomes its records; NaN → null), and the findings stated through this report.
-        Returns the path."""
+        """Write ``<out_dir>/<name>.metrics.json``: the rendered sections' metrics and ``metrics``, and the
+        findings stated through this report. Returns the path.
+
+        A :class:`~evallab.Results` is written as its records, its measures under ``"measures"`` (so the index
+        renders it with its own labels, units, intervals and methods); an :class:`~evallab.Estimate` as its value
+        (``key``), its bounds (``key_low``/``key_high``) and its meaning under ``"measures"``; NaN → null.
+        """
         from evallab.reporting.batch import save_metrics
 
-        doc = {**self.metrics, **dict(metrics or {})}
-        doc = {k: (pd_records(v) if hasattr(v, "to_dict") and hasattr(v, "columns") else v) for k, v in doc.items()}
-        return save_metrics(self.name, doc, title=title, reports_dir_=self.out_dir, findings=self.findings)
+        doc, meanings = {}, {}
+        for k, v in {**self.metrics, **dict(metrics or {})}.items():
+            if isinstance(v, Estimate):
+                doc[k] = v.value
+                if v.has_interval:
+                    doc[f"{k}_low"], doc[f"{k}_high"] = v.low, v.high
+                meanings[k] = {"estimate": {f: x for f, x in v.as_dict().items() if f not in ("value", "low", "high")}}
+            elif hasattr(v, "to_dict") and hasattr(v, "columns"):
+                doc[k] = pd_records(v)
+                if getattr(v, "measures", None):
+                    meanings[k] = v.meta()
+            else:
+                doc[k] = v
+        return save_metrics(self.name, doc, title=title, reports_dir_=self.out_dir, findings=self.findings,
+                            measures=meanings)
 
 
 def pd_records(frame) -> list[dict]:

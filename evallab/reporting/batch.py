@@ -63,7 +63,8 @@ def _finding_dict(f) -> dict:
 
 
 def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports_dir_: str | Path = "",
-                 headline: Sequence[str] | None = None, findings: Sequence | None = None) -> Path:
+                 headline: Sequence[str] | None = None, findings: Sequence | None = None,
+                 measures: Mapping | None = None) -> Path:
     """Write a notebook's headline numbers to ``<reports_dir>/<report_name>.metrics.json``.
 
     Parameters
@@ -79,9 +80,13 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     findings : the report's findings for the index, each a :class:`evallab.reporting.tables.Finding`, a mapping
         with ``sentence, value, low, high, level, n, unit`` or a plain sentence (default: every finding stated with
         :func:`evallab.reporting.tables.finding` in this kernel).
+    measures : what the metrics mean, by metric name (:meth:`evallab.Report.save` fills it): a table's
+        :meth:`evallab.Results.meta`, or ``{"estimate": {unit, level, method, n, n_unit, label, note}}`` for one
+        number. The index renders from these; a metric without one is shown as a plain value (never a guessed
+        unit).
 
     Returns the path written. The file is ``{"report", "title", "written_at", "headline", "findings",
-    "metrics"}``.
+    "metrics", "measures"}``.
     """
     import sys
 
@@ -97,7 +102,8 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
         headline = [k for k, v in m.items() if isinstance(v, (int, float, str, bool)) or v is None]
     doc = {"report": report_name, "title": title,
            "written_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-           "headline": list(headline), "findings": found, "metrics": m}
+           "headline": list(headline), "findings": found, "metrics": m,
+           "measures": _jsonable(dict(measures or {}))}
     path = out / f"{report_name}.metrics.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=False), encoding="utf-8")

@@ -11,7 +11,8 @@ The metric is chosen in the entry's ``compare:``::
     compare:
       metric: loo_trigger_accuracy          # a key of the notebook's metrics ("a.b" for a nested one)
       label: Leave-one-out trigger accuracy     # default: the key in words
-      unit: "%"                     # %, pp, pct, p, count or any text; default: guessed from the key and values
+      unit: "%"                     # %, pp, pct, p, count or any text; default: the metric's own unit, as the
+                                    # report saved it (metrics.json "measures"), else none
       low: loo_trigger_accuracy_low         # the interval's bounds; default: <metric>_low and <metric>_high
       high: loo_trigger_accuracy_high
       level: 0.95                   # the interval's level; default: the run's `confidence` parameter, else 0.95
@@ -82,7 +83,7 @@ def comparison_table(results: Sequence, out: str | Path) -> pd.DataFrame:
         doc = _read_metrics(out / f"{r.name}.metrics.json")
         m = (doc or {}).get("metrics") or {}
         value = low = high = None
-        note = ""
+        note, unit = "", ""
         if r.status != "ok":
             note = "the run failed" + (f" in cell {r.cell}" if r.cell is not None else "")
         elif doc is None:
@@ -94,28 +95,32 @@ def comparison_table(results: Sequence, out: str | Path) -> pd.DataFrame:
                 note = f"the run's metrics have no number '{metric}'" + ("" if raw is None else f" (it is {raw!r})")
             low = _number(_lookup(m, compare.get("low") or f"{metric}_low"))
             high = _number(_lookup(m, compare.get("high") or f"{metric}_high"))
+            unit = str((((doc or {}).get("measures") or {}).get(metric) or {}).get("estimate", {}).get("unit") or "")
         rows.append({"run": r.name, **{k: r.varying.get(k) for k in keys}, "status": r.status,
-                     "value": value, "low": low, "high": high, "level": _level(r, compare), "note": note,
+                     "value": value, "low": low, "high": high, "level": _level(r, compare), "unit": unit, "note": note,
                      "error": r.error or "", "findings": list((doc or {}).get("findings") or r.findings or [])})
-    cols = ["run", *keys, "status", "value", "low", "high", "level", "note", "error", "findings"]
+    cols = ["run", *keys, "status", "value", "low", "high", "level", "unit", "note", "error", "findings"]
     return pd.DataFrame(rows, columns=cols).astype({"value": float, "low": float, "high": float})
 
 
-def _unit(compare: Mapping, metric: str, values: pd.Series) -> str:
-    from evallab.reporting.tables import guess_unit
+def _unit(compare: Mapping, table: pd.DataFrame) -> str:
+    """The metric's unit (the display units of :mod:`evallab.reporting.tables`): ``compare: unit`` when given, else
+    the unit the runs saved with it (:meth:`evallab.Report.save`), else none — never guessed from the name."""
+    from evallab.reporting.tables import _MEASURE_UNITS
 
     if compare.get("unit") is not None:
         return str(compare["unit"])
-    return guess_unit(metric, values.dropna())
+    saved = [u for u in table.get("unit", pd.Series(dtype=str)).dropna().astype(str) if u]
+    return _MEASURE_UNITS.get(saved[0], saved[0]) if saved else ""
 
 
-def axis_label(compare: Mapping, values: pd.Series, *, with_interval: bool, level: float) -> str:
+def axis_label(compare: Mapping, table: pd.DataFrame, *, with_interval: bool, level: float) -> str:
     """The y axis label: the metric's label, its unit and the interval's level ("Accuracy (%, 95% CI)")."""
     from evallab.reporting.tables import UNITS, humanize
 
     metric = compare.get("metric", "")
     label = compare.get("label") or humanize(metric.replace(".", " "))
-    unit = _unit(compare, metric, values)
+    unit = _unit(compare, table)
     suffix = UNITS[unit][1] if unit in UNITS else unit
     parts = [p for p in (suffix if suffix != "n" else "count",
                          f"{level:.0%} CI" if with_interval else "") if p]
@@ -157,7 +162,7 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
     if have.empty:
         return None
     metric = compare.get("metric", "")
-    unit = _unit(compare, metric, table["value"])
+    unit = _unit(compare, table)
     scale = UNITS[unit][0] if unit in UNITS else 1.0
     with_interval = bool(have[["low", "high"]].notna().all(axis=1).any())
     level = float(table["level"].iloc[0])
@@ -173,7 +178,7 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
     fig = Figure(figsize=(min(11.0, 3.2 + 0.9 * ncat + (2.5 if hue else 0)), 4.2))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ylabel = axis_label(compare, table["value"], with_interval=with_interval, level=level)
+    ylabel = axis_label(compare, table, with_interval=with_interval, level=level)
     label = ylabel.split(" (")[0]
     varying = " × ".join(humanize(k) for k in keys)
     plots.interval_plot(df, x="x", y="value", low="low", high="high", hue=hue, scale=scale,
@@ -222,8 +227,8 @@ def comparison_sentence(table: pd.DataFrame, keys: Sequence[str], compare: Mappi
     if len(have) < 2:
         return ""
     metric = compare.get("metric", "")
-    label = axis_label(compare, table["value"], with_interval=False, level=0.95).split(" (")[0]
-    unit = _unit(compare, metric, table["value"])
+    label = axis_label(compare, table, with_interval=False, level=0.95).split(" (")[0]
+    unit = _unit(compare, table)
     hi, lo = have.loc[have["value"].idxmax()], have.loc[have["value"].idxmin()]
 
     def where(row):
@@ -271,7 +276,7 @@ def comparison_html(group: str, results: Sequence, out: str | Path, cards: Seque
     parts.append(f"<p class='status'>Grid entry <b>{html.escape(group)}</b> of {html.escape(first.source or '')}: "
                  f"{what}. <span class='{'ok' if ok == len(results) else 'failed'}'>{ok} of {len(results)} ran to "
                  f"the end</span> · {seconds:.1f} s of runs</p>")
-    unit = _unit(compare, metric or "", table["value"]) if metric else ""
+    unit = _unit(compare, table) if metric else ""
     level = float(table["level"].iloc[0]) if len(table) else 0.95
     notes: list[str] = []
 
@@ -283,7 +288,7 @@ def comparison_html(group: str, results: Sequence, out: str | Path, cards: Seque
     head = "".join(f"<th>{html.escape(_param_label(k, compare))}</th>" for k in keys)
     metric_head = ""
     if metric:
-        metric_head = f"<th>{html.escape(axis_label(compare, table['value'], with_interval=True, level=level))}</th>"
+        metric_head = f"<th>{html.escape(axis_label(compare, table, with_interval=True, level=level))}</th>"
     rows = []
     for r, (_, row) in zip(results, table.iterrows(), strict=True):
         vals = "".join(f"<td>{html.escape(_value_text(row[k]))}</td>" for k in keys)
@@ -315,7 +320,7 @@ def comparison_html(group: str, results: Sequence, out: str | Path, cards: Seque
         fig = comparison_figure(table, keys, compare)
         if fig is not None:
             fig.savefig(png, dpi=96, bbox_inches="tight")
-            alt = f"{axis_label(compare, table['value'], with_interval=False, level=level)} across the grid"
+            alt = f"{axis_label(compare, table, with_interval=False, level=level)} across the grid"
             parts.append(f"<p><img class='compare' src='{html.escape(png.name)}' alt='{html.escape(alt, quote=True)}'>"
                          "</p>")
         else:

@@ -556,6 +556,7 @@ class Finding:
     unit: str = ""  # a measure unit ("proportion", "pp", "count", "coefficient" ...) or a legacy table unit ("%")
     method: str | None = None
     n_unit: str = ""
+    digits: int | None = None
 
     @classmethod
     def of(cls, sentence: str, estimate=None) -> Finding:
@@ -564,12 +565,12 @@ class Finding:
             return cls(sentence.strip(), level=None)
         return cls(sentence.strip(), estimate.value, estimate.low, estimate.high,
                    estimate.level if estimate.has_interval else None, estimate.n, estimate.unit,
-                   estimate.method if estimate.has_interval else None, estimate.n_unit)
+                   estimate.method if estimate.has_interval else None, estimate.n_unit, estimate.digits)
 
     def estimate_text(self) -> str:
         """"93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)", or "" without a value."""
         return format_estimate(self.value, self.low, self.high, self.unit, self.level, self.n, method=self.method,
-                               n_unit=self.n_unit)
+                               n_unit=self.n_unit, digits=self.digits)
 
     def html(self) -> str:
         """The highlighted line a report shows: the sentence, then the estimate unless the sentence states it."""
@@ -597,7 +598,7 @@ FINDINGS: list[Finding] = []
 
 
 def format_estimate(value, low=None, high=None, unit: str = "", level: float | None = 0.95, n=None, *,
-                    method: str | None = None, n_unit: str = "") -> str:
+                    method: str | None = None, n_unit: str = "", digits: int | None = None) -> str:
     """"93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)" — one estimate with its interval, level,
     method, unit and n. A missing or NaN bound prints no interval (never "[nan, nan]"); equal bounds print none
     either, and say so."""
@@ -611,7 +612,7 @@ def format_estimate(value, low=None, high=None, unit: str = "", level: float | N
         lo = hi = None
     n_ = _num(n)
     return str(Estimate(v, lo, hi, level if lo is not None else None, method, u,
-                        int(n_) if n_ is not None else None, n_unit))
+                        int(n_) if n_ is not None else None, n_unit, digits=digits))
 
 
 def finding(sentence: str, *, value=None, low=None, high=None, level: float | None = 0.95, n=None,
