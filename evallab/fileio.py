@@ -53,13 +53,19 @@ def _what(mode: int) -> str:
     return "not a regular file"
 
 
-def _stat(p: Path, err: type[DataError], missing: str) -> os.stat_result | None:
+def _checked(path: str | Path, err: type[DataError], missing: str, wanted: str, expected: str) -> Path:
+    """``path`` as a :class:`Path` when its ``os.stat`` says it is a ``wanted`` one (``"regular file"`` or
+    ``"folder"``); else ``err`` naming the path, what it is and what was expected."""
+    p = Path(path)
     try:
-        return os.stat(p)
+        st = os.stat(p)
     except (FileNotFoundError, NotADirectoryError):
         raise err(missing, path=str(p)) from None
     except OSError as exc:
         raise err(f"cannot read ({exc.strerror or exc})", path=str(p)) from None
+    if not (stat.S_ISREG if wanted == "regular file" else stat.S_ISDIR)(st.st_mode):
+        raise err(f"is {_what(st.st_mode)}, not a {wanted}; expected {expected}", path=str(p))
+    return p
 
 
 def check_file(path: str | Path, expected: str, err: type[DataError] = DataError, *,
@@ -78,11 +84,7 @@ def check_file(path: str | Path, expected: str, err: type[DataError] = DataError
         A missing path; a directory, FIFO, device or socket ("is a directory, not a regular file; expected ...");
         a path that cannot be stat-ed (e.g. permission denied). Nothing is opened.
     """
-    p = Path(path)
-    st = _stat(p, err, missing or f"no such file; expected {expected}")
-    if not stat.S_ISREG(st.st_mode):
-        raise err(f"is {_what(st.st_mode)}, not a regular file; expected {expected}", path=str(p))
-    return p
+    return _checked(path, err, missing or f"no such file; expected {expected}", "regular file", expected)
 
 
 def check_folder(path: str | Path, expected: str, err: type[DataError] = DataError, *,
@@ -95,11 +97,7 @@ def check_folder(path: str | Path, expected: str, err: type[DataError] = DataErr
         A missing path (``missing`` or ``"no such folder; expected <expected>"``), or anything that is not a
         directory ("is a regular file, not a folder; expected ...").
     """
-    p = Path(path)
-    st = _stat(p, err, missing or f"no such folder; expected {expected}")
-    if not stat.S_ISDIR(st.st_mode):
-        raise err(f"is {_what(st.st_mode)}, not a folder; expected {expected}", path=str(p))
-    return p
+    return _checked(path, err, missing or f"no such folder; expected {expected}", "folder", expected)
 
 
 def read_bytes(path: str | Path, expected: str, err: type[DataError] = DataError, *,
