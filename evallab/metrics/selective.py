@@ -256,7 +256,7 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
     ...                                    "sample": [0, 1, 0, 1, 0, 1, 2], "gold": "pass",
     ...                                    "verdict": ["pass", "pass", "pass", "fail", "fail", "fail", "pass"]}))
     >>> r = selective_judging(df)
-    >>> int(r.loc[0, "items"]), int(r.loc[0, "no_majority"]), r.loc[0, "overall_agreement"], r.loc[0, "note"]
+    >>> int(r.loc[0, "items"]), int(r.loc[0, "no_majority"]), float(r.loc[0, "overall_agreement"]), r.loc[0, "note"]
     (2, 1, 0.5, 'not computable: 1 calibration items, fewer than min_calibration=30')
     """
     if not 0 < calibration_share < 1:
