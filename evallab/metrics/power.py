@@ -140,6 +140,11 @@ def gold_for_half_width(half_width: float, *, rate: float, sensitivity: float | 
     EvallabError
         A value out of range, or neither Se/Sp nor ``correlation``.
 
+    References
+    ----------
+    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
+    arXiv:2311.01453; A. Wald (1943), Trans. AMS 54(3) (the normal-approximation interval).
+
     Examples
     --------
     ±5 points at π = 0.5: 1.96² · 0.25 / 0.05² = 384.1 → 385 gold labels alone; a judge with ρ = 0.8 and unlimited
@@ -148,11 +153,6 @@ def gold_for_half_width(half_width: float, *, rate: float, sensitivity: float | 
     >>> plan = gold_for_half_width(0.05, rate=0.5, correlation=0.8)
     >>> plan["gold_only"], plan["with_judge"], round(plan["saving"], 3)
     (385, 139, 0.639)
-
-    References
-    ----------
-    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
-    arXiv:2311.01453; A. Wald (1943), Trans. AMS 54(3) (the normal-approximation interval).
     """
     h, pi = _prob("half_width", half_width), _prob("rate", rate)
     z = intervals.z_value(confidence)
