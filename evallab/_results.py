@@ -36,13 +36,47 @@ UNITS: dict[str, tuple[float, str, int | None]] = {
 
 
 def wilson_method() -> str:
-    """Name of the Wilson score interval (Wilson 1927), as shown beside it."""
+    """Name of the Wilson score interval, as shown beside it.
+
+    Returns
+    -------
+    str
+
+    References
+    ----------
+    E. B. Wilson (1927), JASA 22(158); see :func:`evallab.metrics.intervals.wilson`.
+
+    Examples
+    --------
+    >>> wilson_method()
+    'Wilson score'
+    """
     return "Wilson score"
 
 
 def bootstrap_method(n_resamples: int, unit: str = "item", *, paired: bool = False) -> str:
-    """Name of a percentile bootstrap over ``unit`` (the resampled unit), as shown beside it:
-    ``"item bootstrap (percentile, 1,000 resamples)"``; ``paired`` for a difference on the same units."""
+    """Name of a percentile bootstrap over ``unit`` (the resampled unit), as shown beside it.
+
+    Parameters
+    ----------
+    n_resamples : int
+        Resamples drawn.
+    unit : str, default "item"
+        The resampled unit ("item", "skill").
+    paired : bool, default False
+        For a difference on the same units (both sides resampled together).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> bootstrap_method(1000)
+    'item bootstrap (percentile, 1,000 resamples)'
+    >>> bootstrap_method(200, "skill", paired=True)
+    'paired skill bootstrap (percentile, 200 resamples)'
+    """
     return f"{'paired ' if paired else ''}{unit} bootstrap (percentile, {int(n_resamples):,} resamples)"
 
 
@@ -60,7 +94,7 @@ class Measure:
         The estimate's column.
     label : str
         Its name on the page ("Position consistency").
-    unit : str
+    unit : str, default "proportion"
         One of :data:`UNITS` or free text (see the module doc).
     low, high : str, optional
         Columns of the interval bounds (same unit as the estimate).
@@ -71,12 +105,18 @@ class Measure:
         bootstrap cannot resample); takes precedence over ``method`` where filled.
     n : str, optional
         The column holding the estimate's n.
-    n_unit : str
+    n_unit : str, default ""
         What n counts ("items", "pairs", "replies", "skills").
-    note : str, optional
+    note : str, optional, default "note"
         The column holding why a value (or its interval) is missing.
     digits : int, optional
         Decimals on the page (default per unit).
+
+    Examples
+    --------
+    >>> m = Measure("acc", "Accuracy", "proportion", "acc_low", "acc_high", method=WILSON, n="n", n_unit="items")
+    >>> m.has_interval, m.unit
+    (True, 'proportion')
     """
 
     column: str
@@ -108,8 +148,21 @@ def _num(x) -> float | None:
 
 
 def singular(unit: str) -> str:
-    """A plural unit for one of it: "replies" → "reply", "items" → "item", "pair × order units" → "pair × order
-    unit"; a unit not ending in s is kept."""
+    """A plural unit for one of it; a unit not ending in s (or ending in ss) is kept.
+
+    Parameters
+    ----------
+    unit : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> singular("replies"), singular("items"), singular("pair × order units"), singular("class")
+    ('reply', 'item', 'pair × order unit', 'class')
+    """
     if unit.endswith("ies"):
         return unit[:-3] + "y"
     return unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
@@ -125,8 +178,31 @@ def _decimals(values: Iterable[float]) -> int:
 
 
 def format_number(x, unit: str = "", digits: int | None = None, *, signed: bool | None = None) -> str:
-    """A number in its unit's display scale, without the unit ("93.1" for 0.931 as a proportion); "—" when
-    missing. ``signed`` (default: for ``"pp"``) writes a leading + on positive values."""
+    """A number in its unit's display scale, without the unit.
+
+    Parameters
+    ----------
+    x : number or None
+        The value in the data's own scale (a proportion 0–1, a difference of proportions −1–1).
+    unit : str, default ""
+        One of :data:`UNITS` (sets the scale and default decimals) or free text (shown as is).
+    digits : int, optional
+        Decimals (default per unit; for units without a default, by magnitude).
+    signed : bool, optional
+        Write a leading + on positive values (default: for ``"pp"``).
+
+    Returns
+    -------
+    str
+        "—" when missing (None, NaN, text); "<0.001" for a p-value below 0.001.
+
+    Examples
+    --------
+    >>> format_number(0.931, "proportion"), format_number(0.042, "pp"), format_number(1234, "count")
+    ('93.1', '+4.2', '1,234')
+    >>> format_number(0.0004, "p-value"), format_number(float("nan"))
+    ('<0.001', '—')
+    """
     v = _num(x)
     if v is None:
         return "—"
@@ -148,9 +224,38 @@ def format_number(x, unit: str = "", digits: int | None = None, *, signed: bool 
 class Estimate:
     """One estimate with everything needed to state it: value, interval, level, method, unit, n.
 
-    ``value``, ``low`` and ``high`` are in the data's own scale (a proportion 0–1, a difference of proportions
-    −1–1). ``str(estimate)`` gives e.g. "93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)"; a missing
-    interval is never printed as "[nan, nan]": the note says why, or nothing is added.
+    Parameters
+    ----------
+    value, low, high : float or None
+        In the data's own scale (a proportion 0–1, a difference of proportions −1–1); None when missing.
+    level : float, optional
+        Confidence level of the interval.
+    method : str, optional
+        The method that computed the interval.
+    unit : str, default ""
+        One of :data:`UNITS` or free text.
+    n : int, optional
+        The estimate's n, counting ``n_unit`` ("items", "pairs", "replies").
+    label : str, default ""
+        The estimate's name.
+    note : str, optional
+        Why the value or its interval is missing.
+    digits : int, optional
+        Decimals on the page.
+
+    Notes
+    -----
+    A missing interval is never printed as "[nan, nan]": the note says why, or nothing is added.
+
+    Examples
+    --------
+    >>> e = Estimate(0.931, 0.902, 0.954, 0.95, WILSON, "proportion", 1200, "pairs", "Accuracy")
+    >>> print(e)
+    93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)
+    >>> e.number(), e.excludes(0.9)
+    ('93.1%', True)
+    >>> print(Estimate(None, note="no gold labels"))
+    not computable: no gold labels
     """
 
     value: float | None
@@ -230,6 +335,8 @@ class Estimate:
 class Results(pd.DataFrame):
     """A DataFrame of estimates that knows what its columns mean (:class:`Measure` per estimate column).
 
+    Build one with :func:`results`; every estimator of :mod:`evallab.metrics` returns one.
+
     Attributes
     ----------
     measures : dict[str, Measure]
@@ -238,6 +345,18 @@ class Results(pd.DataFrame):
         The confidence level of every interval in the table.
     keys : list[str]
         The design columns that name a row (``by``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"judge": ["A", "B"], "acc": [0.8, 0.5], "acc_low": [0.49, 0.237],
+    ...                       "acc_high": [0.943, 0.763], "n": [10, 10]})
+    >>> m = Measure("acc", "Accuracy", "proportion", "acc_low", "acc_high", method=WILSON, n="n", n_unit="items")
+    >>> res = results(frame, [m], level=0.95, keys=["judge"])
+    >>> print(res.estimate("acc", 1))
+    50.0% [23.7, 76.3] (95% CI, Wilson score, n = 10 items)
+    >>> list(res[res["judge"] == "A"].measures)
+    ['acc']
     """
 
     _metadata = ["measures", "level", "keys"]
@@ -294,7 +413,29 @@ class Results(pd.DataFrame):
 
 
 def estimate_from_row(r: pd.Series, m: Measure, level: float | None) -> Estimate:
-    """An :class:`Estimate` from one row of a :class:`Results` and the column's :class:`Measure`."""
+    """An :class:`Estimate` from one row of a :class:`Results` and the column's :class:`Measure`.
+
+    Parameters
+    ----------
+    r : Series
+        One row.
+    m : Measure
+        The column's meaning (which columns hold the bounds, method, n and note).
+    level : float, optional
+        The table's confidence level (kept only when the row has an interval).
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = pd.Series({"acc": 0.8, "acc_low": 0.49, "acc_high": 0.943, "n": 10})
+    >>> m = Measure("acc", "Accuracy", "proportion", "acc_low", "acc_high", method=WILSON, n="n", n_unit="items")
+    >>> print(estimate_from_row(row, m, 0.95))
+    80.0% [49.0, 94.3] (95% CI, Wilson score, n = 10 items)
+    """
 
     def get(col):
         return r.get(col) if col else None
@@ -324,8 +465,21 @@ def results(frame: pd.DataFrame, measures: Sequence[Measure] | Mapping[str, Meas
         The estimate columns' meanings; a measure whose column is absent from ``frame`` is dropped.
     level : float, optional
         The confidence level of the intervals.
-    keys : sequence of str
-        The design columns naming a row.
+    keys : sequence of str, default ()
+        The design columns naming a row (those absent from ``frame`` are dropped).
+
+    Returns
+    -------
+    Results
+        ``frame``'s rows and columns, with ``measures``, ``level`` and ``keys``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = results(pd.DataFrame({"judge": ["A"], "acc": [0.8]}), [Measure("acc", "Accuracy"),
+    ...               Measure("kappa", "Kappa", "coefficient")], keys=["judge", "strategy"])
+    >>> list(res.measures), res.keys
+    (['acc'], ['judge'])
     """
     ms = list(measures.values()) if isinstance(measures, Mapping) else list(measures)
     out = Results(frame)
@@ -336,7 +490,28 @@ def results(frame: pd.DataFrame, measures: Sequence[Measure] | Mapping[str, Meas
 
 
 def with_measures(res: pd.DataFrame, *extra: Measure, level: float | None = None) -> Results:
-    """``res`` with more (or replaced) measures — for a frame derived from a :class:`Results` by the caller."""
+    """``res`` with more (or replaced) measures — for a frame derived from a :class:`Results` by the caller.
+
+    Parameters
+    ----------
+    res : DataFrame or Results
+        The table (its own measures, level and keys are kept).
+    *extra : Measure
+        Measures to add or replace (by column).
+    level : float, optional
+        A new confidence level (default: ``res``'s).
+
+    Returns
+    -------
+    Results
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = results(pd.DataFrame({"acc": [0.8], "n": [10]}), [Measure("acc", "Accuracy")])
+    >>> sorted(with_measures(res, Measure("n", "Items", "count")).measures)
+    ['acc', 'n']
+    """
     base = dict(getattr(res, "measures", None) or {})
     base.update({m.column: m for m in extra})
     return results(res, base, level=level if level is not None else getattr(res, "level", None),
@@ -344,14 +519,50 @@ def with_measures(res: pd.DataFrame, *extra: Measure, level: float | None = None
 
 
 def relabel(m: Measure, **changes) -> Measure:
-    """A copy of ``m`` with fields changed (e.g. another label for one table)."""
+    """A copy of ``m`` with fields changed (e.g. another label for one table).
+
+    Parameters
+    ----------
+    m : Measure
+    **changes
+        Fields of :class:`Measure` and their new values.
+
+    Returns
+    -------
+    Measure
+
+    Examples
+    --------
+    >>> relabel(Measure("acc", "Accuracy"), label="Acc.").label
+    'Acc.'
+    """
     return replace(m, **changes)
 
 
 def common_methods(res: Results) -> Results:
-    """``res`` with the interval method that computed most of a measure's intervals (more than half of them) as the
-    measure's method, so a table names it once under the table and footnotes only the rows computed otherwise;
-    without such a majority every row's method is footnoted."""
+    """``res`` with the interval method that computed most of a measure's intervals as the measure's method.
+
+    More than half of the rows must name it, so a table names it once under the table and footnotes only the rows
+    computed otherwise; without such a majority every row's method is footnoted.
+
+    Parameters
+    ----------
+    res : Results
+        A table whose measures name their method per row (``method_column``).
+
+    Returns
+    -------
+    Results
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = Measure("acc", "Accuracy", low="lo", high="hi", method_column="how")
+    >>> res = results(pd.DataFrame({"acc": [0.8, 0.7, 0.9], "lo": [0.5, 0.4, 0.6], "hi": [0.9, 0.8, 0.95],
+    ...                             "how": [WILSON, WILSON, bootstrap_method(50)]}), [m])
+    >>> common_methods(res).measures["acc"].method
+    'Wilson score'
+    """
     out = []
     for m in res.measures.values():
         if m.method_column and m.method_column in res.columns:

@@ -77,7 +77,19 @@ KEY = ("dataset", "item_id", "judge", "strategy", "anchor_set", "order", "sample
 
 
 def empty() -> pd.DataFrame:
-    """An empty verdict table with the schema's columns and dtypes."""
+    """An empty verdict table with the schema's columns and dtypes.
+
+    Returns
+    -------
+    DataFrame
+        No rows; the columns of :data:`COLUMNS` with the dtypes of :data:`SCHEMA`.
+
+    Examples
+    --------
+    >>> t = empty()
+    >>> t.shape, str(t["sample"].dtype)
+    ((0, 17), 'Int64')
+    """
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SCHEMA.items()})
 
 
@@ -110,9 +122,25 @@ def _norm_verdict(s: pd.Series) -> pd.Series:
 
 
 def norm_label(value) -> str | None:
-    """One verdict or gold cell as :func:`coerce` reads it: stripped, lower-case, ``"1.0"`` → ``"1"``; ``None`` for
-    a missing value (``None``, NaN, "", "na", "nan", "none", "null"). The result may still be outside
-    :data:`VERDICTS` — the caller says what it expected."""
+    """One verdict or gold cell as :func:`coerce` reads it: stripped, lower-case, ``"1.0"`` → ``"1"``.
+
+    The result may still be outside :data:`VERDICTS` — the caller says what it expected.
+
+    Parameters
+    ----------
+    value : object
+        A cell.
+
+    Returns
+    -------
+    str or None
+        ``None`` for a missing value (``None``, NaN, "", "na", "nan", "none", "null").
+
+    Examples
+    --------
+    >>> norm_label(" PASS "), norm_label("1.0"), norm_label("nan")
+    ('pass', '1', None)
+    """
     if value is None or (isinstance(value, float) and value != value):
         return None
     t = str(value).strip().lower()
@@ -138,6 +166,14 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
     ------
     VerdictTableError
         See :func:`validate`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2"], "judge": "A", "verdict": [" Pass", "FAIL"]}))
+    >>> df[["item_id", "anchor_set", "order", "sample", "verdict"]].to_dict("records")
+    [{'item_id': 'q1', 'anchor_set': 'none', 'order': '', 'sample': 0, 'verdict': 'pass'},
+     {'item_id': 'q2', 'anchor_set': 'none', 'order': '', 'sample': 0, 'verdict': 'fail'}]
     """
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
@@ -200,7 +236,22 @@ def _filled(dtype: str, value, n: int, index: pd.Index) -> pd.Series:
 
 
 def constant_strings(value: str | None, n: int):
-    """``n`` copies of ``value`` (None: NA) as an Arrow string array, built from buffers (no per-row work)."""
+    """``n`` copies of ``value`` (None: NA) as an Arrow string array, built from buffers (no per-row work).
+
+    Parameters
+    ----------
+    value : str or None
+    n : int
+
+    Returns
+    -------
+    pyarrow.StringArray
+
+    Examples
+    --------
+    >>> constant_strings("x", 3).to_pylist(), constant_strings(None, 2).to_pylist()
+    (['x', 'x', 'x'], [None, None])
+    """
     import pyarrow as pa
 
     if value is None:
@@ -213,8 +264,16 @@ def constant_strings(value: str | None, n: int):
 
 
 class SnapshotWarning(UserWarning):
-    """One judge label whose replies carry several model snapshots (e.g. a server that reported two versions
-    under one alias): its figures pool the snapshots unless ``model`` is in the grouping."""
+    """One judge label whose replies carry several model snapshots.
+
+    E.g. a server that reported two versions under one alias: its figures pool the snapshots unless ``model`` is in
+    the grouping. Emitted by :func:`warn_snapshots`.
+
+    Examples
+    --------
+    >>> issubclass(SnapshotWarning, UserWarning)
+    True
+    """
 
 
 def snapshots(df: pd.DataFrame) -> pd.DataFrame:
@@ -225,6 +284,21 @@ def snapshots(df: pd.DataFrame) -> pd.DataFrame:
     DataFrame, one row per (judge, model) of such labels: ``judge``, ``model``, ``replies`` (rows), ``items``
     (distinct dataset/item pairs), ``share`` (of the label's replies, in [0, 1]); empty when every label has at most
     one snapshot. Replies without a model (NA) are not a snapshot and are not counted.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A", "model": ["m-1", "m-2", "m-2"],
+    ...                           "verdict": "pass"}))
+    >>> print(snapshots(df).round(3).to_string(index=False))
+    judge model  replies  items  share
+        A   m-1        1      1  0.333
+        A   m-2        2      2  0.667
     """
     cols = ["judge", "model", "replies", "items", "share"]
     if df.empty or "model" not in df.columns:
@@ -244,7 +318,27 @@ def snapshots(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def snapshot_note(df: pd.DataFrame) -> str:
-    """One sentence naming every judge label with several model snapshots ("" when there is none)."""
+    """One sentence naming every judge label with several model snapshots ("" when there is none).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+
+    Returns
+    -------
+    str
+        See :func:`snapshots`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2"], "judge": "A", "model": ["m-1", "m-2"], "verdict": "pass"}))
+    >>> snapshot_note(df)
+    "judge 'A' carries 2 model snapshots (m-1: 1 replies; m-2: 1 replies): its figures pool the snapshots ..."
+    >>> snapshot_note(df.assign(model="m-1"))
+    ''
+    """
     snap = snapshots(df)
     parts = []
     for judge, g in snap.groupby("judge", sort=True):
@@ -257,8 +351,30 @@ def snapshot_note(df: pd.DataFrame) -> str:
 
 
 def warn_snapshots(df: pd.DataFrame, *, source: str = "the table") -> str:
-    """Emit a :class:`SnapshotWarning` naming ``source`` when a judge label carries several model snapshots;
-    returns the note (see :func:`snapshot_note`), "" when there is none."""
+    """Emit a :class:`SnapshotWarning` naming ``source`` when a judge label carries several model snapshots.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+    source : str, default "the table"
+        What the table is, named in the warning.
+
+    Returns
+    -------
+    str
+        The note (see :func:`snapshot_note`), "" when there is none.
+
+    Examples
+    --------
+    >>> import pandas as pd, warnings
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2"], "judge": "A", "model": ["m-1", "m-2"], "verdict": "pass"}))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = warn_snapshots(df, source="verdicts.csv")
+    >>> caught[0].category.__name__, str(caught[0].message)[:28]
+    ('SnapshotWarning', "verdicts.csv: judge 'A' carr")
+    """
     note = snapshot_note(df)
     if note:
         warnings.warn(f"{source}: {note}", SnapshotWarning, stacklevel=3)
@@ -285,6 +401,30 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
         On a missing column; a verdict or gold outside :data:`VERDICTS` (row and value named); an order outside
         ``ab``/``ba``/``""``; a negative sample; a duplicated key (:data:`KEY`; both rows named); a table with no
         rows.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A table with every column of :data:`COLUMNS` (as :func:`coerce` returns it).
+    path : str, optional
+        File the table came from, named in errors.
+
+    Returns
+    -------
+    DataFrame
+        ``df`` itself.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1"], "judge": "A", "verdict": "pass"}))
+    >>> validate(df) is df
+    True
+    >>> try:
+    ...     validate(pd.concat([df, df]))
+    ... except VerdictTableError as e:
+    ...     print(e.row, e.column)
+    2 item_id
     """
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -340,9 +480,30 @@ def _small(codes: np.ndarray, m: int) -> np.ndarray:
 
 
 def codes(values: pd.Series | pd.Index, *, sort: bool = False) -> tuple[np.ndarray, pd.Index]:
-    """A column as integer codes and the distinct values they stand for (``values[codes]`` gives it back). NA is a
-    value of its own (last when ``sort``); a column with one value costs no hashing. Codes come in the smallest
-    integer type that holds them."""
+    """A column as integer codes and the distinct values they stand for (``values[codes]`` gives it back).
+
+    NA is a value of its own (last when ``sort``); a column with one value costs no hashing. Codes come in the
+    smallest integer type that holds them.
+
+    Parameters
+    ----------
+    values : Series or Index
+    sort : bool, default False
+        Number the values in sorted order (else in order of appearance).
+
+    Returns
+    -------
+    (ndarray of int, Index)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c, u = codes(pd.Series(["b", "a", "b"]))
+    >>> c.tolist(), u.tolist()
+    ([0, 1, 0], ['b', 'a'])
+    >>> codes(pd.Series(["b", "a", "b"]), sort=True)[0].tolist()
+    [1, 0, 1]
+    """
     n = len(values)
     if n and not values.isna().any():
         first = values.iloc[0] if isinstance(values, pd.Series) else values[0]
@@ -353,7 +514,25 @@ def codes(values: pd.Series | pd.Index, *, sort: bool = False) -> tuple[np.ndarr
 
 
 def compress_codes(code: np.ndarray, total: int) -> tuple[np.ndarray, int]:
-    """Dense codes 0..m-1 (order kept, smallest integer type) of combined codes in [0, total), and m."""
+    """Dense codes 0..m-1 (order kept, smallest integer type) of combined codes in [0, total), and m.
+
+    Parameters
+    ----------
+    code : ndarray of int
+        Codes in [0, total).
+    total : int
+
+    Returns
+    -------
+    (ndarray of int, int)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c, m = compress_codes(np.array([5, 0, 5, 9]), 10)
+    >>> c.tolist(), m
+    ([1, 0, 1, 2], 3)
+    """
     if total <= max(4 * len(code), 1 << 16):
         present = np.bincount(code, minlength=total) > 0
         dense = np.cumsum(present, dtype=np.int64) - 1
@@ -364,8 +543,28 @@ def compress_codes(code: np.ndarray, total: int) -> tuple[np.ndarray, int]:
 
 
 def combine_codes(codes: Sequence[np.ndarray], cards: Sequence[int]) -> tuple[np.ndarray, int]:
-    """Dense codes of the combinations of several code columns, numbered in lexicographic order of the columns
-    (as ``groupby(sort=True)`` orders its groups), and the number of combinations present."""
+    """Dense codes of the combinations of several code columns, and the number of combinations present.
+
+    Combinations are numbered in lexicographic order of the columns (as ``groupby(sort=True)`` orders its groups).
+
+    Parameters
+    ----------
+    codes : sequence of ndarray of int
+        Code columns of equal length.
+    cards : sequence of int
+        How many values each column's codes can take.
+
+    Returns
+    -------
+    (ndarray of int, int)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c, m = combine_codes([np.array([0, 0, 1]), np.array([1, 0, 1])], [2, 2])
+    >>> c.tolist(), m
+    ([1, 0, 2], 3)
+    """
     n = len(codes[0]) if codes else 0
     out, total = None, 1
     for c, k in zip(codes, cards, strict=True):
@@ -415,6 +614,19 @@ def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
         both places: a row's ``source_file`` and ``source_ref`` (where in its file it came from, as the importers
         write them) when the tables carry them, otherwise its table and row (1-based); the second place is the
         error's ``path``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> a = pd.DataFrame({"item_id": ["q1"], "judge": "A", "verdict": "pass"})
+    >>> b = pd.DataFrame({"item_id": ["q2"], "judge": "A", "verdict": "fail"})
+    >>> concat([a, b])["item_id"].tolist()
+    ['q1', 'q2']
+    >>> try:
+    ...     concat([a, a])
+    ... except VerdictTableError as e:
+    ...     print(e.path)
+    table 2, row 1
     """
     tables = [coerce(t) for t in tables]
     if not tables:
@@ -454,6 +666,18 @@ def summary_lines(df: pd.DataFrame, *, reasons: int = 10) -> list[str]:
         ``rows: N``; ``verdicts: 1=…, 2=…, tie=…`` (counts of replies, in the order of :data:`VERDICTS`);
         ``NA: N`` (unparsed replies) followed by one line per reason with its count; then, when present,
         the count of numeric ``score`` values and of rows with ``gold``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A", "verdict": ["pass", "fail", None],
+    ...                           "error": [None, None, "no verdict found"]}))
+    >>> for line in summary_lines(df):
+    ...     print(line)
+    rows: 3
+    verdicts: pass=1, fail=1
+    NA: 1
+            1  no verdict found
     """
     counts = df["verdict"].value_counts()
     na = int(df["verdict"].isna().sum())
@@ -474,8 +698,28 @@ def summary_lines(df: pd.DataFrame, *, reasons: int = 10) -> list[str]:
 def parse_rate(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     """Replies and unparsed replies per group.
 
-    Returns a DataFrame with columns ``by + [replies, unparsed, unparsed_rate]``; ``unparsed_rate`` in [0, 1].
     Unparsed replies are counted here and excluded (not scored as wrong) by every estimator's default.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+    by : list of str, optional
+        Grouping columns (default ``["judge"]``).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``by + [replies, unparsed, unparsed_rate]``: counts of replies, and ``unparsed_rate``
+        (proportion, in [0, 1]).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A", "verdict": ["pass", "fail", None]}))
+    >>> print(parse_rate(df).round(3).to_string(index=False))
+    judge  replies  unparsed  unparsed_rate
+        A        3         1          0.333
     """
     by = list(by or ["judge"])
     g = df.assign(_na=df["verdict"].isna()).groupby(by, dropna=False)["_na"]
@@ -487,8 +731,20 @@ def parse_rate(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
 def as_list(value) -> list[str]:
     """A list parameter as a list of strings, however a notebook or CLI passed it.
 
-    ``None``/``""`` → ``[]``; a list/tuple → itself; a string holding a JSON or YAML list (what ``papermill -p``
-    passes, e.g. ``'["LLMBar/Natural"]'``) → the parsed list; any other string → ``[value]``.
+    Parameters
+    ----------
+    value : None, str, list or tuple
+        ``None``/``""`` → ``[]``; a list/tuple → itself; a string holding a JSON or YAML list (what
+        ``papermill -p`` passes, e.g. ``'["LLMBar/Natural"]'``) → the parsed list; any other string → ``[value]``.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> as_list(None), as_list('["LLMBar/Natural", "LLMBar/Adversarial"]'), as_list("GPT-4")
+    ([], ['LLMBar/Natural', 'LLMBar/Adversarial'], ['GPT-4'])
     """
     if value is None:
         return []
@@ -513,10 +769,36 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
            strategies: Iterable[str] | None = None, path: str | None = None) -> pd.DataFrame:
     """Rows of the given subsets (exact, or a ``/``-prefix such as ``LLMBar/Adversarial``), judges and strategies.
 
-    Empty or None selects all. What a filter leaves out is never dropped silently: the result's
-    ``attrs["left_out"]`` lists one phrase per filter that removed rows (e.g. "strategy CoT: 838 replies left out by
-    the strategies filter"), which :func:`evallab.metrics.design.describe` says in its text. Raises
-    :class:`VerdictTableError` when a filter selects nothing, naming the values available.
+    What a filter leaves out is never dropped silently: the result's ``attrs["left_out"]`` lists one phrase per
+    filter that removed rows, which :func:`evallab.metrics.design.describe` says in its text.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+    subsets, judges, strategies : iterable of str, optional
+        Values to keep (any form :func:`as_list` reads); empty or None selects all.
+    path : str, optional
+        File the table came from, named in errors.
+
+    Returns
+    -------
+    DataFrame
+        The selected rows (index reset), ``attrs["left_out"]`` as above.
+
+    Raises
+    ------
+    VerdictTableError
+        When a filter selects nothing, naming the values available.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = coerce(pd.DataFrame({"item_id": ["q1", "q2", "q1"], "judge": ["A", "A", "B"], "verdict": "pass",
+    ...                           "subset": ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "LLMBar/Natural"]}))
+    >>> out = select(df, subsets=["LLMBar/Adversarial"], judges=["A"])
+    >>> out["item_id"].tolist(), out.attrs["left_out"]
+    (['q2'], ['subset LLMBar/Natural: 2 replies left out by the subsets filter'])
     """
     out = df
     left_out = list(df.attrs.get("left_out", []))

@@ -49,14 +49,18 @@ def pass_probability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, source
 
     Parameters
     ----------
-    df : pointwise tidy verdict table (``pass``/``fail``; ``warn`` counts as not pass) with ``anchor_set``.
-    by : grouping columns besides ``anchor_set``.
-    source : ``"samples"`` (share of parsed samples that pass) or ``"logprob"`` (needs ``verdict_logprob``).
+    df : DataFrame
+        Pointwise tidy verdict table (``pass``/``fail``; ``warn`` counts as not pass) with ``anchor_set``.
+    by : sequence of str, default ("judge",)
+        Grouping columns besides ``anchor_set``.
+    source : {"samples", "logprob"}, default "samples"
+        ``"samples"``: share of parsed samples that pass; ``"logprob"``: from ``verdict_logprob``.
 
     Returns
     -------
-    DataFrame: ``by``, ``anchor_set``, ``dataset``, ``item_id``, ``p_pass`` in [0, 1] (NaN when nothing parsed),
-    ``parsed``, ``passes``, ``gold``.
+    DataFrame
+        ``by``, ``anchor_set``, ``dataset``, ``item_id``; ``p_pass`` (proportion in [0, 1]; NaN when nothing
+        parsed), ``parsed``, ``passes`` (counts of replies), ``gold``.
 
     Raises
     ------
@@ -64,6 +68,22 @@ def pass_probability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, source
         ``source="logprob"`` without a ``verdict_logprob`` column; a pairwise table.
     DesignError
         Several replies per (item, sample) inside a group.
+
+    References
+    ----------
+    T. Z. Zhao, E. Wallace, S. Feng, D. Klein and S. Singh (2021), "Calibrate Before Use: Improving Few-Shot
+    Performance of Language Models", ICML, §5.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["a1", "a1", "a2", "a2"], "judge": "A", "sample": [0, 1, 0, 1],
+    ...                                    "verdict": ["pass", "pass", "pass", "fail"]}))
+    >>> print(pass_probability(df)[["item_id", "p_pass", "parsed", "passes"]].to_string(index=False))
+    item_id  p_pass  parsed  passes
+         a1     1.0       2       2
+         a2     0.5       2       1
     """
     if source not in ("samples", "logprob"):
         raise EvallabError(f"source={source!r}; expected 'samples' or 'logprob'")
@@ -93,9 +113,34 @@ def pass_probability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, source
 
 
 def calibrate(p_pass, p_cf) -> np.ndarray:
-    """Contextual calibration of P(PASS) (Zhao et al. 2021, W = diag(p_cf)⁻¹, b = 0, then normalised):
-    ``q = (p/p_cf) / (p/p_cf + (1−p)/(1−p_cf))``; arrays broadcast; NaN where p_cf is 0 or 1 (a probe that
-    always says one thing leaves nothing to rescale) or p is NaN."""
+    """Contextual calibration of P(PASS): ``q = (p/p_cf) / (p/p_cf + (1−p)/(1−p_cf))``.
+
+    W = diag(p_cf)⁻¹, b = 0, then normalised; arrays broadcast.
+
+    Parameters
+    ----------
+    p_pass : float or array
+        P(PASS) of the answers, in [0, 1].
+    p_cf : float or array
+        P(PASS) on the content-free probe, in [0, 1].
+
+    Returns
+    -------
+    ndarray of float
+        q in [0, 1]; NaN where p_cf is 0 or 1 (a probe that always says one thing leaves nothing to rescale) or p
+        is NaN.
+
+    References
+    ----------
+    Zhao et al. (2021), "Calibrate Before Use", ICML, §5 (eq. with W = diag(p̂_cf)⁻¹).
+
+    Examples
+    --------
+    q > ½ exactly when p > p_cf:
+
+    >>> calibrate([0.8, 0.5, 0.75], 0.75).round(3).tolist()
+    [0.571, 0.25, 0.5]
+    """
     p = np.asarray(p_pass, float)
     c = np.asarray(p_cf, float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -105,8 +150,27 @@ def calibrate(p_pass, p_cf) -> np.ndarray:
 
 
 def is_probe(df: pd.DataFrame, prefix: str = PROBE_PREFIX) -> np.ndarray:
-    """Boolean mask, one per row: the content-free probe rows — ``kind == "content-free"`` (what evallab's probe builders set) or an ``item_id``
-    starting with ``prefix`` (a table from elsewhere that marks probes by id only)."""
+    """Boolean mask, one per row: the content-free probe rows.
+
+    A row is a probe when ``kind == "content-free"`` (what evallab's probe builders set) or its ``item_id`` starts
+    with ``prefix`` (a table from elsewhere that marks probes by id only).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A verdict table.
+    prefix : str, default "content-free"
+
+    Returns
+    -------
+    ndarray of bool
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_probe(pd.DataFrame({"item_id": ["a1", "content-free-1"]})).tolist()
+    [False, True]
+    """
     hit = df["item_id"].astype(str).str.startswith(prefix).to_numpy(bool)
     if "kind" in df:
         hit = hit | (df["kind"].astype("string") == "content-free").fillna(False).to_numpy(bool)
@@ -124,6 +188,36 @@ def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, pref
     (parsed, count), ``p_cf`` (proportion, n = ``replies``, n unit "replies") with ``p_cf_low``/``p_cf_high``
     (Wilson score over the parsed probe replies — independent draws given the prompt — for ``source="samples"``;
     NaN for log-probabilities, which are not counts), ``note``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Pointwise tidy verdict table holding probe replies.
+    by : sequence of str, default ("judge",)
+        Grouping columns besides ``anchor_set``.
+    prefix : str, default "content-free"
+        See :func:`is_probe`.
+    source : {"samples", "logprob"}, default "samples"
+        See :func:`pass_probability`.
+    confidence : float, default 0.95
+        Level of the Wilson interval.
+
+    References
+    ----------
+    Zhao et al. (2021), "Calibrate Before Use", ICML, §5 (the content-free inputs "N/A", "", "[MASK]").
+
+    Examples
+    --------
+    A probe that passes 3 of 4 replies: the Wilson interval of 3 of 4.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": "content-free-1", "judge": "A", "sample": [0, 1, 2, 3],
+    ...                                    "verdict": ["pass", "pass", "pass", "fail"]}))
+    >>> print(content_free_probe(df)[["probes", "replies", "p_cf", "p_cf_low", "p_cf_high"]].round(3)
+    ...       .to_string(index=False))
+    probes  replies  p_cf  p_cf_low  p_cf_high
+         1        4  0.75     0.301      0.954
     """
     by = [c for c in by if c != "anchor_set"]
     d = df[is_probe(df, prefix)]
@@ -168,6 +262,40 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
     when every answer has the same value): ``pass_rate`` / ``calibrated_pass_rate`` (n = ``items``),
     ``false_pass_rate`` / ``calibrated_false_pass_rate`` (PASS on gold-FAIL answers, n = ``gold_fail_items``),
     ``agreement`` / ``calibrated_agreement`` (with gold, n = ``gold_items``), n unit "items"; ``note``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Pointwise tidy verdict table: the graded answers and the content-free probe replies.
+    by : sequence of str, default ("judge",)
+        Grouping columns besides ``anchor_set``.
+    prefix, source, confidence
+        As for :func:`content_free_probe`.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (where an item counts ½).
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    References
+    ----------
+    Zhao et al. (2021), "Calibrate Before Use", ICML, §5.
+
+    Examples
+    --------
+    Three answers with P(PASS) 1, ½, 0 (gold pass, fail, fail) and a probe at p_cf = 0.75: raw verdicts 1, ½, 0;
+    calibrated (PASS when P(PASS) > 0.75) 1, 0, 0.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({
+    ...     "item_id": ["a1", "a1", "a2", "a2", "a3", "a3"] + ["content-free-1"] * 4, "judge": "A",
+    ...     "sample": [0, 1, 0, 1, 0, 1, 0, 1, 2, 3], "gold": ["pass"] * 2 + ["fail"] * 4 + [None] * 4,
+    ...     "verdict": ["pass", "pass", "pass", "fail", "fail", "fail", "pass", "pass", "pass", "fail"]}))
+    >>> r = calibrated_rates(df, n_resamples=50)
+    >>> print(r[["pass_rate", "calibrated_pass_rate", "false_pass_rate", "calibrated_false_pass_rate",
+    ...          "agreement", "calibrated_agreement"]].round(3).to_string(index=False))
+    pass_rate  calibrated_pass_rate  false_pass_rate  calibrated_false_pass_rate  agreement  calibrated_agreement
+          0.5                 0.333             0.25                         0.0      0.833                   1.0
     """
     by = [c for c in by if c != "anchor_set"]
     probe = content_free_probe(df, by, prefix=prefix, source=source, confidence=confidence)

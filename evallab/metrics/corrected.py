@@ -100,6 +100,18 @@ def item_values(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFram
         Several replies per (item, order, sample) inside a group.
     DataError
         An item whose replies carry different gold labels.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A",
+    ...                                    "verdict": ["pass", "fail", "pass"], "gold": ["pass", "pass", None]}))
+    >>> print(item_values(df)[["item_id", "y", "f", "parsed"]].to_string(index=False))
+    item_id   y   f  parsed
+         q1 1.0 1.0       1
+         q2 1.0 0.0       1
+         q3 NaN 1.0       1
     """
     by = list(by)
     check_design(df, by)
@@ -132,9 +144,42 @@ def _check_values(y, f, f_unlabeled) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def power_tuning(y, f, f_unlabeled) -> float:
-    """PPI++'s variance-minimising λ for a mean, clipped to [0, 1] (Angelopoulos, Duchi & Zrnic 2023, Example 6.1):
+    """PPI++'s variance-minimising λ for a mean, clipped to [0, 1].
+
     ``λ̂ = Cov_n(Y, f) / ((1 + n/N)·Var(f over all n + N items))`` — the value ``ppi_py`` computes for a mean
-    (``_calc_lam_glm`` with the identity Hessian, ``clip=True``). 0 when ``f`` is constant."""
+    (``_calc_lam_glm`` with the identity Hessian, ``clip=True``).
+
+    Parameters
+    ----------
+    y : array of shape (n,)
+        Gold values of the labelled items, in [0, 1].
+    f : array of shape (n,)
+        The judge's values of the same items.
+    f_unlabeled : array of shape (N,)
+        The judge's values of the items without gold.
+
+    Returns
+    -------
+    float
+        λ, a coefficient in [0, 1]; 0 when ``f`` is constant or a side is empty.
+
+    Raises
+    ------
+    EvallabError
+        Mismatched lengths or NaN values.
+
+    References
+    ----------
+    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
+    arXiv:2311.01453, Example 6.1.
+
+    Examples
+    --------
+    Cov(Y, f) = 0.125 on the four gold items, Var(f) = 0.214 over all eight, n/N = 1: λ = 0.125 / (2 · 0.214).
+
+    >>> round(power_tuning([1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 1, 1]), 4)
+    0.2917
+    """
     y, f, fu = _check_values(y, f, f_unlabeled)
     n, N = len(y), len(fu)
     var_f = float(np.var(np.concatenate([f, fu]), ddof=1)) if n + N > 1 else 0.0
@@ -168,6 +213,19 @@ def ppi_mean(y, f, f_unlabeled, *, confidence: float = 0.95, null: float | None 
     ------
     EvallabError
         Mismatched lengths, NaN values, fewer than 2 labelled or 1 unlabelled item, or a bad level.
+
+    References
+    ----------
+    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
+    arXiv:2311.01453, eq. (2) and Example 6.1.
+
+    Examples
+    --------
+    The same estimate and interval as ``ppi_py.ppi_mean_ci(y, f, f_unlabeled, alpha=0.05)``:
+
+    >>> r = ppi_mean([1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 1, 1])
+    >>> round(r["estimate"], 3), round(r["low"], 3), round(r["high"], 3), round(r["lam"], 4)
+    (0.5, 0.052, 0.948, 0.2917)
     """
     alpha = _alpha(confidence)
     y, f, fu = _check_values(y, f, f_unlabeled)
@@ -208,6 +266,20 @@ def rogan_gladen(y, f, f_all, *, confidence: float = 0.95, min_youden: float = M
     ------
     EvallabError
         Gold values that are not 0/1, NaN values, or a bad level.
+
+    References
+    ----------
+    W. J. Rogan and B. Gladen (1978), "Estimating prevalence from the results of a screening test", Am J Epidemiol
+    107:71; S. Greenland (1988), "Variance estimation for epidemiologic effect estimates under misclassification",
+    Stat Med 7:745, eq. 4.
+
+    Examples
+    --------
+    Se = 2/3 and Sp = 2/3 on six gold items, judge rate 0.6 on all ten: π = (0.6 + 2/3 − 1) / (1/3) = 0.8.
+
+    >>> r = rogan_gladen([1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 1], [1, 1, 0, 0, 0, 1, 1, 1, 0, 1])
+    >>> round(r["estimate"], 3), round(r["sensitivity"], 3), round(r["specificity"], 3), r["judge_rate"]
+    (0.8, 0.667, 0.667, 0.6)
     """
     z = intervals.z_value(confidence)
     y, f, fa = _check_values(y, f, f_all)
@@ -259,8 +331,24 @@ def _clt(y: np.ndarray, confidence: float) -> tuple[float, float]:
 
 
 def rate_name(df: pd.DataFrame) -> str:
-    """What the value of an item is a rate of: ``"win rate of output 2"`` for a pairwise table (verdicts 1/2/tie),
-    else ``"pass rate"`` (:data:`VALUE`)."""
+    """What the value of an item is a rate of (:data:`VALUE`).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+
+    Returns
+    -------
+    str
+        ``"win rate of output 2"`` for a pairwise table (verdicts 1/2/tie), else ``"pass rate"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rate_name(pd.DataFrame({"verdict": ["1", "2"]})), rate_name(pd.DataFrame({"verdict": ["pass"]}))
+    ('win rate of output 2', 'pass rate')
+    """
     v = df["verdict"].astype("string").str.lower()
     return "win rate of output 2" if v.isin(["1", "2", "tie"]).any() else "pass rate"
 
@@ -325,6 +413,26 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
     - ``ppi_lam`` (coefficient), ``ppi_n_eff`` / ``rg_n_eff`` (effective gold labels, count);
     - ``ppi_p``, ``ppi_p_adjusted``, ``rg_p``, ``rg_p_adjusted`` (p-values; NaN without ``null``);
     - ``note``: why a figure is missing ("not computable: …").
+
+    References
+    ----------
+    Angelopoulos, Duchi and Zrnic (2023), PPI++, arXiv:2311.01453; Rogan and Gladen (1978); Greenland (1988).
+
+    Examples
+    --------
+    Eight items, gold on four: the judge passes 6 of 8, gold passes 2 of 4; PPI++ is :func:`ppi_mean` on these
+    arrays; Rogan–Gladen with Se = 1, Sp = 0.5: (0.75 + 0.5 − 1) / 0.5 = 0.5.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(1, 9)], "judge": "A",
+    ...     "verdict": ["pass", "pass", "pass", "fail", "pass", "fail", "pass", "pass"],
+    ...     "gold": ["pass", "pass", "fail", "fail", None, None, None, None]}))
+    >>> t = corrected_rates(df, min_gold=4)
+    >>> print(t[["items", "gold_items", "judge_only", "gold_only", "ppi", "ppi_lam", "rg"]].round(4)
+    ...       .to_string(index=False))
+    items  gold_items  judge_only  gold_only  ppi  ppi_lam  rg
+        8           4        0.75        0.5  0.5   0.2917 0.5
     """
     by = list(by)
     iv = item_values(df, by)
@@ -420,6 +528,24 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
     ------
     DataError
         ``system`` not a column, or ``a``/``b`` not among its values.
+
+    References
+    ----------
+    Angelopoulos, Duchi and Zrnic (2023), PPI++, arXiv:2311.01453, §2 (a mean of per-item differences).
+
+    Examples
+    --------
+    Per item, the judge's difference x − y is 1, 0, 0, 1 (mean 0.5); gold on q1, q2 gives 1, 0 (mean 0.5):
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4"] * 2, "judge": "A",
+    ...     "strategy": ["x"] * 4 + ["y"] * 4, "verdict": ["2", "2", "1", "2", "1", "2", "1", "1"],
+    ...     "gold": ["2", "2", None, None, "1", "2", None, None]}))
+    >>> d = corrected_difference(df, "strategy", "x", "y", min_gold=2, n_resamples=50)
+    >>> print(d[["pairs", "gold_pairs", "judge_only", "gold_only", "ppi"]].round(3).to_string(index=False))
+    pairs  gold_pairs  judge_only  gold_only  ppi
+        4           2         0.5        0.5  0.5
     """
     by = [c for c in by if c != system]
     if system not in df.columns:
@@ -483,6 +609,23 @@ def gold_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> Results:
     Results (keys ``by``): ``truth`` (mean gold value in [0, 1], NaN without gold; a proportion labelled
     "Truth (<rate> on every gold item)", n = ``truth_items``, no interval: it is the population value here),
     ``truth_items`` (count).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table.
+    by : sequence of str, default ("judge",)
+        Grouping columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A", "verdict": "pass",
+    ...                                    "gold": ["pass", "fail", None]}))
+    >>> print(gold_rate(df).to_string(index=False))
+    judge  truth  truth_items
+        A    0.5            2
     """
     iv = item_values(df, by)
     rows = []
@@ -519,6 +662,21 @@ def side_by_side(table: Results, by: Sequence[str], truth: pd.DataFrame | None =
     measure's own, per row where it varies), ``n`` (the estimate's n, in items), ``n_eff`` (effective gold
     labels of the corrected methods, count), ``note`` (why a corrected figure is missing); with ``truth`` also
     ``truth`` (same unit) and ``covers`` (whether the interval holds the truth; NA without an interval).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(1, 9)], "judge": "A",
+    ...     "verdict": ["pass", "pass", "pass", "fail", "pass", "fail", "pass", "pass"],
+    ...     "gold": ["pass", "pass", "fail", "fail", None, None, None, None]}))
+    >>> s = side_by_side(corrected_rates(df, [], min_gold=4), [], truth=gold_rate(df, []))
+    >>> print(s[["method", "estimate", "n", "truth"]].to_string(index=False))
+              method  estimate  n  truth
+          judge only      0.75  8    0.5
+    gold labels only      0.50  4    0.5
+               PPI++      0.50  8    0.5
+        Rogan–Gladen      0.50  8    0.5
     """
     by = list(by)
     ms = getattr(table, "measures", None) or {}
@@ -563,6 +721,31 @@ def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str]
     ------
     EvallabError
         ``n_gold`` < 0.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table with gold.
+    n_gold : int
+        Items that keep their gold, per group of ``by``.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+    by : sequence of str, default ()
+        Groups drawn separately.
+
+    Returns
+    -------
+    DataFrame
+        ``df``'s rows and columns, ``gold`` NA outside the drawn items.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4"], "judge": "A", "verdict": "pass",
+    ...                                    "gold": "pass"}))
+    >>> int(hide_gold(df, 2, seed=0)["gold"].notna().sum())
+    2
     """
     if n_gold < 0:
         raise EvallabError(f"n_gold={n_gold}; expected a number of items ≥ 0")

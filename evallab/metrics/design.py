@@ -39,7 +39,15 @@ DEFAULT_BY = ("subset", "judge", "strategy")
 
 
 class DesignError(DataError):
-    """A grouping that leaves several replies per (item, order, sample): pooling them would mix design cells."""
+    """A grouping that leaves several replies per (item, order, sample): pooling them would mix design cells.
+
+    A :class:`evallab.errors.DataError`; ``column`` names the design column to add to ``by``.
+
+    Examples
+    --------
+    >>> issubclass(DesignError, DataError)
+    True
+    """
 
 
 def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = UNIT) -> None:
@@ -47,15 +55,37 @@ def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = U
 
     Parameters
     ----------
-    df : tidy verdict table (:mod:`evallab.verdicts`).
-    by : the grouping columns of the estimator (the design cell).
-    unit : what identifies one reply inside a cell (default dataset, item_id, order, sample).
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`).
+    by : sequence of str
+        The grouping columns of the estimator (the design cell).
+    unit : sequence of str, default ("dataset", "item_id", "order", "sample")
+        What identifies one reply inside a cell.
+
+    Returns
+    -------
+    None
 
     Raises
     ------
     DesignError
         Naming the columns that vary inside a group (e.g. ``['strategy']``) and the first offending unit, with the
         fix: add them to ``by`` or select one value. A missing ``by`` column is named too.
+
+    Examples
+    --------
+    Two strategies' replies to one item in one order: grouping by judge alone would pool them.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1"], "judge": "A", "order": ["ab", "ab"],
+    ...                                    "strategy": ["Vanilla", "CoT"], "verdict": ["1", "2"]}))
+    >>> check_design(df, ["judge", "strategy"])
+    >>> try:
+    ...     check_design(df, ["judge"])
+    ... except DesignError as e:
+    ...     print(e.column)
+    strategy
     """
     missing = [c for c in [*by, *unit] if c not in df.columns]
     if missing:
@@ -81,7 +111,27 @@ def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = U
 
 
 def pairwise(df: pd.DataFrame) -> pd.Series:
-    """Boolean mask of pairwise replies: an order ``ab``/``ba``, or a pairwise verdict or gold (``1``/``2``/``tie``)."""
+    """Boolean mask of pairwise replies: an order ``ab``/``ba``, or a pairwise verdict or gold (``1``/``2``/``tie``).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table (``order``, ``verdict``, ``gold``).
+
+    Returns
+    -------
+    Series of bool
+        One per row.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A",
+    ...                                    "verdict": ["1", "pass", None], "order": ["", "", "ba"]}))
+    >>> pairwise(df).tolist()
+    [True, False, True]
+    """
     pw = df["order"].isin(ORDERS)
     for c in ("verdict", "gold"):
         pw |= df[c].isin(["1", "2", "tie"]).fillna(False)
@@ -100,6 +150,23 @@ def describe(df: pd.DataFrame) -> dict:
     (:func:`evallab.verdicts.snapshots`: judge labels whose replies carry several model snapshots, which every
     estimator pools unless ``model`` — a design column — is in its ``by``) and ``text`` (one sentence saying all of
     it, including what is missing, and a warning naming each judge label with several snapshots).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`); ``df.attrs["left_out"]`` (set by
+        :func:`evallab.verdicts.select`) is added to the text.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"], "judge": "A",
+    ...                                    "order": ["ab", "ba", "ab", "ba"], "verdict": ["1", "1", "1", "2"],
+    ...                                    "gold": "1"}))
+    >>> print(describe(df)["text"])
+    4 pairwise replies to 2 items; 2 items in both orders; gold on every item; one sample per item and order;
+    0 unparsed replies (counted, never scored).
     """
     pw = pairwise(df)
     # a reply with no verdict, no gold and no order says nothing about its kind: it does not make a table "mixed"
@@ -160,14 +227,24 @@ def item_key(d: pd.DataFrame | pd.Index) -> np.ndarray:
 
     Parameters
     ----------
-    d : a verdict table (or any frame with ``item_id`` and, optionally, ``dataset`` columns), or an index with those
-        levels.
+    d : DataFrame or Index
+        A verdict table (or any frame with ``item_id`` and, optionally, ``dataset`` columns), or an index with
+        those levels.
 
     Returns
     -------
-    ndarray of integers, one per row: equal for rows of the same (dataset, item_id), numbered in the order of
-    (dataset, item_id) read as text — so per-item arrays come out in the same order wherever they are built, and
-    an item bootstrap draws the same items for the same seed.
+    ndarray of int
+        One per row: equal for rows of the same (dataset, item_id), numbered in the order of (dataset, item_id)
+        read as text — so per-item arrays come out in the same order wherever they are built, and an item
+        bootstrap draws the same items for the same seed.
+
+    Examples
+    --------
+    Ids are ordered as text, so "10" comes before "9":
+
+    >>> import pandas as pd
+    >>> item_key(pd.DataFrame({"item_id": ["9", "10", "9"]})).tolist()
+    [1, 0, 1]
     """
     get = d.get_level_values if isinstance(d, pd.Index) else d.__getitem__
     names = d.names if isinstance(d, pd.Index) else d.columns
@@ -216,6 +293,21 @@ class PairedDesign:
     orders : per group, the sorted distinct values of ``order`` among its replies (as text; "" = not recorded).
     draws : the item-bootstrap draws the estimators given this design share (see
         :func:`evallab.metrics.intervals.shared_resamples`): the same figures, drawn once.
+
+    Examples
+    --------
+    Item q1 picks output 1 in both orders (first slot, then second); q2 picks the first slot twice:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"], "judge": "A",
+    ...                                    "order": ["ab", "ba", "ab", "ba"], "verdict": ["1", "1", "1", "2"],
+    ...                                    "gold": "1"}))
+    >>> design = paired_design(df, ["judge"])
+    >>> design.n_groups, design.n_items, design.orders, design.labels
+    (1, 2, (('ab', 'ba'),), ('1', '2'))
+    >>> design.replies["first_slot"].tolist()
+    [1, 0, 1, 1]
     """
 
     table: pd.DataFrame
@@ -308,6 +400,18 @@ def paired_design(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
         differs between the two orders of one item.
     EvallabError
         A prepared design passed with another ``by``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2"], "judge": "A",
+    ...                                    "order": ["ab", "ba", "ab"], "verdict": ["1", "2", "1"]}))
+    >>> design = paired_design(df, ["judge"])
+    >>> design.pairs["has_ab"].tolist(), design.pairs["has_ba"].tolist()
+    ([True, True], [True, False])
+    >>> paired_design(design) is design
+    True
     """
     if isinstance(df, PairedDesign):
         if by is not None and tuple(by) != df.by:
@@ -396,8 +500,33 @@ def _pairs(df: pd.DataFrame, replies: dict, sample: np.ndarray, cards: tuple[int
 
 
 def design_of(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None) -> PairedDesign:
-    """What a pairwise estimator works on: ``df`` itself when it is a prepared design, else the design of ``df``
-    under ``by`` (:data:`DEFAULT_BY` when None)."""
+    """What a pairwise estimator works on.
+
+    Parameters
+    ----------
+    df : DataFrame or PairedDesign
+        A verdict table, or a prepared design (returned as it is).
+    by : sequence of str or None
+        The grouping of a table; :data:`DEFAULT_BY` when None.
+
+    Returns
+    -------
+    PairedDesign
+
+    Raises
+    ------
+    DesignError, EvallabError
+        See :func:`paired_design`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1"], "judge": "A", "order": ["ab", "ba"],
+    ...                                    "verdict": ["1", "1"]}))
+    >>> design_of(df, None).by
+    ('subset', 'judge', 'strategy')
+    """
     return paired_design(df, DEFAULT_BY if by is None and not isinstance(df, PairedDesign) else by)
 
 
@@ -421,13 +550,43 @@ def order_pairs(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     ------
     DesignError
         See :func:`check_design`; or gold that differs between the two orders of one item.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"], "judge": "A",
+    ...                                    "order": ["ab", "ba", "ab", "ba"], "verdict": ["1", "1", "1", "2"],
+    ...                                    "gold": "1"}))
+    >>> print(order_pairs(df, ["judge"])[["item_id", "verdict_ab", "verdict_ba", "gold"]].to_string(index=False))
+    item_id verdict_ab verdict_ba gold
+         q1          1          1    1
+         q2          1          2    1
     """
     return paired_design(df, by).order_pairs()
 
 
 def groups(df: pd.DataFrame, by: Sequence[str]):
-    """Iterate ``(key dict, sub-frame)`` over the groups of ``by`` in sorted order; one group ``{}`` when ``by`` is
-    empty (the whole table)."""
+    """Iterate ``(key dict, sub-frame)`` over the groups of ``by`` in sorted order.
+
+    Parameters
+    ----------
+    df : DataFrame
+    by : sequence of str
+        Grouping columns; empty: one group ``{}``, the whole table. NA is a group of its own.
+
+    Yields
+    ------
+    (dict, DataFrame)
+        The group's ``by`` values and its rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"judge": ["B", "A", "B"], "x": [1, 2, 3]})
+    >>> [(key, len(g)) for key, g in groups(df, ["judge"])]
+    [({'judge': 'A'}, 1), ({'judge': 'B'}, 2)]
+    """
     by = list(by)
     if not by:
         yield {}, df
@@ -438,12 +597,40 @@ def groups(df: pd.DataFrame, by: Sequence[str]):
 
 
 def not_computable(reason: str) -> str:
-    """The ``note`` of a figure the table cannot support, e.g. ``"not computable: no gold labels"``."""
+    """The ``note`` of a figure the table cannot support.
+
+    Parameters
+    ----------
+    reason : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> not_computable("no gold labels")
+    'not computable: no gold labels'
+    """
     return f"not computable: {reason}"
 
 
 def join_notes(*notes: str) -> str:
-    """Several notes as one cell (empty strings dropped)."""
+    """Several notes as one cell (empty strings dropped).
+
+    Parameters
+    ----------
+    *notes : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> join_notes("no gold labels", "", "one order only")
+    'no gold labels; one order only'
+    """
     return "; ".join(n for n in notes if n)
 
 

@@ -229,6 +229,24 @@ def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: f
     ------
     DataError
         When the table lacks ``item_id``, ``anchor_set`` or ``verdict``.
+
+    References
+    ----------
+    MeowKit spec 001, "Rubric Library" rules 1, 4, 5 (``calibration-guide.md``): the pass rate per anchor set whose
+    inflation it claims; Wilson (1927) for one reply per item.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"] * 2, "judge": "A",
+    ...                                    "anchor_set": ["balanced"] * 3 + ["pass-only"] * 3,
+    ...                                    "verdict": ["pass", "fail", "fail", "pass", "pass", "fail"]}))
+    >>> print(pass_rate(df)[["anchor_set", "items", "passes", "pass_rate", "pass_rate_method"]].round(3)
+    ...       .to_string(index=False))
+    anchor_set  items  passes  pass_rate pass_rate_method
+      balanced      3       1      0.333     Wilson score
+     pass-only      3       2      0.667     Wilson score
     """
     d = _prep(df)
     rows = []
@@ -308,6 +326,30 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
     ------
     DataError
         When the table lacks a needed column or the baseline anchor set is absent.
+
+    References
+    ----------
+    MeowKit spec 001, "PASS / WARN / FAIL Anchors" (the 40–60% claim); McNemar (1947) for the flips
+    (:func:`evallab.metrics.intervals.mcnemar`); Efron and Tibshirani (1993), ch. 13, for the paired percentile
+    bootstrap over items.
+
+    Examples
+    --------
+    PASS-only anchors turn q2 (gold FAIL) into a pass: the pass rate doubles (inflation +100%), the false-pass rate
+    on the two gold-FAIL items rises by 50 pp; one flip to pass, none to fail (McNemar p = 1):
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"] * 2, "judge": "A",
+    ...                                    "anchor_set": ["balanced"] * 3 + ["pass-only"] * 3,
+    ...                                    "verdict": ["pass", "fail", "fail", "pass", "pass", "fail"],
+    ...                                    "gold": ["pass", "fail", "fail"] * 2}))
+    >>> t = inflation_table(df, n_resamples=50)
+    >>> print(t[["anchor_set", "pass_rate", "inflation", "delta_false_pass", "mcnemar_b", "mcnemar_c", "mcnemar_p"]]
+    ...       .round(3).to_string(index=False))
+    anchor_set  pass_rate  inflation  delta_false_pass  mcnemar_b  mcnemar_c  mcnemar_p
+      balanced      0.333        NaN               NaN          0          0        NaN
+     pass-only      0.667        1.0               0.5          1          0        1.0
     """
     d = _prep(df)
     if not (d["anchor_set"] == baseline).any():
@@ -411,6 +453,25 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
     ------
     DataError
         When either anchor set is absent.
+
+    References
+    ----------
+    MeowKit spec 001, "Position bias" (rule 5: FAIL-last anchors prime FAIL); McNemar (1947).
+
+    Examples
+    --------
+    FAIL-last anchors turn q1 from pass to fail: shift −1/3, one of three items flipped, to fail.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"] * 2, "judge": "A",
+    ...                                    "anchor_set": ["balanced"] * 3 + ["fail-last"] * 3,
+    ...                                    "verdict": ["pass", "fail", "fail", "fail", "fail", "fail"]}))
+    >>> p = position_priming(df, n_resamples=50)
+    >>> print(p[["items", "pass_rate_primed", "pass_rate_baseline", "shift", "flip_rate", "to_fail"]].round(3)
+    ...       .to_string(index=False))
+    items  pass_rate_primed  pass_rate_baseline  shift  flip_rate  to_fail
+        3               0.0               0.333 -0.333      0.333        1
     """
     d = _prep(df)
     for v in (primed, baseline):
@@ -473,6 +534,17 @@ def inflation_tables(df: pd.DataFrame, *, baseline: str = "balanced", primed: st
     ------
     DataError
         See :func:`inflation_table`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2"] * 2, "judge": "A",
+    ...                                    "anchor_set": ["balanced"] * 2 + ["pass-only"] * 2,
+    ...                                    "verdict": ["pass", "fail", "pass", "pass"]}))
+    >>> table, priming = inflation_tables(df)
+    >>> table["anchor_set"].tolist(), priming is None
+    (['balanced', 'pass-only'], True)
     """
     table = inflation_table(df, baseline=baseline)
     priming = position_priming(df, primed=primed, baseline=baseline) if {primed, baseline} <= set(df["anchor_set"]) \

@@ -53,11 +53,41 @@ def _check_confidence(confidence: float) -> None:
 
 
 def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for ``k`` successes of ``n`` independent units; ``(nan, nan)`` when ``n == 0``.
+    """Wilson score interval for ``k`` successes of ``n`` independent units.
 
-    Bounds in [0, 1]. Source: Wilson (1927); the same formula as statsmodels ``proportion_confint(method="wilson")``
-    (checked against it in the tests), with the normal quantile computed once per level — estimators call it for
-    every group.
+    Parameters
+    ----------
+    k : float
+        Successes (rounded to an integer count).
+    n : float
+        Independent units (rounded to an integer count).
+    confidence : float, default 0.95
+        Level of the interval, strictly between 0 and 1.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Bounds in [0, 1] (proportions); ``(nan, nan)`` when ``n == 0``.
+
+    Raises
+    ------
+    EvallabError
+        ``confidence`` outside (0, 1).
+
+    Notes
+    -----
+    The same formula as statsmodels ``proportion_confint(method="wilson")`` (checked against it in the tests), with
+    the normal quantile computed once per level — estimators call it for every group.
+
+    References
+    ----------
+    E. B. Wilson (1927), "Probable inference, the law of succession, and statistical inference", JASA 22(158).
+
+    Examples
+    --------
+    >>> low, high = wilson(8, 10)
+    >>> round(low, 3), round(high, 3)
+    (0.49, 0.943)
     """
     if n <= 0:
         return NAN, NAN
@@ -81,16 +111,41 @@ def bootstrap_sums(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarra
     statistic : callable
         Maps totals of shape (..., k) — the column sums of a resample of clusters — to values of shape (...);
         must be vectorised over the leading axes and may return NaN (such resamples are left out).
-    n_resamples, confidence, seed : resamples (``<= 0``: no interval), level in (0, 1), seed of
-        ``numpy.random.default_rng``.
+    n_resamples : int, default 1000
+        Bootstrap resamples (``<= 0``: no interval).
+    confidence : float, default 0.95
+        Level of the interval, in (0, 1).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------
-    (low, high) : floats; ``(nan, nan)`` with fewer than 2 clusters, no resamples or no finite resampled value —
-    and when the interval is DEGENERATE: its two bounds are equal (every resample, or more than the interval's
-    tails, give one value, e.g. kappa 1 when every unit agrees), so it would read [x, x] and claim a certainty the
-    data do not hold. :func:`no_interval_note` words the reason for a table. Computed with
-    ``scipy.stats.bootstrap(paired=True, vectorized=True, method="percentile")``.
+    (low, high) : tuple of float
+        In the unit of ``statistic``; ``(nan, nan)`` with fewer than 2 clusters, no resamples or no finite resampled
+        value — and when the interval is DEGENERATE: its two bounds are equal (every resample, or more than the
+        interval's tails, give one value, e.g. kappa 1 when every unit agrees), so it would read [x, x] and claim a
+        certainty the data do not hold. :func:`no_interval_note` words the reason for a table.
+
+    Raises
+    ------
+    EvallabError
+        ``sums`` not two-dimensional, or ``confidence`` outside (0, 1).
+
+    References
+    ----------
+    B. Efron and R. Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (percentile interval); the
+    resamples and interval are those of ``scipy.stats.bootstrap(paired=True, vectorized=True,
+    method="percentile")`` with ``random_state=numpy.random.default_rng(seed)``.
+
+    Examples
+    --------
+    Correct and parsed replies of five items, two replies each; the interval of the accuracy over items (the same
+    bounds as ``scipy.stats.bootstrap`` on the two columns):
+
+    >>> import numpy as np
+    >>> sums = np.array([[2, 2], [1, 2], [2, 2], [0, 2], [2, 2]])
+    >>> bootstrap_sums(sums, lambda t: t[..., 0] / t[..., 1], n_resamples=50)
+    (0.3, 1.0)
     """
     _check_confidence(confidence)
     sums = np.asarray(sums, dtype=float)
@@ -132,10 +187,28 @@ _DRAWS_LIMIT = 2**28
 @contextlib.contextmanager
 def shared_resamples(cache: dict | None = None):
     """Within the block, bootstrap intervals over the same number of clusters with the same seed and resamples
-    reuse one draw of cluster indices. Each draw is the one ``scipy.stats.bootstrap`` would make, so the figures
-    are unchanged: they are only drawn once. Estimators wrap their loop over groups in it, with the ``draws`` of
-    their :class:`~evallab.metrics.design.PairedDesign` as ``cache`` (kept as long as the design, up to 256 MiB);
-    an inner block uses the outer one's draws."""
+    reuse one draw of cluster indices.
+
+    Each draw is the one ``scipy.stats.bootstrap`` would make, so the figures are unchanged: they are only drawn
+    once. Estimators wrap their loop over groups in it, with the ``draws`` of their
+    :class:`~evallab.metrics.design.PairedDesign` as ``cache`` (kept as long as the design, up to 256 MiB); an
+    inner block uses the outer one's draws.
+
+    Parameters
+    ----------
+    cache : dict, optional
+        Where the draws are kept (default: a new dict for the block).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums = np.array([[2, 2], [1, 2], [2, 2], [0, 2], [2, 2]])
+    >>> with shared_resamples():
+    ...     a = bootstrap_sums(sums, lambda t: t[..., 0] / t[..., 1], n_resamples=50)
+    ...     b = bootstrap_sums(sums, lambda t: t[..., 0], n_resamples=50)
+    >>> a == bootstrap_sums(sums, lambda t: t[..., 0] / t[..., 1], n_resamples=50)
+    True
+    """
     if _DRAWS.get() is not None:
         yield
         return
@@ -198,6 +271,31 @@ def no_interval_note(value: float, low: float, high: float, *, units: int, n_res
     The reasons, in order: no resamples asked (``n_resamples <= 0``); fewer than two independent ``units``; else
     the interval is degenerate — every resampled ``unit_name`` gives the same value, so a bootstrap (or an
     asymptotic standard error, which is 0 then) cannot bound it, and [x, x] is never shown.
+
+    Parameters
+    ----------
+    value, low, high : float
+        The estimate and its bounds (NaN: none).
+    units : int
+        Independent units the interval would resample.
+    n_resamples : int, default 1000
+        Resamples that were asked for.
+    unit_name : str, default "item"
+        What a unit is, in the sentence.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> nan = float("nan")
+    >>> no_interval_note(0.5, nan, nan, units=1)
+    'no interval: a single item'
+    >>> no_interval_note(0.5, nan, nan, units=40, n_resamples=0)
+    'no interval: the bootstrap was switched off (n_resamples = 0)'
+    >>> no_interval_note(0.5, 0.3, 0.7, units=40)
+    ''
     """
     if not np.isfinite(value) or (np.isfinite(low) and np.isfinite(high)):
         return ""
@@ -216,7 +314,26 @@ def _ratio(t: np.ndarray) -> np.ndarray:
 
 def ratio_interval(num: Sequence[float], den: Sequence[float], *, n_resamples: int = 1000,
                    confidence: float = 0.95, seed: int = 0, unit: str = "item") -> tuple[float, float]:
-    """``(low, high)`` of :func:`ratio_interval_method` (which also names the method used)."""
+    """``(low, high)`` of :func:`ratio_interval_method` (which also names the method used).
+
+    Parameters
+    ----------
+    num, den, n_resamples, confidence, seed, unit
+        As for :func:`ratio_interval_method`.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Bounds of the proportion ``sum(num) / sum(den)``, in [0, 1].
+
+    Examples
+    --------
+    One reply per item: the Wilson interval of 3 of 4.
+
+    >>> low, high = ratio_interval([1, 0, 1, 1], [1, 1, 1, 1])
+    >>> round(low, 3), round(high, 3)
+    (0.301, 0.954)
+    """
     lo, hi, _ = ratio_interval_method(num, den, n_resamples=n_resamples, confidence=confidence, seed=seed,
                                       unit=unit)
     return lo, hi
@@ -229,20 +346,40 @@ def ratio_interval_method(num: Sequence[float], den: Sequence[float], *, n_resam
     Parameters
     ----------
     num, den : arrays of shape (n_clusters,)
-        Per-cluster counts, e.g. correct and parsed replies of one item (both orders, every sample).
-
-    unit : str
+        Per-cluster counts, e.g. correct and parsed replies of one item (both orders, every sample). Clusters with
+        ``den == 0`` are left out.
+    n_resamples : int, default 1000
+        Bootstrap resamples over clusters (``<= 0``: no bootstrap; a Wilson interval needs none).
+    confidence : float, default 0.95
+        Level of the interval.
+    seed : int, default 0
+        Seed of the bootstrap.
+    unit : str, default "item"
         What a cluster is, for the method's name ("item", "skill").
 
     Returns
     -------
-    (low, high, method): bounds in [0, 1] for a proportion, and the interval's method as a report shows it.
-    When every cluster holds at most one binary reply (``den <= 1`` and ``num`` in {0, 1}) the units are
-    independent and the Wilson interval of the totals is returned (``"Wilson score"``); otherwise a percentile
-    cluster bootstrap (:func:`bootstrap_sums`; ``"item bootstrap (percentile, 1,000 resamples)"``). When every
-    cluster has the same ratio the bootstrap would collapse to a point and claim false certainty: the Wilson
-    interval with the cluster count as n is returned instead (``"Wilson score on 40 items (every item has the same
-    share)"``). ``(nan, nan, "")`` when ``sum(den) == 0`` or the bootstrap is switched off.
+    (low, high, method) : tuple of (float, float, str)
+        Bounds in [0, 1] for a proportion, and the interval's method as a report shows it. When every cluster holds
+        at most one binary reply (``den <= 1`` and ``num`` in {0, 1}) the units are independent and the Wilson
+        interval of the totals is returned (``"Wilson score"``); otherwise a percentile cluster bootstrap
+        (:func:`bootstrap_sums`; ``"item bootstrap (percentile, 1,000 resamples)"``). When every cluster has the same
+        ratio the bootstrap would collapse to a point and claim false certainty: the Wilson interval with the
+        cluster count as n is returned instead (``"Wilson score on 40 items (every item has the same share)"``).
+        ``(nan, nan, "")`` when ``sum(den) == 0`` or the bootstrap is switched off.
+
+    References
+    ----------
+    Wilson (1927) for independent units (:func:`wilson`); a percentile bootstrap of clusters (Efron and Tibshirani
+    1993, ch. 13; Field and Welsh 2007, "Bootstrapping clustered data", JRSS B 69(3)) otherwise.
+
+    Examples
+    --------
+    >>> ratio_interval_method([2, 1, 2, 0, 2], [2, 2, 2, 2, 2], n_resamples=50)
+    (0.3, 1.0, 'item bootstrap (percentile, 50 resamples)')
+    >>> low, high, method = ratio_interval_method([1, 0, 1, 1], [1, 1, 1, 1])
+    >>> round(low, 3), round(high, 3), method
+    (0.301, 0.954, 'Wilson score')
     """
     from evallab._results import WILSON, bootstrap_method
 
@@ -271,7 +408,24 @@ def _ratio_difference(t: np.ndarray) -> np.ndarray:
 
 def ratio_difference_interval(num1, den1, num0, den0, *, n_resamples: int = 1000, confidence: float = 0.95,
                               seed: int = 0) -> tuple[float, float]:
-    """``(low, high)`` of :func:`ratio_difference_interval_method`."""
+    """``(low, high)`` of :func:`ratio_difference_interval_method`.
+
+    Parameters
+    ----------
+    num1, den1, num0, den0, n_resamples, confidence, seed
+        As for :func:`ratio_difference_interval_method`.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Bounds of the difference of proportions (pp as a fraction, in [−1, 1]).
+
+    Examples
+    --------
+    >>> low, high = ratio_difference_interval([2, 2, 1], [2, 2, 2], [1, 0, 1], [2, 2, 2], n_resamples=50)
+    >>> round(low, 4), round(high, 4)
+    (0.0375, 0.8333)
+    """
     lo, hi, _ = ratio_difference_interval_method(num1, den1, num0, den0, n_resamples=n_resamples,
                                                  confidence=confidence, seed=seed)
     return lo, hi
@@ -282,10 +436,7 @@ def ratio_difference_interval_method(num1, den1, num0, den0, *, n_resamples: int
                                      unit: str = "item") -> tuple[float, float, str]:
     """Paired interval of ``sum(num1)/sum(den1) − sum(num0)/sum(den0)`` over the same clusters.
 
-    All four arrays have shape (n_clusters,) and hold the same clusters in the same order (e.g. per item: correct
-    and parsed replies of a candidate judge, then of a baseline). Percentile cluster bootstrap
-    (:func:`bootstrap_sums`); ``(nan, nan)`` when a side has a zero denominator or the bootstrap interval is
-    degenerate.
+    Percentile cluster bootstrap (:func:`bootstrap_sums`, the four columns resampled together).
 
     When the two sides are identical in every cluster the bootstrap difference is 0 in every resample; instead of
     the point [0, 0], the bound implied by the Wilson interval of the share of clusters that differ (0 of n) is
@@ -293,9 +444,40 @@ def ratio_difference_interval_method(num1, den1, num0, den0, *, n_resamples: int
     ``|Δ| ≤ u · n · max(den) / sum(den)`` with ``u`` the Wilson upper bound of 0 of n (the larger of the two sides'
     denominators is used).
 
-    Returns ``(low, high, method)``: the method as a report shows it ("paired item bootstrap (percentile, 1,000
-    resamples)", or for identical sides "bound from the Wilson interval of 0 of 34 items changed"); ``""`` with
-    no interval.
+    Parameters
+    ----------
+    num1, den1, num0, den0 : arrays of shape (n_clusters,)
+        The same clusters in the same order (e.g. per item: correct and parsed replies of a candidate judge, then
+        of a baseline).
+    n_resamples : int, default 1000
+        Bootstrap resamples over clusters.
+    confidence : float, default 0.95
+        Level of the interval.
+    seed : int, default 0
+        Seed of the bootstrap.
+    unit : str, default "item"
+        What a cluster is, for the method's name.
+
+    Returns
+    -------
+    (low, high, method) : tuple of (float, float, str)
+        Bounds of the difference (a difference of proportions, in [−1, 1]) and the method as a report shows it
+        ("paired item bootstrap (percentile, 1,000 resamples)", or for identical sides "bound from the Wilson score
+        interval of 0 of 34 items changed"); ``(nan, nan, "")`` when a side has a zero denominator or the bootstrap
+        interval is degenerate.
+
+    Examples
+    --------
+    >>> low, high, method = ratio_difference_interval_method([2, 2, 1], [2, 2, 2], [1, 0, 1], [2, 2, 2],
+    ...                                                      n_resamples=50)
+    >>> round(low, 4), round(high, 4), method
+    (0.0375, 0.8333, 'paired item bootstrap (percentile, 50 resamples)')
+
+    Identical sides on two items: ±(Wilson upper bound of 0 of 2) × 2 × 2 / 4.
+
+    >>> low, high, method = ratio_difference_interval_method([1, 2], [2, 2], [1, 2], [2, 2])
+    >>> round(high, 3), method
+    (0.658, 'bound from the Wilson score interval of 0 of 2 items changed')
     """
     from evallab._results import WILSON, bootstrap_method
 
@@ -316,12 +498,37 @@ def ratio_difference_interval_method(num1, den1, num0, den0, *, n_resamples: int
 def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: float) -> float:
     """One-sided p-value of H0: ``sum(num)/sum(den) <= threshold`` against ``> threshold``.
 
-    Per-cluster counts as in :func:`ratio_interval`. With at most one reply per cluster: the exact binomial test
-    (``scipy.stats.binomtest``, alternative "greater"). Otherwise a z-test with the cluster-robust standard error of
-    the ratio estimator, ``se² = n/(n−1) · Σ (num_i − r·den_i)² / (Σ den_i)²`` over the n clusters (Cochran 1977,
-    §6.4). When every cluster has the same ratio that standard error is 0 and would claim certainty: the exact
-    binomial test of the ratio on the n clusters is used instead (as :func:`ratio_interval` falls back to Wilson).
-    NaN when nothing was observed.
+    With at most one reply per cluster: the exact binomial test (``scipy.stats.binomtest``, alternative
+    "greater"). Otherwise a z-test with the cluster-robust standard error of the ratio estimator,
+    ``se² = n/(n−1) · Σ (num_i − r·den_i)² / (Σ den_i)²`` over the n clusters. When every cluster has the same ratio
+    that standard error is 0 and would claim certainty: the exact binomial test of the ratio on the n clusters is
+    used instead (as :func:`ratio_interval` falls back to Wilson).
+
+    Parameters
+    ----------
+    num, den : arrays of shape (n_clusters,)
+        Per-cluster counts as in :func:`ratio_interval`.
+    threshold : float
+        The proportion of the null hypothesis, in [0, 1].
+
+    Returns
+    -------
+    float
+        The p-value; NaN when nothing was observed.
+
+    References
+    ----------
+    W. G. Cochran (1977), *Sampling Techniques*, 3rd ed., §6.4 (variance of the ratio estimator).
+
+    Examples
+    --------
+    8 of 10 independent replies against 0.5 (exact binomial); then 7 of 10 in five items of two replies, where
+    r = 0.7, se = 0.2 and z = 1:
+
+    >>> round(ratio_test_greater([1] * 8 + [0] * 2, [1] * 10, 0.5), 4)
+    0.0547
+    >>> round(ratio_test_greater([2, 1, 2, 0, 2], [2, 2, 2, 2, 2], 0.5), 4)
+    0.1587
     """
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
@@ -346,9 +553,30 @@ def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: fl
 def mcnemar(b: int, c: int) -> dict:
     """McNemar's test of ``b`` vs ``c``, the discordant cells of a paired 2×2 table (one pair per independent unit).
 
-    Returns ``{"b", "c", "statistic", "pvalue", "exact"}``; the exact binomial test when ``b + c < 25``
-    (statsmodels ``mcnemar(exact=True)``), else chi-square with continuity correction. ``pvalue`` is 1.0 when
-    ``b + c == 0``. Source: McNemar (1947).
+    Parameters
+    ----------
+    b, c : int
+        The discordant counts (units that changed one way, and the other).
+
+    Returns
+    -------
+    dict
+        ``{"b", "c", "statistic", "pvalue", "exact"}``: the exact binomial test when ``b + c < 25`` (statsmodels
+        ``mcnemar(exact=True)``; ``statistic`` is min(b, c)), else chi-square with continuity correction.
+        ``pvalue`` (a p-value) is 1.0 when ``b + c == 0``.
+
+    References
+    ----------
+    Q. McNemar (1947), "Note on the sampling error of the difference between correlated proportions or
+    percentages", Psychometrika 12(2).
+
+    Examples
+    --------
+    2 of 11 discordant pairs one way: the two-sided binomial p-value of 2 of 11 at 0.5.
+
+    >>> r = mcnemar(9, 2)
+    >>> r["statistic"], round(r["pvalue"], 4), r["exact"]
+    (2.0, 0.0654, True)
     """
     b, c = int(b), int(c)
     if b + c == 0:
@@ -359,10 +587,36 @@ def mcnemar(b: int, c: int) -> dict:
 
 
 def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> np.ndarray:
-    """p-values adjusted for multiplicity across groups: ``"holm"`` (Holm 1979, family-wise error),
-    ``"bh"`` (Benjamini–Hochberg 1995, false discovery rate) or ``"none"`` (statsmodels ``multipletests``).
+    """p-values adjusted for multiplicity across groups (statsmodels ``multipletests``).
 
-    NaN entries stay NaN and are not counted as tests. Raises :class:`EvallabError` for an unknown method.
+    Parameters
+    ----------
+    pvalues : sequence of float
+        One p-value per group; NaN entries stay NaN and are not counted as tests.
+    method : {"holm", "bh", "none"}, default "holm"
+        ``"holm"`` (family-wise error), ``"bh"`` (Benjamini–Hochberg, false discovery rate) or ``"none"``.
+
+    Returns
+    -------
+    ndarray of float
+        Adjusted p-values, in the order given.
+
+    Raises
+    ------
+    EvallabError
+        An unknown ``method``.
+
+    References
+    ----------
+    S. Holm (1979), "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6(2);
+    Y. Benjamini and Y. Hochberg (1995), "Controlling the false discovery rate", JRSS B 57(1).
+
+    Examples
+    --------
+    >>> adjust_pvalues([0.01, 0.04, 0.03]).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(3).tolist()
+    [0.03, 0.04, 0.04]
     """
     if method not in ADJUSTMENTS:
         raise EvallabError(f"adjust={method!r}; expected one of {sorted(ADJUSTMENTS)}")
@@ -377,6 +631,27 @@ def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> np.ndarray
 
 @functools.lru_cache(maxsize=32)
 def z_value(confidence: float) -> float:
-    """The two-sided normal quantile of ``confidence`` (1.96 at 0.95)."""
+    """The two-sided normal quantile of ``confidence``.
+
+    Parameters
+    ----------
+    confidence : float
+        Level, strictly between 0 and 1.
+
+    Returns
+    -------
+    float
+        ``scipy.stats.norm.ppf(0.5 + confidence / 2)``.
+
+    Raises
+    ------
+    EvallabError
+        ``confidence`` outside (0, 1).
+
+    Examples
+    --------
+    >>> round(z_value(0.95), 2)
+    1.96
+    """
     _check_confidence(confidence)
     return float(sps.norm.ppf(0.5 + confidence / 2))

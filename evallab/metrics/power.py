@@ -38,10 +38,37 @@ def _prob(name: str, x: float, *, open_: bool = True) -> float:
 
 
 def judge_correlation(rate: float, sensitivity: float, specificity: float) -> float:
-    """Correlation between the gold label Y (1 = pass, P(Y = 1) = ``rate``) and a binary judge verdict with the
-    given sensitivity P(pass | Y = 1) and specificity P(fail | Y = 0):
+    """Correlation between the gold label and a binary judge verdict with the given sensitivity and specificity.
+
     ``ρ = π(Se − q) / sqrt(π(1−π) q(1−q))`` with ``q = π·Se + (1−π)(1−Sp)`` the judge's pass rate (the covariance
-    of two indicators, P(Y = 1, pass) − π·q)."""
+    of two indicators, P(Y = 1, pass) − π·q).
+
+    Parameters
+    ----------
+    rate : float
+        π = P(Y = 1), the gold pass rate, in (0, 1).
+    sensitivity : float
+        Se = P(pass | Y = 1), in [0, 1].
+    specificity : float
+        Sp = P(fail | Y = 0), in [0, 1].
+
+    Returns
+    -------
+    float
+        ρ, a coefficient in [−1, 1]; 0 when the judge always gives one verdict.
+
+    Raises
+    ------
+    EvallabError
+        A probability out of range.
+
+    Examples
+    --------
+    π = 0.5 and Se = Sp = 0.9 give q = 0.5 and ρ = 0.5 · 0.4 / 0.25:
+
+    >>> round(judge_correlation(0.5, 0.9, 0.9), 3)
+    0.8
+    """
     pi, se, sp = _prob("rate", rate), _prob("sensitivity", sensitivity, open_=False), _prob(
         "specificity", specificity, open_=False)
     q = pi * se + (1 - pi) * (1 - sp)
@@ -51,9 +78,34 @@ def judge_correlation(rate: float, sensitivity: float, specificity: float) -> fl
 
 
 def ppi_variance_factor(n: int, n_unlabeled: float, rho: float) -> float:
-    """Var(PPI++ at the optimal λ) / Var(gold-only mean) for ``n`` gold and ``n_unlabeled`` judged-only items:
-    ``1 − ρ²/(1 + n/N)`` (Angelopoulos, Duchi & Zrnic 2023, PPI++, §2: the variance
-    ``λ²σ_f²/N + Var(Y − λf)/n`` minimised at ``λ* = Cov(Y, f)/((1 + n/N)σ_f²)``)."""
+    """Var(PPI++ at the optimal λ) / Var(gold-only mean) for ``n`` gold and ``n_unlabeled`` judged-only items.
+
+    ``1 − ρ²/(1 + n/N)``: the variance ``λ²σ_f²/N + Var(Y − λf)/n`` minimised at ``λ* = Cov(Y, f)/((1 + n/N)σ_f²)``.
+
+    Parameters
+    ----------
+    n : int
+        Gold-labelled items.
+    n_unlabeled : float
+        Judged-only items N (``inf``: unlimited; ``<= 0``: none, factor 1).
+    rho : float
+        The judge's correlation with gold (:func:`judge_correlation`).
+
+    Returns
+    -------
+    float
+        A ratio of variances in (0, 1].
+
+    References
+    ----------
+    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
+    arXiv:2311.01453, §2.
+
+    Examples
+    --------
+    >>> round(ppi_variance_factor(100, 900, 0.8), 3)  # 1 - 0.64 / (1 + 1/9)
+    0.424
+    """
     if not np.isfinite(n_unlabeled):
         return 1.0 - rho**2
     if n_unlabeled <= 0:
@@ -87,6 +139,20 @@ def gold_for_half_width(half_width: float, *, rate: float, sensitivity: float | 
     ------
     EvallabError
         A value out of range, or neither Se/Sp nor ``correlation``.
+
+    References
+    ----------
+    A. N. Angelopoulos, J. C. Duchi and T. Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
+    arXiv:2311.01453; A. Wald (1943), Trans. AMS 54(3) (the normal-approximation interval).
+
+    Examples
+    --------
+    ±5 points at π = 0.5: 1.96² · 0.25 / 0.05² = 384.1 → 385 gold labels alone; a judge with ρ = 0.8 and unlimited
+    judged items cuts the variance to 1 − 0.64 = 0.36 of it, 139 gold labels:
+
+    >>> plan = gold_for_half_width(0.05, rate=0.5, correlation=0.8)
+    >>> plan["gold_only"], plan["with_judge"], round(plan["saving"], 3)
+    (385, 139, 0.639)
     """
     h, pi = _prob("half_width", half_width), _prob("rate", rate)
     z = intervals.z_value(confidence)
@@ -129,9 +195,34 @@ def _smallest_stable(ns: np.ndarray, power: np.ndarray, target: float) -> int | 
 
 
 def binomial_power(n: int | Sequence[int], p0: float, p1: float, alpha: float) -> np.ndarray:
-    """Exact power of the one-sided binomial test of H0: p ≤ ``p0`` at level ``alpha`` when the truth is ``p1``
-    (``scipy.stats.binomtest(alternative="greater")``, the drift gate's test with one reply per item): rejection when
-    ``k ≥ k*``, ``k*`` the smallest count with P(Bin(n, p0) ≥ k*) ≤ alpha; power P(Bin(n, p1) ≥ k*)."""
+    """Exact power of the one-sided binomial test of H0: p ≤ ``p0`` at level ``alpha`` when the truth is ``p1``.
+
+    The test is ``scipy.stats.binomtest(alternative="greater")``, the drift gate's test with one reply per item:
+    rejection when ``k ≥ k*``, ``k*`` the smallest count with P(Bin(n, p0) ≥ k*) ≤ alpha; power P(Bin(n, p1) ≥ k*).
+
+    Parameters
+    ----------
+    n : int or sequence of int
+        Items (one reply each).
+    p0 : float
+        The null proportion.
+    p1 : float
+        The true proportion.
+    alpha : float
+        Level of the test.
+
+    Returns
+    -------
+    ndarray of float
+        The power (a proportion) at each ``n``.
+
+    Examples
+    --------
+    n = 20, p0 = 0.5: k* = 15 (P(Bin(20, ½) ≥ 15) = 0.021), so the power at p1 = 0.8 is P(Bin(20, 0.8) ≥ 15):
+
+    >>> binomial_power(20, 0.5, 0.8, 0.05).round(4).tolist()
+    [0.8042]
+    """
     n = np.atleast_1d(np.asarray(n, dtype=int))
     k = np.arange(0, n.max() + 2)
     out = np.empty(len(n))
@@ -163,6 +254,25 @@ def items_for_flip_rate(flip_rate: float, tolerance: float = 0.05, *, alpha: flo
     ------
     EvallabError
         ``flip_rate ≤ tolerance`` (nothing to detect) or values out of range.
+
+    Parameters
+    ----------
+    flip_rate : float
+        The flip rate to detect, in (tolerance, 1).
+    tolerance : float, default 0.05
+        The gate's tolerance (H0: flip rate ≤ tolerance).
+    alpha : float, default 0.05
+        Level of the one-sided test.
+    power : float, default 0.8
+        Target power.
+
+    Examples
+    --------
+    The exact power of the binomial test reaches 0.80 at 59 items (0.786 at 58) and stays above it:
+
+    >>> plan = items_for_flip_rate(0.15, 0.05)
+    >>> plan["items"], round(plan["power"], 3), plan["normal_approximation"]
+    (59, 0.801, 44)
     """
     f, t = _prob("flip_rate", flip_rate), _prob("tolerance", tolerance)
     a, pw = _prob("alpha", alpha), _prob("power", power)
@@ -180,9 +290,29 @@ def items_for_flip_rate(flip_rate: float, tolerance: float = 0.05, *, alpha: flo
 
 
 def mcnemar_rejects(b: np.ndarray, c: np.ndarray, alpha: float) -> np.ndarray:
-    """Vectorised :func:`evallab.metrics.intervals.mcnemar` decision at level ``alpha``: exact two-sided binomial
-    p = min(1, 2·P(Bin(b + c, ½) ≤ min(b, c))) when b + c < 25, else chi-square with continuity correction
-    ``(|b − c| − 1)²/(b + c)`` on 1 df (statsmodels' ``mcnemar``; b + c = 0 never rejects)."""
+    """Vectorised decision of :func:`evallab.metrics.intervals.mcnemar` at level ``alpha``.
+
+    Exact two-sided binomial p = min(1, 2·P(Bin(b + c, ½) ≤ min(b, c))) when b + c < 25, else chi-square with
+    continuity correction ``(|b − c| − 1)²/(b + c)`` on 1 df (statsmodels' ``mcnemar``; b + c = 0 never rejects).
+
+    Parameters
+    ----------
+    b, c : array of int
+        Discordant counts.
+    alpha : float
+        Level of the test.
+
+    Returns
+    -------
+    ndarray of bool
+
+    Examples
+    --------
+    9 vs 2 gives p = 0.065; 10 vs 1 gives p = 24/2048 = 0.012:
+
+    >>> mcnemar_rejects([9, 10, 0], [2, 1, 0], 0.05).tolist()
+    [False, True, False]
+    """
     b, c = np.asarray(b, float), np.asarray(c, float)
     d = b + c
     exact = d < 25
@@ -203,9 +333,35 @@ def _mcnemar_given_discordant(d_max: int, pb: float, alpha: float) -> np.ndarray
 
 
 def mcnemar_power(n: int | Sequence[int], delta: float, discordance: float, alpha: float) -> np.ndarray:
-    """Exact power of McNemar's test (:func:`mcnemar_rejects`) on ``n`` items when the share of items where the two
-    judges' correctness differs is ψ = ``discordance`` and the accuracy change is δ = ``delta``: the discordant count
-    D ~ Bin(n, ψ), then b | D ~ Bin(D, (ψ − δ)/(2ψ)); power = Σ_D P(D)·P(reject | D) (vectorised over ``n``)."""
+    """Exact power of McNemar's test (:func:`mcnemar_rejects`) on ``n`` items.
+
+    With ψ = ``discordance`` (the share of items where the two judges' correctness differs) and δ = ``delta`` (the
+    accuracy change): the discordant count D ~ Bin(n, ψ), then b | D ~ Bin(D, (ψ − δ)/(2ψ));
+    power = Σ_D P(D)·P(reject | D) (vectorised over ``n``).
+
+    Parameters
+    ----------
+    n : int or sequence of int
+        Items judged by both judges.
+    delta : float
+        Accuracy change (a difference of proportions).
+    discordance : float
+        ψ, a proportion in (|δ|, 1).
+    alpha : float
+        Level of the test.
+
+    Returns
+    -------
+    ndarray of float
+        The power (a proportion) at each ``n``.
+
+    Examples
+    --------
+    The same figure as summing statsmodels' ``mcnemar`` decisions over every (D, b):
+
+    >>> mcnemar_power(50, 0.1, 0.2, 0.05).round(4).tolist()
+    [0.2412]
+    """
     n = np.atleast_1d(np.asarray(n, dtype=int))
     psi = discordance
     m = int(n.max())
@@ -235,6 +391,23 @@ def items_for_accuracy_change(delta: float, discordance: float, *, alpha: float 
     ------
     EvallabError
         ``|delta| ≥ discordance`` (impossible: the change cannot exceed the discordant share) or values out of range.
+
+    Parameters
+    ----------
+    delta : float
+        The accuracy change to detect (a difference of proportions; its sign is ignored).
+    discordance : float
+        ψ, the share of discordant items, in (|δ|, 1).
+    alpha : float, default 0.05
+        Level of the two-sided test.
+    power : float, default 0.8
+        Target power.
+
+    Examples
+    --------
+    >>> plan = items_for_accuracy_change(0.1, 0.2)
+    >>> plan["items"], round(plan["power"], 4), plan["normal_approximation"]
+    (168, 0.8, 155)
     """
     d = abs(float(delta))
     psi = _prob("discordance", discordance)
@@ -254,9 +427,31 @@ def items_for_accuracy_change(delta: float, discordance: float, *, alpha: float 
 
 
 def reply_flip_probability(flip_rate: float) -> float:
-    """The per-reply probability q of departing from an item's modal verdict (binary verdicts) that gives the
-    pairwise flip rate f = 2q(1 − q) of :func:`evallab.metrics.agreement.repetition_stability`
-    (``q = (1 − sqrt(1 − 2f))/2``); f ≤ ½ for binary verdicts."""
+    """The per-reply probability q of departing from an item's modal verdict that gives a pairwise flip rate.
+
+    For binary verdicts the flip rate of :func:`evallab.metrics.agreement.repetition_stability` is f = 2q(1 − q),
+    so ``q = (1 − sqrt(1 − 2f))/2``; f ≤ ½.
+
+    Parameters
+    ----------
+    flip_rate : float
+        f, a proportion in [0, 0.5].
+
+    Returns
+    -------
+    float
+        q, a proportion in [0, 0.5].
+
+    Raises
+    ------
+    EvallabError
+        ``flip_rate`` outside [0, 0.5].
+
+    Examples
+    --------
+    >>> round(reply_flip_probability(0.18), 3)  # 2 · 0.1 · 0.9 = 0.18
+    0.1
+    """
     f = float(flip_rate)
     if not 0 <= f <= 0.5:
         raise EvallabError(f"flip_rate={f}; expected a share of differing sample pairs in [0, 0.5] (binary verdicts)")
@@ -264,9 +459,31 @@ def reply_flip_probability(flip_rate: float) -> float:
 
 
 def majority_stability(k: int, q: float | np.ndarray) -> tuple[float, float]:
-    """For ``k`` (odd) samples per item and per-reply departure probability ``q`` (scalar, or one per item):
+    """Agreement of the majority of ``k`` samples with the mode, and its reproducibility.
+
     ``m_k`` = P(the majority of k samples is the item's modal verdict) = P(Bin(k, q) < k/2) and ``r_k`` = P(two
-    independent rounds of k samples give the same majority) = m_k² + (1 − m_k)², averaged over items."""
+    independent rounds of k samples give the same majority) = m_k² + (1 − m_k)², averaged over items.
+
+    Parameters
+    ----------
+    k : int
+        Samples per item (odd).
+    q : float or array of float
+        Per-reply departure probability (scalar, or one per item).
+
+    Returns
+    -------
+    (m_k, r_k) : tuple of float
+        Proportions.
+
+    Examples
+    --------
+    k = 3, q = 0.1: m = 0.9³ + 3 · 0.9² · 0.1 = 0.972, r = 0.972² + 0.028²:
+
+    >>> m, r = majority_stability(3, 0.1)
+    >>> round(m, 3), round(r, 4)
+    (0.972, 0.9456)
+    """
     q = np.atleast_1d(np.asarray(q, float))
     m = sps.binom.cdf((k - 1) // 2, k, q)
     return float(m.mean()), float((m**2 + (1 - m) ** 2).mean())
@@ -295,6 +512,14 @@ def samples_for_stable_majority(flip_rate: float | None = None, *, target: float
     -------
     dict: ``samples`` (NaN when no odd k ≤ ``max_samples`` reaches the target), ``stability`` (r_k at it),
     ``agreement_with_mode`` (m_k), ``single_sample_stability`` (r_1), ``q`` (mean per-reply departure), ``target``.
+
+    Examples
+    --------
+    A flip rate of 0.18 (q = 0.1): one sample reproduces with r₁ = 0.82, three with 0.946, five with 0.983:
+
+    >>> plan = samples_for_stable_majority(0.18)
+    >>> plan["samples"], round(plan["stability"], 3), round(plan["single_sample_stability"], 2)
+    (5, 0.983, 0.82)
     """
     t = _prob("target", target)
     if item_flip_rates is not None:
@@ -336,6 +561,16 @@ def next_round(*, rate: float, sensitivity: float, specificity: float, items: in
     ``note``, "not computable: …"), ``achieves`` (unit "proportion": the planned half-width, power or stability at that size),
     ``unit`` (which of the three), ``assumes`` (the inputs in words), ``source`` (the method and its reference),
     ``note``.
+
+    Examples
+    --------
+    The answers of :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change` and
+    :func:`samples_for_stable_majority` on the same inputs (with 1,000 items, 184 gold labels reach ±5 points):
+
+    >>> plan = next_round(rate=0.5, sensitivity=0.9, specificity=0.9, items=1000, half_width=0.05, flip_rate=0.15,
+    ...                   tolerance=0.05, delta=0.1, discordance=0.2, repetition_flip_rate=0.18)
+    >>> plan["answer"].tolist()
+    [385, 184, 59, 168, 5]
     """
     g = gold_for_half_width(half_width, rate=rate, sensitivity=sensitivity, specificity=specificity, items=items,
                             confidence=confidence)

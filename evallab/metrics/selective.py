@@ -64,6 +64,27 @@ def item_confidence(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over: S
         Several replies per (item, order, sample) within a group after pooling ``over``.
     DataError
         ``source="logprob"`` without a ``verdict_logprob`` column, or with several replies per item.
+
+    References
+    ----------
+    J. Jung, F. Brahman and Y. Choi (2024), "Trust or Escalate: LLM Judges with Provable Guarantees for Human
+    Agreement", arXiv:2407.18370, §2.2 (confidence from simulated annotators).
+
+    Examples
+    --------
+    q2's two samples tie (no majority); q3 fails in 2 of 3 samples against gold pass:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q3"], "judge": "A",
+    ...                                    "sample": [0, 1, 0, 1, 0, 1, 2], "gold": "pass",
+    ...                                    "verdict": ["pass", "pass", "pass", "fail", "fail", "fail", "pass"]}))
+    >>> print(item_confidence(df)[["item_id", "verdict", "confidence", "replies", "agrees"]].round(3)
+    ...       .to_string(index=False))
+    item_id verdict  confidence  replies  agrees
+         q1    pass       1.000        2     1.0
+         q2    <NA>       0.500        2     NaN
+         q3    fail       0.667        3     0.0
     """
     by, over = list(by), list(over)
     if source not in ("agreement", "logprob"):
@@ -131,6 +152,23 @@ def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: f
     ------
     EvallabError
         Mismatched lengths, values out of range, NaN.
+
+    References
+    ----------
+    J. Jung, F. Brahman and Y. Choi (2024), "Trust or Escalate", arXiv:2407.18370, §2.2, Algorithm 1;
+    A. N. Angelopoulos, S. Bates, E. J. Candès, M. I. Jordan and L. Lei (2021), "Learn then Test: Calibrating
+    Predictive Algorithms to Achieve Risk Control", arXiv:2110.01052.
+
+    Examples
+    --------
+    30 items at confidence 0.9, all agreeing (p = 0.9³⁰ = 0.042 ≤ δ: rejected), then 10 at 0.6 with 5 errors
+    (p = P(Bin(40, 0.1) ≤ 5) = 0.794: the sequence stops). The bound is 1 − 0.1^(1/30):
+
+    >>> fit = fixed_sequence_threshold([0.9] * 30 + [0.6] * 10, [1] * 35 + [0] * 5, alpha=0.1, delta=0.1)
+    >>> fit["threshold"], fit["kept"], fit["coverage"], round(fit["upper_risk"], 4)
+    (0.9, 30, 0.75, 0.0739)
+    >>> fit["sequence"]["rejected"].tolist()
+    [True, False]
     """
     c = np.asarray(confidence, float)
     a = np.asarray(agrees, float)
@@ -198,6 +236,28 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
       something), ``held_out_guarantee_rate`` (share of splits meeting 1 − α among those that kept something;
       n = ``splits``), ``overall_agreement`` (all items, no abstention; n = ``items``);
     - ``alpha``, ``delta`` (the parameters), ``note``.
+
+    Raises
+    ------
+    EvallabError
+        ``calibration_share`` outside (0, 1) or ``splits < 1``; see :func:`item_confidence`.
+
+    References
+    ----------
+    J. Jung, F. Brahman and Y. Choi (2024), "Trust or Escalate", arXiv:2407.18370, §2.2, Algorithm 1.
+
+    Examples
+    --------
+    Two items with gold and a majority (one of them right) and one tied item: too few to calibrate on.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q3"], "judge": "A",
+    ...                                    "sample": [0, 1, 0, 1, 0, 1, 2], "gold": "pass",
+    ...                                    "verdict": ["pass", "pass", "pass", "fail", "fail", "fail", "pass"]}))
+    >>> r = selective_judging(df)
+    >>> int(r.loc[0, "items"]), int(r.loc[0, "no_majority"]), float(r.loc[0, "overall_agreement"]), r.loc[0, "note"]
+    (2, 1, 0.5, 'not computable: 1 calibration items, fewer than min_calibration=30')
     """
     if not 0 < calibration_share < 1:
         raise EvallabError(f"calibration_share={calibration_share}; expected a share strictly between 0 and 1")
