@@ -161,7 +161,6 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
     have = table.dropna(subset=["value"])
     if have.empty:
         return None
-    metric = compare.get("metric", "")
     unit = _unit(compare, table)
     scale = UNITS[unit][0] if unit in UNITS else 1.0
     with_interval = bool(have[["low", "high"]].notna().all(axis=1).any())
@@ -226,7 +225,6 @@ def comparison_sentence(table: pd.DataFrame, keys: Sequence[str], compare: Mappi
     have = table.dropna(subset=["value"])
     if len(have) < 2:
         return ""
-    metric = compare.get("metric", "")
     label = axis_label(compare, table, with_interval=False, level=0.95).split(" (")[0]
     unit = _unit(compare, table)
     hi, lo = have.loc[have["value"].idxmax()], have.loc[have["value"].idxmin()]
