@@ -96,9 +96,10 @@ def test_live_section_figures_match_a_hand_count():
     consistency (same verdict in both orders, both parsed), first-slot preference (decisive replies picking the
     output shown first) and Acc. (mean of the two order accuracies)."""
     from evallab.reporting import live as live_report
+    from evallab.reporting.sections import position as sections
 
     run = live_report.load()
-    sec = live_report.position_section(run, n_resamples=50)
+    sec = sections.live_section(run, n_resamples=50)
     part = next(p for p in _card()["studies"]["position"]["parts"] if float(p["temperature"]) == 0)
     g = pd.read_json(LIVE_DIR / part["table"], lines=True, dtype=False)
     g["verdict"] = g["verdict"].astype("object").where(g["verdict"].notna(), None)

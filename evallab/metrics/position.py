@@ -9,31 +9,55 @@ is the resampling unit. The estimators that pair replies across orders work on a
 (:func:`~evallab.metrics.design.paired_design`) and passed in place of the table. A *pair* is an (item, sample)
 asked in both orders; ``pairs`` columns count those.
 
+Every estimator returns a :class:`evallab.Results`: the frame described under Returns, whose ``measures`` name each
+estimate's label, unit (``"proportion"``, ``"pp"``, ``"coefficient"``, ``"p-value"``, ``"count"``), interval columns
+(``<column>_low``/``_high``), level, n column and what n counts (pairs, decisive replies, items), and the ``note``
+column. An interval's method is named per row in ``<column>_method`` — the method that computed it
+(:func:`evallab.metrics.intervals.ratio_interval_method`: the Wilson score interval when every item holds one
+binary unit, e.g. one pair per item for position consistency; an item bootstrap (percentile) when an item holds
+several, e.g. both orders' replies for first-slot preference; a Wilson fallback named as such when every item has
+the same share; ``""`` without an interval, e.g. with ``n_resamples=0`` where a bootstrap was needed; for the
+paired differences of :func:`anchor_effect`, :func:`~evallab.metrics.intervals.ratio_difference_interval_method`: a
+paired item bootstrap, or when no item changed the bound from the Wilson interval of 0 of n items changed).
+McNemar's p-value is exact binomial when fewer than 25 items are discordant, else chi-square with continuity
+correction (:func:`evallab.metrics.intervals.mcnemar`).
+
 Methods and their sources
 -------------------------
+The sources' names of the figures are quoted; their definitions are paraphrased (not the sources' words).
+
 - position consistency — share of pairs (both replies parsed) whose verdict is the same in both orders: LLMBar's
-  *Agr.* (Zeng et al. 2024, §4), Shi et al. (2024) *position consistency*, MT-Bench's *consistency* (Zheng et al.
-  2023, Table 2).
-- MT-Bench's breakdown of the same pairs (Zheng et al. 2023, Table 2): *consistent*; *biased toward first* (the
-  output shown first won in both orders); *biased toward second*; *error* (inconsistent otherwise: a tie in one order
-  and a win in the other). The four shares sum to 1 over pairs with both replies parsed; pairs with an unparsed
-  reply are counted apart (``pairs_unparsed``).
-- preference fairness — Shi et al. (2024) measure the direction of the inconsistent pairs; evallab reports the
-  unnormalised form (recency-preferred − primacy-preferred pairs) / pairs with both parsed, in [−1, 1]: 0 = fair,
-  negative = the first-shown output is favoured. (Shi et al. additionally min-max normalise it by bounds that depend
-  on the inconsistency rate; the unnormalised share is comparable across judges with different consistency.)
+  "Agr." (Zeng et al. 2024, §4: agreement of the evaluator's verdicts across the two orders), Shi et al. (2024,
+  "Judging the Judges", §3.1) "position consistency" ("positional consistency" in their first version: the share
+  of cases where the judge prefers the same solution after the positions are swapped), MT-Bench's "Consistency"
+  (Zheng et al. 2023, Table 2: the share of cases where the judge gives a consistent result when the order of the
+  two assistants is swapped).
+- MT-Bench's breakdown of the same pairs (Zheng et al. 2023, Table 2): "Consistency"; "Biased toward first" (the
+  output shown first won in both orders); "Biased toward second"; "Error" — in MT-Bench a reply in the wrong output
+  format; here an unparsed reply is counted apart (``pairs_unparsed``), so ``error`` holds the remaining
+  inconsistent pairs (a tie in one order and a win in the other). The four shares sum to 1 over pairs with both
+  replies parsed.
+- preference fairness — Shi et al. (2024, §3.1) "preference fairness" ("positional fairness" in their first
+  version): the direction of the inconsistent pairs (recency-preferred vs primacy-preferred counts); evallab
+  reports the unnormalised form (recency-preferred − primacy-preferred pairs) / pairs with both parsed, in [−1, 1]:
+  0 = fair, negative = the first-shown output is favoured. (Shi et al. additionally min-max normalise it by bounds
+  that depend on the inconsistency rate; the unnormalised share is comparable across judges with different
+  consistency.) Their third measure, "repetition stability" (the share of a request's samples giving its most
+  frequent verdict), is :func:`evallab.metrics.agreement.repetition_stability`.
 - first-slot preference — share of decisive (non-tie) parsed replies that pick the output shown first (``ab`` →
   ``1``, ``ba`` → ``2``); 0.5 = none. Item-cluster interval (several replies per item). Pooled over both orders
   each output sits in each slot, so content cancels; replies shown in one order only give NaN with the reason
   (:func:`one_order_note`): there it would be the share choosing output 1, position mixed with quality.
 - McNemar's test for an order effect, one pair per item: b = items where the first-shown output won in both
   orders, c = items where the second-shown did (with several samples, an item's majority).
-- balanced position calibration — FairEval (Wang et al. 2023, "Large Language Models are not Fair Evaluators",
-  §3.2): judge both orders and average the verdicts, an inconsistent pair becoming a tie worth ``tie_credit``.
-  On binary verdicts with ``tie_credit=0.5`` its accuracy EQUALS the mean of the two order accuracies (LLMBar's
-  Acc.) on the same pairs: it removes the order from the verdict, it does not raise the expected accuracy.
+- balanced position calibration — FairEval's "Balanced Position Calibration" (Wang et al. 2023, "Large Language
+  Models are not Fair Evaluators", §3.2): judge both orders and average the verdicts, an inconsistent pair
+  becoming a tie worth ``tie_credit``. On binary verdicts with ``tie_credit=0.5`` its accuracy EQUALS the mean of
+  the two order accuracies (LLMBar's Acc.) on the same pairs: it removes the order from the verdict, it does not
+  raise the expected accuracy.
   ``strict_accuracy`` (tie_credit 0: right in both orders) and ``abstention`` (share of inconsistent pairs) show
-  what accepting only consistent verdicts costs.
+  what accepting only consistent verdicts costs. LLMBar's "Acc." (Zeng et al. 2024, §4) is the mean of the
+  accuracies of the two orders: here ``(acc_ab + acc_ba) / 2`` on the scored pairs.
 - anchor effect — how in-context examples (LLMBar ``Vanilla_1shot``/``Vanilla_2shot``) move first-slot preference
   and accuracy against 0-shot, paired over items.
 """
@@ -45,6 +69,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import (
@@ -58,6 +83,62 @@ from evallab.metrics.design import (
 )
 
 NAN = float("nan")
+
+
+def _count(column: str, label: str) -> Measure:
+    return Measure(column, label, "count")
+
+
+def _rate(column: str, label: str, n: str, n_unit: str, unit: str = "proportion", **kw) -> Measure:
+    """A measure without an interval (a share of ``n``)."""
+    return Measure(column, label, unit, n=n, n_unit=n_unit, **kw)
+
+
+def _interval(column: str, label: str, n: str, n_unit: str, unit: str = "proportion") -> Measure:
+    """A measure whose interval is ``<column>_low``/``_high``, its method named per row in ``<column>_method``."""
+    return Measure(column, label, unit, f"{column}_low", f"{column}_high", method_column=f"{column}_method", n=n,
+                   n_unit=n_unit)
+
+
+_PAIRS = [_count("pairs", "Pairs asked in both orders"), _count("both_parsed", "Pairs (both parsed)")]
+#: the measures of :func:`position_consistency` (n of consistency: pairs with both replies parsed)
+CONSISTENCY_MEASURES = [*_PAIRS, _count("consistent_pairs", "Consistent pairs"),
+                        _interval("position_consistency", "Position consistency", "both_parsed", "pairs")]
+#: the measures of :func:`position_bias`
+POSITION_BIAS_MEASURES = [
+    *_PAIRS, _count("pairs_unparsed", "Pairs with an unparsed reply"),
+    _interval("position_consistency", "Position consistency", "both_parsed", "pairs"),
+    *[_count(c, lab) for c, lab in (("consistent", "Consistent pairs"), ("biased_first", "Pairs biased to first"),
+                                     ("biased_second", "Pairs biased to second"), ("error", "Error pairs"))],
+    _rate("consistent_rate", "Consistent", "both_parsed", "pairs"),
+    _rate("biased_first_rate", "Biased toward first", "both_parsed", "pairs"),
+    _rate("biased_second_rate", "Biased toward second", "both_parsed", "pairs"),
+    _rate("error_rate", "Error", "both_parsed", "pairs"),
+    _rate("preference_fairness", "Preference fairness", "both_parsed", "pairs", unit="coefficient", digits=3),
+    _count("decisive", "Decisive replies"), _count("first_slot", "Replies picking the first shown"),
+    _interval("first_slot_preference", "First-slot preference", "decisive", "decisive replies"),
+    _count("mcnemar_items_first", "Items: first shown won"), _count("mcnemar_items_second", "Items: second shown won"),
+    _count("mcnemar_items", "Items (both parsed)"),
+    _rate("mcnemar_p", "McNemar p", "mcnemar_items", "items", unit="p-value"),
+    _count("unparsed", "Unparsed replies"),
+]
+#: the measures of :func:`balanced_position_accuracy` (n: the scored pairs)
+BPC_MEASURES = [
+    _count("pairs_with_gold", "Pairs with gold"), _count("excluded", "Not scored"),
+    _rate("acc_ab", "Acc. output 1 first", "pairs_with_gold", "pairs"),
+    _rate("acc_ba", "Acc. output 2 first", "pairs_with_gold", "pairs"),
+    _interval("bpc_accuracy", "Balanced calibration accuracy", "pairs_with_gold", "pairs"),
+    _rate("strict_accuracy", "Right in both orders", "pairs_with_gold", "pairs"),
+    _rate("abstention", "Abstention", "pairs_with_gold", "pairs"),
+]
+#: the measures of :func:`anchor_effect` (n: the items every compared strategy judged)
+ANCHOR_MEASURES = [
+    _count("items", "Items"),
+    _interval("first_slot_preference", "First-slot preference", "items", "items"),
+    _interval("accuracy", "Accuracy", "items", "items"),
+    _interval("delta_first_slot", "Δ first-slot preference", "items", "items", unit="pp"),
+    _interval("delta_accuracy", "Δ accuracy", "items", "items", unit="pp"),
+]
 
 
 def _pair_flags(design: PairedDesign, unparsed: str = "exclude") -> dict[str, np.ndarray]:
@@ -90,7 +171,7 @@ def _one_order_text(orders: Sequence[str]) -> str:
 
 def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
                          unparsed: str = "exclude", confidence: float = 0.95, n_resamples: int = 1000,
-                         seed: int = 0) -> pd.DataFrame:
+                         seed: int = 0) -> Results:
     """Position consistency per group: the share of pairs with the same verdict in both presentation orders.
 
     Parameters
@@ -103,10 +184,14 @@ def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | No
 
     Returns
     -------
-    DataFrame: ``by`` + ``pairs`` ((item, sample) asked in both orders), ``both_parsed`` (pairs with both replies
+    Results: ``by`` + ``pairs`` ((item, sample) asked in both orders), ``both_parsed`` (pairs with both replies
     parsed), ``consistent_pairs`` (LLMBar's Agr. count), ``position_consistency`` in [0, 1] with ``_low``/``_high``
-    (Wilson with one sample per item, else item-cluster bootstrap), ``note`` ("not computable: needs both orders"
-    on a one-order table).
+    and ``position_consistency_method`` (Wilson score with one sample per item, else an item bootstrap), ``note``
+    ("not computable: needs both orders" on a one-order table). Measures :data:`CONSISTENCY_MEASURES`; n: pairs
+    (``both_parsed``, or ``pairs`` under ``unparsed="published"``).
+
+    Source: Zheng et al. (2023), MT-Bench, Table 2, "Consistency"; Shi et al. (2024), "Judging the Judges", §3.1,
+    "position consistency"; LLMBar's "Agr." (Zeng et al. 2024, §4).
     """
     des = design_of(df, by)
     f = _pair_flags(des, unparsed)
@@ -118,17 +203,22 @@ def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | No
             per = per_item(g)
             r = dict(des.key(g), pairs=int(asked[g]), both_parsed=int(both[g]),
                      consistent_pairs=int(per[:, 0].sum()) if len(per) else 0, position_consistency=NAN,
-                     position_consistency_low=NAN, position_consistency_high=NAN, note="")
+                     position_consistency_low=NAN, position_consistency_high=NAN, position_consistency_method="",
+                     note="")
             if len(per) == 0:
                 r["note"] = not_computable("needs both presentation orders; the table has "
                                            + (" and ".join(o or "an unrecorded order" for o in des.orders[g])
                                               if asked[g] == 0 else "no pair with both replies parsed"))
             else:
                 r["position_consistency"] = float(per[:, 0].sum() / per[:, 1].sum())
-                r["position_consistency_low"], r["position_consistency_high"] = intervals.ratio_interval(
+                (r["position_consistency_low"], r["position_consistency_high"],
+                 r["position_consistency_method"]) = intervals.ratio_interval_method(
                     per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence, seed=seed)
             rows.append(r)
-    return pd.DataFrame(rows)
+    n = "both_parsed" if unparsed == "exclude" else "pairs"
+    ms = [m if m.column != "position_consistency" else _interval(m.column, m.label, n, "pairs")
+          for m in CONSISTENCY_MEASURES]
+    return results(pd.DataFrame(rows), ms, level=confidence, keys=des.by)
 
 
 def one_order_note(df: pd.DataFrame) -> str:
@@ -149,7 +239,7 @@ def first_slot(df: pd.DataFrame) -> pd.Series:
 
 
 def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *, confidence: float = 0.95,
-                  n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                  n_resamples: int = 1000, seed: int = 0) -> Results:
     """Position consistency, MT-Bench's breakdown, preference fairness, first-slot preference and McNemar's
     order-effect test per group (definitions and sources in the module docstring).
 
@@ -160,14 +250,20 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
 
     Returns
     -------
-    DataFrame, one row per group:
+    Results, one row per group (measures :data:`POSITION_BIAS_MEASURES`):
         ``pairs`` ((item, sample) asked in both orders), ``both_parsed``, ``pairs_unparsed`` (a reply unparsed),
-        ``position_consistency`` (+ ``_low``/``_high``), ``consistent``, ``biased_first``, ``biased_second``,
+        ``position_consistency`` (+ ``_low``/``_high``/``_method``; n: pairs), ``consistent``, ``biased_first``,
+        ``biased_second``,
         ``error`` (pair counts; MT-Bench), ``consistent_rate``, ``biased_first_rate``, ``biased_second_rate``,
         ``error_rate`` (shares of ``both_parsed``, summing to 1), ``preference_fairness`` in [−1, 1];
         ``decisive`` (parsed non-tie replies with a known order), ``first_slot`` (of them, picked the first shown),
-        ``first_slot_preference`` in [0, 1] (+ ``_low``/``_high``); ``mcnemar_items_first``,
-        ``mcnemar_items_second``, ``mcnemar_p`` (items); ``unparsed`` (replies); ``note``.
+        ``first_slot_preference`` in [0, 1] (+ ``_low``/``_high``/``_method``; n: decisive replies);
+        ``mcnemar_items_first``, ``mcnemar_items_second``, ``mcnemar_items`` (items with a pair both parsed:
+        McNemar's n), ``mcnemar_p`` (a p-value); ``unparsed`` (replies); ``note``.
+
+    Source: Zheng et al. (2023), MT-Bench, Table 2: "Consistency", "Biased toward first", "Biased toward second",
+    "Error" (here: inconsistent otherwise; unparsed pairs apart); Shi et al. (2024), "Judging the Judges", §3.1:
+    "position consistency" and "preference fairness" (here unnormalised, see the module docstring); McNemar (1947).
     """
     des = design_of(df, by)
     f = _pair_flags(des)
@@ -189,9 +285,8 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
             nb = int(counts["both"][g])
             r = dict(des.key(g), pairs=int(c["pairs"]), both_parsed=nb,
                      pairs_unparsed=int(counts["asked"][g] - nb),
-                     position_consistency=c["position_consistency"],
-                     position_consistency_low=c["position_consistency_low"],
-                     position_consistency_high=c["position_consistency_high"])
+                     **{k: c[k] for k in ("position_consistency", "position_consistency_low",
+                                          "position_consistency_high", "position_consistency_method")})
             for name, col in (("consistent", "cons"), ("biased_first", "first"), ("biased_second", "second"),
                               ("error", "error")):
                 r[name] = int(counts[col][g]) if nb else 0
@@ -202,15 +297,16 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
             one_order = _one_order_text([o for o, s in zip(ORDERS, shown, strict=True) if s[g]])
             ok = r["decisive"] and not one_order
             r["first_slot_preference"] = r["first_slot"] / r["decisive"] if ok else NAN
-            r["first_slot_preference_low"], r["first_slot_preference_high"] = intervals.ratio_interval(
-                per[:, 0], per[:, 1], **kw) if ok else (NAN, NAN)
+            (r["first_slot_preference_low"], r["first_slot_preference_high"],
+             r["first_slot_preference_method"]) = intervals.ratio_interval_method(per[:, 0], per[:, 1], **kw) \
+                if ok else (NAN, NAN, "")
             if nb:
                 it = per_mc(g)
                 b, cc = int((it[:, 0] > it[:, 1]).sum()), int((it[:, 1] > it[:, 0]).sum())
                 m = intervals.mcnemar(b, cc)
-                r.update(mcnemar_items_first=b, mcnemar_items_second=cc, mcnemar_p=m["pvalue"])
+                r.update(mcnemar_items_first=b, mcnemar_items_second=cc, mcnemar_items=len(it), mcnemar_p=m["pvalue"])
             else:
-                r.update(mcnemar_items_first=0, mcnemar_items_second=0, mcnemar_p=NAN)
+                r.update(mcnemar_items_first=0, mcnemar_items_second=0, mcnemar_items=0, mcnemar_p=NAN)
             r["unparsed"] = int(unparsed[g])
             notes = [c["note"]] if c["note"] else []
             if not r["decisive"]:
@@ -219,12 +315,12 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
                 notes.append(one_order)
             r["note"] = "; ".join(notes)
             rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), POSITION_BIAS_MEASURES, level=confidence, keys=des.by)
 
 
 def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
                                tie_credit: float = 0.5, confidence: float = 0.95, n_resamples: int = 1000,
-                               seed: int = 0) -> pd.DataFrame:
+                               seed: int = 0) -> Results:
     """FairEval's balanced position calibration on pairs judged in both orders (module docstring).
 
     Parameters
@@ -236,12 +332,17 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
 
     Returns
     -------
-    DataFrame: ``by`` + ``pairs_with_gold`` (pairs with both replies parsed and gold: the pairs scored),
+    Results (measures :data:`BPC_MEASURES`; n: the scored pairs): ``by`` + ``pairs_with_gold`` (pairs with both
+    replies parsed and gold: the pairs scored),
     ``excluded`` ((item, sample) judged in an order but not scored: an order not asked, an unparsed reply or no
     gold), ``acc_ab``, ``acc_ba`` (accuracy with output 1 / output 2 shown first, on the same pairs),
-    ``bpc_accuracy`` in [0, 1] with ``bpc_accuracy_low``/``bpc_accuracy_high`` (item-cluster interval),
-    ``strict_accuracy`` (right in both orders), ``abstention`` (share of inconsistent pairs), ``note``. With binary
-    verdicts and ``tie_credit=0.5``, ``bpc_accuracy == (acc_ab + acc_ba) / 2`` exactly.
+    ``bpc_accuracy`` in [0, 1] with ``bpc_accuracy_low``/``bpc_accuracy_high`` and ``bpc_accuracy_method``
+    (Wilson score when every item holds one pair scored 0 or 1, else an item bootstrap), ``strict_accuracy``
+    (right in both orders), ``abstention`` (share of inconsistent pairs), ``note``. With binary verdicts and
+    ``tie_credit=0.5``, ``bpc_accuracy == (acc_ab + acc_ba) / 2`` exactly — LLMBar's *Acc.* on the same pairs.
+
+    Source: Wang et al. (2023), "Large Language Models are not Fair Evaluators", §3.2, "Balanced Position
+    Calibration"; Zeng et al. (2024), LLMBar, §4, "Acc." (the mean of the two orders' accuracies).
 
     Raises
     ------
@@ -266,20 +367,24 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
             n = int(h.sum())
             r = dict(des.key(g), pairs_with_gold=n, excluded=len(h) - n)
             if n == 0:
+                both = p["has_ab"][sl] & p["has_ba"][sl]
+                why = ("needs both presentation orders; the table has "
+                       + " and ".join(o or "an unrecorded order" for o in des.orders[g]) if not both.any()
+                       else "no gold labels (it scores pairs against gold)" if not (gold[sl][both] >= 0).any()
+                       else "needs pairs with both orders parsed and gold")
                 r.update(acc_ab=NAN, acc_ba=NAN, bpc_accuracy=NAN, bpc_accuracy_low=NAN, bpc_accuracy_high=NAN,
-                         strict_accuracy=NAN, abstention=NAN,
-                         note=not_computable("needs pairs with both orders parsed and gold"))
+                         bpc_accuracy_method="", strict_accuracy=NAN, abstention=NAN, note=not_computable(why))
                 rows.append(r)
                 continue
             per = per_item(g)
-            lo, hi = intervals.ratio_interval(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
-                                              seed=seed)
+            lo, hi, method = intervals.ratio_interval_method(per[:, 0], per[:, 1], n_resamples=n_resamples,
+                                                             confidence=confidence, seed=seed)
             xa, xb = ca[sl][h], cb[sl][h]
             r.update(acc_ab=float(xa.mean()), acc_ba=float(xb.mean()), bpc_accuracy=float(score[sl][h].mean()),
-                     bpc_accuracy_low=lo, bpc_accuracy_high=hi, strict_accuracy=float((xa * xb).mean()),
-                     abstention=float((~cons[sl][h]).mean()), note="")
+                     bpc_accuracy_low=lo, bpc_accuracy_high=hi, bpc_accuracy_method=method,
+                     strict_accuracy=float((xa * xb).mean()), abstention=float((~cons[sl][h]).mean()), note="")
             rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), BPC_MEASURES, level=confidence, keys=des.by)
 
 
 def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
@@ -292,7 +397,7 @@ def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
 
 def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                   variants: Sequence[str] = ("Vanilla_1shot", "Vanilla_2shot"), by: Sequence[str] = ("judge",),
-                  confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                  confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """How in-context examples move first-slot preference and accuracy against the 0-shot baseline strategy.
 
     Compares strategies on the same items (those every compared strategy judged, within each group); ``strategy``
@@ -300,11 +405,17 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
 
     Returns
     -------
-    DataFrame, one row per group × strategy (baseline first): ``strategy``, ``items``, ``first_slot_preference``
-    (+ ``_low``/``_high``), ``accuracy`` (+ ``_low``/``_high``), ``delta_first_slot`` and ``delta_accuracy``
-    (variant − baseline, in [−1, 1]) each with ``_low``/``_high`` from a paired item bootstrap; NaN deltas and a
-    ``note`` on the baseline row. A group without the baseline strategy is left out and named in ``attrs
+    Results, one row per group × strategy (baseline first; measures :data:`ANCHOR_MEASURES`, n: items):
+    ``strategy``, ``items``, ``first_slot_preference`` (+ ``_low``/``_high``), ``accuracy`` (+ ``_low``/``_high``)
+    — proportions; ``delta_first_slot`` and ``delta_accuracy`` (variant − baseline, in [−1, 1], unit pp) each with
+    ``_low``/``_high``; each interval's method in ``<column>_method``: for a rate, Wilson score when every item holds
+    one reply, else an item bootstrap; for a delta, a paired item bootstrap (variant and baseline resampled on the
+    same items), or the bound from the Wilson interval of 0 of n items changed when no item changed. NaN deltas and
+    a ``note`` on the baseline row. A group without the baseline strategy is left out and named in ``attrs
     ["missing_baseline"]``.
+
+    Source: LLMBar's strategies (Zeng et al. 2024, §4 and Table 3: ``Vanilla``, ``Vanilla_1shot``,
+    ``Vanilla_2shot``); first-slot preference as in :func:`position_bias`.
     """
     by = list(by)
     if "strategy" in by:
@@ -332,17 +443,23 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                 tot = x[den].sum()
                 r[name] = x[num].sum() / tot if tot and not (name == "first_slot_preference" and one_order[s]) \
                     else NAN
-                r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(x[num], x[den], **kw) \
-                    if np.isfinite(r[name]) else (NAN, NAN)
+                r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = intervals.ratio_interval_method(
+                    x[num], x[den], **kw) if np.isfinite(r[name]) else (NAN, NAN, "")
             for name, num, den in (("first_slot", "fs", "dec"), ("accuracy", "c", "p")):
                 if s == baseline or (name == "first_slot" and (one_order[s] or one_order[baseline])):
                     r[f"delta_{name}"] = r[f"delta_{name}_low"] = r[f"delta_{name}_high"] = NAN
+                    r[f"delta_{name}_method"] = ""
                     continue
                 arrays = [x[num].to_numpy(float), x[den].to_numpy(float), base[num].to_numpy(float),
                           base[den].to_numpy(float)]
                 r[f"delta_{name}"] = (arrays[0].sum() / arrays[1].sum() - arrays[2].sum() / arrays[3].sum()
                                       if arrays[1].sum() and arrays[3].sum() else NAN)
-                r[f"delta_{name}_low"], r[f"delta_{name}_high"] = intervals.ratio_difference_interval(*arrays, **kw)
+                if np.isfinite(r[f"delta_{name}"]):
+                    r[f"delta_{name}_low"], r[f"delta_{name}_high"], r[f"delta_{name}_method"] = \
+                        intervals.ratio_difference_interval_method(*arrays, **kw)
+                else:
+                    r[f"delta_{name}_low"] = r[f"delta_{name}_high"] = NAN
+                    r[f"delta_{name}_method"] = ""
             undefined = [n for n in ("first_slot_preference", "accuracy") if not np.isfinite(r[n])]
             r["note"] = "; ".join((["baseline"] if s == baseline else [])
                                   + [(one_order[s] or not_computable(f"{n} has no decisive reply"))
@@ -350,6 +467,6 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                                      else not_computable("accuracy has no parsed reply with gold")
                                      for n in undefined])
             rows.append(r)
-    out = pd.DataFrame(rows)
+    out = results(pd.DataFrame(rows), ANCHOR_MEASURES, level=confidence, keys=[*by, "strategy"])
     out.attrs["missing_baseline"] = missing
     return out

@@ -71,12 +71,14 @@ def test_few_shot_headline_is_the_largest_shift_with_its_paired_bootstrap(natura
     assert "nan" not in text.lower() and "Wilson" not in text  # every interval here resamples items
 
 
-def test_anchor_effect_intervals_are_position_anchor_effects_with_their_method(natural):
-    ours = S.anchor_effect(natural, n_resamples=B)
-    theirs = position.anchor_effect(natural, n_resamples=B)
+def test_few_shot_table_is_position_anchor_effect_with_the_methods_it_named(natural):
+    sec = S.few_shot_section(natural, n_resamples=B)
+    (shown,) = sec.tables
+    ours = shown.table
+    theirs = position.anchor_effect(natural, n_resamples=B)  # the estimator, called here on its own
     for c in ("first_slot_preference", "accuracy", "delta_first_slot", "delta_accuracy"):
-        for b in ("_low", "_high"):
-            np.testing.assert_allclose(ours[c + b].to_numpy(float), theirs[c + b].to_numpy(float), equal_nan=True)
+        for b in ("_low", "_high", "_method"):
+            pd.testing.assert_series_equal(ours[c + b].reset_index(drop=True), theirs[c + b].reset_index(drop=True))
     # both orders of an item are two replies of one unit: never a Wilson interval of independent replies
     assert set(ours["first_slot_preference_method"]) == {f"item bootstrap (percentile, {B} resamples)"}
     base = ours["strategy"] == "Vanilla"

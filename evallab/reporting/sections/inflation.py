@@ -22,13 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from evallab._results import Measure, Results, results
 from evallab._results import common_methods as _common_methods
 from evallab.metrics import inflation, position
-from evallab.metrics import intervals as stats
 from evallab.reporting._context import Section
 
 #: the LLMBar strategies the few-shot section compares by default (0-shot first)
@@ -75,88 +73,6 @@ def load_few_shot(verdicts_path: str = "", llmbar_dir: str = "", *, subsets: Seq
     return d[d["strategy"].isin(list(strategies))]
 
 
-#: the measures of :func:`anchor_effect`
-ANCHOR_MEASURES = [
-    Measure("items", "Items", "count"),
-    Measure("first_slot_preference", "First-slot preference", "proportion", "first_slot_preference_low",
-            "first_slot_preference_high", method_column="first_slot_preference_method", n="items", n_unit="items"),
-    Measure("accuracy", "Accuracy", "proportion", "accuracy_low", "accuracy_high", method_column="accuracy_method",
-            n="items", n_unit="items"),
-    Measure("delta_first_slot", "Δ first-slot preference", "pp", "delta_first_slot_low", "delta_first_slot_high",
-            method_column="delta_first_slot_method", n="items", n_unit="items"),
-    Measure("delta_accuracy", "Δ accuracy", "pp", "delta_accuracy_low", "delta_accuracy_high",
-            method_column="delta_accuracy_method", n="items", n_unit="items"),
-]
-
-
-def anchor_effect(shots: pd.DataFrame, *, baseline: str = "Vanilla",
-                  variants: Sequence[str] = ("Vanilla_1shot", "Vanilla_2shot"), by: Sequence[str] = ("judge",),
-                  confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
-    """:func:`evallab.metrics.position.anchor_effect` as :class:`~evallab.Results` whose intervals name the
-    method that computed them.
-
-    The points, items and notes are ``anchor_effect``'s (called without its bootstrap). Each interval is computed
-    here, on the same per-item counts (first-slot picks / decisive replies; correct / parsed replies with gold) of
-    the same items in the same order, by :func:`~evallab.metrics.intervals.ratio_interval_method` and
-    :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, so its bounds equal those
-    ``anchor_effect`` computes with ``n_resamples`` and ``<column>_method`` says which method gave them (an item
-    bootstrap when an item holds both orders' replies; Wilson when one reply per item; a Wilson fallback named as
-    such).
-
-    Parameters
-    ----------
-    shots : DataFrame
-        Tidy pairwise verdict table with ``strategy``, ``order``, ``verdict``, ``gold``, ``dataset``, ``item_id``.
-    baseline, variants, by, confidence, n_resamples, seed
-        As for :func:`evallab.metrics.position.anchor_effect`.
-
-    Returns
-    -------
-    Results
-        ``anchor_effect``'s columns plus ``first_slot_preference_method``, ``accuracy_method``,
-        ``delta_first_slot_method``, ``delta_accuracy_method``; measures :data:`ANCHOR_MEASURES` (proportions and
-        pp; n: items); ``attrs["missing_baseline"]`` as ``anchor_effect``'s.
-    """
-    by = list(by)
-    # its points, items and notes; the intervals are computed below, once, with their methods
-    ae = position.anchor_effect(shots, baseline=baseline, variants=variants, by=by, confidence=confidence,
-                                n_resamples=0, seed=seed)
-    out = ae.reset_index(drop=True)
-    kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    cols = [f"{c}{x}" for c in ("first_slot_preference", "accuracy", "delta_first_slot", "delta_accuracy")
-            for x in ("_low", "_high", "_method")]
-    found: dict[int, list] = {}
-    if len(out):
-        d = shots[shots["strategy"].isin([baseline, *variants])]
-        d = d.assign(dataset=d["dataset"].astype(str), item_id=d["item_id"].astype(str), _fs=position.first_slot(d),
-                     _ok=d["verdict"].notna() & d["gold"].notna(), _c=(d["verdict"] == d["gold"]).fillna(False))
-        per = d.groupby([*by, "strategy", "dataset", "item_id"], observed=True, dropna=False).agg(
-            fs=("_fs", "sum"), dec=("_fs", "count"), c=("_c", "sum"), p=("_ok", "sum"))
-        cells = {(k if isinstance(k, tuple) else (k,)): f.droplevel(list(range(len(by) + 1)))
-                 for k, f in per.groupby(level=[*by, "strategy"], dropna=False)}
-        for _, g in (out.groupby(by, dropna=False, sort=False) if by else [((), out)]):
-            key = tuple(g[c].iloc[0] for c in by)
-            common = sorted(set.intersection(*(set(cells[(*key, s)].index) for s in g["strategy"])))
-            b = cells[(*key, baseline)].loc[common]
-            for i, r in g.iterrows():
-                x = cells[(*key, r["strategy"])].loc[common]
-                row = []
-                for name, num, den in (("first_slot_preference", "fs", "dec"), ("accuracy", "c", "p")):
-                    ok = np.isfinite(r[name])
-                    row += stats.ratio_interval_method(x[num], x[den], **kw) if ok else [np.nan, np.nan, ""]
-                for name, num, den in (("delta_first_slot", "fs", "dec"), ("delta_accuracy", "c", "p")):
-                    ok = np.isfinite(r[name])
-                    row += stats.ratio_difference_interval_method(
-                        *(a.to_numpy(float) for a in (x[num], x[den], b[num], b[den])), **kw) if ok \
-                        else [np.nan, np.nan, ""]
-                found[i] = row
-        extra = pd.DataFrame.from_dict(found, orient="index", columns=cols).reindex(out.index)
-        out = out.assign(**{c: extra[c] for c in cols})
-    res = results(out, ANCHOR_MEASURES, level=confidence, keys=[*by, "strategy"])
-    res.attrs["missing_baseline"] = ae.attrs.get("missing_baseline", [])
-    return res
-
-
 # ------------------------------------------------------------------------------------------- the sections
 def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
                      variants: Sequence[str] = ("Vanilla_1shot", "Vanilla_2shot"), confidence: float = 0.95,
@@ -184,7 +100,8 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
     -------
     Section
         A finding (the largest first-slot shift and how many intervals exclude 0) and one on accuracy, the table
-        (:func:`anchor_effect`), two figures; metrics ``llmbar_judges``, ``llmbar_pairs`` (items),
+        (:func:`evallab.metrics.position.anchor_effect`, each interval's method named by it), two figures;
+        metrics ``llmbar_judges``, ``llmbar_pairs`` (items),
         ``max_abs_first_slot_shift_pp`` and ``judges_first_slot_shift_ci_excludes_0`` (for ``variants[0]``),
         ``anchor_effect`` (the table's records). A table without ``baseline`` and a variant gets one sentence
         saying so, and no table.
@@ -209,8 +126,8 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
              f"strategies {_join(sorted(have))}.")
     if snapshot_note(shots):
         sec.text(f"Warning: {snapshot_note(shots)}.")
-    ae = _common_methods(anchor_effect(shots, baseline=baseline, variants=variants, confidence=confidence,
-                                       n_resamples=n_resamples, seed=seed))
+    ae = _common_methods(position.anchor_effect(shots, baseline=baseline, variants=variants, confidence=confidence,
+                                                n_resamples=n_resamples, seed=seed))
     if ae.attrs.get("missing_baseline"):
         sec.text(f"Left out, without verdicts under {baseline}: "
                  f"{_join(', '.join(map(str, k.values())) for k in ae.attrs['missing_baseline'])}.")
@@ -551,6 +468,6 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     return sec
 
 
-__all__ = ["ANCHOR_MEASURES", "FEW_SHOT", "HARD_FAIL_MEASURES", "USAGE_MEASURES", "anchor_effect",
-           "experiment_section", "few_shot_section", "live_section", "load_few_shot", "rubric_section",
+__all__ = ["FEW_SHOT", "HARD_FAIL_MEASURES", "USAGE_MEASURES", "experiment_section", "few_shot_section",
+           "live_section", "load_few_shot", "rubric_section",
            "run_experiment"]

@@ -1,0 +1,475 @@
+"""Report 02, "Position bias and few-shot anchor effects": what each section states (issue 25: thin notebooks).
+
+Does a pairwise judge's verdict depend on which output is shown first? Each pair is judged twice, output 1 first
+(``ab``) and swapped (``ba``). The sections, in the report's order:
+
+- :func:`overview` — the table's shape in words (orders, gold, samples, design columns, what the filters left out).
+- :func:`by_judge` — per judge (and strategy: strategies are never pooled): position consistency (Zheng et al.
+  2023, MT-Bench, Table 2 "Consistency"; Shi et al. 2024, "Judging the Judges", §3.1 "position consistency";
+  LLMBar's "Agr.", Zeng et al. 2024, §4), MT-Bench's breakdown (Table 2: consistent / "Biased toward first" /
+  "Biased toward second" / "Error"), preference fairness (Shi et al. 2024, §3.1; unnormalised), first-slot
+  preference (share of decisive replies picking the output shown first, 0.5 = none), McNemar's order-effect test
+  on items (McNemar 1947), and the consistency vs first-slot preference figure.
+- :func:`by_subset` — the same per subset, judge and strategy.
+- :func:`balanced_calibration` — FairEval's balanced position calibration (Wang et al. 2023, "Large Language
+  Models are not Fair Evaluators", §3.2): both orders judged and averaged, an inconsistent pair a tie; shown beside
+  the two order accuracies, whose mean is LLMBar's "Acc." (Zeng et al. 2024, §4) and equals it on binary
+  verdicts.
+- :func:`few_shot` — the few-shot anchor effect: LLMBar's in-context strategies (``Vanilla_1shot``: one example
+  answered "Output (a)"; ``Vanilla_2shot``: "(b)" then "(a)") against 0-shot ``Vanilla``, deltas paired over
+  items (report 03's :func:`~evallab.reporting.sections.inflation.few_shot_section` on this report's table).
+- :func:`live_section` — the same measurements on the committed SmolLM2-135M run (``data/live/smollm2``, ``make
+  live``), with repetition stability of sampled replies (Shi et al. 2024, §3.1) and the parse rate.
+
+Each returns a :class:`~evallab.reporting._context.Section`; every number it states comes from an estimator's
+:class:`~evallab.Results` (value, interval, level, the method that computed the interval, n), never retyped here.
+Definitions and their sources, quoted, are in :mod:`evallab.metrics.position`. A figure the table cannot support
+(one presentation order, no gold, no few-shot strategies) gets one sentence saying why, from the estimator's note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evallab._results import Measure, Results, common_methods, results
+from evallab.metrics import agreement, position
+from evallab.metrics.design import describe
+from evallab.reporting import live
+from evallab.reporting._context import Section
+
+#: the design cell of the per-judge figures: strategies are compared, never pooled
+BY = ("judge", "strategy")
+SMALL_N = 100  # pairs per row below which the intervals are called wide
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def load(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence[str] = (),
+         judges: Sequence[str] = ()) -> pd.DataFrame:
+    """The report's verdict table, every strategy kept (the sections select theirs): the user's table at
+    ``verdicts_path`` or the bundled LLMBar (at ``data_dir``), filtered by ``subsets`` and ``judges``.
+
+    Raises
+    ------
+    DataError, VerdictTableError
+        From :func:`evallab.datasets.load_study`, naming the file, row or column.
+    """
+    from evallab.datasets import load_study
+
+    return load_study(verdicts_path, data_dir, subsets=list(subsets) or None, judges=list(judges) or None)
+
+
+def _select(table: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
+    from evallab import verdicts
+
+    return verdicts.select(table, strategies=list(strategies) or None)
+
+
+def _why(res: pd.DataFrame) -> str:
+    """The distinct reasons in a table's notes, without their "not computable: " prefix, as one phrase."""
+    notes = [p.strip().removeprefix("not computable: ") for n in res.get("note", pd.Series(dtype=str)).dropna()
+             for p in str(n).split("; not computable: ") if p.strip()]
+    return "; ".join(dict.fromkeys(notes)) or "the table has no rows it can be computed from"
+
+
+def _several(res: pd.DataFrame, col: str) -> bool:
+    return col in res.columns and res[col].astype(str).nunique() > 1
+
+
+def _who(res: pd.DataFrame, i, cols: Sequence[str] = ("subset", "judge", "strategy")) -> str:
+    """Row ``i`` by its design columns that vary in ``res`` (the judge always): "GPT-4", "GPT-4 · CoT"."""
+    parts = [str(res.at[i, c]) for c in cols if c in res.columns and (c == "judge" or _several(res, c))]
+    return " · ".join(p for p in parts if p)
+
+
+def _rows_word(res: pd.DataFrame, cols: Sequence[str] = ("subset", "judge", "strategy")) -> str:
+    """What a row of ``res`` is: "judges", "judge × strategy rows", "subset × judge rows"."""
+    vary = [c for c in cols if c in res.columns and (c == "judge" or _several(res, c))]
+    return "judges" if vary == ["judge"] else " × ".join(vary) + " rows"
+
+
+def _strategies_text(df: pd.DataFrame) -> str:
+    """One sentence when the table holds several strategies: each row is one strategy, never pooled."""
+    if not _several(df, "strategy"):
+        return ""
+    names = ", ".join(sorted(map(str, df["strategy"].unique())))
+    return (f"The table holds {df['strategy'].nunique()} strategies ({names}): each row is one judge under one "
+            "strategy; strategies are never pooled.")
+
+
+def _bias_caveats(bias: Results) -> list[str]:
+    unparsed = int(bias["unparsed"].sum())
+    out = [f"{unparsed:,} unparsed replies are counted, not scored."] if unparsed else []
+    if len(bias) and 0 < bias["pairs"].max() < SMALL_N:
+        out.append(f"Small n: at most {int(bias['pairs'].max())} pairs per row; intervals are wide.")
+    out.append("McNemar's test is per row without multiplicity adjustment.")
+    return out
+
+
+# ------------------------------------------------------------------------------------------- the sections
+def overview(table: pd.DataFrame, *, strategies: Sequence[str] = ()) -> Section:
+    """The shape of the table the position figures use (:func:`evallab.metrics.design.describe`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        From :func:`load`.
+    strategies : sequence of str, default ()
+        The strategies of the position figures; empty: all.
+
+    Returns
+    -------
+    Section
+        One sentence; metric ``table_shape``.
+
+    Raises
+    ------
+    VerdictTableError
+        ``strategies`` selects no row (naming the strategies available).
+    """
+    text = describe(_select(table, strategies))["text"]
+    return Section(metrics={"table_shape": text}).text(text)
+
+
+BIAS_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "both_parsed": "Pairs (both parsed)",
+                "position_consistency": "Position consistency", "biased_first_rate": "Biased to first",
+                "biased_second_rate": "Biased to second", "first_slot_preference": "First-slot preference",
+                "mcnemar_p": "McNemar p"}
+BREAKDOWN_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "both_parsed": "Pairs (both parsed)",
+                     "consistent_rate": "Consistent", "biased_first_rate": "Biased toward first",
+                     "biased_second_rate": "Biased toward second", "error_rate": "Error",
+                     "preference_fairness": "Preference fairness"}
+
+
+def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence: float = 0.95,
+             n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Position bias per judge and strategy (:func:`evallab.metrics.position.position_bias`), all selected subsets
+    pooled by item (the item is the resampling unit; McNemar's test pairs items).
+
+    Parameters
+    ----------
+    table : DataFrame
+        From :func:`load`.
+    strategies : sequence of str, default ()
+        Strategies kept; empty: all (each a row of its own).
+    confidence, n_resamples, seed
+        Level, bootstrap resamples over items and seed of every interval.
+
+    Returns
+    -------
+    Section
+        The headline finding (the most position-consistent row, and how many rows show an order effect), the
+        position-bias table, MT-Bench's breakdown with preference fairness, the consistency vs first-slot
+        preference figure; metrics ``pairs_per_judge``, ``unparsed_replies``, ``most_consistent_judge``,
+        ``max_position_consistency``, ``judges_with_order_effect_p_lt_0_05``, ``position_bias`` (records). On a
+        table the figures cannot be computed on (one presentation order): one sentence saying why, no table.
+
+    Source: Zheng et al. (2023), MT-Bench, Table 2; Shi et al. (2024), "Judging the Judges", §3.1; McNemar (1947).
+    """
+    df = _select(table, strategies)
+    bias = common_methods(position.position_bias(df, list(BY), confidence=confidence, n_resamples=n_resamples,
+                                                 seed=seed))
+    ok = bias[bias["position_consistency"].notna()]
+    sec = Section(metrics={
+        "pairs_per_judge": int(bias["pairs"].max()) if len(bias) else 0,
+        "unparsed_replies": int(bias["unparsed"].sum()),
+        "most_consistent_judge": str(bias.at[ok["position_consistency"].idxmax(), "judge"]) if len(ok) else None,
+        "max_position_consistency": float(ok["position_consistency"].max()) if len(ok) else None,
+        "judges_with_order_effect_p_lt_0_05": int((bias["mcnemar_p"] < 0.05).sum()),
+        "position_bias": bias.to_frame().to_dict("records")})
+    if not bias[["position_consistency", "first_slot_preference"]].notna().any().any():
+        why = _why(bias)
+        sec.text(f"Position consistency, MT-Bench's breakdown and first-slot preference are not computable on this "
+                 f"table: {why}.")
+        sec.conclusions.append(f"Position bias could not be measured on this table ({why}).")
+        return sec
+    sec.caveats += _bias_caveats(bias)
+    if _strategies_text(df):
+        sec.text(_strategies_text(df))
+    words = _rows_word(bias)
+    tested = bias[bias["mcnemar_p"].notna()]
+    n_effect = int((tested["mcnemar_p"] < 0.05).sum())
+    if len(ok):
+        best = ok["position_consistency"].idxmax()
+        e = bias.estimate("position_consistency", best)
+        if len(bias) == 1:
+            p = bias.estimate("mcnemar_p", best)
+            sec.finding(f"{_who(bias, best)} gives the same verdict in both orders on {e}; McNemar's test on items "
+                        f"{'finds an' if n_effect else 'finds no'} order effect at p < 0.05 (p = {p.number()}).", e)
+        else:
+            sec.finding(f"{_who(bias, best)} is the most position-consistent of the {len(bias)} {words}: the same "
+                        f"verdict in both orders on {e}; {n_effect} of {len(tested)} {words} show an order effect "
+                        f"(McNemar on items, p < 0.05).", e)
+        lo, hi = ok["position_consistency"].idxmin(), best
+        sec.conclusions.append(
+            f"Position consistency ranges from {bias.estimate('position_consistency', lo).number()} "
+            f"({_who(bias, lo)}) to {bias.estimate('position_consistency', hi).number()} ({_who(bias, hi)}); "
+            f"{n_effect} of {len(tested)} {words} show an order effect (McNemar, p < 0.05)."
+            if len(ok) > 1 else f"{sec.findings[0].sentence}")
+    else:
+        sec.text(f"Position consistency is not computable on this table ({_why(bias)}); first-slot preference is "
+                 "shown where it is.")
+    fs = bias[bias["first_slot_preference"].notna()]
+    if len(fs):
+        sec.conclusions.append(f"{int((fs['first_slot_preference'] > 0.5).sum())} of {len(fs)} {words} favour the "
+                               "first-shown output (first-slot preference above 50%).")
+    cols = {c: v for c, v in BIAS_COLUMNS.items() if c != "strategy" or _several(bias, "strategy")}
+    sec.table(bias, cols, caption="Position bias per judge (first-slot preference: 50% = none)", csv_name="bias")
+    if len(ok):
+        sec.table(bias, {c: v for c, v in BREAKDOWN_COLUMNS.items() if c in cols or c not in BIAS_COLUMNS},
+                  caption="MT-Bench's breakdown of the pairs (Zheng et al. 2023, Table 2) and preference fairness "
+                          "(Shi et al. 2024; 0 = fair, negative = the first-shown output favoured)",
+                  csv_name="breakdown")
+    shown = bias.dropna(subset=["position_consistency", "first_slot_preference"])
+    if len(shown):
+        from evallab.reporting import plots
+
+        sec.figure(plots.scatter_intervals(
+            shown.assign(who=[_who(bias, i) for i in shown.index]), x="first_slot_preference",
+            y="position_consistency", x_low="first_slot_preference_low", x_high="first_slot_preference_high",
+            y_low="position_consistency_low", y_high="position_consistency_high", label="who", xref=0.5,
+            title="Position consistency vs first-slot preference",
+            xlabel=f"first-slot preference (share of decisive replies, 0.5 = none; {confidence:.0%} interval)",
+            ylabel=f"position consistency (share of pairs; {confidence:.0%} interval)"))
+    return sec
+
+
+def by_subset(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence: float = 0.95,
+              n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Position bias per subset, judge and strategy (:func:`evallab.metrics.position.position_bias`).
+
+    Parameters
+    ----------
+    table, strategies, confidence, n_resamples, seed
+        As :func:`by_judge`.
+
+    Returns
+    -------
+    Section
+        A finding (the row with the strongest slot preference and how many rows' intervals exclude 50%) and the
+        table; one sentence saying why when first-slot preference is not computable on any row.
+    """
+    df = _select(table, strategies)
+    res = common_methods(position.position_bias(df, ["subset", *BY], confidence=confidence,
+                                                n_resamples=n_resamples, seed=seed))
+    ok = res[res["first_slot_preference"].notna()]
+    sec = Section()
+    if not len(ok):
+        return sec.text(f"First-slot preference per subset is not computable on this table: {_why(res)}.")
+    words = _rows_word(res)
+    i = (ok["first_slot_preference"] - 0.5).abs().idxmax()
+    e = res.estimate("first_slot_preference", i)
+    off = sum(res.estimate("first_slot_preference", j).excludes(0.5) for j in ok.index)
+    where = res.at[i, "subset"] or "its table"
+    sec.finding(f"The strongest slot preference is {_who(res, i, BY)} on {where}: it picks the first-shown output "
+                f"in {e} (50% = none); {off} of {len(ok)} {words} have an interval excluding 50%.", e)
+    cols = {"subset": "Subset", **{c: v for c, v in BIAS_COLUMNS.items()
+                                   if c != "strategy" or _several(res, "strategy")}}
+    return sec.table(res, cols, caption="Position bias per subset and judge", csv_name="by_subset")
+
+
+BPC_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "pairs_with_gold": "Pairs with gold",
+               "acc_ab": "Acc. output 1 first", "acc_ba": "Acc. output 2 first",
+               "bpc_accuracy": "Balanced calibration accuracy", "strict_accuracy": "Right in both orders",
+               "abstention": "Abstention"}
+
+
+def balanced_calibration(table: pd.DataFrame, *, strategies: Sequence[str] = (), tie_credit: float = 0.5,
+                         confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """FairEval's balanced position calibration per judge and strategy
+    (:func:`evallab.metrics.position.balanced_position_accuracy`), beside the two order accuracies.
+
+    Parameters
+    ----------
+    table, strategies, confidence, n_resamples, seed
+        As :func:`by_judge`.
+    tie_credit : float, default 0.5
+        Credit of a pair judged inconsistently (0.5: a tie is half right).
+
+    Returns
+    -------
+    Section
+        A finding (the highest calibrated accuracy, and that on binary verdicts with ``tie_credit`` 0.5 it equals
+        the mean of the two order accuracies), the table, the figure; metric ``balanced_position_calibration``
+        (records). One sentence saying what is missing (both orders, gold) when no row can be scored.
+
+    Source: Wang et al. (2023), "Large Language Models are not Fair Evaluators", §3.2; Zeng et al. (2024), LLMBar,
+    §4 (Acc.).
+    """
+    bpc = common_methods(position.balanced_position_accuracy(_select(table, strategies), list(BY),
+                                                             tie_credit=tie_credit, confidence=confidence,
+                                                             n_resamples=n_resamples, seed=seed))
+    sec = Section(metrics={"balanced_position_calibration": bpc.to_frame().to_dict("records")})
+    ok = bpc[bpc["bpc_accuracy"].notna()]
+    if not len(ok):
+        return sec.text(f"Balanced position calibration is not computable on this table: {_why(bpc)}.")
+    b = ok["bpc_accuracy"].idxmax()
+    e = bpc.estimate("bpc_accuracy", b)
+    ab, ba = bpc.estimate("acc_ab", b), bpc.estimate("acc_ba", b)
+    mean = (ab.value + ba.value) / 2
+    same = abs(mean - e.value) < 1e-12
+    sec.finding(f"With balanced position calibration {_who(bpc, b)} scores highest: {e}; its accuracies with output 1 "
+                f"and with output 2 shown first on the same pairs are {ab.number()} and {ba.number()}, whose mean is "
+                + ("that same figure: the calibration removes the order, it is not an accuracy gain." if same else
+                   f"{'lower' if e.value > mean else 'higher'} (tie credit {tie_credit:g}: the calibrated score is "
+                   "not a mean of the two orders)."), e)
+    if same:
+        sec.conclusions.append("Balanced position calibration neutralises the order but equals the mean of the two "
+                               "order accuracies on binary verdicts: it is not an accuracy gain.")
+    cols = {c: v for c, v in BPC_COLUMNS.items() if c != "strategy" or _several(bpc, "strategy")}
+    sec.table(bpc, cols, caption=f"Balanced position calibration (inconsistent pair = tie worth {tie_credit:g})",
+              csv_name="bpc")
+    from evallab.reporting import plots
+
+    sec.figure(plots.interval_plot(ok.assign(who=[_who(bpc, i) for i in ok.index]), x="who", y="bpc_accuracy",
+                                   low="bpc_accuracy_low", high="bpc_accuracy_high", scale=100, ref=0.5,
+                                   title="Balanced position calibration: accuracy (inconsistent pairs as ties)",
+                                   ylabel=f"accuracy (%), {confidence:.0%} interval", xlabel="judge"))
+    return sec
+
+
+def few_shot(table: pd.DataFrame, *, baseline: str = "Vanilla",
+             variants: Sequence[str] = ("Vanilla_1shot", "Vanilla_2shot"), confidence: float = 0.95,
+             n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The few-shot anchor effect on this report's table: per judge, first-slot preference and accuracy under each
+    of ``variants`` against ``baseline`` on the same items, deltas paired over items
+    (:func:`evallab.metrics.position.anchor_effect`, shown by report 03's
+    :func:`~evallab.reporting.sections.inflation.few_shot_section`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        From :func:`load` (every strategy; the ones compared are kept).
+    baseline : str, default "Vanilla"
+        The 0-shot strategy.
+    variants : sequence of str, default ("Vanilla_1shot", "Vanilla_2shot")
+        The few-shot strategies compared with it, each on its own row.
+    confidence, n_resamples, seed
+        As :func:`by_judge`.
+
+    Returns
+    -------
+    Section
+        Findings, table and figures of the few-shot comparison; metric ``anchor_effect`` (records). One sentence
+        naming the strategies the table has when it lacks ``baseline`` or every variant.
+    """
+    from evallab.reporting.sections.inflation import few_shot_section
+
+    have = sorted(map(str, table["strategy"].dropna().unique()))
+    if baseline not in have or not set(variants) & set(have):
+        reason = (f"The few-shot anchor effect is not computable on this table: it needs strategy {baseline} and one "
+                  f"of {', '.join(variants)}; the table has {', '.join(have) or 'none'}.")
+        return Section(metrics={"anchor_effect": []}, conclusions=[reason]).text(reason)
+    shots = table[table["strategy"].isin([baseline, *variants])]
+    sec = few_shot_section(shots, baseline=baseline, variants=variants, confidence=confidence,
+                           n_resamples=n_resamples, seed=seed)
+    if _several(shots, "subset"):
+        sec.items.insert(0, f"Subsets {', '.join(sorted(map(str, shots['subset'].unique())))} are pooled by item "
+                            "(each item counts once per strategy).")
+    return sec
+
+
+# ------------------------------------------------------------------------------------------- the live judge
+#: the measures of the agreement tables shown in :func:`live_section` while :mod:`evallab.metrics.agreement`
+#: returns plain frames: label, unit, interval columns and n, without an interval method (named by the estimator
+#: once it returns :class:`~evallab.Results`, which are then shown as they are)
+_LIVE_ACC = [Measure("n", "Items", "count"),
+             *[Measure(c, lab, "proportion", f"{c}_low", f"{c}_high", n="n", n_unit="items")
+               for c, lab in (("acc_ab", "Accuracy, output 1 first"), ("acc_ba", "Accuracy, output 2 first"),
+                              ("acc", "Acc. (mean of the two orders)"))]]
+_LIVE_STABILITY = [Measure("units", "(Pair, order) units", "count"),
+                   *[Measure(c, lab, "proportion", f"{c}_low", f"{c}_high", n="units", n_unit="(pair, order) units")
+                     for c, lab in (("repetition_stability", "Repetition stability"), ("unanimity", "Unanimous"),
+                                    ("flip_rate", "Flip rate"))]]
+
+
+def _agreement(frame: pd.DataFrame, measures: list[Measure], confidence: float) -> Results:
+    """An agreement estimator's table as :class:`~evallab.Results`: its own when it returns them."""
+    return frame if getattr(frame, "measures", None) else results(frame, measures, level=confidence)
+
+
+def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The committed live run (``data/live/smollm2``, ``make live``): SmolLM2-135M's position consistency, MT-Bench's
+    breakdown, preference fairness, first-slot preference and Acc. vs gold on its greedy replies (both orders);
+    repetition stability of its sampled replies; the parse rate with and without structured verdicts.
+
+    Parameters
+    ----------
+    run : dict or None
+        :func:`evallab.reporting.live.load`; ``None`` or a run without the position study: one sentence.
+    confidence, n_resamples, seed
+        Level, bootstrap resamples over items and seed of every interval.
+
+    Returns
+    -------
+    Section
+        The judge's caveat and run card, findings (position, accuracy, stability, parse rate), their tables;
+        metrics ``live_card``, ``live_position_consistency``, ``live_first_slot_preference``, ``live_acc``,
+        ``live_pairs``, ``live_parse_rate_structured``.
+
+    Source: as :func:`by_judge`; repetition stability: Shi et al. (2024), §3.1
+    (:func:`evallab.metrics.agreement.repetition_stability`); Acc.: Zeng et al. (2024), §4.
+    """
+    missing = live.absent(run, "position")
+    if missing:
+        return Section().text(missing)
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    card = live._card_line(run)
+    pos = run["position"]
+    temp = pd.to_numeric(pos["temperature"], errors="coerce")
+    greedy, sampled = pos[temp == 0], pos[temp > 0]
+    bias = common_methods(position.position_bias(greedy, list(BY), **ci))
+    acc = _agreement(agreement.pairwise_statistics(greedy, list(BY), **ci), _LIVE_ACC, confidence)
+    rates = live.parse_rates(run, confidence=confidence)
+    sec = Section().text(f"{live.CAVEAT}\n\nRun: {card}")
+    pc, fs = bias.estimate("position_consistency"), bias.estimate("first_slot_preference")
+    where = ", ".join(sorted(map(str, greedy["subset"].dropna().unique()))) or "its"
+    sec.finding(f"SmolLM2-135M gives the same verdict in both orders on {pc} of {where} pairs (greedy); MT-Bench's "
+                f"breakdown: {bias.estimate('biased_first_rate').number()} biased toward the first-shown output, "
+                f"{bias.estimate('biased_second_rate').number()} toward the second; it picks the first-shown output "
+                f"in {fs} (50% = no slot preference).", fs)
+    a = acc.estimate("acc")
+    sec.finding(f"Against the gold labels its Acc. (mean of the two order accuracies) is {a} — "
+                f"{acc.estimate('acc_ab').number()} with output 1 shown first, {acc.estimate('acc_ba').number()} with "
+                "output 2 first (50% is what a coin would score).", a)
+    sec.table(bias, {"judge": "Judge", "pairs": "Pairs", "position_consistency": "Position consistency",
+                     "biased_first_rate": "Biased to first", "biased_second_rate": "Biased to second",
+                     "preference_fairness": "Preference fairness", "first_slot_preference": "First-slot preference",
+                     "mcnemar_p": "McNemar p"}, caption="SmolLM2-135M, greedy replies")
+    sec.table(acc, {"judge": "Judge", "n": "Items", "acc_ab": "Accuracy, output 1 first",
+                    "acc_ba": "Accuracy, output 2 first", "acc": "Acc."}, caption="Accuracy against the gold labels")
+    if len(sampled):
+        every = _agreement(agreement.repetition_stability(sampled, list(BY), **ci), _LIVE_STABILITY, confidence)
+        per = _agreement(agreement.repetition_stability(sampled, [*BY, "order"], **ci), _LIVE_STABILITY,
+                         confidence).reset_index(drop=True)
+        worst = per["flip_rate"].idxmax()
+        sec.finding(f"Repeated at temperature {float(temp[temp > 0].iloc[0]):g} ({sampled['sample'].nunique()} "
+                    f"samples per pair and order), its parsed samples all agree on {every.estimate('unanimity')} of "
+                    f"the (pair, order) units of both orders; the flip rate is highest with order "
+                    f"{per.at[worst, 'order']}: {per.estimate('flip_rate', worst)}.", per.estimate("flip_rate", worst))
+        sec.table(per, {"order": "Order", "units": "(Pair, order) units", "repetition_stability":
+                        "Repetition stability", "unanimity": "Unanimous", "flip_rate": "Flip rate"},
+                  caption=f"Sampled replies (temperature {float(temp[temp > 0].iloc[0]):g}): agreement across samples")
+    structured = rates.index[(rates["study"] == "all studies")
+                             & rates["response format"].str.startswith("structured")]
+    text = rates.index[(rates["study"] == "all studies") & rates["response format"].str.startswith("text")]
+    if len(structured):
+        e = rates.estimate("parse_rate", structured[0])
+        plain = (f"; with the text prompt alone {rates.estimate('parse_rate', text[0]).number()} of "
+                 f"{int(rates.at[text[0], 'requests']):,} (no grammar)") if len(text) else ""
+        sec.finding(f"With structured verdicts (llama.cpp's grammar-constrained json_object with a schema) {e} of "
+                    f"the live requests got a parsed verdict{plain}; unparsed replies are counted here and left out "
+                    "of every estimate.", e)
+    sec.table(rates, {"study": "Study", "response format": "Response format", "requests": "Requests",
+                      "parsed": "Parsed", "failed calls": "Failed calls", "parse_rate": "Parse rate"},
+              caption="Parse rate of the live replies")
+    sec.metrics = {"live_card": card, "live_position_consistency": pc.value, "live_first_slot_preference": fs.value,
+                   "live_acc": a.value, "live_pairs": pc.n,
+                   "live_parse_rate_structured": rates.estimate("parse_rate", structured[0]).value
+                   if len(structured) else None}
+    return sec
+
+
+__all__ = ["BPC_COLUMNS", "BIAS_COLUMNS", "BREAKDOWN_COLUMNS", "BY", "balanced_calibration", "by_judge", "by_subset",
+           "few_shot", "live_section", "load", "overview"]

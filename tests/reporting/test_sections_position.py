@@ -1,0 +1,164 @@
+"""evallab.reporting.sections.position (report 02): the numbers its sentences state are recounted here with plain
+pandas and statsmodels on the bundled LLMBar data, and hand-made user tables shaped unlike it (one presentation
+order, no gold, two strategies, one judge) get a sentence saying what is missing — never a NaN table or a headline
+pooled over strategies."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from section_helper import section_text as _text
+from statsmodels.stats.proportion import proportion_confint
+
+from evallab import verdicts as V
+from evallab.reporting.sections import position as S
+
+B = 100
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def natural():
+    return S.load(subsets=["LLMBar/Natural"])
+
+
+def _wide(d: pd.DataFrame) -> pd.DataFrame:
+    """One row per (judge, strategy, item): the verdicts of both orders, by hand."""
+    return d.pivot_table(index=["judge", "strategy", "item_id"], columns="order", values="verdict",
+                         aggfunc="first").reset_index()
+
+
+def test_by_judge_on_llmbar_natural_states_the_hand_counted_headline(natural, tmp_path):
+    sec = S.by_judge(natural, strategies=["Vanilla"], n_resamples=B)
+    van = natural[natural["strategy"] == "Vanilla"]
+    w = _wide(van).dropna(subset=["ab", "ba"])
+    cons = w.assign(same=w["ab"] == w["ba"]).groupby("judge")["same"].agg(["sum", "size"])
+    best = (cons["sum"] / cons["size"]).idxmax()
+    k, n = int(cons.loc[best, "sum"]), int(cons.loc[best, "size"])
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")  # one pair per item: Wilson
+    head = sec.findings[0].sentence
+    assert head.startswith(f"{best} is the most position-consistent of the 6 judges: the same verdict in both "
+                           f"orders on {100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (95% CI, Wilson score, "
+                           f"n = {n} pairs)")
+    assert best == "GPT-4" and k == 95  # LLMBar Natural: GPT-4 consistent on 95 of 100 pairs
+    m = sec.metrics
+    assert m["most_consistent_judge"] == best and m["max_position_consistency"] == pytest.approx(k / n)
+    assert m["unparsed_replies"] == int(van["verdict"].isna().sum()) and len(m["position_bias"]) == 6
+    text = _text(sec, tmp_path)
+    assert "nan" not in text.lower() and f"First-slot preference: item bootstrap (percentile, {B} resamples)" in text
+    assert "Position consistency: Wilson score" in text
+    assert len(sec.tables) == 2 and any(hasattr(x, "savefig") for x in sec.items)
+
+
+def test_balanced_calibration_equals_the_mean_of_order_accuracies(natural, tmp_path):
+    sec = S.balanced_calibration(natural, strategies=["Vanilla"], n_resamples=B)
+    van = natural[natural["strategy"] == "Vanilla"]
+    w = _wide(van).merge(van.drop_duplicates("item_id")[["item_id", "gold"]], on="item_id").dropna(
+        subset=["ab", "ba", "gold"])
+    acc = w.assign(a=w["ab"] == w["gold"], b=w["ba"] == w["gold"]).groupby("judge")[["a", "b"]].mean().mean(axis=1)
+    best = acc.idxmax()
+    assert sec.findings[0].sentence.startswith(f"With balanced position calibration {best} scores highest: "
+                                               f"{100 * acc[best]:.1f}% [")
+    assert "that same figure: the calibration removes the order" in sec.findings[0].sentence
+    assert len(sec.metrics["balanced_position_calibration"]) == 6 and "nan" not in _text(sec, tmp_path).lower()
+
+
+def _user(n=40, orders=("ab", "ba"), strategies=("mine",), judges=("j1", "j2"), gold=True, seed=3):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        g = "1" if i % 2 else "2"
+        for j in judges:
+            for s in strategies:
+                for o in orders:
+                    first = "1" if o == "ab" else "2"
+                    v = first if rng.random() < 0.4 else (g if rng.random() < 0.7 else ("2" if g == "1" else "1"))
+                    rows.append({"item_id": f"q{i}", "judge": j, "strategy": s, "order": o, "verdict": v,
+                                 "gold": g if gold else None})
+    return V.coerce(pd.DataFrame(rows))
+
+
+def test_one_order_table_gets_one_sentence_per_section_and_no_table(tmp_path):
+    d = _user(orders=("",))
+    for sec in (S.by_judge(d, n_resamples=B), S.by_subset(d, n_resamples=B),
+                S.balanced_calibration(d, n_resamples=B)):
+        said = [x for x in sec.items if isinstance(x, str)]
+        assert sec.tables == [] and sec.findings == [] and len(said) == 1
+        assert "not computable on this table" in said[0] and "both presentation orders" in said[0]
+        assert "an unrecorded order" in said[0] or "recorded order" in said[0]
+    sec = S.by_judge(d, n_resamples=B)
+    assert all("both presentation orders" in r["note"] for r in sec.metrics["position_bias"])
+    assert sec.metrics["most_consistent_judge"] is None
+    assert sec.conclusions[0].startswith("Position bias could not be measured on this table")
+
+
+def test_no_gold_table_shows_position_figures_and_says_calibration_needs_gold(tmp_path):
+    d = _user(gold=False)
+    bias = S.by_judge(d, n_resamples=B)
+    assert bias.findings and "nan" not in _text(bias, tmp_path).lower()
+    bpc = S.balanced_calibration(d, n_resamples=B)
+    (said,) = [x for x in bpc.items if isinstance(x, str)]
+    assert bpc.tables == [] and "no gold labels" in said
+
+
+def test_two_strategies_are_rows_of_their_own_never_one_pooled_headline(tmp_path):
+    d = _user(strategies=("plain", "cot"), judges=("j1",))
+    sec = S.by_judge(d, n_resamples=B)
+    assert any("2 strategies (cot, plain)" in x and "never pooled" in x for x in sec.items if isinstance(x, str))
+    bias = sec.tables[0].table
+    assert sorted(bias["strategy"]) == ["cot", "plain"] and "strategy" in sec.tables[0].columns
+    w = _wide(d).dropna(subset=["ab", "ba"])
+    rate = w.assign(same=w["ab"] == w["ba"]).groupby("strategy")["same"].mean()
+    best = rate.idxmax()
+    head = sec.findings[0].sentence
+    # the headline names the row (judge · strategy) it is about, among judge × strategy rows
+    assert head.startswith(f"j1 · {best} is the most position-consistent of the 2 judge × strategy rows: ")
+    assert f"{100 * rate[best]:.1f}%" in head
+    pooled = (w["ab"] == w["ba"]).mean()
+    assert f"{100 * pooled:.1f}%" not in head or pooled == rate[best]
+    # the few-shot section names what the table has instead of the LLMBar strategies
+    few = S.few_shot(d, n_resamples=B)
+    (said,) = [x for x in few.items if isinstance(x, str)]
+    assert few.tables == [] and "needs strategy Vanilla" in said and "cot, plain" in said
+
+
+def test_one_judge_headline_states_its_own_test(tmp_path):
+    d = _user(judges=("solo",))
+    sec = S.by_judge(d, n_resamples=B)
+    head = sec.findings[0].sentence
+    assert head.startswith("solo gives the same verdict in both orders on ") and "McNemar's test on items finds" in head
+    assert "most position-consistent" not in head and "nan" not in _text(sec, tmp_path).lower()
+
+
+def test_few_shot_on_llmbar_names_the_paired_bootstrap(natural):
+    sec = S.few_shot(natural, variants=["Vanilla_1shot"], n_resamples=B)
+    assert {r["strategy"] for r in sec.metrics["anchor_effect"]} == {"Vanilla", "Vanilla_1shot"}
+    assert f"paired item bootstrap (percentile, {B} resamples)" in sec.findings[0].sentence
+
+
+def test_live_section_without_a_run_is_one_sentence():
+    sec = S.live_section(None)
+    assert sec.findings == [] and sec.tables == [] and len(sec.items) == 1 and "make live" in sec.items[0]
+
+
+def test_live_section_parse_rate_is_wilson_on_requests():
+    from evallab.reporting import live
+
+    run = live.load()
+    if run is None:
+        pytest.skip("no committed live run")
+    sec = S.live_section(run, n_resamples=B)
+    req = [d for k, d in run.items() if k in ("position", "drift", "inflation", "probe", "text") and d is not None]
+    structured = pd.concat([d[d["structured"] != "text"] if "structured" in d else d.iloc[0:0] for d in req])
+    k, n = int(structured["verdict"].notna().sum()), len(structured)
+    f = next(x for x in sec.findings if x.sentence.startswith("With structured verdicts"))
+    assert f.method == "Wilson score" and f.n == n
+    assert (f.low, f.high) == pytest.approx(proportion_confint(k, n, alpha=0.05, method="wilson"))
+    assert sec.metrics["live_parse_rate_structured"] == pytest.approx(k / n)
