@@ -11,6 +11,12 @@ an unparsed reply as wrong, Agr. counts a pair whose two replies were both unpar
 The item is the resampling unit of every interval (:mod:`evallab.metrics.intervals`): Wilson when an item holds one
 reply, a percentile cluster bootstrap over items otherwise.
 
+Every estimator returns :class:`evallab.Results`: its measures name each estimate's label, unit, interval columns
+(``<column>_low``/``_high``), level, the method that computed the interval — in ``<column>_method`` row by row,
+since a row can fall back to another method (Wilson where an item holds one reply or every item has the same
+share; the asymptotic standard error of Cohen's kappa on independent units) — its n column and unit, and the note
+column. ``n_resamples=0`` switches the bootstrap off: a bootstrap interval is then absent and its method ``""``.
+
 Methods and their sources
 -------------------------
 - :func:`pairwise_statistics` — LLMBar's per-group table: accuracy in each presentation order, Acc. = the MEAN of
@@ -42,6 +48,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
+from evallab._results import Measure, Results, bootstrap_method, estimate_from_row, results
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import (
@@ -53,10 +60,76 @@ from evallab.metrics.design import (
     join_notes,
     not_computable,
 )
-from evallab.metrics.position import position_consistency
+from evallab.metrics.position import _pair_flags, position_consistency
 
 UNPARSED_MODES = ("exclude", "published")
 NAN = float("nan")
+#: the method of Cohen's kappa's interval when every item holds one paired unit (:func:`cohen_kappa_method`)
+KAPPA_ASYMPTOTIC = "asymptotic standard error (statsmodels cohens_kappa)"
+
+
+def _count(column: str, label: str, **kw) -> Measure:
+    return Measure(column, label, "count", note=None, **kw)
+
+
+def _interval(column: str, label: str, unit: str, n: str, n_unit: str, **kw) -> Measure:
+    """A measure whose interval is ``<column>_low``/``_high``, its method named per row in ``<column>_method``."""
+    return Measure(column, label, unit, f"{column}_low", f"{column}_high", method_column=f"{column}_method", n=n,
+                   n_unit=n_unit, **kw)
+
+
+#: the measures of :func:`pairwise_statistics`
+PAIRWISE_MEASURES = [
+    _count("n", "Items"), _count("no_gold", "Pairs without gold"),
+    _count("unparsed_ab", "Unparsed (output 1 first)"), _count("unparsed_ba", "Unparsed (output 2 first)"),
+    _count("correct_ab", "Correct (output 1 first)"), _count("correct_ba", "Correct (output 2 first)"),
+    _interval("acc_ab", "Acc. output 1 first", "proportion", "n", "items"),
+    _interval("acc_ba", "Acc. output 2 first", "proportion", "n", "items"),
+    _interval("acc", "Acc. (mean of the two orders)", "proportion", "n", "items"),
+    Measure("accuracy_pooled", "Pooled accuracy", "proportion", n="n", n_unit="items"),
+    _count("correct_both", "Pairs right in both orders"), _count("consistent_pairs", "Consistent pairs (Agr.)"),
+    _count("both_parsed", "Pairs with both parsed"),
+    _interval("position_consistency", "Position consistency", "proportion", "both_parsed", "pairs"),
+]
+#: the measures of :func:`accuracy`
+ACCURACY_MEASURES = [
+    _count("replies", "Replies"), _count("no_gold", "Replies without gold"), _count("unparsed", "Unparsed"),
+    _count("parsed", "Parsed replies"), _count("correct", "Correct"), _count("items", "Items"),
+    _interval("accuracy", "Accuracy", "proportion", "parsed", "replies"),
+]
+#: the measures of :func:`cohen_kappa_vs_gold`
+KAPPA_GOLD_MEASURES = [
+    _count("n", "Replies"), _count("items", "Items"), _count("no_gold", "No gold"), _count("unparsed", "Unparsed"),
+    _interval("kappa", "Cohen's kappa", "coefficient", "n", "replies", digits=2),
+]
+#: the measures of :func:`judge_agreement`
+JUDGE_AGREEMENT_MEASURES = [
+    _count("n", "Replies"), _count("items", "Items"),
+    _interval("agreement", "Raw agreement", "proportion", "n", "replies"),
+    _interval("kappa", "Cohen's kappa", "coefficient", "n", "replies", digits=2),
+]
+#: the measures of :func:`repetition_stability`
+REPETITION_MEASURES = [
+    _count("units", "Requests"), _count("items", "Items"), _count("unparsed", "Unparsed"),
+    _interval("repetition_stability", "Repetition stability", "proportion", "units", "requests"),
+    _count("unanimous", "Unanimous requests", n="units", n_unit="requests"),
+    _interval("unanimity", "Unanimity", "proportion", "units", "requests"),
+    _interval("flip_rate", "Pairwise flip rate", "proportion", "units", "requests"),
+]
+
+
+def _rater_measures(column: str, label: str, unit_name: str) -> list[Measure]:
+    """The measures of :func:`fleiss_kappa` / :func:`krippendorff_alpha`: the coefficient (n = units, named
+    ``unit_name``), units, items, raters."""
+    return [_interval(column, label, "coefficient", "units", unit_name, digits=2),
+            _count("units", unit_name.capitalize()), _count("units_dropped", f"{unit_name.capitalize()} dropped"),
+            _count("items", "Items"), _count("raters", "Raters")]
+
+
+def _unit_name(raters: str) -> str:
+    """What one unit of a multi-rater table is: a request (item, order, design cell) when the samples are the raters,
+    else a unit (item, order, sample)."""
+    return "requests" if raters == "sample" else "units"
 
 
 def _check_mode(unparsed: str) -> None:
@@ -79,7 +152,7 @@ def _all_same(per: np.ndarray) -> bool:
 
 def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
                         unparsed: str = "exclude", confidence: float = 0.95, n_resamples: int = 1000,
-                        seed: int = 0) -> pd.DataFrame:
+                        seed: int = 0) -> Results:
     """LLMBar's per-group statistics: accuracy per presentation order, Acc., both-correct, position consistency.
 
     Parameters
@@ -96,7 +169,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
 
     Returns
     -------
-    DataFrame, one row per group:
+    Results, one row per group (measures :data:`PAIRWISE_MEASURES`, n: items; ``level`` = ``confidence``):
         ``n`` (items with gold judged in at least one order), ``no_gold`` (pairs left out: no gold),
         ``unparsed_ab``, ``unparsed_ba`` (replies), ``correct_ab``, ``correct_ba`` (replies right with output 1 /
         output 2 shown first), ``acc_ab``, ``acc_ba`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_ab +
@@ -106,7 +179,10 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
         in [0, 1] with ``_low``/``_high`` (see :func:`evallab.metrics.position.position_consistency`); ``note``
         (why a figure is NaN). Under ``"published"`` every denominator is the number of pairs asked in that order.
         A pair is an (item, sample) of the group; samples: an item's replies in one order are pooled over its
-        samples (ratio of sums, item-cluster interval).
+        samples (ratio of sums, item-cluster interval). Each interval's method is in ``<column>_method``
+        (``acc_ab``, ``acc_ba``, ``acc``, ``position_consistency``): Acc.'s is an item bootstrap of the mean of the
+        two order accuracies when every item was parsed in both orders, else the interval of the pooled accuracy,
+        named as such.
     """
     _check_mode(unparsed)
     des = design_of(df, by)
@@ -126,6 +202,8 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
     with intervals.shared_resamples(des.draws):
         cons = position_consistency(des, unparsed=unparsed, confidence=confidence, n_resamples=n_resamples,
                                     seed=seed)
+        cons_method = _consistency_methods(cons, des, unparsed, confidence=confidence, n_resamples=n_resamples,
+                                           seed=seed)
         for i in range(des.n_groups):
             per = per_item(i)
             sa, spa, sb, spb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
@@ -135,27 +213,30 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
             if n_pairs[i] == 0:
                 if not any_gold[i]:
                     notes.append(not_computable("no gold labels"))
-                notes.append(not_computable("needs presentation orders 'ab'/'ba'; this group has none recorded (use "
-                                            "accuracy() for a one-order table)"))
+                notes.append(not_computable("needs both presentation orders 'ab' and 'ba'; this group has none "
+                                            "recorded (accuracy() pools whatever orders a table has)"))
             elif len(per) == 0:
                 notes.append(not_computable("no gold labels"))
             for name, cc, d, col in (("acc_ab", sa, spa, 1), ("acc_ba", sb, spb, 3)):
                 r[name] = cc / d if d else NAN
-                r[f"{name}_low"], r[f"{name}_high"] = intervals.ratio_interval(
+                r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = intervals.ratio_interval_method(
                     per[:, col - 1], per[:, col], n_resamples=n_resamples, confidence=confidence, seed=seed) \
-                    if d else (NAN, NAN)
+                    if d else (NAN, NAN, "")
             if spa and spb:
                 r["acc"] = 0.5 * (sa / spa + sb / spb)
                 both = (per[:, 1] > 0) & (per[:, 3] > 0)
                 if both.all() and n_resamples > 0 and len(per) >= 2 and not _all_same(per):
                     r["acc_low"], r["acc_high"] = intervals.bootstrap_sums(
                         per, _mean_of_orders, n_resamples=n_resamples, confidence=confidence, seed=seed)
+                    r["acc_method"] = bootstrap_method(n_resamples) if np.isfinite(r["acc_low"]) else ""
                 else:
-                    r["acc_low"], r["acc_high"] = intervals.ratio_interval(
+                    r["acc_low"], r["acc_high"], m = intervals.ratio_interval_method(
                         per[:, 0] + per[:, 2], per[:, 1] + per[:, 3], n_resamples=n_resamples,
                         confidence=confidence, seed=seed)
+                    r["acc_method"] = f"{m} of the pooled accuracy (correct / parsed over both orders)" if m else ""
             else:
                 r["acc"] = r["acc_low"] = r["acc_high"] = NAN
+                r["acc_method"] = ""
                 if len(per):
                     notes.append(not_computable("Acc. averages the two presentation orders; only one was parsed"))
             r["accuracy_pooled"] = (sa + sb) / (spa + spb) if spa + spb else NAN
@@ -164,14 +245,36 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
             r.update(consistent_pairs=c["consistent_pairs"], both_parsed=c["both_parsed"],
                      position_consistency=c["position_consistency"],
                      position_consistency_low=c["position_consistency_low"],
-                     position_consistency_high=c["position_consistency_high"])
+                     position_consistency_high=c["position_consistency_high"],
+                     position_consistency_method=cons_method(i))
             r["note"] = join_notes(*notes, c["note"])
             rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), PAIRWISE_MEASURES, level=confidence, keys=list(des.by))
+
+
+def _consistency_methods(cons: pd.DataFrame, des: PairedDesign, unparsed: str, *, confidence: float,
+                         n_resamples: int, seed: int):
+    """The method of each row's position-consistency interval: the one :func:`~evallab.metrics.position.
+    position_consistency` names when its result carries measures, else the one
+    :func:`~evallab.metrics.intervals.ratio_interval_method` uses on the same per-item sums (the pairs whose
+    verdicts agree / the pairs counted, per item). A function of the row."""
+    m = (getattr(cons, "measures", None) or {}).get("position_consistency")
+    if m is not None:
+        return lambda i: estimate_from_row(cons.iloc[i], m, confidence).method or ""
+    f = _pair_flags(des, unparsed)
+    per_item = des.item_sums("pairs", f["den"], [f["cons"], np.ones(len(f["den"]))])
+
+    def method(i: int) -> str:
+        per = per_item(i)
+        if not np.isfinite(cons.iloc[i]["position_consistency_low"]) or not len(per):
+            return ""
+        return intervals.ratio_interval_method(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
+                                               seed=seed)[2]
+    return method
 
 
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str = "exclude",
-             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Accuracy vs gold over the parsed replies of each group (every order and sample of an item pooled).
 
     Works for pairwise and pointwise tables, one order or both. Rows without gold are left out and counted.
@@ -180,10 +283,11 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
 
     Returns
     -------
-    DataFrame: ``by`` + ``replies``, ``no_gold`` (replies without gold, left out), ``unparsed`` (of those with
-    gold), ``parsed`` (the denominator: parsed replies with gold, or every reply with gold under
-    ``"published"``), ``correct``, ``items``, ``accuracy`` in [0, 1], ``accuracy_low``, ``accuracy_high`` (Wilson with one reply per
-    item, else an item-cluster bootstrap of correct/parsed), ``note``.
+    Results (measures :data:`ACCURACY_MEASURES`; n: replies): ``by`` + ``replies``, ``no_gold`` (replies without
+    gold, left out), ``unparsed`` (of those with gold), ``parsed`` (the denominator: parsed replies with gold, or
+    every reply with gold under ``"published"``), ``correct``, ``items``, ``accuracy`` in [0, 1], ``accuracy_low``,
+    ``accuracy_high`` (Wilson with one reply per item, else an item-cluster bootstrap of correct/parsed, or the
+    Wilson fallback when every item has the same share), ``accuracy_method`` (which of them), ``note``.
 
     Raises
     ------
@@ -201,14 +305,14 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
         wg = g[g["_gold"]]
         per = wg.groupby(["dataset", "item_id"], observed=True)[["_c", "_ok"]].sum().to_numpy(float)
         parsed, correct = (int(per[:, 1].sum()), int(per[:, 0].sum())) if len(per) else (0, 0)
-        lo, hi = intervals.ratio_interval(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
-                                          seed=seed) if parsed else (NAN, NAN)
+        lo, hi, method = intervals.ratio_interval_method(per[:, 0], per[:, 1], n_resamples=n_resamples,
+                                                         confidence=confidence, seed=seed) if parsed else (NAN, NAN, "")
         note = "" if parsed else not_computable("no gold labels" if wg.empty else "no parsed reply with gold")
         rows.append(dict(key, replies=len(g), no_gold=int((~g["_gold"]).sum()),
                          unparsed=int(wg["verdict"].isna().sum()), parsed=parsed, correct=correct, items=len(per),
                          accuracy=correct / parsed if parsed else NAN, accuracy_low=lo, accuracy_high=hi,
-                         note=note))
-    return pd.DataFrame(rows)
+                         accuracy_method=method, note=note))
+    return results(pd.DataFrame(rows), ACCURACY_MEASURES, level=confidence, keys=by)
 
 
 # ---------------------------------------------------------------------------------------------- Cohen's kappa
@@ -224,7 +328,14 @@ def _kappa_totals(t: np.ndarray, n_labels: int) -> np.ndarray:
 
 def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None, confidence: float = 0.95,
                 n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """Cohen's kappa of two label sequences with an interval on the independent unit.
+    """``(kappa, low, high)`` of :func:`cohen_kappa_method` (which also names the interval's method)."""
+    return cohen_kappa_method(y1, y2, clusters=clusters, confidence=confidence, n_resamples=n_resamples,
+                              seed=seed)[:3]
+
+
+def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None, confidence: float = 0.95,
+                       n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float, str]:
+    """Cohen's kappa of two label sequences with an interval on the independent unit, and that interval's method.
 
     Parameters
     ----------
@@ -235,18 +346,19 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None,
 
     Returns
     -------
-    (kappa, low, high) : kappa from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
-    NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the interval
-    is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
-    :func:`evallab.metrics.intervals.no_interval_note`.
+    (kappa, low, high, method) : kappa from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to
+    [−1, 1]. NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the
+    interval is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
+    :func:`evallab.metrics.intervals.no_interval_note` — or the bootstrap is switched off. ``method`` is
+    "item bootstrap (percentile, 1,000 resamples)" or :data:`KAPPA_ASYMPTOTIC`; ``""`` without an interval.
     """
     y1 = np.asarray(y1, dtype=object).astype(str)
     y2 = np.asarray(y2, dtype=object).astype(str)
     if len(y1) == 0:
-        return NAN, NAN, NAN
+        return NAN, NAN, NAN, ""
     labels, codes = np.unique(np.concatenate([y1, y2]), return_inverse=True)
     if len(labels) < 2:
-        return NAN, NAN, NAN
+        return NAN, NAN, NAN, ""
     k = float(cohen_kappa_score(y1, y2, labels=list(labels)))
     L = len(labels)
     cell = codes[: len(y1)] * L + codes[len(y1):]
@@ -258,11 +370,12 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None,
         clustered = False
     if clustered:
         if n_resamples <= 0:
-            return k, NAN, NAN
+            return k, NAN, NAN, ""
         per = np.zeros((len(cl), L * L))
         np.add.at(per, (inv, cell), 1)
         lo, hi = intervals.bootstrap_sums(per, lambda t: _kappa_totals(t, L), n_resamples=n_resamples,
                                           confidence=confidence, seed=seed)
+        method = bootstrap_method(n_resamples)
     else:
         table = np.bincount(cell, minlength=L * L).reshape(L, L).astype(float)
         with np.errstate(all="ignore"):
@@ -270,16 +383,20 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None,
         z = intervals.z_value(confidence)
         se = float(res["std_kappa"])
         lo, hi = (k - z * se, k + z * se) if se > 0 else (NAN, NAN)  # se 0: every unit agrees, not certainty
-    return k, max(-1.0, lo) if np.isfinite(lo) else lo, min(1.0, hi) if np.isfinite(hi) else hi
+        method = KAPPA_ASYMPTOTIC
+    return (k, max(-1.0, lo) if np.isfinite(lo) else lo, min(1.0, hi) if np.isfinite(hi) else hi,
+            method if np.isfinite(lo) and np.isfinite(hi) else "")
 
 
 def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy"), *,
-                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled,
     the item as the resampling unit — see :func:`cohen_kappa`).
 
-    Returns ``by`` + ``n`` (parsed replies with gold), ``items``, ``no_gold``, ``unparsed``, ``kappa`` in [−1, 1],
-    ``kappa_low``, ``kappa_high``, ``note`` (no gold; a single category).
+    Returns :class:`~evallab.Results` (measures :data:`KAPPA_GOLD_MEASURES`; n: replies): ``by`` + ``n`` (parsed
+    replies with gold), ``items``, ``no_gold``, ``unparsed``, ``kappa`` in [−1, 1], ``kappa_low``, ``kappa_high``,
+    ``kappa_method`` (item bootstrap when an item holds several replies, else :data:`KAPPA_ASYMPTOTIC`; ``""``
+    without an interval), ``note`` (no gold; a single category; why no interval).
     """
     by = list(by)
     check_design(df, by)
@@ -287,16 +404,16 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
     for key, g in groups(df, by):
         wg = g[g["gold"].notna()]
         ok = wg[wg["verdict"].notna()]
-        k, lo, hi = cohen_kappa(ok["gold"], ok["verdict"], clusters=item_key(ok), confidence=confidence,
-                                n_resamples=n_resamples, seed=seed)
+        k, lo, hi, method = cohen_kappa_method(ok["gold"], ok["verdict"], clusters=item_key(ok),
+                                               confidence=confidence, n_resamples=n_resamples, seed=seed)
         items = int(ok[["dataset", "item_id"]].drop_duplicates().shape[0])
         note = intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples) if np.isfinite(k) else \
             not_computable("no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
                            "a single category among verdicts and gold (kappa undefined)")
         rows.append(dict(key, n=len(ok), items=items,
                          no_gold=int(g["gold"].isna().sum()), unparsed=int(len(wg) - len(ok)), kappa=k,
-                         kappa_low=lo, kappa_high=hi, note=note))
-    return pd.DataFrame(rows)
+                         kappa_low=lo, kappa_high=hi, kappa_method=method, note=note))
+    return results(pd.DataFrame(rows), KAPPA_GOLD_MEASURES, level=confidence, keys=by)
 
 
 # ------------------------------------------------------------------------------------- raters side by side
@@ -315,7 +432,7 @@ SELF_AGREEMENT_NOTE = "a rater against itself: 1 by definition, no interval"
 
 def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                     raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
-                    seed: int = 0) -> pd.DataFrame:
+                    seed: int = 0) -> Results:
     """Agreement of every two raters (judges) on the same units (dataset, item, order, sample within ``by``).
 
     Each rater must hold one reply per unit (strategy, model, anchor set constant within a rater and group, or in
@@ -323,9 +440,11 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
 
     Returns
     -------
-    DataFrame, long: ``by`` + ``judge_a``, ``judge_b``, ``n`` (units both parsed), ``items``, ``agreement`` in
-    [0, 1] with ``agreement_low``/``_high`` (item-cluster interval), ``kappa`` (Cohen) with ``kappa_low``/``_high``,
-    ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units, by definition:
+    Results, long (measures :data:`JUDGE_AGREEMENT_MEASURES`; n: replies both parsed): ``by`` + ``judge_a``,
+    ``judge_b``, ``n`` (units both parsed), ``items``, ``agreement`` in [0, 1] with ``agreement_low``/``_high``
+    (item-cluster interval: Wilson when every item holds one unit, the Wilson fallback when every item has the same
+    share, else an item bootstrap) and ``agreement_method``, ``kappa`` (Cohen) with ``kappa_low``/``_high`` and
+    ``kappa_method`` (:func:`cohen_kappa_method`), ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units, by definition:
     no interval, :data:`SELF_AGREEMENT_NOTE`) are included, so ``pivot(index="judge_a", columns="judge_b",
     values="kappa")`` gives the square matrix. A pair whose interval is degenerate (every unit agrees) has NaN
     bounds and says so in ``note``.
@@ -343,23 +462,27 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
             m = w[a].notna().to_numpy() & w[b].notna().to_numpy()
             va, vb, cl = w[a].to_numpy()[m], w[b].to_numpy()[m], np.asarray(item)[m]
             eq = pd.Series(va == vb).groupby(cl).agg(["sum", "size"])
-            lo, hi = intervals.ratio_interval(eq["sum"], eq["size"], n_resamples=n_resamples,
-                                              confidence=confidence, seed=seed) if m.any() else (NAN, NAN)
-            k, klo, khi = cohen_kappa(va, vb, clusters=cl, confidence=confidence, n_resamples=n_resamples,
-                                      seed=seed)
+            lo, hi, am = intervals.ratio_interval_method(eq["sum"], eq["size"], n_resamples=n_resamples,
+                                                         confidence=confidence, seed=seed) \
+                if m.any() else (NAN, NAN, "")
+            k, klo, khi, km = cohen_kappa_method(va, vb, clusters=cl, confidence=confidence,
+                                                 n_resamples=n_resamples, seed=seed)
             note = (not_computable("no unit parsed by both") if not m.any() else
                     not_computable("a single category (kappa undefined)") if not np.isfinite(k) else
                     intervals.no_interval_note(k, klo, khi, units=len(eq), n_resamples=n_resamples))
             for x, y in ((a, b), (b, a)):
                 rows.append(dict(key, judge_a=x, judge_b=y, n=int(m.sum()), items=len(eq),
                                  agreement=float((va == vb).mean()) if m.any() else NAN, agreement_low=lo,
-                                 agreement_high=hi, kappa=k, kappa_low=klo, kappa_high=khi, note=note))
+                                 agreement_high=hi, agreement_method=am, kappa=k, kappa_low=klo, kappa_high=khi,
+                                 kappa_method=km, note=note))
         for j in names:
             n = int(w[j].notna().sum())
             rows.append(dict(key, judge_a=j, judge_b=j, n=n, items=int(pd.Series(np.asarray(item)[
                 w[j].notna().to_numpy()]).nunique()), agreement=1.0, agreement_low=NAN, agreement_high=NAN,
-                kappa=1.0, kappa_low=NAN, kappa_high=NAN, note=SELF_AGREEMENT_NOTE))
-    return pd.DataFrame(rows).sort_values([*by, "judge_a", "judge_b"]).reset_index(drop=True)
+                agreement_method="", kappa=1.0, kappa_low=NAN, kappa_high=NAN, kappa_method="",
+                note=SELF_AGREEMENT_NOTE))
+    out = pd.DataFrame(rows).sort_values([*by, "judge_a", "judge_b"]).reset_index(drop=True)
+    return results(out, JUDGE_AGREEMENT_MEASURES, level=confidence, keys=[*by, "judge_a", "judge_b"])
 
 
 def _rater_tables(df: pd.DataFrame, by: Sequence[str], raters: str, judges: Sequence[str] | None):
@@ -418,26 +541,37 @@ def _unanimous_note(value: float, low: float, high: float, counts: np.ndarray, i
 
 def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                  raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
-                 seed: int = 0) -> pd.DataFrame:
+                 seed: int = 0) -> Results:
     """Fleiss' kappa across raters (judges; or samples with ``raters="sample"``) on units every rater parsed.
+
+    Kappa compares the agreement within units with the agreement the verdicts' overall shares would give by
+    chance; from a single unit that chance agreement comes from the unit's own verdicts, and the figure (e.g. −0.5
+    for a 2–1 split of three raters) says nothing: it is not computable from fewer than two units.
 
     Returns
     -------
-    DataFrame, one row per group (one row for the whole table when ``by`` is empty): ``by`` + ``kappa`` in
+    Results, one row per group (one row for the whole table when ``by`` is empty; measures from
+    :func:`_rater_measures`, n: units — "requests" when the samples are the raters): ``by`` + ``kappa`` in
     [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``kappa_low``, ``kappa_high`` (percentile bootstrap over items of the
-    per-item agreeing-pair and category counts), ``units``, ``units_dropped`` (a rater missing or unparsed),
-    ``items``, ``raters``, ``note`` (also why the bounds are NaN: when every unit is unanimous the interval
-    is degenerate and the note gives the Wilson bound of the share of unanimous items instead).
+    per-item agreeing-pair and category counts), ``kappa_method`` (that bootstrap; ``""`` without an interval),
+    ``units``, ``units_dropped`` (a rater missing or unparsed), ``items``, ``raters``, ``note`` (also why the
+    bounds are NaN: when every unit is unanimous the interval is degenerate and the note gives the Wilson bound of
+    the share of unanimous items instead).
     """
+    by, unit_name = list(by), _unit_name(raters)
     rows = []
     for key, w in _rater_tables(df, by, raters, judges):
         full = w.dropna()
-        r = dict(key, kappa=NAN, kappa_low=NAN, kappa_high=NAN, units=len(full), units_dropped=len(w) - len(full),
-                 items=0, raters=int(w.shape[1]), note="")
+        r = dict(key, kappa=NAN, kappa_low=NAN, kappa_high=NAN, kappa_method="", units=len(full),
+                 units_dropped=len(w) - len(full), items=0, raters=int(w.shape[1]), note="")
         if w.shape[1] < 2:
             r["note"] = not_computable(f"needs two or more raters ({raters}); the table has {w.shape[1]}")
         elif full.empty:
             r["note"] = not_computable("no unit parsed by every rater")
+        elif len(full) < 2:
+            r["note"] = not_computable(
+                f"1 {unit_name[:-1]} with every {raters} parsed; kappa's chance agreement would come from that "
+                f"{unit_name[:-1]}'s own verdicts, and a figure from one unit says nothing")
         else:
             codes, cats = _codes(full)
             table, _ = aggregate_raters(codes.astype(int), n_cat=len(cats))
@@ -454,10 +588,12 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
                 r["kappa_low"], r["kappa_high"] = intervals.bootstrap_sums(
                     per, lambda t, m=m: _fleiss_totals(t, m), n_resamples=n_resamples, confidence=confidence,
                     seed=seed)
+                r["kappa_method"] = bootstrap_method(n_resamples) if np.isfinite(r["kappa_low"]) else ""
                 r["note"] = _unanimous_note(r["kappa"], r["kappa_low"], r["kappa_high"], table, items, m, n_resamples,
                                             confidence, "kappa")
         rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), _rater_measures("kappa", "Fleiss' kappa", unit_name), level=confidence,
+                   keys=by)
 
 
 def _alpha_totals(t: np.ndarray, L: int) -> np.ndarray:
@@ -474,21 +610,24 @@ def _alpha_totals(t: np.ndarray, L: int) -> np.ndarray:
 
 def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                        raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
-                       seed: int = 0) -> pd.DataFrame:
+                       seed: int = 0) -> Results:
     """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them),
     units with fewer than two parsed replies carry no pairable value and are dropped.
 
     Returns
     -------
-    DataFrame, one row per group: ``by`` + ``alpha`` in [−1, 1] (``krippendorff.alpha``), ``alpha_low``, ``alpha_high``
-    (percentile bootstrap over items of each item's coincidence counts), ``units``, ``items``, ``raters``,
-    ``note``.
+    Results, one row per group (measures from :func:`_rater_measures`, n: units): ``by`` + ``alpha`` in [−1, 1]
+    (``krippendorff.alpha``), ``alpha_low``, ``alpha_high`` (percentile bootstrap over items of each item's
+    coincidence counts), ``alpha_method`` (that bootstrap; ``""`` without an interval), ``units``, ``items``,
+    ``raters``, ``note``.
     """
+    by = list(by)
     rows = []
     for key, w in _rater_tables(df, by, raters, judges):
         w = w[w.notna().sum(axis=1) >= 2]
         codes, cats = _codes(w)
-        r = dict(key, alpha=NAN, alpha_low=NAN, alpha_high=NAN, units=len(w), items=0, raters=int(w.shape[1]), note="")
+        r = dict(key, alpha=NAN, alpha_low=NAN, alpha_high=NAN, alpha_method="", units=len(w), items=0,
+                 raters=int(w.shape[1]), note="")
         if w.shape[1] < 2:
             r["note"] = not_computable(f"needs two or more raters ({raters})")
         elif len(w) == 0:
@@ -510,15 +649,17 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
             r["items"] = len(per)
             r["alpha_low"], r["alpha_high"] = intervals.bootstrap_sums(
                 per, lambda t, L=L: _alpha_totals(t, L), n_resamples=n_resamples, confidence=confidence, seed=seed)
+            r["alpha_method"] = bootstrap_method(n_resamples) if np.isfinite(r["alpha_low"]) else ""
             r["note"] = _unanimous_note(r["alpha"], r["alpha_low"], r["alpha_high"], cnt, items, None, n_resamples,
                                         confidence, "alpha")
         rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), _rater_measures("alpha", "Krippendorff's alpha", _unit_name(raters)),
+                   level=confidence, keys=by)
 
 
 # -------------------------------------------------------------------------------------- repetition stability
 def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
-                         n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                         n_resamples: int = 1000, seed: int = 0) -> Results:
     """Agreement of a judge with itself across repeated samples of the same request.
 
     A unit is one request — (dataset, item, order) within the group and its design columns — with at least two
@@ -527,11 +668,14 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
 
     Returns
     -------
-    DataFrame: ``by`` + ``units``, ``items``, ``repetition_stability`` in [1/k, 1] (+ ``_low``/``_high``),
-    ``unanimous`` (units whose samples all agree), ``unanimity`` in [0, 1] (+ ``_low``/``_high``), ``flip_rate``
-    in [0, 1] = share of sample pairs within a unit whose verdicts differ (+ ``_low``/``_high``), ``unparsed``
-    (replies), ``note``. Intervals resample items. Every group of ``df`` appears; a group without repeated samples
-    has 0 units and a note.
+    Results (measures :data:`REPETITION_MEASURES`; n: requests): ``by`` + ``units``, ``items``,
+    ``repetition_stability`` in [1/k, 1] (+ ``_low``/``_high``/``_method``), ``unanimous`` (units whose samples all
+    agree), ``unanimity`` in [0, 1] (+ ``_low``/``_high``/``_method``), ``flip_rate`` in [0, 1] = share of sample
+    pairs within a unit whose verdicts differ (+ ``_low``/``_high``/``_method``), ``unparsed`` (replies), ``note``.
+    Intervals resample items (:func:`~evallab.metrics.intervals.ratio_interval_method`: the Wilson score interval
+    when every item holds one request with a 0/1 value, the Wilson fallback named as such when every item has the
+    same share, else an item bootstrap). Every group of ``df`` appears; a group without repeated samples has 0
+    units and a note.
     """
     by = list(by)
     unit = list(dict.fromkeys([*by, "dataset", "item_id", "order",
@@ -549,9 +693,9 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
         r = dict(key, units=len(c), items=0, unparsed=int(g["verdict"].isna().sum()), note="")
         if len(c) == 0:
             r.update(repetition_stability=NAN, repetition_stability_low=NAN, repetition_stability_high=NAN,
-                     unanimous=0, unanimity=NAN, unanimity_low=NAN, unanimity_high=NAN, flip_rate=NAN,
-                     flip_rate_low=NAN, flip_rate_high=NAN,
-                     note=not_computable("no request with two or more parsed samples"))
+                     repetition_stability_method="", unanimous=0, unanimity=NAN, unanimity_low=NAN,
+                     unanimity_high=NAN, unanimity_method="", flip_rate=NAN, flip_rate_low=NAN, flip_rate_high=NAN,
+                     flip_rate_method="", note=not_computable("no request with two or more parsed samples"))
             rows.append(r)
             continue
         arr = c.to_numpy(float)
@@ -565,25 +709,34 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
         np.add.at(per, items, np.column_stack([modal, unan, np.ones(len(c)), pairs - same_pairs, pairs]))
         r["items"] = len(per)
         kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-        r["repetition_stability"] = float(modal.mean())
-        r["repetition_stability_low"], r["repetition_stability_high"] = intervals.ratio_interval(
-            per[:, 0], per[:, 2], **kw)
-        r["unanimous"] = int(unan.sum())
-        r["unanimity"] = float(unan.mean())
-        r["unanimity_low"], r["unanimity_high"] = intervals.ratio_interval(per[:, 1], per[:, 2], **kw)
-        r["flip_rate"] = float((pairs - same_pairs).sum() / pairs.sum())
-        r["flip_rate_low"], r["flip_rate_high"] = intervals.ratio_interval(per[:, 3], per[:, 4], **kw)
+        points = {"repetition_stability": (float(modal.mean()), 0, 2), "unanimity": (float(unan.mean()), 1, 2),
+                  "flip_rate": (float((pairs - same_pairs).sum() / pairs.sum()), 3, 4)}
+        for name, (value, num, den) in points.items():
+            if name == "unanimity":
+                r["unanimous"] = int(unan.sum())
+            r[name] = value
+            r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = intervals.ratio_interval_method(
+                per[:, num], per[:, den], **kw)
         rows.append(r)
-    return pd.DataFrame(rows)
+    return results(pd.DataFrame(rows), REPETITION_MEASURES, level=confidence, keys=by)
 
 
 # ------------------------------------------------------------------------------------------- LLMBar's table
 PUBLISHED_COLUMNS = {"n": "n", "correct_order_12": "correct_ab", "correct_order_21": "correct_ba",
                      "correct_average_pct": "acc_pct", "correct_both": "correct_both",
                      "positional_agreement_equal": "consistent_pairs"}
+#: what LLMBar's published columns are (Zeng et al. 2024, ``statistics.csv``): label, unit
+_PUBLISHED_MEANING = {"n": ("Pairs", "count"), "correct_order_12": ("Correct, output 1 first", "count"),
+                      "correct_order_21": ("Correct, output 2 first", "count"),
+                      "correct_average_pct": ("Acc.", "percent"), "correct_both": ("Correct in both orders", "count"),
+                      "positional_agreement_equal": ("Agr. (consistent pairs)", "count")}
+#: the measures of :func:`published_check`: each published column (point values, no interval) and ours beside it
+PUBLISHED_MEASURES = [Measure(f"{c}{suffix}", f"{label}{who}", unit, note=None, digits=1 if unit == "percent" else None)
+                      for c, (label, unit) in _PUBLISHED_MEANING.items()
+                      for suffix, who in (("", " (published)"), ("_ours", " (recomputed)"))]
 
 
-def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> Results:
     """Recompute LLMBar's published statistics from ``verdicts`` and set them beside the authors' table.
 
     Parameters
@@ -595,9 +748,10 @@ def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> pd.DataF
 
     Returns
     -------
-    DataFrame, one row per published (subset, judge, strategy) present in ``verdicts``: each published column and
-    ours beside it (``<col>_ours``, computed with :func:`pairwise_statistics` under ``unparsed="published"``), and
-    ``match`` (all equal; Acc. within 1e-9).
+    Results, one row per published (subset, judge, strategy) present in ``verdicts`` (measures
+    :data:`PUBLISHED_MEASURES`: counts of pairs, Acc. in percent; no intervals — the published table has none):
+    each published column and ours beside it (``<col>_ours``, computed with :func:`pairwise_statistics` under
+    ``unparsed="published"``), and ``match`` (all equal; Acc. within 1e-9).
     """
     key = ["subset", "judge", "strategy"]
     ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)
@@ -609,4 +763,4 @@ def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> pd.DataF
     for c in PUBLISHED_COLUMNS:
         ok &= np.isclose(m[c].astype(float), m[f"{c}_ours"].astype(float), rtol=0, atol=1e-9)
     m["match"] = ok
-    return m
+    return results(m, PUBLISHED_MEASURES, keys=key)

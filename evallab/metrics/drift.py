@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
-from evallab._results import Measure, Results, bootstrap_method, results
+from evallab._results import Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import intervals as stats
-from evallab.metrics.agreement import cohen_kappa
+from evallab.metrics.agreement import cohen_kappa_method
 from evallab.metrics.design import item_key
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
@@ -57,9 +57,6 @@ NAN = float("nan")
 UNPARSED = "unparsed"
 #: float guard: a move of exactly the tolerance (up to rounding) is not "more than" it
 _EPS = 1e-9
-#: the method of Cohen's kappa's interval when every item holds one paired reply
-#: (:func:`evallab.metrics.agreement.cohen_kappa`)
-KAPPA_ASYMPTOTIC = "asymptotic standard error (statsmodels cohens_kappa)"
 
 
 def _count(column: str, label: str) -> Measure:
@@ -195,15 +192,6 @@ _SUMS = ("_one", "_bothp", "_same", "_chg", "_ua", "_ub", "_bp", "_cp", "_bc", "
          "_sba")
 
 
-def kappa_interval_method(units: int, items: int, n_resamples: int) -> str:
-    """The method :func:`evallab.metrics.agreement.cohen_kappa` uses for ``units`` paired labels on ``items``
-    items: a percentile item bootstrap when some item holds several units (``""`` when it is switched off), else
-    the asymptotic standard error (:data:`KAPPA_ASYMPTOTIC`)."""
-    if items < units:
-        return bootstrap_method(n_resamples, "item") if n_resamples > 0 else ""
-    return KAPPA_ASYMPTOTIC
-
-
 def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
     """Per group (``by``; one row "all" when empty): the drift figures of :func:`compare` from paired replies
@@ -215,7 +203,7 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         One row per group with the columns listed in :class:`DriftReport` (their meanings: :data:`MEASURES`),
         each interval's method in ``flip_rate_method`` (also that of ``agreement``), ``kappa_method`` and
         ``delta_method`` (:func:`evallab.metrics.intervals.ratio_interval_method`,
-        :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, :func:`kappa_interval_method`;
+        :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, :func:`evallab.metrics.agreement.cohen_kappa_method`;
         ``""`` without an interval), ``note`` (why a figure is missing), and the per-item counts ``_num``/``_den``
         the gate tests.
     """
@@ -263,10 +251,8 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         idx = row_groups[key_t if len(keys) > 1 else key_t[0]]  # .indices keys a single column by its value
         ok = idx[both[idx]]
         ok_items = len(np.unique(d["_item"].to_numpy()[ok]))
-        r["kappa"], r["kappa_low"], r["kappa_high"] = cohen_kappa(vb[ok].astype(str), vc[ok].astype(str),
-                                                                  clusters=d["_item"].to_numpy()[ok], **kw)
-        r["kappa_method"] = kappa_interval_method(len(ok), ok_items, n_resamples) \
-            if np.isfinite(r["kappa_low"]) else ""
+        r["kappa"], r["kappa_low"], r["kappa_high"], r["kappa_method"] = cohen_kappa_method(
+            vb[ok].astype(str), vc[ok].astype(str), clusters=d["_item"].to_numpy()[ok], **kw)
         r.update(both_parsed_ab=int(s["_ab"]), same_ab=int(s["_sab"]), both_parsed_ba=int(s["_ba"]),
                  same_ba=int(s["_sba"]), items_all_parsed=int(full.sum()),
                  items_unchanged=int((full & (pi["_same"] == pi["_one"])).sum()), gold_replies=int(s["_gold"]))

@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import verdicts as V
 from evallab._results import WILSON, Results, bootstrap_method
-from evallab.metrics import drift, evaluators
+from evallab.metrics import agreement, drift, evaluators
 from evallab.reporting.tables import to_html
 
 N_RES = 200
@@ -93,7 +93,7 @@ def test_two_orders_bootstrap_and_one_order_wilson_and_kappa_methods():
     e1 = rep1.overall.estimate("flip_rate")
     assert e1.method == WILSON
     assert (e1.low, e1.high) == pytest.approx(proportion_confint(o["changed"], o["both_parsed"], method="wilson"))
-    assert o["kappa_method"] == drift.KAPPA_ASYMPTOTIC
+    assert o["kappa_method"] == agreement.KAPPA_ASYMPTOTIC
     labels = sorted({"1", "2"})
     p = rep1.pairs
     table = pd.crosstab(p["verdict_baseline"], p["verdict_candidate"]).reindex(index=labels, columns=labels,

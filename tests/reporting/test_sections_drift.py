@@ -350,16 +350,14 @@ def test_agreement_methods_name_the_wilson_fallback_and_the_bootstrap():
     t = V.coerce(pd.DataFrame(rows))
     same = t[~((t["judge"] == "Y") & (t["order"] == "ba"))]
     same = pd.concat([same, t[(t["judge"] == "Y") & (t["order"] == "ba")].assign(verdict="1")])
-    r = S.agreement_results(judge_agreement(same, n_resamples=N), n_resamples=N).query("judge_a == 'X' and "
-                                                                                        "judge_b == 'Y'").iloc[0]
+    r = judge_agreement(same, n_resamples=N).query("judge_a == 'X' and judge_b == 'Y'").iloc[0]
     assert r["agreement"] == 0.5 and r["agreement_method"] == f"{WILSON} on 20 items (every item has the same share)"
     assert (r["agreement_low"], r["agreement_high"]) == pytest.approx(proportion_confint(10, 20, method="wilson"))
-    varied = S.agreement_results(judge_agreement(t, n_resamples=N), n_resamples=N).query(
-        "judge_a == 'X' and judge_b == 'Y'").iloc[0]
+    varied = judge_agreement(t, n_resamples=N).query("judge_a == 'X' and judge_b == 'Y'").iloc[0]
     assert varied["agreement_method"] == BOOT
     assert varied["kappa_method"] == (BOOT if np.isfinite(varied["kappa_low"]) else "")
-    off = S.agreement_results(judge_agreement(t, n_resamples=0), n_resamples=0).query(
-        "judge_a == 'X' and judge_b == 'Y'").iloc[0]  # the bootstrap switched off: no interval, no method
+    # the bootstrap switched off: no interval, no method
+    off = judge_agreement(t, n_resamples=0).query("judge_a == 'X' and judge_b == 'Y'").iloc[0]
     assert (off["agreement_method"], off["kappa_method"]) == ("", "") and np.isnan(off["agreement_low"])
 
 

@@ -7,7 +7,7 @@ notebook shows with :meth:`evallab.Report.render`. A section the table cannot su
 shows no empty table. Every finding here is testable without a kernel.
 """
 
-_MODULES = ("corrected", "drift", "inflation", "position")
+_MODULES = ("agreement", "corrected", "drift", "gaming", "inflation", "position", "triggers")
 
 
 def __getattr__(name: str):

@@ -28,11 +28,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from evallab._results import WILSON, Measure, Results, bootstrap_method, format_number, results
+from evallab._results import Results, format_number, results
 from evallab.errors import DataError
 from evallab.metrics import drift, evaluators
 from evallab.metrics.agreement import judge_agreement
-from evallab.metrics.intervals import wilson
 from evallab.reporting import live, plots
 from evallab.reporting._context import Section
 from evallab.verdicts import snapshot_note
@@ -301,54 +300,6 @@ def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candida
     return sec
 
 
-def _agreement_method(n: int, items: int, value: float, low: float, high: float, *, confidence: float,
-                      n_resamples: int) -> str:
-    """The method that computed :func:`~evallab.metrics.agreement.judge_agreement`'s agreement interval on one
-    row (it does not name it): Wilson when every item holds one unit; the Wilson fallback on the items when every
-    item had the same share (its bounds are those of the Wilson interval of the items); else the item bootstrap
-    (:func:`evallab.metrics.intervals.ratio_interval_method`)."""
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return ""
-    n, items = int(n), int(items)
-    if n == items:
-        return WILSON
-    if np.allclose((low, high), wilson(value * items, items, confidence), rtol=0, atol=1e-12):
-        return f"{WILSON} on {items:,} items (every item has the same share)"
-    return bootstrap_method(n_resamples, "item")
-
-
-def agreement_results(table: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000) -> Results:
-    """:func:`evallab.metrics.agreement.judge_agreement`'s frame as :class:`~evallab.Results`, each row's
-    interval methods named (``agreement_method``, ``kappa_method``).
-
-    Parameters
-    ----------
-    table : DataFrame
-        The output of ``judge_agreement`` (``n`` units both parsed, ``items``, ``agreement`` with
-        ``agreement_low/_high``, ``kappa`` with ``kappa_low/_high``, ``note``).
-    confidence, n_resamples : float, int, default 0.95, 1000
-        The settings it was computed with.
-
-    Returns
-    -------
-    Results
-        The same rows; measures ``n`` and ``items`` (counts), ``agreement`` (proportion, n = ``n`` replies),
-        ``kappa`` (Cohen's kappa, coefficient).
-    """
-    t = table.copy()
-    cols = ("n", "items", "agreement", "agreement_low", "agreement_high")
-    t["agreement_method"] = [_agreement_method(*r, confidence=confidence, n_resamples=n_resamples)
-                             for r in zip(*(t[c].to_numpy(float) for c in cols), strict=True)]
-    t["kappa_method"] = [drift.kappa_interval_method(int(n), int(i), n_resamples) if np.isfinite(lo) else ""
-                         for n, i, lo in zip(t["n"], t["items"], t["kappa_low"].to_numpy(float), strict=True)]
-    return results(t, [Measure("n", "Replies", "count"), Measure("items", "Items", "count"),
-                       Measure("agreement", "Raw agreement", "proportion", "agreement_low", "agreement_high",
-                               method_column="agreement_method", n="n", n_unit="replies"),
-                       Measure("kappa", "Cohen's kappa", "coefficient", "kappa_low", "kappa_high",
-                               method_column="kappa_method", n="n", n_unit="replies", digits=2)],
-                   level=confidence, keys=["judge_a", "judge_b"])
-
-
 def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *, confidence: float = 0.95,
                         n_resamples: int = 1000, seed: int = 0) -> Section:
     """AlpacaEval's annotator configurations: agreement between every two on the same items (raw and Cohen's
@@ -378,7 +329,7 @@ def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = Non
     preference; ``significant_delta_length`` = 30 characters).
     """
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    pairs = agreement_results(judge_agreement(verdicts, **ci), confidence=confidence, n_resamples=n_resamples)
+    pairs = judge_agreement(verdicts, **ci)
     ev = evaluators.evaluator_metrics(verdicts, items, **ci)
     sec = Section(caveats=[ALPACA_CAVEAT])
     known = np.flatnonzero(ev["p_prefer_output_1"].notna().to_numpy())
@@ -609,5 +560,5 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
     return sec
 
 
-__all__ = ["PROMPT_MATCH", "agreement_results", "annotator_agreement", "by_strategy", "gate_grid", "headline",
+__all__ = ["PROMPT_MATCH", "annotator_agreement", "by_strategy", "gate_grid", "headline",
            "live_prompt_drift", "overview", "prompt_drift", "rankings", "upgrade_missing"]

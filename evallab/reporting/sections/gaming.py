@@ -30,16 +30,10 @@ import numpy as np
 import pandas as pd
 
 from evallab import skills
-from evallab._results import Measure, Results, bootstrap_method, common_methods, format_number, results
+from evallab._results import Results, common_methods, format_number
 from evallab.judges import KINDS
 from evallab.metrics import agreement
-from evallab.metrics.design import item_key, not_computable
-from evallab.metrics.intervals import ratio_interval_method
 from evallab.reporting._context import Section
-
-#: the columns that make one request (the unit of :func:`evallab.metrics.agreement.repetition_stability`) beside
-#: ``by``: the item, its presentation order and the judge's design
-REQUEST = ("dataset", "item_id", "order", "judge", "model", "strategy", "anchor_set")
 
 DIGEST_CAVEAT = ("{n} recorded request digests cannot be recomputed (keryx's judge prompt text is not public): a "
                  "'pass' only shows the recording matches its expected verdict, not that it answers today's "
@@ -262,109 +256,6 @@ def integrity(findings: Sequence, specs: Mapping) -> Section:
 
 
 # ------------------------------------------------------------------------------------------ repetition
-#: the measures of :func:`repetition_stability`
-REPETITION_MEASURES = [
-    Measure("units", "Requests", "count", note=None),
-    Measure("repetition_stability", "Repetition stability", "proportion", "repetition_stability_low",
-            "repetition_stability_high", method_column="repetition_stability_method", n="units", n_unit="requests"),
-    Measure("unanimous", "Unanimous requests", "count", n="units", n_unit="requests", note=None),
-    Measure("unanimity", "Unanimity", "proportion", "unanimity_low", "unanimity_high",
-            method_column="unanimity_method", n="units", n_unit="requests"),
-    Measure("flip_rate", "Pairwise flip rate", "proportion", "flip_rate_low", "flip_rate_high",
-            method_column="flip_rate_method", n="units", n_unit="requests"),
-]
-
-
-def _per_request(verdicts: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """One row per request with two or more parsed samples (the unit of ``agreement.repetition_stability``):
-    ``by``, the request's columns, and its modal share, unanimity (0/1), 1, differing and all sample pairs."""
-    unit = list(dict.fromkeys([*by, *[c for c in REQUEST if c not in by]]))
-    k = verdicts[verdicts["verdict"].notna()].groupby([*unit, "verdict"], observed=True, dropna=False).size()
-    k = k.unstack("verdict", fill_value=0)
-    n = k.sum(axis=1)
-    k, n = k[n >= 2], n[n >= 2]
-    pairs = n * (n - 1) / 2
-    return pd.DataFrame({"modal": k.max(axis=1) / n, "unanimous": (k.max(axis=1) == n).astype(float),
-                         "requests": 1.0, "flips": pairs - (k * (k - 1) / 2).sum(axis=1), "pairs": pairs}).reset_index()
-
-
-def repetition_stability(verdicts: pd.DataFrame, by: Sequence[str] = (), *, confidence: float = 0.95,
-                         n_resamples: int = 1000, seed: int = 0) -> Results:
-    """:func:`evallab.metrics.agreement.repetition_stability` as :class:`~evallab.Results` whose intervals name the
-    method that computed them.
-
-    The points, counts and notes are ``repetition_stability``'s. Each interval is computed here on the same
-    per-item sums (modal shares, unanimous requests, requests; differing and all sample pairs) of the same items
-    in the same order by :func:`~evallab.metrics.intervals.ratio_interval_method`, so its bounds equal those
-    ``repetition_stability`` computes with ``n_resamples``, and ``<column>_method`` says which method gave them:
-    the Wilson score interval when every item holds one request with a 0/1 value, a Wilson fallback named as such
-    when every item has the same share (a bootstrap would collapse to a point), else an item bootstrap.
-
-    Parameters
-    ----------
-    verdicts : DataFrame
-        A tidy verdict table with ``sample`` (e.g. :func:`evallab.judges.to_verdicts` of the recordings).
-    by : sequence of str, default ()
-        Groups (one row for the whole table when empty).
-    confidence : float, default 0.95
-        Level of the intervals.
-    n_resamples : int, default 1000
-        Bootstrap resamples over items.
-    seed : int, default 0
-        Seed of the bootstrap.
-
-    Returns
-    -------
-    Results
-        ``by`` + ``units`` (requests with two or more parsed samples), ``items``, ``repetition_stability``,
-        ``unanimous`` (count), ``unanimity``, ``flip_rate`` (proportions, each with ``_low``/``_high`` and
-        ``_method``), ``unparsed``, ``note``. Measures :data:`REPETITION_MEASURES` (n: requests); ``level`` =
-        ``confidence``.
-
-    Source: Shi et al. (2024), "Judging the Judges", §3.1 (repetition stability); unanimity and the flip rate are
-    the shares of requests whose samples all agree and of sample pairs that differ.
-    """
-    by = list(by)
-    out = agreement.repetition_stability(verdicts, by=by, confidence=confidence, n_resamples=0, seed=seed)
-    sums = item_sums(_per_request(verdicts, by), by, ["modal", "unanimous", "requests", "flips", "pairs"])
-    kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    found = {}
-    for i, r in out.iterrows():
-        per = sums({c: r[c] for c in by})
-        row = []
-        for num, den in ((0, 2), (1, 2), (3, 4)):
-            row += ratio_interval_method(per[:, num], per[:, den], **kw) if len(per) else [np.nan, np.nan, ""]
-        found[i] = row
-    cols = [f"{c}{x}" for c in ("repetition_stability", "unanimity", "flip_rate") for x in ("_low", "_high", "_method")]
-    extra = pd.DataFrame.from_dict(found, orient="index", columns=cols).reindex(out.index)
-    return results(out.assign(**{c: extra[c] for c in cols}), REPETITION_MEASURES, level=confidence, keys=by)
-
-
-def item_sums(d: pd.DataFrame, by: Sequence[str], columns: Sequence[str]):
-    """Per-item sums of numeric ``columns`` within each group of ``by`` (items in :func:`item_key` order): a
-    function ``key dict -> ndarray (items of the group, len(columns))``, empty for a group with no row."""
-    by, columns = list(by), list(columns)
-    empty = np.zeros((0, len(columns)))
-    if d.empty:
-        return lambda key: empty
-    s = d.assign(_item=item_key(d)).groupby([*by, "_item"], observed=True, sort=True, dropna=False)[columns].sum()
-    if not by:
-        arr = s.to_numpy(float)
-        return lambda key: arr
-    per = {(k if isinstance(k, tuple) else (k,)): g.to_numpy(float)
-           for k, g in s.groupby(level=list(range(len(by))), sort=False, dropna=False)}
-    return lambda key: per.get(tuple(key[c] for c in by), empty)
-
-
-#: the measures of :func:`fleiss_kappa_samples`
-FLEISS_MEASURES = [
-    Measure("kappa", "Fleiss' kappa", "coefficient", "kappa_low", "kappa_high", method_column="kappa_method",
-            n="units", n_unit="requests"),
-    Measure("units", "Requests", "count", note=None),
-    Measure("raters", "Samples per request (raters)", "count", note=None),
-]
-
-
 def fleiss_kappa_samples(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 200,
                          seed: int = 0) -> Results:
     """Fleiss' kappa with a request's samples as its raters (:func:`evallab.metrics.agreement.fleiss_kappa`,
@@ -389,10 +280,11 @@ def fleiss_kappa_samples(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_
     Returns
     -------
     Results
-        One row: ``kappa`` (coefficient in [−1, 1]) with ``kappa_low``/``kappa_high`` and ``kappa_method`` (the
-        item bootstrap that computed them, "" without an interval), ``units`` (requests every sample parsed),
-        ``units_dropped``, ``items``, ``raters`` (samples per request), ``note`` (why kappa or its interval is
-        missing). Measures :data:`FLEISS_MEASURES`; ``level`` = ``confidence``.
+        :func:`evallab.metrics.agreement.fleiss_kappa`'s one row, its measures and methods: ``kappa``
+        (coefficient in [−1, 1]) with ``kappa_low``/``kappa_high`` and ``kappa_method`` (the item bootstrap that
+        computed them, "" without an interval), ``units`` (requests every sample parsed), ``units_dropped``,
+        ``items``, ``raters`` (samples per request), ``note`` (why kappa or its interval is missing: from fewer
+        than two requests kappa is not computable).
 
     Source: Fleiss (1971), "Measuring nominal scale agreement among many raters" (``statsmodels``'
     ``fleiss_kappa``); the interval a percentile bootstrap over items of the per-item counts.
@@ -401,18 +293,8 @@ def fleiss_kappa_samples(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_
     per = verdicts.groupby(request, observed=True, dropna=False)["sample"].size() if len(verdicts) else pd.Series()
     per = per[per >= 2]  # a request asked once has no second rater
     m = int(per.mode().iloc[0]) if len(per) else 0
-    fk = agreement.fleiss_kappa(verdicts[verdicts["sample"] < m], raters="sample", confidence=confidence,
-                                n_resamples=n_resamples, seed=seed)
-    fk["kappa_method"] = np.where(np.isfinite(fk["kappa_low"]) & np.isfinite(fk["kappa_high"]),
-                                  bootstrap_method(n_resamples), "")
-    one = fk["units"] < 2
-    if one.any():
-        fk.loc[one, ["kappa", "kappa_low", "kappa_high"]] = np.nan
-        fk.loc[one, "kappa_method"] = ""
-        fk.loc[one, "note"] = not_computable(
-            f"{_count(int(fk.loc[one, 'units'].iloc[0]), 'request')} with every sample parsed; kappa's chance "
-            "agreement would come from that request's own verdicts, and a figure from one unit says nothing")
-    return results(fk, FLEISS_MEASURES, level=confidence)
+    return agreement.fleiss_kappa(verdicts[verdicts["sample"] < m], raters="sample", confidence=confidence,
+                                  n_resamples=n_resamples, seed=seed)
 
 
 def repetition(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
@@ -446,7 +328,7 @@ def repetition(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_resamples:
     Source: Shi et al. (2024), "Judging the Judges", §3.1 (repetition stability); Fleiss (1971).
     """
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    overall = repetition_stability(verdicts, **kw)
+    overall = agreement.repetition_stability(verdicts, [], **kw)
     sec = Section(metrics={"unanimity": None, "flip_rate": None, "unanimous_units": 0, "units": 0,
                            "fleiss_kappa_samples": None, "unanimity_by_kind": {}})
     u = overall.estimate("unanimity")
@@ -454,7 +336,7 @@ def repetition(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_resamples:
         sec.text(f"Repetition stability is {u}, so this section is skipped.")
         return sec
     o = overall.iloc[0]
-    by_kind = repetition_stability(verdicts, ["kind"], **kw)
+    by_kind = agreement.repetition_stability(verdicts, ["kind"], **kw)
     by_kind = common_methods(by_kind[by_kind["units"] > 0])
     sec.metrics.update(unanimity=u.value, flip_rate=overall.estimate("flip_rate").value,
                        unanimous_units=int(o["unanimous"]), units=int(o["units"]),
@@ -468,7 +350,7 @@ def repetition(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_resamples:
     cols = {"units": "Requests", "repetition_stability": "Repetition stability", "unanimity": "Unanimity",
             "flip_rate": "Pairwise flip rate"}
     sec.table(by_kind, {"kind": "Canned answer", **cols}, caption="Repetition stability per canned answer kind")
-    by_scen = repetition_stability(verdicts, ["subset", "scenario_id"], **kw)
+    by_scen = agreement.repetition_stability(verdicts, ["subset", "scenario_id"], **kw)
     none = by_scen[by_scen["units"] == 0]
     by_scen = by_scen[by_scen["units"] > 0]
     if (by_scen["unanimity"] == 1).all():
@@ -722,5 +604,5 @@ def assertion_manifests(manifest: Mapping[str, dict], reports: Sequence[dict]) -
 
 
 __all__ = ["ag_cells", "ag_figure", "anti_gaming", "assertion_manifests", "fleiss_kappa_samples", "integrity",
-           "overview", "pass_rate_figure", "repetition", "repetition_stability", "stable_pack_gate",
+           "overview", "pass_rate_figure", "repetition", "stable_pack_gate",
            "trial_verdicts"]

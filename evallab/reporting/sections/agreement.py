@@ -1,0 +1,476 @@
+"""Report 01, "Judge agreement with gold and between judges": what each section states (issue 25: thin notebooks).
+
+Do LLM judges agree with gold labels, and with each other? The sections, in the report's order:
+
+- :func:`unparsed_section` — the table's shape and its unparsed replies, counted and left out of every figure (never
+  scored as wrong).
+- :func:`published_section` — LLMBar's published table recomputed row by row (Zeng et al. 2024, "Evaluating Large
+  Language Models at Evaluating Instruction Following", ICLR 2024, Tables 2–4 and ``statistics.csv``: Acc. counts
+  an unparsed reply as wrong, Agr. counts a pair whose two replies were both unparsed as agreeing); shown only when
+  the report runs on the bundled LLMBar — a report on the user's table states that table's findings only.
+- :func:`accuracy_section` — accuracy against gold per presentation order and LLMBar's Acc., "the average accuracy
+  over the two orders" (LLMBar §4); the pooled accuracy (correct / parsed replies) under its own name, and instead of
+  Acc. where only one order is recorded.
+- :func:`kappa_section` — Cohen's kappa against gold (Cohen 1960; ``sklearn.metrics.cohen_kappa_score``).
+- :func:`judge_agreement_section` — judge × judge raw agreement and Cohen's kappa on the replies both parsed, with
+  the heatmap.
+- :func:`panel_section` — Fleiss' kappa (Fleiss 1971) and Krippendorff's alpha (nominal; Krippendorff 2011) across
+  all judges, per subset and for the whole table.
+
+A table with several prompt strategies is never pooled into one headline: each headline is stated per strategy
+(naming it). Each function returns a :class:`~evallab.reporting._context.Section`; every number it states comes
+from an estimator's :class:`~evallab.Results` (:mod:`evallab.metrics.agreement`: value, interval, level, method
+and n), never retyped here; a figure the table cannot support is one sentence built from the Results' note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pandas as pd
+
+from evallab import verdicts as V
+from evallab._results import Measure, Results, common_methods, results
+from evallab.metrics import agreement, design
+from evallab.reporting import plots
+from evallab.reporting._context import Section
+
+#: the design cell of report 01's per-group tables (LLMBar's table: one row per subset, judge, strategy)
+BY = ("subset", "judge", "strategy")
+#: at most this many strategies get their own figure (the tables hold every strategy)
+MAX_FIGURES = 4
+#: LLMBar's published reference row the index shows (Natural, GPT-4, Vanilla: Acc. 95.5, Agr. 95)
+REFERENCE = {"subset": "LLMBar/Natural", "judge": "GPT-4", "strategy": "Vanilla"}
+
+#: the measures of the unparsed-replies table (:func:`evallab.verdicts.parse_rate`)
+PARSE_MEASURES = [Measure("replies", "Replies", "count", note=None), Measure("unparsed", "Unparsed", "count", note=None),
+                  Measure("unparsed_rate", "Unparsed share", "proportion", n="replies", n_unit="replies", note=None)]
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _strategies(res: pd.DataFrame) -> Iterator[tuple[str | None, pd.DataFrame]]:
+    """``(strategy, rows)`` per prompt strategy of ``res`` (``None`` for the only one: a table with one strategy,
+    or none recorded, is not named)."""
+    if "strategy" not in res.columns or res["strategy"].nunique(dropna=False) <= 1:
+        yield None, res
+        return
+    for s, g in res.groupby("strategy", sort=True, dropna=False):
+        yield str(s), g
+
+
+#: the sentence openings of this module that read in lower case after "With strategy X, "
+_OPENINGS = ("The", "Across", "Accuracy", "Agreement", "Judges")
+
+
+def _with(strategy: str | None, rest: str) -> str:
+    """The sentence ``rest`` (written as it opens a sentence), after "With strategy X, " when the table has several
+    strategies (a judge's or a measure's name keeps its case)."""
+    if strategy is None:
+        return rest
+    first = rest.split(" ", 1)[0]
+    return f"With strategy {strategy}, " + (rest[:1].lower() + rest[1:] if first in _OPENINGS else rest)
+
+
+def _where(res: pd.DataFrame, i, *, subset: bool = True) -> str:
+    """The row's judge and, when recorded, its subset ("GPT-4 on LLMBar/Natural"; "GPT-4" without subsets)."""
+    r = res.loc[i]
+    where = f" on {r['subset']}" if subset and "subset" in res.columns and str(r.get("subset") or "") else ""
+    return f"{r['judge']}{where}"
+
+
+def _shown(res: pd.DataFrame, columns: dict[str, str]) -> dict[str, str]:
+    """``columns`` without the design columns that say nothing here (``subset``/``strategy``/``scope`` empty in every
+    row or the same in all: no empty "subset=" column)."""
+    def says(c: str) -> bool:
+        if c not in ("subset", "strategy", "scope"):
+            return True
+        v = res[c].astype(str) if c in res.columns else pd.Series(dtype=str)
+        return bool(len(v)) and (v != "").any() and v.nunique() > 1
+    return {c: label for c, label in columns.items() if c in res.columns and says(c)}
+
+
+def _reason(res: Results, column: str) -> str:
+    """Why ``column`` is missing in every row: the distinct notes of the rows, as one phrase."""
+    first = {(res.estimate(column, i).note or "").split("; not computable: ")[0] for i in range(len(res))}
+    return "; ".join(sorted(n.removeprefix("not computable: ") for n in first - {""})) or \
+        "the table has no row it can be computed from"
+
+
+def _ranked(sec: Section, res: Results, rows: pd.DataFrame, column: str, strategy: str | None,
+            what: str) -> pd.Index | None:
+    """The labels of ``rows`` (of ``res``) with ``column`` computed, highest first; when there is none, one sentence
+    in ``sec`` saying why ``what`` is not computable (from the rows' notes), and None."""
+    ok = rows[rows[column].notna()].sort_values(column, ascending=False)
+    if len(ok):
+        return ok.index
+    why = _reason(results(rows, res.measures, level=res.level), column)
+    sec.text(_with(strategy, f"{what} is not computable on this table: {why}."))
+    return None
+
+
+def _records(res: pd.DataFrame, columns: Sequence[str]) -> list[dict]:
+    return pd.DataFrame(res)[[c for c in columns if c in res.columns]].to_dict("records")
+
+
+def _sample(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+# ------------------------------------------------------------------------------------------ unparsed replies
+def unparsed_section(df: pd.DataFrame) -> Section:
+    """The table's shape and its unparsed replies per judge and strategy.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The tidy verdict table of the report (:func:`evallab.datasets.load_study`).
+
+    Returns
+    -------
+    Section
+        The shape in words (:func:`evallab.metrics.design.describe`), a finding on the unparsed share and its table
+        (:func:`evallab.verdicts.parse_rate`); metrics ``replies``, ``unparsed_replies``, ``judges``, ``table_shape``;
+        the caveat that unparsed replies are counted, not scored.
+    """
+    shape = design.describe(df)
+    by = [c for c in ("judge", "strategy") if c in df.columns]
+    parse = results(V.parse_rate(df, by=by), PARSE_MEASURES, keys=by)
+    n, k = len(df), int(df["verdict"].isna().sum())
+    overall = results(pd.DataFrame([{"replies": n, "unparsed": k, "unparsed_rate": k / n if n else float("nan")}]),
+                      PARSE_MEASURES)
+    e = overall.estimate("unparsed_rate")
+    sec = Section(metrics={"replies": n, "unparsed_replies": k, "judges": int(df["judge"].nunique()),
+                           "table_shape": shape["text"]})
+    sec.text(shape["text"])
+    sec.finding(f"{k:,} of {n:,} replies ({e.number()}) could not be parsed; they are counted here and left out of "
+                "every figure below, never scored as wrong.", e)
+    sec.table(parse, _shown(parse, {"judge": "Judge", "strategy": "Strategy", "replies": "Replies",
+                                    "unparsed": "Unparsed", "unparsed_rate": "Unparsed share"}),
+              caption="Unparsed replies per judge and strategy", csv_name="unparsed")
+    if k:
+        sec.caveats.append(f"{k:,} unparsed replies ({e.number()}) are counted, not scored; LLMBar's own convention "
+                           "(unparsed = wrong) is reported separately.")
+    return sec
+
+
+# ---------------------------------------------------------------------------------------- published table
+#: the measures of the published-check summary
+PUBLISHED_SUMMARY = [Measure("rows", "Published rows", "count", note=None),
+                     Measure("reproduced", "Rows reproduced exactly", "count", n="rows", n_unit="rows", note=None)]
+
+
+def published_section(verdicts_path: str = "", data_dir: str = "", shown: pd.DataFrame | None = None) -> Section:
+    """LLMBar's published table (``statistics.csv``) recomputed from its verdicts, row by row
+    (:func:`evallab.metrics.agreement.published_check`), when the report runs on the bundled LLMBar.
+
+    Parameters
+    ----------
+    verdicts_path : str, default ""
+        The report's ``verdicts_path``: the user's own table when set — then nothing of LLMBar is compared and the
+        section is one sentence saying so.
+    data_dir : str, default ""
+        LLMBar folder; ``""``: the bundled ``data/llmbar``.
+    shown : DataFrame, optional
+        The report's table: the rows of its subsets and strategies are shown (every published row is checked).
+
+    Returns
+    -------
+    Section
+        A finding on the rows reproduced exactly, one on the reference row (LLMBar/Natural, GPT-4, Vanilla), the
+        table; metrics ``published_rows_reproduced``, ``published_rows``, ``natural_vanilla_gpt4_acc_published``,
+        ``natural_vanilla_gpt4_agr_published`` (Acc. in percent and Agr. as a count of pairs, recomputed).
+    """
+    sec = Section()
+    if verdicts_path:
+        sec.text("This report is on your own verdict table, so LLMBar's published figures are not compared.")
+        return sec
+    from evallab.datasets import load_llmbar_statistics, load_study
+
+    pub = agreement.published_check(load_study("", data_dir), load_llmbar_statistics(data_dir or None))
+    k, n = int(pub["match"].sum()), len(pub)
+    summary = results(pd.DataFrame([{"rows": n, "reproduced": k}]), PUBLISHED_SUMMARY)
+    sec.metrics.update(published_rows_reproduced=k, published_rows=n)
+    sec.finding(f"LLMBar's published rows are reproduced exactly: {k:,} of {n:,} (subset × judge × strategy; n, "
+                "correct per order, Acc., correct in both orders, Agr.).", summary.estimate("reproduced"))
+    ref = pub[(pub[list(REFERENCE)] == pd.Series(REFERENCE)).all(axis=1)]
+    if len(ref):
+        i = ref.index[0]
+        acc, agr = pub.estimate("correct_average_pct_ours", i), pub.estimate("positional_agreement_equal_ours", i)
+        sec.metrics.update(natural_vanilla_gpt4_acc_published=acc.value, natural_vanilla_gpt4_agr_published=int(agr.value))
+        sec.finding(f"GPT-4 with the Vanilla prompt on LLMBar/Natural: Acc. {acc.number()} and Agr. "
+                    f"{agr.number()} of {pub.at[i, 'n']:,} pairs, as published (unparsed replies counted wrong).", acc)
+    rows = pub
+    if shown is not None and len(shown):
+        rows = pub[pub["subset"].isin(shown["subset"].unique()) & pub["strategy"].isin(shown["strategy"].unique())]
+    sec.table(rows, {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "n": "Pairs",
+                     "correct_average_pct": "Acc. (published)", "correct_average_pct_ours": "Acc. (recomputed)",
+                     "positional_agreement_equal": "Agr. (published)",
+                     "positional_agreement_equal_ours": "Agr. (recomputed)", "match": "All equal"},
+              caption="LLMBar's published table beside the figures recomputed from its verdicts", csv_name="published")
+    sec.conclusions.append(f"LLMBar's published figures are reproduced exactly on {k:,} of {n:,} rows.")
+    return sec
+
+
+# ---------------------------------------------------------------------------------------- accuracy vs gold
+ACCURACY_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "n": "Items",
+                    "acc_ab": "Acc. output 1 first", "acc_ba": "Acc. output 2 first", "acc": "Acc.",
+                    "accuracy_pooled": "Pooled accuracy"}
+POOLED_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "parsed": "Parsed replies",
+                  "accuracy": "Pooled accuracy"}
+
+
+def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float = 0.95, n_resamples: int = 1000,
+                     seed: int = 0) -> Section:
+    """Accuracy against gold, unparsed replies excluded: per presentation order, LLMBar's Acc. (the mean of the two
+    order accuracies) and the pooled accuracy (correct / parsed over both orders) beside it.
+
+    Where only one order is recorded Acc. is not computable (it averages the two orders): the pooled accuracy is
+    headlined instead, and the sentence says so. Each strategy gets its own headline.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The tidy verdict table.
+    by : sequence of str, default :data:`BY`
+        The design cell.
+    confidence, n_resamples, seed : float, int, int
+        Interval level, bootstrap resamples over items, seed.
+
+    Returns
+    -------
+    Section
+        Per strategy a finding on the highest Acc. (or pooled accuracy) with how many rows are above chance; the
+        table; a figure of Acc. per judge and subset; metrics ``best_judge``, ``best_strategy``, ``best_acc``,
+        ``best_acc_low``, ``best_acc_high`` (the highest Acc. over every row), ``accuracy``, ``accuracy_pooled``,
+        ``accuracy_published_convention`` (records; the last counts an unparsed reply as wrong).
+
+    Source: Zeng et al. (2024), LLMBar, §4 ("we report the average accuracy over the two orders").
+    """
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    by = [c for c in by if c in df.columns]
+    acc = agreement.pairwise_statistics(df, by, **ci)
+    pooled = agreement.accuracy(df, by, **ci)
+    published = agreement.accuracy(df, by, unparsed="published", **ci)
+    sec = Section(metrics={
+        "best_judge": None, "best_strategy": None, "best_acc": None, "best_acc_low": None, "best_acc_high": None,
+        "accuracy": _records(acc, [*by, "n", "acc", "acc_low", "acc_high", "unparsed_ab", "unparsed_ba", "note"]),
+        "accuracy_pooled": _records(pooled, [*by, "parsed", "accuracy", "accuracy_low", "accuracy_high", "note"]),
+        "accuracy_published_convention": _records(published, [*by, "parsed", "unparsed", "accuracy", "accuracy_low",
+                                                              "accuracy_high", "note"])})
+    ranked = acc[acc["acc"].notna()].sort_values("acc", ascending=False)
+    if len(ranked):
+        i = ranked.index[0]
+        e = acc.estimate("acc", i)
+        sec.metrics.update(best_judge=_where(acc, i), best_strategy=str(acc.at[i, "strategy"]) if "strategy" in acc
+                           else None, best_acc=e.value, best_acc_low=e.low, best_acc_high=e.high)
+    for strategy, rows in _strategies(acc):
+        _accuracy_finding(sec, acc, pooled, rows, strategy)
+    if len(ranked):
+        sec.table(common_methods(acc), _shown(acc, ACCURACY_COLUMNS), csv_name="accuracy",
+                  caption="Accuracy against gold: per order, LLMBar's Acc. (mean of the two) and pooled")
+        for n_fig, (strategy, rows) in enumerate(_strategies(ranked)):
+            if n_fig == MAX_FIGURES:
+                sec.text(f"Figures for the first {MAX_FIGURES} strategies; the table holds every strategy.")
+                break
+            sec.figure(plots.interval_plot(
+                rows, x="judge", y="acc", low="acc_low", high="acc_high",
+                hue="subset" if "subset" in rows and rows["subset"].nunique() > 1 else None, scale=100, ref=0.5,
+                title="Acc. (mean of the two order accuracies)" + (f", strategy {strategy}" if strategy else ""),
+                ylabel=f"accuracy (%) with {confidence:.0%} interval", xlabel="judge"))
+    elif pooled["accuracy"].notna().any():
+        sec.table(common_methods(pooled), _shown(pooled, POOLED_COLUMNS), csv_name="pooled",
+                  caption="Pooled accuracy against gold (correct / parsed replies)")
+    small = ranked[ranked["n"] < 100]
+    if len(small):
+        sec.caveats.append(f"{_sample(len(small), 'row')} of the accuracy table rest on fewer than 100 items; "
+                           "their intervals are wide.")
+    if (acc["no_gold"] > 0).any():
+        sec.caveats.append(f"{int(acc['no_gold'].sum()):,} pair(s) without gold are left out of the accuracy figures.")
+    return sec
+
+
+def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.DataFrame, strategy: str | None) -> None:
+    """One strategy's headline: the highest Acc.; the pooled accuracy, said in words, where Acc. is not computable;
+    one sentence when neither is. Its conclusion (the range of Acc., rows below chance)."""
+    ok = rows[rows["acc"].notna()].sort_values("acc", ascending=False)
+    if len(ok):
+        i, w = ok.index[0], ok.index[-1]
+        e = acc.estimate("acc", i)
+        above = sum(acc.estimate("acc", j).low is not None and acc.estimate("acc", j).low > 0.5 for j in ok.index)
+        sec.finding(_with(strategy, f"{_where(acc, i)} has the highest Acc. (mean of the two order accuracies): {e}; "
+                                    f"{above} of {_sample(len(ok), 'judge × subset row')} "
+                                    f"{'is' if len(ok) == 1 else 'are'} above chance (interval above 50%)."), e)
+        sec.conclusions.append(_with(strategy, f"Acc. ranges from {acc.estimate('acc', w).number()} "
+                                               f"({_where(acc, w)}) to {e.number()} {e.interval()} ({_where(acc, i)})."))
+        below = [j for j in ok.index if acc.estimate("acc", j).high is not None and acc.estimate("acc", j).high < 0.5]
+        if below:
+            sec.conclusions.append(_with(strategy, f"{_sample(len(below), 'row')} below chance (whole interval under "
+                                                   f"50%): {', '.join(sorted({_where(acc, j) for j in below}))}."))
+        return
+    why = _reason(results(rows, acc.measures, level=acc.level), "acc")
+    p = pooled if strategy is None else pooled[pooled["strategy"].astype(str) == strategy]
+    ok = p[p["accuracy"].notna()].sort_values("accuracy", ascending=False)
+    if len(ok):
+        i = ok.index[0]
+        e = pooled.estimate("accuracy", i)
+        sec.finding(_with(strategy, f"LLMBar's Acc. (the mean of the two order accuracies) is not computable on this "
+                                    f"table ({why}); the pooled accuracy (correct / parsed replies, the recorded "
+                                    f"orders pooled) is highest for {_where(pooled, i)}: {e}."), e)
+        sec.conclusions.append(_with(strategy, f"Acc. is not computable ({why}); the pooled accuracy is at most "
+                                               f"{e.number()} ({_where(pooled, i)})."))
+    else:
+        why = _reason(results(p, pooled.measures, level=pooled.level), "accuracy")
+        sec.text(_with(strategy, f"Accuracy against gold is not computable on this table: {why}."))
+        sec.conclusions.append(_with(strategy, f"Accuracy against gold could not be computed ({why})."))
+
+
+# ------------------------------------------------------------------------------------ Cohen's kappa vs gold
+def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float = 0.95, n_resamples: int = 1000,
+                  seed: int = 0) -> Section:
+    """Cohen's kappa of the verdicts against gold on the parsed replies with gold, both orders pooled (the item is
+    the resampling unit: an item's two orders are not independent).
+
+    Returns
+    -------
+    Section
+        Per strategy a finding on the row agreeing best with gold and the lowest row (one sentence when not
+        computable, from the estimator's note); the table; a conclusion on the range.
+
+    Source: Cohen (1960); ``sklearn.metrics.cohen_kappa_score`` (:func:`evallab.metrics.agreement.cohen_kappa_vs_gold`).
+    """
+    by = [c for c in by if c in df.columns]
+    kappa = agreement.cohen_kappa_vs_gold(df, by, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    sec = Section()
+    for strategy, rows in _strategies(kappa):
+        ok = _ranked(sec, kappa, rows, "kappa", strategy, "Cohen's kappa against gold")
+        if ok is None:
+            continue
+        i, w = ok[0], ok[-1]
+        e, low = kappa.estimate("kappa", i), kappa.estimate("kappa", w)
+        tail = f"; the lowest row is {_where(kappa, w)} at {low.number()}" if w != i else ""
+        sec.finding(_with(strategy, f"{_where(kappa, i)} agrees best with gold: Cohen's kappa {e}{tail}."), e)
+        sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold ranges from {low.number()} to "
+                                               f"{e.number()}."))
+    if kappa["kappa"].notna().any():
+        sec.table(common_methods(kappa), _shown(kappa, {"subset": "Subset", "judge": "Judge", "strategy": "Strategy",
+                                                        "n": "Replies", "items": "Items", "no_gold": "No gold",
+                                                        "unparsed": "Unparsed", "kappa": "Cohen's kappa"}),
+                  caption="Cohen's kappa against gold (both orders pooled)", csv_name="kappa")
+    return sec
+
+
+# ---------------------------------------------------------------------------------------- judge × judge
+def judge_agreement_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
+                            seed: int = 0) -> Section:
+    """Agreement of every two judges on the same item, strategy, order and sample (replies both parsed): raw
+    agreement and Cohen's kappa (:func:`evallab.metrics.agreement.judge_agreement`), per strategy, with the heatmap
+    of kappa.
+
+    Returns
+    -------
+    Section
+        Per strategy a finding on the most and least concordant pairs; the table of pairs; one heatmap per strategy
+        (at most :data:`MAX_FIGURES`); metric ``judge_agreement`` (records: strategy, judge_a, judge_b, n,
+        agreement, kappa, kappa_low, kappa_high). A table with one judge gets one sentence and no table.
+    """
+    n_judges = int(df["judge"].nunique())
+    sec = Section(metrics={"judge_agreement": []})
+    if n_judges < 2:
+        sec.text(f"Agreement between judges needs two or more judges on the same items; the table has "
+                 f"{_sample(n_judges, 'judge')}.")
+        sec.caveats.append("Only one judge: agreement between judges is not computable.")
+        return sec
+    by = ["strategy"] if "strategy" in df.columns else []
+    mat = agreement.judge_agreement(df, by=by, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    pairs = mat[mat["judge_a"] < mat["judge_b"]]
+    sec.metrics["judge_agreement"] = _records(pairs, [*by, "judge_a", "judge_b", "n", "agreement", "kappa",
+                                                      "kappa_low", "kappa_high"])
+    for strategy, rows in _strategies(pairs):
+        ok = _ranked(sec, mat, rows, "kappa", strategy, "Cohen's kappa between judges")
+        if ok is None:
+            continue
+        b, w = ok[0], ok[-1]
+        e = mat.estimate("kappa", b)
+        tail = (f"; the least is {mat.at[w, 'judge_a']} and {mat.at[w, 'judge_b']} at "
+                f"{mat.estimate('kappa', w).number()} ({_sample(len(ok), 'pair')})") if w != b else ""
+        sec.finding(_with(strategy, f"The most concordant pair of judges is {mat.at[b, 'judge_a']} and "
+                                    f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{tail}."), e)
+    sec.table(common_methods(pairs), _shown(pairs, {"strategy": "Strategy", "judge_a": "Judge A", "judge_b": "Judge B",
+                                                    "n": "Replies", "agreement": "Raw agreement",
+                                                    "kappa": "Cohen's kappa"}),
+              caption="Agreement between each pair of judges (same item, order, sample)", csv_name="pairs")
+    for n_fig, (strategy, rows) in enumerate(_strategies(mat)):
+        if n_fig == MAX_FIGURES:
+            sec.text(f"Heatmaps for the first {MAX_FIGURES} strategies; the table holds every strategy.")
+            break
+        sec.figure(plots.heatmap(plots.square(rows, "kappa"), xlabel="judge", ylabel="judge",
+                                 title="Cohen's kappa between judges (same item, order, sample"
+                                       + (f"; strategy {strategy})" if strategy else ")"),
+                                 cbar_label="Cohen's kappa (unitless, −1 to 1)"))
+    return sec
+
+
+# ---------------------------------------------------------------------------------------- all judges
+def panel_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Agreement across all judges: Fleiss' kappa on the units every judge parsed and Krippendorff's alpha (nominal)
+    on every unit with two or more parsed replies, per subset (when there are several) and for the whole table, per
+    strategy. Intervals resample items.
+
+    Returns
+    -------
+    Section
+        Per strategy a finding on the whole table's alpha and kappa (one sentence when not computable, from the
+        note); the two tables; metrics ``fleiss_kappa_whole_table``, ``krippendorff_alpha_whole_table``,
+        ``fleiss_kappa_units_whole_table`` and ``whole_table_strategy`` (the first strategy's whole-table row;
+        the tables hold every strategy).
+
+    Source: Fleiss (1971), ``statsmodels.stats.inter_rater.fleiss_kappa``; Krippendorff (2011), ``krippendorff.alpha``.
+    """
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    strat = ["strategy"] if "strategy" in df.columns else []
+    scopes = [("whole table", strat)]
+    if "subset" in df.columns and df["subset"].nunique() > 1:
+        scopes.append(("per subset", [*strat, "subset"]))
+    tables = {}
+    for name, fn in (("kappa", agreement.fleiss_kappa), ("alpha", agreement.krippendorff_alpha)):
+        parts = [fn(df, by=keys, **ci).assign(scope=scope) for scope, keys in scopes]
+        if len(parts) > 1:
+            parts[0] = parts[0].assign(subset="all subsets")
+        tables[name] = results(pd.concat(parts, ignore_index=True), parts[0].measures, level=confidence,
+                               keys=[*strat, "scope", "subset"])
+    fk, ka = tables["kappa"], tables["alpha"]
+    sec = Section(metrics={"fleiss_kappa_whole_table": None, "krippendorff_alpha_whole_table": None,
+                           "fleiss_kappa_units_whole_table": None, "whole_table_strategy": None})
+    whole_k, whole_a = fk[fk["scope"] == "whole table"], ka[ka["scope"] == "whole table"]
+    first = True
+    for strategy, rows in _strategies(whole_a):
+        i = rows.index[0]
+        j = whole_k.index[whole_k["strategy"].astype(str) == strategy][0] if strategy is not None else whole_k.index[0]
+        a, k = ka.estimate("alpha", i), fk.estimate("kappa", j)
+        if first:
+            sec.metrics.update(fleiss_kappa_whole_table=k.value, krippendorff_alpha_whole_table=a.value,
+                               fleiss_kappa_units_whole_table=int(fk.at[j, "units"]),
+                               whole_table_strategy=strategy if strategy is not None else
+                               (str(df["strategy"].iloc[0]) if strat and len(df) else None))
+            first = False
+        if a.value is None:
+            sec.text(_with(strategy, f"Agreement across all judges is {a}."))
+            continue
+        k_text = f"Fleiss' kappa {k}" if k.value is not None else f"Fleiss' kappa is {k}"
+        sec.finding(_with(strategy, f"Across the {int(ka.at[i, 'raters'])} judges, Krippendorff's alpha is {a}; "
+                                    f"{k_text}."), a)
+        sec.conclusions.append(_with(strategy, f"Judges agree with each other at Krippendorff's alpha {a.number()} "
+                                               "over the whole table."))
+    cols = {"scope": "Scope", "subset": "Subset", "strategy": "Strategy"}
+    if fk["kappa"].notna().any():
+        sec.table(common_methods(fk), {**_shown(fk, cols), "kappa": "Fleiss' kappa", "units": "Units every judge parsed",
+                                       "raters": "Judges"}, caption="Fleiss' kappa across all judges")
+    if ka["alpha"].notna().any():
+        sec.table(common_methods(ka), {**_shown(ka, cols), "alpha": "Krippendorff's alpha",
+                                       "units": "Units with two parsed replies", "raters": "Judges"},
+                  caption="Krippendorff's alpha across all judges")
+    return sec
+
+
+__all__ = ["BY", "MAX_FIGURES", "REFERENCE", "accuracy_section", "judge_agreement_section", "kappa_section",
+           "panel_section", "published_section", "unparsed_section"]
