@@ -48,7 +48,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
-from evallab._results import Measure, Results, bootstrap_method, estimate_from_row, results
+from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import EvallabError
 from evallab.metrics import intervals
 from evallab.metrics.design import (
@@ -60,7 +60,7 @@ from evallab.metrics.design import (
     join_notes,
     not_computable,
 )
-from evallab.metrics.position import _pair_flags, position_consistency
+from evallab.metrics.position import position_consistency
 
 UNPARSED_MODES = ("exclude", "published")
 NAN = float("nan")
@@ -202,8 +202,6 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
     with intervals.shared_resamples(des.draws):
         cons = position_consistency(des, unparsed=unparsed, confidence=confidence, n_resamples=n_resamples,
                                     seed=seed)
-        cons_method = _consistency_methods(cons, des, unparsed, confidence=confidence, n_resamples=n_resamples,
-                                           seed=seed)
         for i in range(des.n_groups):
             per = per_item(i)
             sa, spa, sb, spb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
@@ -246,31 +244,10 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
                      position_consistency=c["position_consistency"],
                      position_consistency_low=c["position_consistency_low"],
                      position_consistency_high=c["position_consistency_high"],
-                     position_consistency_method=cons_method(i))
+                     position_consistency_method=c["position_consistency_method"])
             r["note"] = join_notes(*notes, c["note"])
             rows.append(r)
     return results(pd.DataFrame(rows), PAIRWISE_MEASURES, level=confidence, keys=list(des.by))
-
-
-def _consistency_methods(cons: pd.DataFrame, des: PairedDesign, unparsed: str, *, confidence: float,
-                         n_resamples: int, seed: int):
-    """The method of each row's position-consistency interval: the one :func:`~evallab.metrics.position.
-    position_consistency` names when its result carries measures, else the one
-    :func:`~evallab.metrics.intervals.ratio_interval_method` uses on the same per-item sums (the pairs whose
-    verdicts agree / the pairs counted, per item). A function of the row."""
-    m = (getattr(cons, "measures", None) or {}).get("position_consistency")
-    if m is not None:
-        return lambda i: estimate_from_row(cons.iloc[i], m, confidence).method or ""
-    f = _pair_flags(des, unparsed)
-    per_item = des.item_sums("pairs", f["den"], [f["cons"], np.ones(len(f["den"]))])
-
-    def method(i: int) -> str:
-        per = per_item(i)
-        if not np.isfinite(cons.iloc[i]["position_consistency_low"]) or not len(per):
-            return ""
-        return intervals.ratio_interval_method(per[:, 0], per[:, 1], n_resamples=n_resamples, confidence=confidence,
-                                               seed=seed)[2]
-    return method
 
 
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str = "exclude",

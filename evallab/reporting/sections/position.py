@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evallab._results import Measure, Results, common_methods, results
+from evallab._results import Results, common_methods
 from evallab.metrics import agreement, position
 from evallab.metrics.design import describe
 from evallab.reporting import live
@@ -371,24 +371,6 @@ def few_shot(table: pd.DataFrame, *, baseline: str = "Vanilla",
 
 
 # ------------------------------------------------------------------------------------------- the live judge
-#: the measures of the agreement tables shown in :func:`live_section` while :mod:`evallab.metrics.agreement`
-#: returns plain frames: label, unit, interval columns and n, without an interval method (named by the estimator
-#: once it returns :class:`~evallab.Results`, which are then shown as they are)
-_LIVE_ACC = [Measure("n", "Items", "count"),
-             *[Measure(c, lab, "proportion", f"{c}_low", f"{c}_high", n="n", n_unit="items")
-               for c, lab in (("acc_ab", "Accuracy, output 1 first"), ("acc_ba", "Accuracy, output 2 first"),
-                              ("acc", "Acc. (mean of the two orders)"))]]
-_LIVE_STABILITY = [Measure("units", "(Pair, order) units", "count"),
-                   *[Measure(c, lab, "proportion", f"{c}_low", f"{c}_high", n="units", n_unit="(pair, order) units")
-                     for c, lab in (("repetition_stability", "Repetition stability"), ("unanimity", "Unanimous"),
-                                    ("flip_rate", "Flip rate"))]]
-
-
-def _agreement(frame: pd.DataFrame, measures: list[Measure], confidence: float) -> Results:
-    """An agreement estimator's table as :class:`~evallab.Results`: its own when it returns them."""
-    return frame if getattr(frame, "measures", None) else results(frame, measures, level=confidence)
-
-
 def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The committed live run (``data/live/smollm2``, ``make live``): SmolLM2-135M's position consistency, MT-Bench's
     breakdown, preference fairness, first-slot preference and Acc. vs gold on its greedy replies (both orders);
@@ -420,7 +402,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     temp = pd.to_numeric(pos["temperature"], errors="coerce")
     greedy, sampled = pos[temp == 0], pos[temp > 0]
     bias = common_methods(position.position_bias(greedy, list(BY), **ci))
-    acc = _agreement(agreement.pairwise_statistics(greedy, list(BY), **ci), _LIVE_ACC, confidence)
+    acc = agreement.pairwise_statistics(greedy, list(BY), **ci)
     rates = live.parse_rates(run, confidence=confidence)
     sec = Section().text(f"{live.CAVEAT}\n\nRun: {card}")
     pc, fs = bias.estimate("position_consistency"), bias.estimate("first_slot_preference")
@@ -440,9 +422,8 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     sec.table(acc, {"judge": "Judge", "n": "Items", "acc_ab": "Accuracy, output 1 first",
                     "acc_ba": "Accuracy, output 2 first", "acc": "Acc."}, caption="Accuracy against the gold labels")
     if len(sampled):
-        every = _agreement(agreement.repetition_stability(sampled, list(BY), **ci), _LIVE_STABILITY, confidence)
-        per = _agreement(agreement.repetition_stability(sampled, [*BY, "order"], **ci), _LIVE_STABILITY,
-                         confidence).reset_index(drop=True)
+        every = agreement.repetition_stability(sampled, list(BY), **ci)
+        per = agreement.repetition_stability(sampled, [*BY, "order"], **ci).reset_index(drop=True)
         worst = per["flip_rate"].idxmax()
         sec.finding(f"Repeated at temperature {float(temp[temp > 0].iloc[0]):g} ({sampled['sample'].nunique()} "
                     f"samples per pair and order), its parsed samples all agree on {every.estimate('unanimity')} of "
