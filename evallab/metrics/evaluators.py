@@ -103,11 +103,39 @@ def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -
     (AlpacaEval: 1 = output 1 preferred, 2 = output 2, 1.5 = tie; continuous for weighted annotators), else from the
     discrete verdict (``2`` → 1, ``1`` → 0, ``tie`` → ½); NaN for an unparsed reply.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`) with pairwise verdicts ``1``/``2``/``tie`` (NA = unparsed).
+    preference : str or None, default "score"
+        The column holding AlpacaEval's preference in [1, 2]; a reply whose cell is NA falls back to its discrete
+        verdict. ``None`` (or a column the table lacks): the discrete verdicts only.
+
+    Returns
+    -------
+    Series
+        Float, aligned with ``df``: the preference for output 2, a proportion in [0, 1] (1 = output 2 preferred,
+        ½ = tie); NaN where ``verdict`` is NA, whatever the preference column holds.
+
     Raises
     ------
     DataError
         A parsed reply's ``preference`` outside [1, 2] (then the column is not AlpacaEval's preference — e.g.
         LLMBar's rating difference in ``score``: pass ``preference=None``).
+
+    References
+    ----------
+    AlpacaEval (Li, Dubois et al. 2023), ``alpaca_eval/metrics.py`` ``get_winrate``: ``preference − 1`` is a
+    reply's contribution to the win rate.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3"], "judge": "A", "verdict": ["2", "1", "tie"],
+    ...                                    "score": [1.8, None, 1.5]}))
+    >>> preference_of_output_2(df).round(3).tolist(), preference_of_output_2(df, None).tolist()
+    ([0.8, 0.0, 0.5], [1.0, 0.0, 0.5])
     """
     v = df["verdict"]
     x = v.map({"2": 1.0, "1": 0.0, "tie": 0.5}).astype(float)
@@ -136,21 +164,48 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
         Grouping columns.
     preference : str or None, default "score"
         The column holding AlpacaEval's preference in [1, 2] (``None``: the discrete verdicts only).
-    confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
-        Interval level, bootstrap resamples over items, seed.
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; a Wilson interval needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
     Results
-        ``by`` + counts (unit "count"): ``parsed``, ``unparsed``, ``wins`` (verdict 2), ``losses``, ``ties``,
-        ``continuous`` (replies whose preference came from the column); ``win_rate`` (proportion in [0, 1]) = mean
-        preference for output 2 (:func:`preference_of_output_2`) with ``win_rate_low``/``win_rate_high``
-        (item-cluster interval, its method in ``win_rate_method``: Wilson for discrete one-reply items, else the
-        item bootstrap; n = ``parsed`` replies); ``note``. Measures: :data:`WIN_RATE_MEASURES`.
+        One row per group: ``by`` + counts (unit "count"): ``parsed``, ``unparsed``, ``wins`` (verdict 2),
+        ``losses``, ``ties``, ``continuous`` (replies whose preference came from the column); ``win_rate``
+        (proportion in [0, 1]; AlpacaEval's leaderboard shows it ×100) = mean preference for output 2
+        (:func:`preference_of_output_2`) with ``win_rate_low``/``win_rate_high`` (item-cluster interval, its method
+        in ``win_rate_method``: Wilson for discrete one-reply items, else the item bootstrap; n = ``parsed``
+        replies); ``note`` (why a figure is missing). Measures: :data:`WIN_RATE_MEASURES`.
+
+    Raises
+    ------
+    DesignError
+        Grouping by ``by`` leaves several replies per (dataset, item, order, sample), or a ``by`` column is missing
+        (:func:`evallab.metrics.design.check_design`).
+    DataError
+        A preference outside [1, 2] (:func:`preference_of_output_2`).
 
     References
     ----------
-    AlpacaEval, ``alpaca_eval/metrics.py`` ``get_winrate``.
+    AlpacaEval (Li, Dubois et al. 2023), ``alpaca_eval/metrics.py`` ``get_winrate``; E. B. Wilson (1927),
+    "Probable inference, the law of succession, and statistical inference", JASA 22(158), 209–212.
+
+    Examples
+    --------
+    Output 2 wins 3 of 5 one-reply items: 0.6, with the Wilson interval of 3 of 5.
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5"], "judge": "A",
+    ...                                    "generator_2": "m", "verdict": ["2", "2", "1", "2", "1"]}))
+    >>> w = win_rates(df)[["wins", "losses", "win_rate", "win_rate_low", "win_rate_high", "win_rate_method"]]
+    >>> print(w.round(3).to_string(index=False))
+     wins  losses  win_rate  win_rate_low  win_rate_high win_rate_method
+        3       2       0.6         0.231          0.882    Wilson score
     """
     by = list(by)
     check_design(df, by)
@@ -195,23 +250,63 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
 
     Parameters
     ----------
-    items : keyed by ``item_id`` with ``len_1``/``len_2`` (characters of each output), e.g.
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`) with pairwise verdicts and the ``by`` columns.
+    items : DataFrame
+        Keyed by ``item_id`` with ``len_1``/``len_2`` (characters of each output), e.g.
         :func:`evallab.datasets.load_alpaca_eval`'s items.
-    instruction : the column naming the instruction shared across models (AlpacaEval: ``instruction_idx``).
+    by : sequence of str, default ("judge", "generator_2")
+        Grouping columns: one GLM per group.
+    instruction : str or None, default "instruction_idx"
+        The column naming the instruction shared across models (AlpacaEval: ``instruction_idx``); ``None`` or a
+        column the table lacks: no difficulty term.
+    preference : str or None, default "score"
+        The column holding AlpacaEval's preference in [1, 2] (``None``: the discrete verdicts only;
+        :func:`preference_of_output_2`).
+    confidence : float, default 0.95
+        Level of the interval.
 
     Returns
     -------
     Results
-        ``by`` + ``pairs`` (parsed replies with both lengths, unit "count"), ``win_rate`` (raw, for comparison;
-        proportion), ``lc_win_rate`` (proportion in [0, 1]) with ``lc_win_rate_low``/``lc_win_rate_high``
-        (delta-method Wald interval with the heteroskedasticity-robust HC0 covariance of the GLM,
-        :data:`LC_METHOD`; n = ``pairs`` replies), ``length_coef`` (β₁, log-odds per unit of tanh), ``note``.
-        Measures: :data:`LC_MEASURES`.
+        One row per group: ``by`` + ``pairs`` (parsed replies with both lengths, unit "count"), ``win_rate`` (raw,
+        for comparison; proportion), ``lc_win_rate`` (proportion in [0, 1]) with
+        ``lc_win_rate_low``/``lc_win_rate_high`` (delta-method Wald interval with the heteroskedasticity-robust HC0
+        covariance of the GLM, :data:`LC_METHOD`, clipped to [0, 1]; n = ``pairs`` replies), ``length_coef`` (β₁,
+        log-odds per unit of tanh), ``note`` (the difficulty term left out, or why the fit was not made: fewer than
+        10 pairs, lengths or verdicts all equal). Measures: :data:`LC_MEASURES`.
 
     Raises
     ------
     DataError
-        ``items`` without ``len_1``/``len_2``.
+        ``items`` without ``len_1``/``len_2``, or a preference outside [1, 2].
+    DesignError
+        Grouping by ``by`` leaves several replies per (dataset, item, order, sample), or a ``by`` column is missing.
+
+    References
+    ----------
+    Y. Dubois, B. Galambosi, P. Liang and T. B. Hashimoto (2024), "Length-Controlled AlpacaEval: A Simple Way to
+    Debias Automatic Evaluators", arXiv:2404.04475; AlpacaEval (Li, Dubois et al. 2023),
+    ``alpaca_eval/metrics/glm_winrate.py``; H. White (1980), "A heteroskedasticity-consistent covariance matrix
+    estimator and a direct test for heteroskedasticity", Econometrica 48(4), 817–838 (HC0).
+
+    Examples
+    --------
+    Twelve one-reply pairs, output 2 preferred more often when longer; no instruction column, so the fit is the
+    length term only and LC = logistic(β₀) (checked against scikit-learn's unpenalised logistic regression and the
+    HC0 sandwich by hand):
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> ids, dl = [f"q{i}" for i in range(12)], [300, 250, 200, 150, 100, 50, -50, -100, -150, -200, -250, -300]
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ids, "judge": "A", "generator_2": "m",
+    ...                                    "verdict": list("222122121121")}))
+    >>> items = pd.DataFrame({"item_id": ids, "len_1": 500, "len_2": [500 + d for d in dl]})
+    >>> lc = length_controlled_win_rates(df, items)
+    >>> print(lc[["pairs", "win_rate", "lc_win_rate", "lc_win_rate_low", "lc_win_rate_high", "length_coef"]]
+    ...       .round(3).to_string(index=False))
+     pairs  win_rate  lc_win_rate  lc_win_rate_low  lc_win_rate_high  length_coef
+        12     0.583        0.608            0.293             0.922        1.607
     """
     need = [c for c in ("item_id", "len_1", "len_2") if c not in items.columns]
     if need:
@@ -270,15 +365,30 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
 
     Parameters
     ----------
-    items : keyed by ``item_id`` with ``len_1``/``len_2``; needed for P(prefer longer).
-    min_length_gap : only pairs whose outputs differ by MORE than this many characters count for P(prefer longer).
-    preference : the column holding AlpacaEval's preference in [1, 2] (``None``: discrete verdicts only).
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`) with pairwise verdicts; the shown order from ``order``
+        (``ab`` = output 1 shown first, ``ba``) or a ``shown_first`` column (``1``/``2``).
+    items : DataFrame or None, default None
+        Keyed by ``item_id`` with ``len_1``/``len_2`` (characters); needed for P(prefer longer).
+    by : sequence of str, default ("judge",)
+        Grouping columns.
+    min_length_gap : int, default 30
+        Only pairs whose outputs differ by MORE than this many characters count for P(prefer longer)
+        (:data:`MIN_LENGTH_GAP`, AlpacaEval's ``significant_delta_length``).
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; a Wilson interval needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
+    preference : str or None, default "score"
+        The column holding AlpacaEval's preference in [1, 2] (``None``: discrete verdicts only).
 
     Returns
     -------
     Results
-        ``by`` + counts (unit "count"): ``replies``, ``unparsed``, ``parsed``, ``ties``, ``continuous``;
-        proportions in [0, 1]: ``p_prefer_output_1`` (n = ``parsed`` replies); ``shown_known`` (decisive replies
+        One row per group: ``by`` + counts (unit "count"): ``replies``, ``unparsed``, ``parsed``, ``ties``,
+        ``continuous``; proportions in [0, 1]: ``p_prefer_output_1`` (n = ``parsed`` replies); ``shown_known`` (decisive replies
         whose shown order is known: ``order`` ab/ba or a ``shown_first`` column), ``p_prefer_shown_first``
         (n = ``shown_known``; 0.5 = no position preference); ``longer_pairs`` (decisive replies on pairs with a
         length gap), ``longer_is_output_1`` (share of those pairs whose longer output is output 1; no interval),
@@ -286,9 +396,36 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         resampling items, its method in ``<column>_method``
         (:func:`evallab.metrics.intervals.ratio_interval_method`). Measures: :data:`EVALUATOR_MEASURES`.
 
+    Raises
+    ------
+    DataError
+        ``items`` without ``len_1``/``len_2``, or a preference outside [1, 2].
+    DesignError
+        Grouping by ``by`` leaves several replies per (dataset, item, order, sample), or a ``by`` column is missing.
+
     References
     ----------
-    AlpacaEval's evaluator leaderboard (``alpaca_eval/analyze.py``, ``get_length_biases``).
+    AlpacaEval's evaluator leaderboard (Li, Dubois et al. 2023; ``alpaca_eval/analyze.py``,
+    ``get_length_biases``).
+
+    Examples
+    --------
+    Four pairs judged in both orders. P(prefer output 1) = 3.5 / 8 (the tie counts ½); the output shown first wins
+    4 of the 7 decisive replies; q3's outputs differ by 10 characters, so 6 decisive replies count for
+    P(prefer longer), 4 of them for the longer output:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"], "judge": "A",
+    ...                                    "order": ["ab", "ba"] * 4,
+    ...                                    "verdict": ["2", "2", "1", "2", "1", "tie", "2", "1"]}))
+    >>> items = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4"], "len_1": [100, 300, 150, 50],
+    ...                       "len_2": [200, 100, 160, 400]})
+    >>> m = evaluator_metrics(df, items, n_resamples=0)
+    >>> print(m[["p_prefer_output_1", "shown_known", "p_prefer_shown_first", "longer_pairs", "p_prefer_longer"]]
+    ...       .round(4).to_string(index=False))
+     p_prefer_output_1  shown_known  p_prefer_shown_first  longer_pairs  p_prefer_longer
+                0.4375            7                0.5714             6           0.6667
     """
     by = list(by)
     check_design(df, by)
@@ -369,7 +506,28 @@ MIN_RANK_ENTITIES = 5
 def perfect_agreement_pvalue(n: int) -> float:
     """The exact two-sided p-value of Kendall's tau when two rankings of ``n`` entities agree perfectly (no ties):
     ``2 / n!``, the smallest p any tau on ``n`` entities can reach (``scipy.stats.kendalltau``, method "exact").
-    NaN for ``n < 2``."""
+    NaN for ``n < 2``.
+
+    Parameters
+    ----------
+    n : int
+        Number of entities ranked.
+
+    Returns
+    -------
+    float
+        A p-value in (0, 1]: ``2 / n!`` (1.0 for n = 2); NaN for ``n < 2``.
+
+    References
+    ----------
+    M. G. Kendall (1938), "A new measure of rank correlation", Biometrika 30(1/2), 81–93 (the exact null
+    distribution of tau: every one of the n! orderings equally likely).
+
+    Examples
+    --------
+    >>> round(perfect_agreement_pvalue(4), 4), round(perfect_agreement_pvalue(5), 4)  # 2/24, 2/120
+    (0.0833, 0.0167)
+    """
     if n < 2:
         return float("nan")
     return float(kendalltau(np.arange(n), np.arange(n), method="exact").pvalue)
@@ -377,7 +535,34 @@ def perfect_agreement_pvalue(n: int) -> float:
 
 def min_rank_entities(alpha: float = 0.05) -> int:
     """The smallest number of entities at which a rank agreement can be significant at ``alpha`` at all: the least
-    ``n`` with :func:`perfect_agreement_pvalue` ``< alpha`` (5 at 0.05, 6 at 0.01)."""
+    ``n`` with :func:`perfect_agreement_pvalue` ``< alpha`` (5 at 0.05, 6 at 0.01).
+
+    Parameters
+    ----------
+    alpha : float, default 0.05
+        Significance level, in (0, 1).
+
+    Returns
+    -------
+    int
+        The least n ≥ 2 with ``2 / n! < alpha`` (a count of entities).
+
+    Raises
+    ------
+    DataError
+        ``alpha`` not strictly between 0 and 1.
+
+    References
+    ----------
+    M. G. Kendall (1938), "A new measure of rank correlation", Biometrika 30(1/2), 81–93.
+
+    Examples
+    --------
+    2/4! = 0.083 and 2/5! = 0.017 straddle 0.05; 2/6! = 0.0028 is the first below 0.01:
+
+    >>> min_rank_entities(), min_rank_entities(0.01)
+    (5, 6)
+    """
     if not 0 < alpha < 1:
         raise DataError(f"alpha={alpha}; expected a level strictly between 0 and 1")
     n = 2
@@ -391,13 +576,41 @@ def rank_headline(table: pd.DataFrame, *, min_n: int = MIN_RANK_ENTITIES) -> dic
     :func:`win_rate_rank_agreement`): the LOWEST tau among pairs with at least ``min_n`` common entities, with its
     ``n`` and exact ``pvalue`` — never a tau from fewer entities.
 
+    Parameters
+    ----------
+    table : DataFrame
+        A rank-agreement table with columns ``n``, ``tau`` and ``pvalue`` and the pair's names (e.g. ``judge_a``,
+        ``judge_b``), one row per pair.
+    min_n : int, default 5
+        Fewest common entities a headlined pair must have (:data:`MIN_RANK_ENTITIES`, :func:`min_rank_entities`).
+
     Returns
     -------
-    dict: ``tau``, ``n``, ``pvalue`` and the pair's names (the row's other columns) — all None when no pair has
-    ``min_n`` entities —, ``max_tau`` (highest tau among those pairs), ``pairs`` (pairs with ``min_n`` or more),
-    ``pairs_below_min`` (pairs left out), ``min_n``, ``p_at_min`` (:func:`perfect_agreement_pvalue` of
-    ``min_n − 1``: the best p a left-out pair could have had), and ``row``: the headline row's position in
-    ``table`` (``table.estimate("tau", row)`` states it; None without a headline).
+    dict
+        ``tau`` (coefficient), ``n`` (count), ``pvalue`` and the pair's names (the row's other columns) — all None
+        when no pair has ``min_n`` entities —, ``max_tau`` (highest tau among those pairs), ``pairs`` (pairs with
+        ``min_n`` or more), ``pairs_below_min`` (pairs left out), ``min_n``, ``p_at_min``
+        (:func:`perfect_agreement_pvalue` of ``min_n − 1``: the best p a left-out pair could have had), and
+        ``row``: the headline row's position in ``table`` (``table.estimate("tau", row)`` states it; None without
+        a headline).
+
+    References
+    ----------
+    M. G. Kendall (1938), "A new measure of rank correlation", Biometrika 30(1/2), 81–93.
+
+    Examples
+    --------
+    A–C's tau of 0.667 is the lowest but rests on 4 models; the headline is A–B's 0.733 on 6 (taus and exact
+    p-values from ``scipy.stats.kendalltau`` of 6 models with 2 and 1 discordant pairs, 4 with 1):
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"judge_a": ["A", "A", "B"], "judge_b": ["B", "C", "C"], "n": [6, 4, 6],
+    ...                       "tau": [11 / 15, 2 / 3, 13 / 15], "pvalue": [40 / 720, 8 / 24, 12 / 720]})
+    >>> h = rank_headline(table)
+    >>> h["judge_a"], h["judge_b"], h["n"], round(h["tau"], 3), h["row"], h["pairs"], h["pairs_below_min"]
+    ('A', 'B', 6, 0.733, 0, 2, 1)
+    >>> round(h["p_at_min"], 3)  # 2/4!: the best a 4-model pair could do
+    0.083
     """
     ok = table[(table["n"] >= min_n) & table["tau"].notna()]
     out = {"min_n": int(min_n), "pairs": len(ok), "pairs_below_min": int(len(table) - len(ok)),
@@ -416,10 +629,35 @@ def rank_correlation(a: pd.Series, b: pd.Series) -> dict:
 
     ``a`` and ``b`` are indexed by entity (e.g. model); only entities in both with finite values count.
 
-    Returns ``{"n", "tau", "pvalue", "note"}``; tau in [-1, 1], NaN with fewer than 2 common entities or when a
-    ranking ties every entity (``note`` says which). The two-sided p-value is exact for small n without ties
-    (scipy's "auto"). Report tau with its n and p, and not at all below :data:`MIN_RANK_ENTITIES`
-    (:func:`rank_headline`): with few entities even perfect agreement is not significant.
+    Parameters
+    ----------
+    a, b : Series
+        Scores indexed by entity; higher or lower, only the order counts.
+
+    Returns
+    -------
+    dict
+        ``{"n", "tau", "pvalue", "note"}``: ``n`` common entities (count); ``tau`` (coefficient) in [-1, 1], NaN
+        with fewer than 2 common entities or when a ranking ties every entity (``note`` says which; "" otherwise);
+        ``pvalue``, two-sided, exact for small n without ties (scipy's "auto"). Report tau with its n and p, and not
+        at all below :data:`MIN_RANK_ENTITIES` (:func:`rank_headline`): with few entities even perfect agreement is
+        not significant.
+
+    References
+    ----------
+    M. G. Kendall (1938), "A new measure of rank correlation", Biometrika 30(1/2), 81–93; M. G. Kendall (1945),
+    "The treatment of ties in ranking problems", Biometrika 33(3), 239–251 (tau-b).
+
+    Examples
+    --------
+    Four common models (m5 is in ``b`` only), one of the 6 pairs discordant: tau = (5 − 1)/6; 4 of the 24 orderings
+    have at most one discordant pair, so the two-sided exact p is 8/24:
+
+    >>> import pandas as pd
+    >>> r = rank_correlation(pd.Series({"m1": 1, "m2": 2, "m3": 3, "m4": 4}),
+    ...                      pd.Series({"m1": 10, "m2": 30, "m3": 20, "m4": 40, "m5": 50}))
+    >>> r["n"], round(r["tau"], 3), round(r["pvalue"], 3), r["note"]
+    (4, 0.667, 0.333, '')
     """
     j = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").astype(float).dropna()
     if len(j) < 2:
@@ -447,8 +685,36 @@ def win_rate_rank_agreement(df: pd.DataFrame, *, entity: str = "generator_2") ->
     Results
         ``judge_a``, ``judge_b``, ``n`` (common entities, unit "count"), ``tau`` (Kendall's tau-b, unit
         "coefficient", no interval; n = ``n`` models), ``pvalue`` (exact two-sided when small, unit "p-value"),
-        ``max_shift`` (largest |win rate b − win rate a| over common entities, unit "pp"), ``max_shift_entity``
-        and ``note`` (why a tau is missing). Measures: :data:`RANK_MEASURES`.
+        ``max_shift`` (largest |win rate b − win rate a| over common entities, unit "pp": a difference of
+        proportions, 0.05 = 5 points), ``max_shift_entity`` and ``note`` (why a tau is missing). Measures:
+        :data:`RANK_MEASURES`.
+
+    Raises
+    ------
+    DesignError
+        Grouping by judge and ``entity`` leaves several replies per (dataset, item, order, sample), or a column is
+        missing (:func:`win_rates`).
+
+    References
+    ----------
+    M. G. Kendall (1938), "A new measure of rank correlation", Biometrika 30(1/2), 81–93; AlpacaEval (Li, Dubois
+    et al. 2023) for the win rate.
+
+    Examples
+    --------
+    Judge A gives m1, m2, m3 win rates 0, ½, 1; judge B ½, 0, 1: one of the 3 pairs swaps, tau = (2 − 1)/3, and
+    every one of the 6 orderings of 3 models has |tau| ≥ 1/3, so the exact p is 1; m1 and m2 both shift by 0.5:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> models = ["m1", "m1", "m2", "m2", "m3", "m3"]
+    >>> df = verdicts.coerce(pd.DataFrame({"judge": ["A"] * 6 + ["B"] * 6, "generator_2": models * 2,
+    ...                                    "item_id": [f"{m}-q{i % 2}" for i, m in enumerate(models)] * 2,
+    ...                                    "verdict": list("111222") + list("121122")}))
+    >>> print(win_rate_rank_agreement(df).round(3)[["judge_a", "judge_b", "n", "tau", "pvalue", "max_shift",
+    ...                                             "max_shift_entity"]].to_string(index=False))
+    judge_a judge_b  n   tau  pvalue  max_shift max_shift_entity
+          A       B  3 0.333     1.0        0.5               m1
     """
     w = win_rates(df, by=("judge", entity), n_resamples=0).pivot(index=entity, columns="judge", values="win_rate")
     rows = []
@@ -468,18 +734,44 @@ def leaderboard_rank_agreement(leaderboards: pd.DataFrame, *, value: str = "win_
 
     Parameters
     ----------
-    leaderboards : long table of :func:`evallab.datasets.load_alpaca_eval_leaderboards` (``version``,
-        ``leaderboard``, ``model``, ``value``, ``is_baseline``).
-    value : the score ranked (``win_rate``, ``length_controlled_winrate``, ...).
-    min_common : pairs of leaderboards sharing fewer models are left out.
-    exclude_baseline : drop each board's baseline row (its 50% is fixed by construction).
+    leaderboards : DataFrame
+        Long table of :func:`evallab.datasets.load_alpaca_eval_leaderboards` (``version``, ``leaderboard``,
+        ``model``, ``value``, ``is_baseline``).
+    value : str, default "win_rate"
+        The score ranked (``win_rate``, ``length_controlled_winrate``, ...); its unit does not matter, only the
+        order.
+    min_common : int, default 3
+        Pairs of leaderboards sharing fewer models are left out.
+    exclude_baseline : bool, default True
+        Drop each board's baseline row (its 50% is fixed by construction).
 
     Returns
     -------
     Results
-        ``version``, ``leaderboard_a``, ``leaderboard_b``, ``n`` (common models, unit "count"), ``tau``
-        (Kendall's tau-b, unit "coefficient", no interval; n = ``n`` models), ``pvalue`` (unit "p-value"),
-        ``note``, sorted by version and n (largest first). Measures: :data:`RANK_MEASURES`.
+        ``version``, ``leaderboard_a``, ``leaderboard_b`` (in alphabetical order), ``n`` (common models, unit
+        "count"), ``tau`` (Kendall's tau-b, unit "coefficient", no interval; n = ``n`` models), ``pvalue``
+        (two-sided, unit "p-value"), ``note``, sorted by version and n (largest first). Measures:
+        :data:`RANK_MEASURES`.
+
+    References
+    ----------
+    M. G. Kendall (1938), "A new measure of rank correlation", Biometrika 30(1/2), 81–93; M. G. Kendall (1945),
+    "The treatment of ties in ranking problems", Biometrika 33(3), 239–251 (tau-b); the AlpacaEval leaderboards
+    (Li, Dubois et al. 2023; Dubois et al. 2024 for the length-controlled column).
+
+    Examples
+    --------
+    Two boards rank four models with m2 and m3 swapped (the baselines' 50 are dropped): tau = 4/6, exact p = 8/24:
+
+    >>> import pandas as pd
+    >>> lb = pd.DataFrame({"version": "2.0", "leaderboard": ["gpt4"] * 5 + ["claude"] * 5,
+    ...                    "model": ["base", "m1", "m2", "m3", "m4"] * 2,
+    ...                    "is_baseline": ([True] + [False] * 4) * 2,
+    ...                    "win_rate": [50, 10, 20, 30, 40, 50, 15, 35, 25, 45]})
+    >>> print(leaderboard_rank_agreement(lb).round(3)[["leaderboard_a", "leaderboard_b", "n", "tau", "pvalue"]]
+    ...       .to_string(index=False))
+    leaderboard_a leaderboard_b  n   tau  pvalue
+           claude          gpt4  4 0.667   0.333
     """
     lb = leaderboards
     if exclude_baseline and "is_baseline" in lb.columns:
