@@ -36,7 +36,7 @@ class ReportResult:
     metrics: dict = field(default_factory=dict)
     title: str = ""
     question: str = ""  # the notebook's first heading: the question the report answers
-    findings: list = field(default_factory=list)  # structured findings (see evallab.reporting.tables.finding)
+    findings: list = field(default_factory=list)  # structured findings (evallab.Report.finding)
     parameters: dict = field(default_factory=dict)  # every declared parameter's value in this run
     changed: list = field(default_factory=list)  # the parameters the run set (not the notebook's default)
     parameter_help: dict = field(default_factory=dict)  # parameter → its one-line description

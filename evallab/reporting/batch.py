@@ -78,8 +78,9 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     headline : the metric names to show in ``index.html`` when there are no findings (default: every top-level
         scalar); kept for notebooks that do not state findings yet.
     findings : the report's findings for the index, each a :class:`evallab.reporting.tables.Finding`, a mapping
-        with ``sentence, value, low, high, level, n, unit`` or a plain sentence (default: every finding stated with
-        :func:`evallab.reporting.tables.finding` in this kernel).
+        with ``sentence, value, low, high, level, n, unit`` or a plain sentence (default: none —
+        :meth:`evallab.Report.save` passes the findings stated through the report; nothing is read from module or
+        kernel state).
     measures : what the metrics mean, by metric name (:meth:`evallab.Report.save` fills it): a table's
         :meth:`evallab.Results.meta`, or ``{"estimate": {unit, level, method, n, n_unit, label, note}}`` for one
         number. The index renders from these; a metric without one is shown as a plain value (never a guessed
@@ -88,12 +89,7 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
     Returns the path written. The file is ``{"report", "title", "written_at", "headline", "findings",
     "metrics", "measures"}``.
     """
-    import sys
-
-    if findings is None:
-        tables = sys.modules.get("evallab.reporting.tables")
-        findings = list(tables.FINDINGS) if tables is not None else []
-    found = list({d["sentence"]: d for d in map(_finding_dict, findings)}.values())  # a cell re-run: once
+    found = list({d["sentence"]: d for d in map(_finding_dict, findings or [])}.values())  # a cell re-run: once
     check_report_name(report_name)
     out = Path(reports_dir_) if reports_dir_ else reports_dir() / "adhoc"
     out.mkdir(parents=True, exist_ok=True)

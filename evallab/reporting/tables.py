@@ -1,15 +1,8 @@
-"""Publication tables, findings, conclusions and caveats for the report notebooks.
+"""Publication tables, findings, conclusions and caveats: what :class:`evallab.Report` shows.
 
-A notebook calls::
-
-    from evallab.reporting.tables import show, finding, conclusions
-
-    show(bias, columns={"judge": "Judge", "pairs": "Pairs", "consistency": "Position consistency"},
-         intervals={"consistency": ("consistency_low", "consistency_high")},
-         units={"consistency": "%", "delta_first_slot": "pp", "mcnemar_p": "p"},
-         caption="Consistency per judge (95% Wilson intervals).")
-    finding(f"GPT-4 keeps its verdict in {c:.0%} of swapped pairs.", value=c, low=lo, high=hi, n=n, unit="%")
-    conclusions(["..."], caveats=["..."])
+A notebook never calls this module: it states findings and shows tables through its :class:`evallab.Report`
+(``report.show(results, columns)``, ``report.finding(sentence, estimate)``, ``report.render(section)``), which
+keeps what it stated on the report object, not in module state.
 
 :func:`to_html` renders a DataFrame through pandas' Styler: an estimate and its interval in one cell
 ("93.1 [90.2, 95.4]"), the unit in the column header, proportions as % and differences of proportions in
@@ -17,7 +10,9 @@ percentage points, no index column, "—" for a missing value with a footnote sa
 column where present), digits per quantity, cells that wrap (no horizontal scrollbar at 1280 px; wide tables are
 split into parts that repeat the key columns), and long tables folded in ``<details>`` with the full table written
 beside the report as CSV. :func:`publication_html` is the automatic version the report kernel uses for a plain
-``display(df)`` (intervals and units guessed from column names).
+``display(df)``. A :class:`~evallab.Results` brings its labels, units, intervals, their level and method (its
+measures); a plain frame is shown with the units and intervals passed for it, and nothing is guessed from column
+names (issue 25: the method beside an interval is the method that computed it).
 """
 
 from __future__ import annotations
@@ -145,85 +140,6 @@ def relative_path(text: str) -> str:
     return text
 
 
-# ------------------------------------------------------------------------------------------ column guessing
-_PROP_WORDS = re.compile(r"(rate|accuracy|consistency|share|proportion|agreement|unanimity|precision|recall|"
-                         r"coverage|^acc|_acc|win_rate|flip)", re.I)
-_NOT_PROP = re.compile(r"(kappa|alpha|tau|rho|auc|threshold|score|_p$|^p$|p_value|pvalue|_n$|count|items|pairs)",
-                       re.I)
-_P_COL = re.compile(r"(^p$|_p$|^p_|p_value|pvalue|mcnemar_p)", re.I)
-
-
-def _inside(df: pd.DataFrame | None, est: str, lo: str, hi: str) -> bool:
-    """Whether ``est`` lies within [lo, hi] on most rows (a count next to a rate's interval does not)."""
-    if df is None:
-        return True
-    try:
-        e, a, b = (pd.to_numeric(df[c], errors="coerce").to_numpy(float) for c in (est, lo, hi))
-    except (KeyError, TypeError, ValueError):
-        return False
-    ok = np.isfinite(e) & np.isfinite(a) & np.isfinite(b)
-    if not ok.any():
-        return True
-    tol = 1e-9 + 1e-6 * np.abs(e[ok])
-    return float(np.mean((a[ok] - tol <= e[ok]) & (e[ok] <= b[ok] + tol))) >= 0.8
-
-
-def guess_intervals(columns: Sequence[str], df: pd.DataFrame | None = None) -> dict[str, tuple[str, str]]:
-    """Estimate → (low, high) columns found by name: ``x``/``x_low``/``x_high``, ``first_slot_rate`` with
-    ``first_slot_low``, ``acc_low_pct`` with ``acc_high_pct`` and an estimate before them, or ``low``/``high``
-    after an estimate."""
-    cols = list(columns)
-    out: dict[str, tuple[str, str]] = {}
-    for i, c in enumerate(cols):
-        m = re.fullmatch(r"(.*?)(?:_)?(low|lo|lower)(_\w+)?", c)
-        if not m:
-            continue
-        stem, _, suffix = m.group(1), m.group(2), m.group(3) or ""
-        highs = [h for h in (f"{stem}_high{suffix}", f"{stem}_hi{suffix}", f"{stem}_upper{suffix}",
-                             f"{stem}high{suffix}", f"high{suffix}") if h in cols]
-        if not highs:
-            continue
-        high = highs[0]
-        before = [x for x in cols[:i] if x not in out and x not in (c, high)]
-        cands = ([stem] if stem and stem in cols else []) + \
-            ([x for x in reversed(before) if stem and x.startswith(stem)]) + before[-1:]
-        taken = {x for v in out.values() for x in v}
-        est = next((x for x in cands if x not in out and x not in taken and x not in (c, high)
-                    and _inside(df, x, c, high)), None)
-        if est is not None:
-            out[est] = (c, high)
-    return out
-
-
-def guess_unit(name: str, values: pd.Series) -> str:
-    """The unit of a column from its name and values ("%" for a proportion 0-1, "pct"/"pp_pct" for columns
-    already in percent, "p" for p-values, "count" for integers, "" otherwise)."""
-    n = str(name)
-    if _P_COL.search(n):
-        return "p"
-    if n.endswith("_pct"):
-        return "pp_pct" if n.startswith("delta") else "pct"
-    if n.endswith("_pp"):
-        return "pp_pct"
-    if pd.api.types.is_bool_dtype(values):
-        return ""
-    if pd.api.types.is_integer_dtype(values):
-        return "count"
-    if not pd.api.types.is_numeric_dtype(values):
-        return ""
-    v = pd.to_numeric(values, errors="coerce").to_numpy(float)
-    v = v[np.isfinite(v)]
-    if _PROP_WORDS.search(n) and not _NOT_PROP.search(n) and len(v):
-        if np.all((v >= 0) & (v <= 1)) and not n.startswith("delta"):
-            return "%"
-    if n.startswith("delta") and not _NOT_PROP.search(n) and len(v) and np.all(np.abs(v) <= 1) and \
-            not pd.api.types.is_integer_dtype(values):
-        return "pp"
-    if len(v) and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15) and not n.endswith(("threshold",)):
-        return "count"
-    return ""
-
-
 # ------------------------------------------------------------------------------------------------- the table
 @dataclass
 class Table:
@@ -236,31 +152,10 @@ class Table:
         return self.html
 
 
-def _report_location() -> tuple[Path | None, str]:
-    """(reports_dir, report_name) of the running report notebook (the kernel's parameters), if any."""
-    try:
-        from IPython import get_ipython
-
-        ns = get_ipython().user_ns  # type: ignore[union-attr]
-    except Exception:
-        return None, ""
-    name = ns.get("report_name")
-    if not isinstance(name, str) or not name:
-        return None, ""
-    from evallab.paths import reports_dir
-
-    d = ns.get("reports_dir") or ""
-    return (Path(d) if d else reports_dir() / "adhoc"), name
-
-
-_COUNTER = {"n": 0}
-
-
 def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | None = None,
             intervals: Mapping[str, tuple[str, str]] | None = None, units: Mapping[str, str] | None = None,
             digits: Mapping[str, int] | None = None, note: str | None = None, caption: str = "",
             level: float | None = 0.95, max_rows: int = MAX_ROWS, max_cols: int = MAX_COLS,
-            csv_name: str | None = None, guess: bool = True,
             csv_to: tuple[Path, Path] | None = None) -> Table:
     """Render ``df`` as a publication table (see the module doc).
 
@@ -268,8 +163,7 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     ----------
     columns : the columns to show, in order — a list, or a mapping column → header label (default: all,
         labels from the names).
-    intervals : estimate column → (low column, high column); shown as "estimate [low, high]" in one cell
-        (guessed from the names when ``guess``).
+    intervals : estimate column → (low column, high column); shown as "estimate [low, high]" in one cell.
     units : column → unit: ``"%"`` (proportion 0-1 shown in percent), ``"pct"`` (already percent), ``"pp"``
         (difference of proportions → percentage points), ``"pp_pct"``, ``"p"`` (p-value), ``"count"``, ``""``,
         or any other text (e.g. ``"USD"``, ``"s"``) written in the header.
@@ -277,7 +171,7 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     note : a column holding why a row has missing values (default: a ``note`` or ``reason`` column);
         shown as footnotes, not as a column.
     level : the interval's confidence level, written in the header (``None``: not written).
-    max_rows : longer tables are folded into ``<details>`` and written beside the report as CSV.
+    max_rows : longer tables are folded into ``<details>`` (and written as CSV where ``csv_to`` says).
     max_cols : wider tables are split into parts that repeat the leading text columns.
     csv_to : (folder, relative path) where a long table's CSV goes and how the page links it
         (:meth:`evallab.Report.show` passes it).
@@ -289,7 +183,6 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     if meta is not None:
         columns, intervals, units, digits, methods, row_methods = meta
         level = df.level if getattr(df, "level", None) is not None else level
-        guess = False
     else:
         methods, row_methods = {}, {}
     df = pd.DataFrame(df)
@@ -305,9 +198,6 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     full = df
     note = note if note is not None else next((c for c in ("note", "reason", "notes") if c in df.columns), None)
     intervals = dict(intervals or {})
-    if guess:
-        for k, v in guess_intervals(df.columns, df).items():
-            intervals.setdefault(k, v)
     intervals = {k: v for k, v in intervals.items() if k in df.columns and v[0] in df.columns and v[1] in df.columns}
     units = dict(units or {})
     digits = dict(digits or {})
@@ -324,7 +214,8 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     numeric: set[str] = set()
     for c, label in labels.items():
         s = df[c]
-        unit = units.get(c, guess_unit(c, s) if guess else "")
+        unit = units.get(c, "count" if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s)
+                         else "")
         scale, suffix, _ = UNITS.get(unit, (1.0, unit, None))
         is_num = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
         d = digits.get(c)
@@ -439,21 +330,12 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     if foot:
         inner += "<p class='evl-notes'>" + "<br>".join(foot) + "</p>"
     if len(df) > max_rows:
-        out_dir, rname = csv_to if csv_to is not None else _report_location()
         link = ""
         if csv_to is not None:
             csv_path = csv_to[0] / csv_to[1]
             csv_path.parent.mkdir(parents=True, exist_ok=True)
             full.to_csv(csv_path, index=False)
             link = f" · <a href='{html.escape(csv_to[1].as_posix())}'>full table as CSV</a>"
-        elif out_dir is not None:
-            _COUNTER["n"] += 1
-            stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", csv_name or caption[:40] or "table").strip("-").lower() or "table"
-            rel = Path(f"{rname}.tables") / f"{_COUNTER['n']:02d}-{stem}.csv"
-            csv_path = out_dir / rel
-            csv_path.parent.mkdir(parents=True, exist_ok=True)
-            full.to_csv(csv_path, index=False)
-            link = f" · <a href='{html.escape(rel.as_posix())}'>full table as CSV</a>"
         summary = html.escape(caption or "Table")
         inner = (f"<details><summary>{summary}: {len(df):,} rows — click to show{link}</summary>{inner}</details>")
     return Table(f"<div class='evl-table'>{_CSS}{inner}</div>", csv_path)
@@ -531,15 +413,6 @@ def publication_html(df: pd.DataFrame) -> str:
     return to_html(df).html
 
 
-def show(df: pd.DataFrame, **kwargs) -> None:
-    """Display ``df`` as a publication table in the notebook (arguments as :func:`to_html`, which returns the
-    :class:`Table` itself). Returns nothing, so a cell ending in ``show(...)`` shows the table once, not again as
-    the cell's result."""
-    from IPython.display import HTML, display
-
-    display(HTML(to_html(df, **kwargs).html))
-
-
 # ---------------------------------------------------------------------------------------------------- findings
 @dataclass
 class Finding:
@@ -593,10 +466,6 @@ def finding_html(sentence: str, estimate_text: str = "") -> str:
     return f"{_CSS}<div class='evl-finding'><b>Finding.</b> {html.escape(sentence)}{extra}</div>"
 
 
-#: findings stated in this kernel, in order (collected by :func:`finding`, read by ``save_metrics``)
-FINDINGS: list[Finding] = []
-
-
 def format_estimate(value, low=None, high=None, unit: str = "", level: float | None = 0.95, n=None, *,
                     method: str | None = None, n_unit: str = "", digits: int | None = None) -> str:
     """"93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)" — one estimate with its interval, level,
@@ -613,19 +482,6 @@ def format_estimate(value, low=None, high=None, unit: str = "", level: float | N
     n_ = _num(n)
     return str(Estimate(v, lo, hi, level if lo is not None else None, method, u,
                         int(n_) if n_ is not None else None, n_unit, digits=digits))
-
-
-def finding(sentence: str, *, value=None, low=None, high=None, level: float | None = 0.95, n=None,
-            unit: str = "", display_: bool = True) -> Finding:
-    """Legacy (notebooks not yet on :class:`~evallab.Report`): state a finding, displayed and collected in
-    :data:`FINDINGS` for ``save_metrics``. Use :meth:`evallab.Report.finding` instead."""
-    f = Finding(sentence.strip(), value, low, high, level, n, unit)
-    FINDINGS.append(f)
-    if display_:
-        from IPython.display import HTML, display
-
-        display(HTML(f.html()))
-    return f
 
 
 def conclusions(items: Sequence[str], *, caveats: Sequence[str] = (), title: str = "Conclusions") -> str:

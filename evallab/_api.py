@@ -1,0 +1,65 @@
+"""The public surface in one place: every name a face exports (issue 25, item 1).
+
+A face is a package's ``__init__`` (or a public module) with ``__all__``; what it does not list is private. This
+module walks the faces, so ``docs/api.md`` (written by ``make api``, checked by the tests) is the list a newcomer
+reads, and the count in it is the count of the public surface.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+#: the faces, in the order a notebook meets them
+FACES = ("evallab", "evallab.verdicts", "evallab.datasets", "evallab.importers", "evallab.metrics",
+         "evallab.judges", "evallab.experiments", "evallab.skills", "evallab.reporting",
+         "evallab.reporting.sections", "evallab.errors", "evallab.simulation", "evallab.testing", "evallab.paths")
+
+
+def _summary(obj) -> str:
+    doc = inspect.getdoc(obj) or ""
+    first = doc.strip().split("\n\n")[0].replace("\n", " ").strip()
+    return first if len(first) <= 160 else first[:157].rstrip() + "..."
+
+
+def public_names(faces=FACES) -> dict[str, list[str]]:
+    """Face → its ``__all__`` (sorted). Raises ``AttributeError`` for a face without ``__all__``."""
+    return {f: sorted(importlib.import_module(f).__all__) for f in faces}
+
+
+def api_markdown(faces=FACES) -> str:
+    """``docs/api.md``: one table per face (name, kind, first line of its docstring), and the counts."""
+    names = public_names(faces)
+    seen: dict[int, str] = {}
+    out = ["# evallab's public API", "",
+           "Every name a face exports, with the first line of its docstring (`help(name)` has the rest: "
+           "parameters, returns with units, the source of each method, an example). Everything else is private: "
+           "modules whose name starts with `_` may change without notice. Written by `make api`; the tests check "
+           "it is current.", ""]
+    rows = []
+    for face, ns in names.items():
+        mod = importlib.import_module(face)
+        out += [f"## `{face}`", "", _summary(mod), "", "| name | kind | what it is |", "|---|---|---|"]
+        for n in ns:
+            obj = getattr(mod, n)
+            kind = "module" if inspect.ismodule(obj) else "class" if inspect.isclass(obj) else \
+                "function" if callable(obj) else "constant"
+            again = seen.get(id(obj)) if kind != "constant" else None
+            what = f"same as `{again}`" if again else _summary(obj) if kind != "constant" else repr(obj)[:80]
+            seen.setdefault(id(obj), f"{face}.{n}")
+            out.append(f"| `{n}` | {kind} | {what.replace('|', '/')} |")
+        out.append("")
+        rows.append((face, len(ns)))
+    distinct = len(seen)
+    out += ["## Counts", "", "| face | names |", "|---|---|", *[f"| `{f}` | {k} |" for f, k in rows],
+            f"| **all faces** | **{sum(k for _, k in rows)}** ({distinct} distinct objects; a name re-exported "
+            f"by `evallab` counts once) |", ""]
+    return "\n".join(out)
+
+
+def main() -> None:  # python -m evallab._api > docs/api.md
+    print(api_markdown(), end="")
+
+
+if __name__ == "__main__":
+    main()
