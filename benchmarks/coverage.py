@@ -9,7 +9,7 @@ line per interval, ending in its coverage; the exit status is 1 when any coverag
 the judge-only rate beside the corrected ones, which SHOULD miss the gold rate — are printed as "reference" and
 not gated.
 
-Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics.power` achieved in
+Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics._power` achieved in
 ``N`` simulated datasets at the planned size (power and stability within ±3 points, half-width within ±3%), and the
 selective-judging guarantee (the share of calibration splits whose threshold keeps the true disagreement rate ≤ α is
 at least 1 − δ); exit 1 when one fails.
@@ -48,11 +48,11 @@ class Scenario:
 
 def _scenarios() -> list[Scenario]:
     from evallab import simulation as S
-    from evallab.metrics import agreement as A
-    from evallab.metrics import drift as D
-    from evallab.metrics import evaluators as E
-    from evallab.metrics import inflation as I
-    from evallab.metrics import position as P
+    from evallab.metrics import _agreement as A
+    from evallab.metrics import _drift as D
+    from evallab.metrics import _evaluators as E
+    from evallab.metrics import _inflation as I
+    from evallab.metrics import _position as P
 
     out = []
     boot = "item-cluster bootstrap"
@@ -208,7 +208,7 @@ def _scenarios() -> list[Scenario]:
          "flip_rate": f"within-request flip rate, repetition_stability ({boot}, {d})"}))
 
     # ---- corrected rates (issue 15): judge verdicts on 2,000 items, gold on a random 300
-    from evallab.metrics import corrected as K
+    from evallab.metrics import _corrected as K
 
     dH = S.LabellingDesign(n_items=2000, n_gold=300, prevalence=0.6)
     jH = S.MisclassifyingJudge(sensitivity=0.9, specificity=0.7)
@@ -307,12 +307,12 @@ def _check(name, label, planned, achieved, *, relative=False, detail=""):
 
 
 def planner_checks(reps: int = 1000, seed: int = 10) -> list[dict]:
-    """Each planner answer (:mod:`evallab.metrics.power`) achieved in ``reps`` simulated datasets at the planned size,
+    """Each planner answer (:mod:`evallab.metrics._power`) achieved in ``reps`` simulated datasets at the planned size,
     analysed with the estimator or test a report runs: within ±3 points of the planned power or stability, ±3% of the
     planned half-width."""
-    from evallab.metrics import corrected as K
-    from evallab.metrics import intervals as T
-    from evallab.metrics import power as W
+    from evallab.metrics import _corrected as K
+    from evallab.metrics import _intervals as T
+    from evallab.metrics import _power as W
 
     rng = np.random.default_rng([seed, 15])
     out = []
@@ -372,7 +372,7 @@ def selective_check(reps: int = 1000, seed: int = 10, alpha: float = 0.115, delt
     TRUE disagreement rate at or below ``alpha`` (:func:`evallab.simulation.true_selective_risk`) must be ≥ 1 − δ.
     ``alpha`` sits just below the risk of the lowest threshold (0.119), the hardest case for the guarantee."""
     from evallab import simulation as S
-    from evallab.metrics import selective as L
+    from evallab.metrics import _selective as L
 
     d = S.RepeatedJudgeDesign(n_items=500, samples=5)
     ok, cover, none = 0, [], 0

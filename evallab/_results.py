@@ -44,7 +44,7 @@ def wilson_method() -> str:
 
     References
     ----------
-    E. B. Wilson (1927), JASA 22(158); see :func:`evallab.metrics.intervals.wilson`.
+    E. B. Wilson (1927), JASA 22(158); see :func:`evallab.metrics._intervals.wilson`.
 
     Examples
     --------

@@ -770,7 +770,7 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
     """Rows of the given subsets (exact, or a ``/``-prefix such as ``LLMBar/Adversarial``), judges and strategies.
 
     What a filter leaves out is never dropped silently: the result's ``attrs["left_out"]`` lists one phrase per
-    filter that removed rows, which :func:`evallab.metrics.design.describe` says in its text.
+    filter that removed rows, which :func:`evallab.metrics._design.describe` says in its text.
 
     Parameters
     ----------

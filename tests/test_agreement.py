@@ -17,8 +17,8 @@ from statsmodels.stats.proportion import proportion_confint
 from evallab import verdicts as V
 from evallab.datasets import load_llmbar
 from evallab.errors import EvallabError
-from evallab.metrics import agreement as A
-from evallab.metrics.design import DesignError
+from evallab.metrics import _agreement as A
+from evallab.metrics._design import DesignError
 from evallab.paths import data_dir
 
 with open(data_dir("llmbar") / "statistics.csv", newline="", encoding="utf-8") as _fh:
@@ -168,7 +168,7 @@ def test_one_order_table_gives_per_order_accuracy_and_says_consistency_needs_bot
     acc = A.accuracy(unrecorded, n_resamples=0).iloc[0]
     assert acc["accuracy"] == pytest.approx(2 / 3) and acc["parsed"] == 3
     assert (acc["accuracy_low"], acc["accuracy_high"]) == pytest.approx(proportion_confint(2, 3, method="wilson"))
-    from evallab.metrics.position import position_consistency
+    from evallab.metrics._position import position_consistency
     pc = position_consistency(unrecorded, ["judge"]).iloc[0]
     assert np.isnan(pc["position_consistency"]) and "needs both presentation orders" in pc["note"]
 

@@ -146,7 +146,7 @@ def test_outputs_loader():
 
 
 def test_weighted_annotator_win_rates_from_continuous_preference(raw, ae):
-    from evallab.metrics.evaluators import win_rates
+    from evallab.metrics._evaluators import win_rates
 
     judge = "weighted_alpaca_eval_gpt4_turbo"
     hand = {}

@@ -243,7 +243,7 @@ def test_run_experiment_checks_k_before_reading_items_or_asking():
 
 
 def test_inflation_tables_add_priming_only_when_both_sets_are_there():
-    from evallab.metrics.inflation import inflation_tables
+    from evallab.metrics._inflation import inflation_tables
 
     rows = [("i1", "pass", "pass"), ("i2", "fail", "fail"), ("i3", "pass", "fail"), ("i4", "fail", "fail")]
     bal = pd.DataFrame(rows, columns=["item_id", "verdict", "gold"]).assign(judge="j", anchor_set="balanced")

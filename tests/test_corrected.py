@@ -11,7 +11,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evallab import simulation as S
 from evallab.errors import DataError, EvallabError
-from evallab.metrics import corrected as C
+from evallab.metrics import _corrected as C
 
 
 def _arrays(seed=0, n=300, N=1700, se=0.85, sp=0.75, prev=0.6):

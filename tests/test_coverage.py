@@ -10,10 +10,10 @@ import pytest
 from benchmarks import coverage as C
 from evallab import simulation as S
 from evallab import verdicts as V
-from evallab.metrics import agreement as A
-from evallab.metrics import drift as D
-from evallab.metrics import inflation as I
-from evallab.metrics import position as P
+from evallab.metrics import _agreement as A
+from evallab.metrics import _drift as D
+from evallab.metrics import _inflation as I
+from evallab.metrics import _position as P
 
 REDUCED_BAND = (0.88, 0.99)
 

@@ -1,4 +1,4 @@
-"""evallab.metrics.design: the design check, the table's shape, replies paired across orders, per-item sums —
+"""evallab.metrics._design: the design check, the table's shape, replies paired across orders, per-item sums —
 against hand-made tables whose answers are written in the test."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from evallab import verdicts as V
 from evallab.errors import DataError, EvallabError
-from evallab.metrics import design as D
+from evallab.metrics import _design as D
 
 
 def _pairs(rows, **extra):
@@ -179,8 +179,8 @@ def test_paired_design_pairs_by_key_whatever_the_row_order():
 
 @pytest.mark.parametrize("orders", [("ab", "ba"), ("ab",)])
 def test_prepared_design_gives_the_figures_of_the_table(orders):
-    from evallab.metrics import agreement as A
-    from evallab.metrics import position as P
+    from evallab.metrics import _agreement as A
+    from evallab.metrics import _position as P
 
     df = _sampled_table(orders)
     des = D.paired_design(df, ["judge"])
@@ -210,7 +210,7 @@ def test_prepared_design_gives_the_figures_of_the_table(orders):
 def test_prepared_design_interval_is_scipys_item_bootstrap():
     from scipy import stats as sps
 
-    from evallab.metrics import agreement as A
+    from evallab.metrics import _agreement as A
 
     df = _sampled_table()
     got = A.pairwise_statistics(D.paired_design(df, ["judge"]), n_resamples=300, seed=4).set_index("judge")
@@ -226,7 +226,7 @@ def test_prepared_design_interval_is_scipys_item_bootstrap():
 
 
 def test_prepared_design_refuses_another_grouping_and_checks_once():
-    from evallab.metrics import position as P
+    from evallab.metrics import _position as P
 
     df = _sampled_table()
     des = D.paired_design(df, ["judge"])

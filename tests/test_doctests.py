@@ -22,15 +22,15 @@ import evallab  # noqa: E402
 COVERED = [
     "evallab._results",
     "evallab.verdicts",
-    "evallab.metrics.contextual",
-    "evallab.metrics.corrected",
-    "evallab.metrics.design",
-    "evallab.metrics.evaluators",
-    "evallab.metrics.inflation",
-    "evallab.metrics.intervals",
-    "evallab.metrics.power",
-    "evallab.metrics.selective",
-    # next: "evallab.metrics.drift" (its public functions have no Examples yet)
+    "evallab.metrics._contextual",
+    "evallab.metrics._corrected",
+    "evallab.metrics._design",
+    "evallab.metrics._evaluators",
+    "evallab.metrics._inflation",
+    "evallab.metrics._intervals",
+    "evallab.metrics._power",
+    "evallab.metrics._selective",
+    # next: "evallab.metrics._drift" (its public functions have no Examples yet)
 ]
 
 #: packages of optional extras: a module that fails to import because one of these is missing is skipped

@@ -1,4 +1,4 @@
-"""evallab.metrics.drift: LLMBar 0301 → 0613 drift figures against hand counts, the tolerance gate on a synthetic 8% drift,
+"""evallab.metrics._drift: LLMBar 0301 → 0613 drift figures against hand counts, the tolerance gate on a synthetic 8% drift,
 AlpacaEval evaluator metrics on hand-made cases, Kendall's tau against scipy, calibration replay and re-verify
 through fake in-memory judges, and the ``evallab drift`` command's exit codes."""
 
@@ -25,8 +25,9 @@ from evallab.errors import DataError, EvallabError
 from evallab.experiments import drift as drift_exp
 from evallab.judges.parsing import parse_reply
 from evallab.judges.types import JudgeReply
-from evallab.metrics import drift, evaluators
-from evallab.metrics.agreement import cohen_kappa, judge_agreement
+from evallab.metrics import _drift as drift
+from evallab.metrics import _evaluators as evaluators
+from evallab.metrics._agreement import cohen_kappa, judge_agreement
 from evallab.paths import REPO_ROOT, data_dir
 
 HERE = Path(__file__).parent / "data" / "drift"

@@ -1,4 +1,4 @@
-"""evallab.metrics.inflation: experiment requests (no leakage, variant layouts), estimators on hand-made tables, and the
+"""evallab.metrics._inflation: experiment requests (no leakage, variant layouts), estimators on hand-made tables, and the
 parameter-recovery check against the local simulated judge."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evallab.errors import DataError
 from evallab.experiments import inflation as X
 from evallab.judges import prompts
-from evallab.metrics import inflation as I
+from evallab.metrics import _inflation as I
 from evallab.skills import load_calibration_items
 
 

@@ -1,4 +1,4 @@
-"""evallab.metrics.intervals: the thin wrappers return what statsmodels and scipy return, computed in the test."""
+"""evallab.metrics._intervals: the thin wrappers return what statsmodels and scipy return, computed in the test."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from evallab.errors import EvallabError
-from evallab.metrics import intervals as I
+from evallab.metrics import _intervals as I
 
 
 def test_wilson_matches_statsmodels_and_handles_zero():

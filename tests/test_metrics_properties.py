@@ -19,12 +19,12 @@ from hypothesis import strategies as st  # noqa: E402
 
 from evallab import verdicts as V  # noqa: E402
 from evallab.errors import EvallabError  # noqa: E402
-from evallab.metrics import agreement as A  # noqa: E402
-from evallab.metrics import design as D  # noqa: E402
-from evallab.metrics import drift as DR  # noqa: E402
-from evallab.metrics import evaluators as E  # noqa: E402
-from evallab.metrics import intervals as I  # noqa: E402
-from evallab.metrics import position as P  # noqa: E402
+from evallab.metrics import _agreement as A  # noqa: E402
+from evallab.metrics import _design as D  # noqa: E402
+from evallab.metrics import _drift as DR  # noqa: E402
+from evallab.metrics import _evaluators as E  # noqa: E402
+from evallab.metrics import _intervals as I  # noqa: E402
+from evallab.metrics import _position as P  # noqa: E402
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
                     derandomize=True)

@@ -13,7 +13,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from evallab import verdicts as V
 from evallab.datasets import load_llmbar
 from evallab.errors import EvallabError
-from evallab.metrics import position as P
+from evallab.metrics import _position as P
 from evallab.paths import data_dir
 
 SUBSETS = ["LLMBar/Natural", "LLMBar/Adversarial"]

@@ -11,8 +11,8 @@ from scipy import stats as sps
 
 from benchmarks import coverage as C
 from evallab.errors import EvallabError
-from evallab.metrics import intervals
-from evallab.metrics import power as W
+from evallab.metrics import _intervals as intervals
+from evallab.metrics import _power as W
 
 
 def test_gold_only_is_the_textbook_sample_size():

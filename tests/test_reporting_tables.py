@@ -15,7 +15,7 @@ import pytest
 from evallab.paths import REPO_ROOT
 from evallab.reporting import plots, tables
 from evallab.reporting.batch import ReportResult, run_notes, save_metrics, write_index
-from evallab.reporting.tables import format_estimate, guess_intervals, humanize, to_html
+from evallab.reporting.tables import format_estimate, humanize, to_html
 
 matplotlib.use("Agg")
 
@@ -40,8 +40,15 @@ def bias():
     })
 
 
+UNITS = {"first_slot_rate": "%", "consistency": "%", "mcnemar_p": "p", "delta_first_slot": "pp"}
+INTERVALS = {"first_slot_rate": ("first_slot_low", "first_slot_high"),
+             "consistency": ("consistency_low", "consistency_high")}
+
+
 def test_estimate_and_interval_in_one_cell_with_units_in_headers(bias):
-    c = cells(to_html(bias).html)
+    c = cells(to_html(bias, units=UNITS, intervals=INTERVALS,
+                      columns=["judge", "pairs", "first_slot", "first_slot_rate", "consistency", "mcnemar_p",
+                               "delta_first_slot"]).html)
     assert "Consistency (%, 95% CI)" in c and "First slot rate (%, 95% CI)" in c
     assert "92.8 [89.9, 94.9]" in c and "51.2 [47.8, 54.6]" in c
     assert "429" in c  # a count is not paired with the rate's interval
@@ -50,8 +57,14 @@ def test_estimate_and_interval_in_one_cell_with_units_in_headers(bias):
     assert not any(re.fullmatch(r"\d+", x) and x in ("0", "1") for x in c[:12])  # no index column
 
 
+def test_a_plain_frame_gets_no_guessed_unit_or_interval(bias):
+    c = cells(to_html(bias).html)
+    assert "0.928" in c and "Consistency" in c and "Consistency low" in c  # shown as it is, nothing paired
+    assert not any("%" in x for x in c)
+
+
 def test_no_nan_but_a_dash_and_a_footnote_saying_why(bias):
-    h = to_html(bias).html
+    h = to_html(bias, units=UNITS, intervals=INTERVALS).html
     assert "NaN" not in h and "nan" not in cells(h)
     assert "—<sup>1</sup>" in h and "no pair parsed in both orders" in h
     assert "Note" not in cells(h)  # the reason column is a footnote, not a column
@@ -78,9 +91,8 @@ def test_wide_tables_split_long_tables_folded_with_a_csv(tmp_path, monkeypatch):
     wide.insert(0, "judge", ["A", "B", "C"])
     h = to_html(wide).html
     assert h.count("<table") >= 2 and "part 1 of" in h and h.count(">A<") >= 2  # key column repeated
-    monkeypatch.setattr(tables, "_report_location", lambda: (tmp_path, "rep"))
     long = pd.DataFrame({"item": range(62), "rate": np.linspace(0, 1, 62)})
-    t = to_html(long, caption="Per item")
+    t = to_html(long, caption="Per item", csv_to=(tmp_path, Path("rep.tables") / "01-per-item.csv"))
     assert "<details>" in t.html and "62 rows" in t.html
     assert t.csv is not None and t.csv.exists() and t.csv.parent == tmp_path / "rep.tables"
     assert len(pd.read_csv(t.csv)) == 62
@@ -94,12 +106,6 @@ def test_explicit_columns_units_digits():
     assert c[:3] == ["Judge", "Win rate (%, 90% CI)", "Cost (USD)"] and "12.3 [10.0, 20.0]" in c and "1.23" in c
 
 
-def test_guess_intervals_forms():
-    df = pd.DataFrame({"acc": [95.0], "acc_low_pct": [93.0], "acc_high_pct": [97.0], "x": [0.5], "low": [0.4],
-                       "high": [0.6]})
-    assert guess_intervals(df.columns, df) == {"acc": ("acc_low_pct", "acc_high_pct"), "x": ("low", "high")}
-
-
 def test_humanize_and_estimates():
     assert humanize("judges_with_order_effect_p_lt_0_05") == "Judges with order effect p < 0.05"
     assert humanize("live_dir") == "Live folder" and humanize("direction") == "Direction"
@@ -107,15 +113,15 @@ def test_humanize_and_estimates():
     assert format_estimate(-0.02, -0.05, 0.01, "pp") == "-2.0 pp [-5.0, +1.0] (95% CI)"
 
 
-def test_findings_collected_into_save_metrics_and_the_index(tmp_path, monkeypatch):
-    monkeypatch.setattr(tables, "FINDINGS", [])
-    tables.finding("GPT-4 keeps its verdict in 93% of swapped pairs.", value=0.93, low=0.9, high=0.95, n=419,
-                   unit="%", display_=False)
-    p = save_metrics("rep", {"x": 1}, title="Position bias", reports_dir_=tmp_path)
+def test_findings_collected_into_save_metrics_and_the_index(tmp_path):
+    f = tables.Finding("GPT-4 keeps its verdict in 93% of swapped pairs.", 0.93, 0.9, 0.95, n=419, unit="%")
+    p = save_metrics("rep", {"x": 1}, title="Position bias", reports_dir_=tmp_path, findings=[f])
     doc = json.loads(p.read_text())
     assert doc["findings"] == [{"sentence": "GPT-4 keeps its verdict in 93% of swapped pairs.", "value": 0.93,
                                 "low": 0.9, "high": 0.95, "level": 0.95, "n": 419, "unit": "%", "method": None,
                                 "n_unit": "", "digits": None}]
+    assert save_metrics("other", {"x": 1}, reports_dir_=tmp_path).exists()
+    assert json.loads((tmp_path / "other.metrics.json").read_text())["findings"] == []  # no kernel state read
     res = ReportResult("rep", "ok", 3.2, html=str(tmp_path / "rep.html"), title="Position bias",
                        question="Does the judge change its mind?", findings=doc["findings"],
                        parameters={"verdicts_path": "", "n_resamples": 200, "subsets": ["LLMBar/Natural"]},

@@ -12,7 +12,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from evallab._results import WILSON, Estimate, Measure, Results, bootstrap_method, results
-from evallab.metrics.intervals import ratio_difference_interval_method, ratio_interval_method
+from evallab.metrics._intervals import ratio_difference_interval_method, ratio_interval_method
 from evallab.reporting._context import Report
 from evallab.reporting.tables import to_html
 
@@ -114,25 +114,19 @@ def test_ratio_interval_names_the_method_it_used():
 
 
 def test_report_writes_only_its_own_findings_and_long_tables_beside_it(tmp_path):
-    from evallab.reporting import tables
-
-    tables.FINDINGS.append(tables.Finding("stated elsewhere in the kernel"))  # legacy global: not read by Report
-    try:
-        rep = Report("rep", tmp_path, confidence=0.9)
-        t = _table()
-        f = rep.finding("GPT-4 keeps its verdict when the outputs swap.", t.estimate("position_consistency", 0),
-                        display=False)
-        rep.finding("GPT-4 keeps its verdict when the outputs swap.", t.estimate("position_consistency", 0),
-                    display=False)  # a re-run cell: once
-        assert f.method == "item bootstrap (percentile, 1,000 resamples)" and f.n_unit == "pairs"
-        long = results(pd.DataFrame({"judge": [f"j{i}" for i in range(20)], "pairs": range(20)}),
-                       [Measure("pairs", "Pairs", "count")])
-        html = rep.table_html(long, caption="Long table")
-        assert "rep.tables/01-long-table.csv" in html
-        assert len(pd.read_csv(tmp_path / "rep.tables" / "01-long-table.csv")) == 20
-        doc = json.loads(rep.save({"x": 1}, title="T").read_text())
-    finally:
-        tables.FINDINGS.pop()
+    rep = Report("rep", tmp_path, confidence=0.9)
+    t = _table()
+    f = rep.finding("GPT-4 keeps its verdict when the outputs swap.", t.estimate("position_consistency", 0),
+                    display=False)
+    rep.finding("GPT-4 keeps its verdict when the outputs swap.", t.estimate("position_consistency", 0),
+                display=False)  # a re-run cell: once
+    assert f.method == "item bootstrap (percentile, 1,000 resamples)" and f.n_unit == "pairs"
+    long = results(pd.DataFrame({"judge": [f"j{i}" for i in range(20)], "pairs": range(20)}),
+                   [Measure("pairs", "Pairs", "count")])
+    html = rep.table_html(long, caption="Long table")
+    assert "rep.tables/01-long-table.csv" in html
+    assert len(pd.read_csv(tmp_path / "rep.tables" / "01-long-table.csv")) == 20
+    doc = json.loads(rep.save({"x": 1}, title="T").read_text())
     assert [d["sentence"] for d in doc["findings"]] == ["GPT-4 keeps its verdict when the outputs swap."]
     assert doc["findings"][0]["method"] == "item bootstrap (percentile, 1,000 resamples)"
 

@@ -20,7 +20,7 @@ from evallab import skills as S
 from evallab.errors import DataError
 from evallab.experiments import judge_check
 from evallab.judges import EXPECTED, KINDS, RecordingError, load_recording, load_recordings, to_verdicts
-from evallab.metrics import agreement
+from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
 from evallab.skills import _integrity
 from evallab.skills._scenario_schema import Calibration

@@ -11,8 +11,8 @@ from scipy import stats as sps
 from evallab import simulation as S
 from evallab.errors import DataError
 from evallab.experiments import calibrate as X
-from evallab.metrics import contextual as CC
-from evallab.metrics import selective as L
+from evallab.metrics import _contextual as CC
+from evallab.metrics import _selective as L
 from evallab.skills import load_calibration_items
 from evallab.testing import InProcessJudge, SimulatedJudge
 

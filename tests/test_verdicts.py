@@ -128,7 +128,8 @@ TWO_SNAPSHOTS = ("item_id,judge,model,verdict,gold\n"
 
 
 def test_two_snapshot_judge_is_warned_in_the_loader_and_the_report_and_can_be_grouped(tmp_path):
-    from evallab.metrics import agreement, design
+    from evallab.metrics import _agreement as agreement
+    from evallab.metrics import _design as design
 
     p = write(tmp_path, "mixed.csv", TWO_SNAPSHOTS)
     with pytest.warns(V.SnapshotWarning) as rec:
@@ -191,7 +192,7 @@ def test_select_says_what_its_filters_leave_out_and_describe_repeats_it():
     import pandas as pd
 
     from evallab import verdicts as V
-    from evallab.metrics import design
+    from evallab.metrics import _design as design
 
     df = pd.DataFrame({"item_id": ["a", "b", "c", "a", "b", "c"], "dataset": "d", "subset": "s", "judge": "j",
                        "strategy": ["Vanilla"] * 3 + ["CoT"] * 3, "anchor_set": "none", "order": "ab", "sample": 0,

@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         """Compare a candidate judge with a baseline on the same requests; exit 1 when the drift gate fails."""
         from evallab.datasets import write_table
         from evallab.experiments.drift import compare_files
-        from evallab.metrics.drift import DEFAULT_BY, MATCH_ON
+        from evallab.metrics._drift import DEFAULT_BY, MATCH_ON
 
         rep = compare_files(baseline, candidate, by=_parse_cols(by) or list(DEFAULT_BY),
                             match_on=_parse_cols(match_on) or list(MATCH_ON), tolerance=tolerance, alpha=alpha,

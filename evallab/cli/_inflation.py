@@ -1,5 +1,5 @@
 """``evallab inflation run|table`` — the anchor-set study from the command line
-(:func:`evallab.experiments.inflation.run_experiment`, :func:`evallab.metrics.inflation.inflation_tables`)."""
+(:func:`evallab.experiments.inflation.run_experiment`, :func:`evallab.metrics._inflation.inflation_tables`)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def table_cmd(verdicts: Annotated[Path, typer.Argument(help="A tidy verdict tabl
 
 
 def _print_tables(df, baseline: str = "balanced") -> None:
-    from evallab.metrics.inflation import inflation_tables
+    from evallab.metrics._inflation import inflation_tables
 
     t, priming = inflation_tables(df, baseline=baseline)
     cols = [c for c in ("judge", "anchor_set", "items", "unparsed", "pass_rate", "inflation", "inflation_low",

@@ -1,4 +1,4 @@
-"""``evallab plan gold|drift|accuracy|samples`` — the power planner (:mod:`evallab.metrics.power`: one function per
+"""``evallab plan gold|drift|accuracy|samples`` — the power planner (:mod:`evallab.metrics._power`: one function per
 command).
 
 Each command prints the plan and the formula's source; a value out of range stops with one line (exit 2, from
@@ -16,7 +16,7 @@ import typer
 def _power():
     """The planner module, imported when a command runs (it loads scipy.stats: ~1 s that every other `evallab`
     command, and every process that imports the command line, would pay)."""
-    from evallab.metrics import power
+    from evallab.metrics import _power as power
 
     return power
 

@@ -8,7 +8,7 @@ __all__ = ["calibrate", "drift", "inflation", "judge_check", "validate"]
 
 
 def __getattr__(name: str):
-    """The submodules load on first use (``evallab.metrics.drift``), so importing one estimator does not import
+    """The submodules load on first use (``evallab.metrics._drift``), so importing one estimator does not import
     every other's dependencies."""
     import importlib
 

@@ -4,9 +4,9 @@ Zhao et al. (2021), "Calibrate Before Use", §5: ask the judge to grade a CONTEN
 ``"[MASK]"``) under exactly the prompt — rubric and anchor set — its items are graded under; its P(PASS) there is
 the anchor set's pull toward PASS before any content is seen. :func:`probe_requests` adds those requests to the
 anchor experiment of :mod:`evallab.experiments.inflation` (same rubric, same drawn anchors, same variants);
-:func:`run_probe` runs both through any judge. The estimators are :mod:`evallab.metrics.contextual` (probe
+:func:`run_probe` runs both through any judge. The estimators are :mod:`evallab.metrics._contextual` (probe
 p_cf, contextual calibration); the probe replies carry ``item_id`` ``content-free:<scenario>:<input>`` so they are
-told apart from the items (:data:`evallab.metrics.contextual.PROBE_PREFIX`).
+told apart from the items (:data:`evallab.metrics._contextual.PROBE_PREFIX`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 
 from evallab.experiments.inflation import build_requests
 from evallab.judges import run_jobs
-from evallab.metrics.contextual import CONTENT_FREE
+from evallab.metrics._contextual import CONTENT_FREE
 
 
 def probe_requests(items: pd.DataFrame, variants: Sequence[str] = ("balanced", "pass-only"), *, samples: int = 1,

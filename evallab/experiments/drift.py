@@ -2,7 +2,7 @@
 MeowKit rule-6 check on it, and keryx's re-verify mode (re-judge a seeded sample of recorded verdicts); and the
 drift gate between two verdict files (:func:`compare_files`, ``evallab drift``).
 
-The estimators are :mod:`evallab.metrics.drift`; the calibration-set format is
+The estimators are :mod:`evallab.metrics._drift`; the calibration-set format is
 :mod:`evallab.datasets.calibration`. Prompts are built with :func:`evallab.judges.prompts.build_pairwise` /
 :func:`~evallab.judges.prompts.build_pointwise` unless a ``build_request`` callable is given.
 """
@@ -21,7 +21,7 @@ from evallab.errors import DataError, EvallabError
 from evallab.judges import prompts
 from evallab.judges.runner import run_jobs
 from evallab.judges.types import JudgeRequest, Message
-from evallab.metrics.drift import DEFAULT_TOLERANCE, DriftReport, check_table, compare
+from evallab.metrics._drift import DEFAULT_TOLERANCE, DriftReport, check_table, compare
 
 
 def _plan(gold_set: pd.DataFrame, orders: Sequence[str], samples: int) -> list[dict]:
@@ -126,7 +126,7 @@ def gold_verdicts(gold_set: pd.DataFrame, *, orders: Sequence[str] = ("ab", "ba"
 
 def compare_files(baseline: str | Path, candidate: str | Path, **kwargs) -> DriftReport:
     """The drift gate between two verdict files (``evallab drift``): both loaded
-    (:func:`evallab.datasets.load_verdicts`) and compared (:func:`evallab.metrics.drift.compare`).
+    (:func:`evallab.datasets.load_verdicts`) and compared (:func:`evallab.metrics._drift.compare`).
 
     Parameters
     ----------
@@ -135,7 +135,7 @@ def compare_files(baseline: str | Path, candidate: str | Path, **kwargs) -> Drif
         or ``.parquet``, tidy schema).
     **kwargs
         ``by``, ``match_on``, ``tolerance``, ``alpha``, ``adjust``, ``confidence``, ``n_resamples``, ``seed``
-        of :func:`evallab.metrics.drift.compare`.
+        of :func:`evallab.metrics._drift.compare`.
 
     Returns
     -------

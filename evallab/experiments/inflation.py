@@ -14,7 +14,7 @@ item are calibration answers drawn only from OTHER scenarios (no leakage), the s
 variant of the item (so variants differ only in which labels are shown and in what order). For a MeowKit rubric
 use :func:`evallab.skills.rubric_anchor_set` and :func:`rubric_requests`.
 
-The estimators are :mod:`evallab.metrics.inflation`.
+The estimators are :mod:`evallab.metrics._inflation`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import pandas as pd
 from evallab.errors import DataError
 from evallab.judges import run_jobs
 from evallab.judges.prompts import PROMPT_VERSION, Anchor, build_pointwise
-from evallab.metrics.contextual import PROBE_PREFIX
+from evallab.metrics._contextual import PROBE_PREFIX
 from evallab.skills import (
     AnchorExample,
     Rubric,
@@ -114,7 +114,7 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
     content_free : when given, the content-free probe instead (Zhao et al. 2021, "Calibrate Before Use", §5): one
         request per scenario × variant × sample grading this text (e.g. ``""``) against the scenario's rubric with
         the SAME anchors its real answers get; item_id ``content-free:<scenario_id>:<text or "empty">``
-        (:data:`evallab.metrics.contextual.PROBE_PREFIX`), kind ``content-free``, gold NA.
+        (:data:`evallab.metrics._contextual.PROBE_PREFIX`), kind ``content-free``, gold NA.
     scenarios : build requests only for the items of these scenarios (anchors are still drawn from every scenario
         of ``items``, so a request is the same as in the full build); ``None`` = all.
 

@@ -9,20 +9,20 @@ run resumes where it stopped — and writes, per study, the verdict table (JSON 
     LLMBar Natural (``n_pairs`` pairs, in the file's order) in both presentation orders: one greedy reply
     (temperature 0, sample 0) and ``samples`` sampled replies (``temperature``, samples 0..n−1, request seed
     ``seed + sample``). For position consistency, MT-Bench's biased-first/second, preference fairness, repetition
-    stability and accuracy against LLMBar's gold (:mod:`evallab.metrics.position`, :mod:`~evallab.metrics.agreement`).
+    stability and accuracy against LLMBar's gold (:mod:`evallab.metrics._position`, :mod:`~evallab.metrics._agreement`).
 ``text``
     The first ``text_pairs`` pairs in both orders, greedy, WITHOUT a structured verdict (the text prompt alone): the
     parse rate without grammar-constrained output, beside the structured one.
 ``drift``
     The same pairs in both orders, greedy, under the second prompt version (LLMBar's rules,
     :data:`~evallab.judges.prompts.RULES_PROMPT_VERSION`); its baseline is the greedy half of ``position``. For the
-    flip rate and MeowKit's drift gate (:mod:`evallab.metrics.drift`).
+    flip rate and MeowKit's drift gate (:mod:`evallab.metrics._drift`).
 ``inflation``
     The 136 keryx calibration answers under the balanced, PASS-only and FAIL-last anchor sets (anchors drawn from
     other scenarios, :func:`evallab.experiments.inflation.build_requests`), greedy; and the content-free probe: an
     empty answer graded against each scenario's rubric under each anchor set (Zhao et al. 2021, "Calibrate Before
     Use", §4: the content-free input exposes the prior an in-context set induces). For
-    :mod:`evallab.metrics.inflation`.
+    :mod:`evallab.metrics._inflation`.
 
 Every request asks for the verdict token's log-probabilities (recorded as ``verdict_logprob`` when the server
 returns them). The files land under ``out`` (default ``data/live/smollm2``): ``<study>.jsonl`` verdict tables,

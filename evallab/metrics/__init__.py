@@ -1,40 +1,71 @@
-"""Pure estimators in the field's terms: tidy verdict tables in, DataFrames out; no file I/O, no judge calls, no
-plots. Every estimator takes the grouping ``by`` that defines a design cell and refuses to pool replies silently
-(:mod:`evallab.metrics.design`); every interval resamples the item (:mod:`evallab.metrics.intervals`).
+"""Pure estimators in the field's terms: tidy verdict tables in, :class:`evallab.Results` out; no file I/O, no
+judge calls, no plots. Every estimator takes the grouping ``by`` that defines a design cell and refuses to pool
+replies silently; every interval resamples the item, and names its method and level in the Results' measures.
 
-- :mod:`~evallab.metrics.design` — design checks, table shape, the item key, and the paired design (replies paired
-  across presentation orders, checked once and passed to several estimators).
-- :mod:`~evallab.metrics.intervals` — Wilson, item-cluster bootstrap, paired differences, McNemar, Holm/BH.
-- :mod:`~evallab.metrics.agreement` — LLMBar's Acc. and per-order accuracy, accuracy, Cohen's kappa, judge × judge
-  agreement, Fleiss' kappa, Krippendorff's alpha, repetition stability, LLMBar's published table.
-- :mod:`~evallab.metrics.position` — position consistency, MT-Bench's breakdown, preference fairness, first-slot
-  preference, McNemar's order effect, balanced position calibration, few-shot anchor effect.
-- :mod:`~evallab.metrics.drift` — baseline vs candidate judge, MeowKit's flip-rate gate.
-- :mod:`~evallab.metrics.inflation` — positive-bias inflation by gold, pass-rate ratio, FAIL-last priming.
-- :mod:`~evallab.metrics.evaluators` — AlpacaEval win rates (continuous, length-controlled), evaluator metrics,
-  rank agreement.
-- :mod:`~evallab.metrics.corrected` — bias-corrected pass and win rates from a judge plus a gold subset (PPI++ via
-  ppi_py, Rogan–Gladen), paired corrected differences, effective gold labels.
-- :mod:`~evallab.metrics.power` — the planner: gold labels for a half-width with and without the judge, items for a
-  drift flip rate or an accuracy change, samples per item for a stable majority.
-- :mod:`~evallab.metrics.selective` — selective judging with a guarantee (Jung et al. 2024, fixed-sequence testing).
-- :mod:`~evallab.metrics.contextual` — content-free probes and contextual calibration (Zhao et al. 2021).
+The estimators by topic (each function's docstring gives its parameters, the columns it returns with their units,
+the source it follows and an example; the modules behind them are private):
+
+- agreement with gold and between judges — :func:`pairwise_statistics` (LLMBar's Acc. and per-order accuracy),
+  :func:`accuracy`, :func:`cohen_kappa`, :func:`cohen_kappa_vs_gold`, :func:`judge_agreement`,
+  :func:`fleiss_kappa`, :func:`krippendorff_alpha`, :func:`repetition_stability`, :func:`published_check`;
+- position bias — :func:`position_consistency`, :func:`position_bias` (MT-Bench's breakdown, preference fairness,
+  first-slot preference, McNemar's order effect), :func:`balanced_position_accuracy`, :func:`anchor_effect`;
+- drift between a baseline and a candidate judge — :func:`compare_judges`, :func:`drift_summary`,
+  :func:`drift_gate` (MeowKit's flip-rate gate), :func:`subset_level`;
+- positive-bias inflation — :func:`pass_rate`, :func:`inflation_table`, :func:`inflation_tables`,
+  :func:`position_priming`;
+- evaluators and leaderboards — :func:`win_rates`, :func:`length_controlled_win_rates`, :func:`evaluator_metrics`,
+  :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`;
+- corrected rates from a judge plus gold labels — :func:`corrected_rates` (PPI++, Rogan–Gladen),
+  :func:`corrected_difference`, :func:`gold_rate`, :func:`hide_gold`, :func:`side_by_side`;
+- planning — :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change`,
+  :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
+- selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
+- contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
+- the design and intervals underneath — :func:`describe`, :func:`check_design`, :func:`paired_design`,
+  :class:`PairedDesign`, :func:`item_key`, :func:`wilson`, :func:`mcnemar`, :func:`adjust_pvalues`,
+  :func:`ratio_interval`, :func:`ratio_difference_interval`.
 """
 
+from __future__ import annotations
 
-_MODULES = ('agreement', 'contextual', 'corrected', 'design', 'drift', 'evaluators', 'inflation', 'intervals',
-            'position', 'power', 'selective')
-__all__ = ["DesignError", "agreement", "contextual", "corrected", "describe", "design", "drift", "evaluators",
-           "inflation", "intervals", "position", "power", "selective"]
+import importlib
+
+#: public name → (private module, its name there)
+_NAMES = {
+    **{n: ("_agreement", n) for n in (
+        "accuracy", "cohen_kappa", "cohen_kappa_vs_gold", "fleiss_kappa", "judge_agreement", "krippendorff_alpha",
+        "pairwise_statistics", "published_check", "repetition_stability")},
+    **{n: ("_position", n) for n in (
+        "anchor_effect", "balanced_position_accuracy", "position_bias", "position_consistency")},
+    "compare_judges": ("_drift", "compare_judges"), "drift_summary": ("_drift", "compare"),
+    "drift_gate": ("_drift", "gate"), "subset_level": ("_drift", "subset_level"),
+    **{n: ("_inflation", n) for n in ("inflation_table", "inflation_tables", "pass_rate", "position_priming")},
+    **{n: ("_evaluators", n) for n in (
+        "evaluator_metrics", "leaderboard_rank_agreement", "length_controlled_win_rates", "rank_correlation",
+        "win_rate_rank_agreement", "win_rates")},
+    **{n: ("_corrected", n) for n in (
+        "corrected_difference", "corrected_rates", "gold_rate", "hide_gold", "side_by_side")},
+    **{n: ("_power", n) for n in (
+        "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate", "mcnemar_power", "next_round",
+        "samples_for_stable_majority")},
+    **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
+    **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
+    **{n: ("_design", n) for n in ("PairedDesign", "check_design", "describe", "item_key", "paired_design")},
+    **{n: ("_intervals", n) for n in (
+        "adjust_pvalues", "mcnemar", "ratio_difference_interval", "ratio_interval", "wilson")},
+}
+__all__ = sorted(_NAMES)
 
 
 def __getattr__(name: str):
-    """The submodules load on first use (``evallab.metrics.drift``), so importing one estimator does not import
+    """The estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import
     every other's dependencies."""
-    import importlib
-
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in ("DesignError", "describe"):
-        return getattr(importlib.import_module(f"{__name__}.design"), name)
+    if name in _NAMES:
+        module, attr = _NAMES[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from evallab._results import WILSON, Measure, Results, results
-from evallab.metrics.intervals import wilson
+from evallab.metrics._intervals import wilson
 
 #: what every live section says about the judge (issue 14: "say plainly that this is a 135M-parameter model")
 CAVEAT = ("The live judge is SmolLM2-135M-Instruct (135 million parameters, 4-bit Q4_1 GGUF) on llama.cpp, a model "

@@ -149,7 +149,7 @@ def scatter_intervals(df: pd.DataFrame, *, x: str, y: str, x_low: str, x_high: s
 
 def square(long: pd.DataFrame, value: str, *, rows: str = "judge_a", cols: str = "judge_b",
            order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Pivot a long pairwise table (e.g. :func:`evallab.metrics.agreement.judge_agreement_matrix`) to a square matrix."""
+    """Pivot a long pairwise table (e.g. :func:`evallab.metrics._agreement.judge_agreement_matrix`) to a square matrix."""
     m = long.pivot(index=rows, columns=cols, values=value)
     if order is not None:
         m = m.reindex(index=list(order), columns=list(order))
@@ -194,7 +194,7 @@ def plot_win_rates(rates: pd.DataFrame, *, entity: str = "generator_2", title: s
     (percent): the table's ``win_rate_low``/``win_rate_high`` columns when present, else ± z·standard error
     (normal approximation).
 
-    ``rates`` is the table of :func:`evallab.metrics.evaluators.win_rates` (``win_rate``, ``win_rate_low``,
+    ``rates`` is the table of :func:`evallab.metrics._evaluators.win_rates` (``win_rate``, ``win_rate_low``,
     ``win_rate_high``). Returns the matplotlib Figure.
     """
     use_style()
@@ -273,7 +273,7 @@ def plot_threshold_sweep(results: Sequence, *, objective: str = "f1", population
 def plot_flip_rates(report, *, label: str = "group", title: str | None = None, confidence: float = 0.95, ax=None):
     """MeowKit's drift measure per group: the share of verdicts that changed (baseline → candidate) with its
     item-cluster interval, against the tolerance (dashed). Marker and colour encode the gate's status (drift /
-    within / inconclusive / untested, legend shown). ``report`` is a :class:`evallab.metrics.drift.DriftReport`.
+    within / inconclusive / untested, legend shown). ``report`` is a :class:`evallab.metrics._drift.DriftReport`.
     Returns the matplotlib Figure."""
     use_style()
     g = report.groups.sort_values("flip_rate", na_position="first").reset_index(drop=True)

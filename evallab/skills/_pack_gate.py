@@ -23,7 +23,7 @@ import pandas as pd
 
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
-from evallab.metrics.intervals import ratio_interval_method
+from evallab.metrics._intervals import ratio_interval_method
 from evallab.skills._anti_gaming import KERYX_JUDGE_PROMPT_VERSION
 from evallab.skills._integrity import IntegrityFinding
 from evallab.skills._scenario_schema import _read_json
@@ -265,7 +265,7 @@ def pass_rates(reports: Sequence[dict], *, confidence: float = 0.95) -> Results:
     A trial passes when every recorded deterministic result is true and the recorded judge verdict is ``pass``
     (spec 000, "How the stable-pack gate uses this"); the gate compares this share with its floor
     (:data:`PACK_BEHAVIOR_PASS_FLOOR`). Each trial is one independent pass/fail outcome, so the interval is the
-    Wilson score interval of passes of trials (:func:`evallab.metrics.intervals.ratio_interval_method` on one
+    Wilson score interval of passes of trials (:func:`evallab.metrics._intervals.ratio_interval_method` on one
     count per trial, which names it).
 
     Parameters

@@ -11,7 +11,7 @@ import pandas as pd
 
 from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import EvallabError
-from evallab.metrics.intervals import no_interval_note
+from evallab.metrics._intervals import no_interval_note
 from evallab.skills._catalogs import as_catalog
 from evallab.skills._thresholds import (
     KERYX_THRESHOLDS,

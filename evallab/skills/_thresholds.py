@@ -29,7 +29,7 @@ from sklearn.model_selection import GroupKFold
 
 from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import EvallabError
-from evallab.metrics.intervals import no_interval_note
+from evallab.metrics._intervals import no_interval_note
 from evallab.skills._catalogs import as_catalog
 from evallab.skills._trigger_loo import loo_scores, make_probes
 from evallab.skills._trigger_select import DESCRIPTION_SUPPORT_THRESHOLD, FORK_THRESHOLD, USE_THRESHOLD
@@ -160,11 +160,11 @@ def roc_pr_summary(pairs: pd.DataFrame, targets: Sequence[str] = ("select", "sup
 def skill_resample_weights(n_skills: int, n_resamples: int, seed: int = 0) -> np.ndarray:
     """How often each skill is drawn in each bootstrap resample: an array (n_resamples, n_skills) of counts.
 
-    The resamples are those of :mod:`evallab.metrics.intervals` — the indices ``scipy.stats.bootstrap`` draws for
+    The resamples are those of :mod:`evallab.metrics._intervals` — the indices ``scipy.stats.bootstrap`` draws for
     ``n_skills`` units with ``numpy.random.default_rng(seed)`` (checked in the tests) — so every figure resampled
     with one seed uses the same draws and paired differences are paired.
     """
-    from evallab.metrics.intervals import _draws  # the one definition of the draws
+    from evallab.metrics._intervals import _draws  # the one definition of the draws
 
     idx = _draws(n_skills, n_resamples, seed)
     w = np.zeros((n_resamples, n_skills))

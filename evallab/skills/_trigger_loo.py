@@ -27,7 +27,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 
 from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
-from evallab.metrics import intervals
+from evallab.metrics import _intervals as intervals
 from evallab.skills._catalogs import Catalog, Skill, as_catalog
 from evallab.skills._tokenize import _part_tokens, entry_token_list, strip_exclusions, token_set, tokenize
 from evallab.skills._trigger_index import _DECIMALS, KeryxIndex, build_index, idf, score_matrix
@@ -321,7 +321,7 @@ def loo_summary(loo: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int
     Results
         One row per kind present (``trigger`` first): ``kind``; ``probes``, ``skills``, ``selected`` (counts);
         ``accuracy`` = selected / probes (a proportion) with ``accuracy_low`` / ``accuracy_high`` from
-        :func:`evallab.metrics.intervals.ratio_interval_method` over per-skill counts — a percentile bootstrap
+        :func:`evallab.metrics._intervals.ratio_interval_method` over per-skill counts — a percentile bootstrap
         over skills (a skill's triggers share its description, so they are not independent probes), Wilson when
         every skill holds one probe, the Wilson interval on the skill count when every skill has the same share
         — and ``accuracy_method`` naming which; ``measures`` (what the kind tests, :data:`PROBE_KINDS`); ``note``
@@ -469,7 +469,7 @@ def skill_accuracy_summary(per_skill: pd.DataFrame, *, confidence: float = 0.95,
     Results
         One row: ``skills`` and ``perfect`` (skills at accuracy 1; counts), ``mean_accuracy`` (the unweighted
         mean of the skills' accuracies, a proportion) with ``mean_accuracy_low/_high`` and
-        ``mean_accuracy_method`` from :func:`evallab.metrics.intervals.ratio_interval_method` of the accuracies
+        ``mean_accuracy_method`` from :func:`evallab.metrics._intervals.ratio_interval_method` of the accuracies
         over one unit per skill — a percentile bootstrap over skills, Wilson when every accuracy is 0 or 1, the
         Wilson interval on the skill count when every skill has the same accuracy — and ``note``. Measures
         :data:`SKILL_SUMMARY_MEASURES` (n: skills).
@@ -554,9 +554,9 @@ def stripping_summary(effect: pd.DataFrame, *, confidence: float = 0.95, n_resam
         One row: ``probes``, ``positives``, ``negatives``, ``changed`` (verdicts that differ; counts);
         ``correct_before`` / ``correct_after`` (share of probes graded correctly with the clauses kept /
         stripped, proportions) with ``_low/_high`` and ``_method`` from
-        :func:`evallab.metrics.intervals.ratio_interval_method` over per-skill counts; ``delta_correct`` =
+        :func:`evallab.metrics._intervals.ratio_interval_method` over per-skill counts; ``delta_correct`` =
         after − before (a difference of proportions, pp) with ``_low/_high`` and ``_method`` from
-        :func:`evallab.metrics.intervals.ratio_difference_interval_method` (paired skill bootstrap; when no
+        :func:`evallab.metrics._intervals.ratio_difference_interval_method` (paired skill bootstrap; when no
         verdict changes, the bound from the Wilson interval of 0 changed skills, named as such); ``note``.
         Measures :data:`STRIPPING_SUMMARY_MEASURES` (n: probes).
     """

@@ -1,4 +1,4 @@
-"""evallab.metrics.agreement returns Results whose measures carry each estimate's meaning: label, unit, interval
+"""evallab.metrics._agreement returns Results whose measures carry each estimate's meaning: label, unit, interval
 columns, level, the method that computed each row's interval, n and its unit. Values are checked against
 scikit-learn's cohen_kappa_score, statsmodels' fleiss_kappa / cohens_kappa / Wilson interval, the krippendorff
 package and hand counts — never against what the code printed."""
@@ -15,7 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import verdicts as V
 from evallab._results import WILSON, Results, bootstrap_method
-from evallab.metrics import agreement as A
+from evallab.metrics import _agreement as A
 
 B = 100
 BOOT = bootstrap_method(B)

@@ -14,7 +14,9 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import verdicts as V
 from evallab._results import WILSON, Results, bootstrap_method
-from evallab.metrics import agreement, drift, evaluators
+from evallab.metrics import _agreement as agreement
+from evallab.metrics import _drift as drift
+from evallab.metrics import _evaluators as evaluators
 from evallab.reporting.tables import to_html
 
 N_RES = 200

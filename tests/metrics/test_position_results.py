@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import Results
 from evallab import verdicts as V
-from evallab.metrics import position as P
+from evallab.metrics import _position as P
 
 B = 200
 

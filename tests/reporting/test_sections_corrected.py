@@ -17,7 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import simulation as S
 from evallab.datasets import load_llmbar
-from evallab.metrics import corrected
+from evallab.metrics import _corrected as corrected
 from evallab.paths import data_dir
 from evallab.reporting._context import Shown
 from evallab.reporting.params import ParameterError

@@ -15,8 +15,8 @@ from statsmodels.stats.proportion import proportion_confint
 from evallab import verdicts as V
 from evallab._results import WILSON
 from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
-from evallab.metrics.agreement import judge_agreement
-from evallab.metrics.drift import subset_level
+from evallab.metrics._agreement import judge_agreement
+from evallab.metrics._drift import subset_level
 from evallab.reporting import live
 from evallab.reporting._context import Section, Shown
 from evallab.reporting.sections import drift as S

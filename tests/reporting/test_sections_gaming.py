@@ -24,7 +24,7 @@ from evallab import skills
 from evallab._results import WILSON, Results
 from evallab.experiments import judge_check
 from evallab.judges import KINDS, load_recording, load_recordings, to_verdicts
-from evallab.metrics import agreement
+from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
 from evallab.reporting.sections import gaming as G
 

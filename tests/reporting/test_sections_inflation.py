@@ -13,7 +13,7 @@ from scipy import stats as sps
 from section_helper import section_text as _text
 from statsmodels.stats.proportion import proportion_confint
 
-from evallab.metrics import position
+from evallab.metrics import _position as position
 from evallab.paths import REPO_ROOT, data_dir
 from evallab.reporting._context import Shown
 from evallab.reporting.sections import inflation as S

@@ -19,7 +19,7 @@ Do LLM judges agree with gold labels, and with each other? The sections, in the 
 
 A table with several prompt strategies is never pooled into one headline: each headline is stated per strategy
 (naming it). Each function returns a :class:`~evallab.reporting._context.Section`; every number it states comes
-from an estimator's :class:`~evallab.Results` (:mod:`evallab.metrics.agreement`: value, interval, level, method
+from an estimator's :class:`~evallab.Results` (:mod:`evallab.metrics._agreement`: value, interval, level, method
 and n), never retyped here; a figure the table cannot support is one sentence built from the Results' note.
 """
 
@@ -31,7 +31,8 @@ import pandas as pd
 
 from evallab import verdicts as V
 from evallab._results import Measure, Results, common_methods, results
-from evallab.metrics import agreement, design
+from evallab.metrics import _agreement as agreement
+from evallab.metrics import _design as design
 from evallab.reporting import plots
 from evallab.reporting._context import Section
 
@@ -128,7 +129,7 @@ def unparsed_section(df: pd.DataFrame) -> Section:
     Returns
     -------
     Section
-        The shape in words (:func:`evallab.metrics.design.describe`), a finding on the unparsed share and its table
+        The shape in words (:func:`evallab.metrics._design.describe`), a finding on the unparsed share and its table
         (:func:`evallab.verdicts.parse_rate`); metrics ``replies``, ``unparsed_replies``, ``judges``, ``table_shape``;
         the caveat that unparsed replies are counted, not scored.
     """
@@ -161,7 +162,7 @@ PUBLISHED_SUMMARY = [Measure("rows", "Published rows", "count", note=None),
 
 def published_section(verdicts_path: str = "", data_dir: str = "", shown: pd.DataFrame | None = None) -> Section:
     """LLMBar's published table (``statistics.csv``) recomputed from its verdicts, row by row
-    (:func:`evallab.metrics.agreement.published_check`), when the report runs on the bundled LLMBar.
+    (:func:`evallab.metrics._agreement.published_check`), when the report runs on the bundled LLMBar.
 
     Parameters
     ----------
@@ -336,7 +337,7 @@ def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float
         Per strategy a finding on the row agreeing best with gold and the lowest row (one sentence when not
         computable, from the estimator's note); the table; a conclusion on the range.
 
-    Source: Cohen (1960); ``sklearn.metrics.cohen_kappa_score`` (:func:`evallab.metrics.agreement.cohen_kappa_vs_gold`).
+    Source: Cohen (1960); ``sklearn.metrics.cohen_kappa_score`` (:func:`evallab.metrics._agreement.cohen_kappa_vs_gold`).
     """
     by = [c for c in by if c in df.columns]
     kappa = agreement.cohen_kappa_vs_gold(df, by, confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -363,7 +364,7 @@ def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float
 def judge_agreement_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
                             seed: int = 0) -> Section:
     """Agreement of every two judges on the same item, strategy, order and sample (replies both parsed): raw
-    agreement and Cohen's kappa (:func:`evallab.metrics.agreement.judge_agreement`), per strategy, with the heatmap
+    agreement and Cohen's kappa (:func:`evallab.metrics._agreement.judge_agreement`), per strategy, with the heatmap
     of kappa.
 
     Returns

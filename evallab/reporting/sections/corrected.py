@@ -7,11 +7,11 @@ tables, figures, metrics (the keys ``metrics.json`` has always held), conclusion
 table cannot support says so in one sentence and shows no empty table.
 
 The sources of the figures: PPI++ (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453, eq. 2, Example 6.1) and
-Rogan & Gladen (1978) with Greenland's (1988) variance (:mod:`evallab.metrics.corrected`); the planner
-(:mod:`evallab.metrics.power`: Wald 1943, Fleiss, Levin & Paik 2003 §2.5, Connor 1987, Condorcet); selective
-judging (Jung, Brahman & Choi 2024, "Trust or Escalate", §2.2, Algorithm 1; :mod:`evallab.metrics.selective`);
+Rogan & Gladen (1978) with Greenland's (1988) variance (:mod:`evallab.metrics._corrected`); the planner
+(:mod:`evallab.metrics._power`: Wald 1943, Fleiss, Levin & Paik 2003 §2.5, Connor 1987, Condorcet); selective
+judging (Jung, Brahman & Choi 2024, "Trust or Escalate", §2.2, Algorithm 1; :mod:`evallab.metrics._selective`);
 content-free probes and contextual calibration (Zhao et al. 2021, "Calibrate Before Use", §5;
-:mod:`evallab.metrics.contextual`).
+:mod:`evallab.metrics._contextual`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ import numpy as np
 import pandas as pd
 
 from evallab._results import Estimate, Measure, Results, format_number, with_measures
-from evallab.metrics import contextual, corrected, drift, power, selective
+from evallab.metrics import _contextual as contextual
+from evallab.metrics import _corrected as corrected
+from evallab.metrics import _drift as drift
+from evallab.metrics import _power as power
+from evallab.metrics import _selective as selective
 from evallab.reporting._context import Section
 from evallab.reporting.params import ParameterError
 
@@ -93,9 +97,9 @@ def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rat
     full : DataFrame
         The tidy verdict table with every item's gold (the truth).
     hidden : DataFrame
-        The same table with gold kept on a random subset only (:func:`evallab.metrics.corrected.hide_gold`).
+        The same table with gold kept on a random subset only (:func:`evallab.metrics._corrected.hide_gold`).
     rates : Results
-        :func:`evallab.metrics.corrected.corrected_rates` of ``hidden`` by ``["judge"]``.
+        :func:`evallab.metrics._corrected.corrected_rates` of ``hidden`` by ``["judge"]``.
     source : str, default "LLMBar"
         The data's name in the sentences.
 
@@ -184,7 +188,7 @@ def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: in
     judge : str
         The judge whose subsets the section shows (every judge's are in the metrics).
     depth : int, default 1
-        Subsets cut to this many '/'-parts (:func:`evallab.metrics.drift.subset_level`).
+        Subsets cut to this many '/'-parts (:func:`evallab.metrics._drift.subset_level`).
     min_gold : int, default 30
         Fewest gold items a subset needs before it is corrected.
     null : float or None, default 0.5
@@ -248,7 +252,7 @@ def paired_difference(table: pd.DataFrame, system: str, a: str, b: str, *, truth
     simulated : bool, default False
         The table is simulated: says so among the caveats.
     min_gold, confidence, n_resamples, seed
-        As in :func:`evallab.metrics.corrected.corrected_difference`.
+        As in :func:`evallab.metrics._corrected.corrected_difference`.
 
     Returns
     -------
@@ -284,11 +288,11 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
     Parameters
     ----------
     rates : Results
-        :func:`evallab.metrics.corrected.corrected_rates` by ``["judge"]``.
+        :func:`evallab.metrics._corrected.corrected_rates` by ``["judge"]``.
     judge : str
         The judge the plan is for.
     items, half_width, flip_rate, tolerance, delta, discordance, repetition_flip_rate, confidence
-        As in :func:`evallab.metrics.power.next_round`.
+        As in :func:`evallab.metrics._power.next_round`.
 
     Returns
     -------
@@ -348,7 +352,7 @@ def trust_or_escalate(table: pd.DataFrame, *, over: Sequence[str] = ("strategy",
     over : sequence of str, default ("strategy",)
         Design columns pooled on purpose.
     alpha, delta, calibration_share, splits, seed
-        As in :func:`evallab.metrics.selective.selective_judging`.
+        As in :func:`evallab.metrics._selective.selective_judging`.
 
     Returns
     -------
@@ -500,7 +504,7 @@ def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "S
     model : str, default "SmolLM2"
         The live judge's name in the sentences.
     min_gold, confidence, n_resamples, seed
-        As in :func:`evallab.metrics.corrected.corrected_rates`.
+        As in :func:`evallab.metrics._corrected.corrected_rates`.
 
     Returns
     -------

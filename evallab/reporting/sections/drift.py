@@ -1,5 +1,5 @@
-"""Report 05 (drift): what each section states, from the estimators of :mod:`evallab.metrics.drift` and
-:mod:`evallab.metrics.evaluators`.
+"""Report 05 (drift): what each section states, from the estimators of :mod:`evallab.metrics._drift` and
+:mod:`evallab.metrics._evaluators`.
 
 Every public function returns a :class:`evallab.Section` (findings with the estimates behind them, tables, figures,
 metrics for ``metrics.json``, conclusions and caveats) that the notebook shows with :meth:`evallab.Report.render`.
@@ -9,7 +9,7 @@ Sources
 -------
 - The gate: MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"; ``data/meowkit/rules/rubric-rules.md``):
   at most 5% of a group's calibration verdicts may change; here tested one-sided per group
-  (:func:`evallab.metrics.drift.gate`).
+  (:func:`evallab.metrics._drift.gate`).
 - The model upgrade: LLMBar (Zeng et al. 2024, "Evaluating Large Language Models at Evaluating Instruction
   Following"), the released verdicts of gpt-3.5-turbo-0301 (``ChatGPT-0301``) and -0613 (``ChatGPT``) in both
   orders (``data/llmbar/verdicts.csv``).
@@ -30,8 +30,9 @@ import pandas as pd
 
 from evallab._results import Results, format_number, results
 from evallab.errors import DataError
-from evallab.metrics import drift, evaluators
-from evallab.metrics.agreement import judge_agreement
+from evallab.metrics import _drift as drift
+from evallab.metrics import _evaluators as evaluators
+from evallab.metrics._agreement import judge_agreement
 from evallab.reporting import live, plots
 from evallab.reporting._context import Section
 from evallab.verdicts import snapshot_note
@@ -129,7 +130,7 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
     Parameters
     ----------
     table : DataFrame
-        Tidy verdict table holding both judges (subsets cut by :func:`evallab.metrics.drift.subset_level`).
+        Tidy verdict table holding both judges (subsets cut by :func:`evallab.metrics._drift.subset_level`).
     baseline_judge, candidate_judge : str, default "ChatGPT-0301", "ChatGPT"
         Before and after the upgrade (LLMBar's gpt-3.5-turbo-0301 and -0613).
     strategy : str, default "Vanilla"
@@ -137,7 +138,7 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
     subsets : sequence of str, default ("LLMBar/Natural", "LLMBar/Adversarial")
         The subsets of the headline (with ``strategy``).
     tolerance, alpha, adjust : float, float, str, default 0.05, 0.05, "holm"
-        The gate (:func:`evallab.metrics.drift.gate`).
+        The gate (:func:`evallab.metrics._drift.gate`).
     confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
         Interval level, bootstrap resamples over items, seed.
 
@@ -255,7 +256,7 @@ def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candida
     Parameters
     ----------
     table : DataFrame
-        As :func:`headline`; its subsets (as cut by :func:`evallab.metrics.drift.subset_level`) × strategies are
+        As :func:`headline`; its subsets (as cut by :func:`evallab.metrics._drift.subset_level`) × strategies are
         the groups.
     baseline_judge, candidate_judge, tolerance, alpha, adjust, confidence, n_resamples, seed
         As :func:`headline`.
@@ -270,7 +271,7 @@ def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candida
     Notes
     -----
     Source: MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"); the test and statuses:
-    :func:`evallab.metrics.drift.gate`.
+    :func:`evallab.metrics._drift.gate`.
     """
     rep = _upgrade(table, baseline_judge, candidate_judge, ["subset", "strategy"], tolerance=tolerance, alpha=alpha,
                    adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -430,7 +431,7 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
     leaderboards : DataFrame
         :func:`evallab.datasets.load_alpaca_eval_leaderboards`.
     rank_min_models : int, default 5
-        Fewest common models a tau is headlined from (:data:`evallab.metrics.evaluators.MIN_RANK_ENTITIES`).
+        Fewest common models a tau is headlined from (:data:`evallab.metrics._evaluators.MIN_RANK_ENTITIES`).
     confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
         Interval level, bootstrap resamples over items, seed.
 
@@ -447,7 +448,7 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
     -----
     Sources: AlpacaEval ``get_winrate`` (win rate from the continuous preference); Dubois et al. (2024)
     (length-controlled win rate, here without the instruction-difficulty fit); Kendall (1938) tau with the exact
-    p-value (:func:`evallab.metrics.evaluators.perfect_agreement_pvalue`: with 4 models even identical rankings give
+    p-value (:func:`evallab.metrics._evaluators.perfect_agreement_pvalue`: with 4 models even identical rankings give
     p = 0.083).
     """
     rates = evaluators.win_rates(verdicts, confidence=confidence, n_resamples=n_resamples, seed=seed)

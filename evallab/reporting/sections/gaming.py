@@ -32,7 +32,7 @@ import pandas as pd
 from evallab import skills
 from evallab._results import Results, common_methods, format_number
 from evallab.judges import KINDS
-from evallab.metrics import agreement
+from evallab.metrics import _agreement as agreement
 from evallab.reporting._context import Section
 
 DIGEST_CAVEAT = ("{n} recorded request digests cannot be recomputed (keryx's judge prompt text is not public): a "
@@ -258,7 +258,7 @@ def integrity(findings: Sequence, specs: Mapping) -> Section:
 # ------------------------------------------------------------------------------------------ repetition
 def fleiss_kappa_samples(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 200,
                          seed: int = 0) -> Results:
-    """Fleiss' kappa with a request's samples as its raters (:func:`evallab.metrics.agreement.fleiss_kappa`,
+    """Fleiss' kappa with a request's samples as its raters (:func:`evallab.metrics._agreement.fleiss_kappa`,
     ``raters="sample"``), on the sample numbers below the most common count of samples among the requests asked
     twice or more, so each request kept has every rater (the others are counted in ``units_dropped``).
 
@@ -280,7 +280,7 @@ def fleiss_kappa_samples(verdicts: pd.DataFrame, *, confidence: float = 0.95, n_
     Returns
     -------
     Results
-        :func:`evallab.metrics.agreement.fleiss_kappa`'s one row, its measures and methods: ``kappa``
+        :func:`evallab.metrics._agreement.fleiss_kappa`'s one row, its measures and methods: ``kappa``
         (coefficient in [−1, 1]) with ``kappa_low``/``kappa_high`` and ``kappa_method`` (the item bootstrap that
         computed them, "" without an interval), ``units`` (requests every sample parsed), ``units_dropped``,
         ``items``, ``raters`` (samples per request), ``note`` (why kappa or its interval is missing: from fewer

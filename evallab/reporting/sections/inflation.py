@@ -26,7 +26,8 @@ import pandas as pd
 
 from evallab._results import Measure, Results, results
 from evallab._results import common_methods as _common_methods
-from evallab.metrics import inflation, position
+from evallab.metrics import _inflation as inflation
+from evallab.metrics import _position as position
 from evallab.reporting._context import Section
 
 #: the LLMBar strategies the few-shot section compares by default (0-shot first)
@@ -100,13 +101,13 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
     -------
     Section
         A finding (the largest first-slot shift and how many intervals exclude 0) and one on accuracy, the table
-        (:func:`evallab.metrics.position.anchor_effect`, each interval's method named by it), two figures;
+        (:func:`evallab.metrics._position.anchor_effect`, each interval's method named by it), two figures;
         metrics ``llmbar_judges``, ``llmbar_pairs`` (items),
         ``max_abs_first_slot_shift_pp`` and ``judges_first_slot_shift_ci_excludes_0`` (for ``variants[0]``),
         ``anchor_effect`` (the table's records). A table without ``baseline`` and a variant gets one sentence
         saying so, and no table.
 
-    Source: first-slot preference as in :mod:`evallab.metrics.position` (share of decisive replies picking the
+    Source: first-slot preference as in :mod:`evallab.metrics._position` (share of decisive replies picking the
     output shown first, both orders pooled); LLMBar's strategies from Zeng et al. (2024), §4 and Table 3.
     """
     from evallab.reporting import plots
@@ -325,8 +326,8 @@ def experiment_section(runs: pd.DataFrame | None, items: pd.DataFrame, *, baseli
     Returns
     -------
     Section
-        Findings, the inflation table (:func:`evallab.metrics.inflation.inflation_table`), two figures, the
-        priming table (:func:`evallab.metrics.inflation.position_priming`) when the run has ``fail-last``, the usage
+        Findings, the inflation table (:func:`evallab.metrics._inflation.inflation_table`), two figures, the
+        priming table (:func:`evallab.metrics._inflation.position_priming`) when the run has ``fail-last``, the usage
         table; metrics ``judge_configured``, ``experiment_replies``, ``experiment_unparsed``, ``pass_only_*``,
         ``inflation``, ``usage``, ``experiment_cost_usd`` (null when any reply is unpriced),
         ``experiment_unpriced_replies``, ``experiment_live_calls``, ``fail_last_shift``, ``priming``.

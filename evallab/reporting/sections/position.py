@@ -23,7 +23,7 @@ Does a pairwise judge's verdict depend on which output is shown first? Each pair
 
 Each returns a :class:`~evallab.reporting._context.Section`; every number it states comes from an estimator's
 :class:`~evallab.Results` (value, interval, level, the method that computed the interval, n), never retyped here.
-Definitions and their sources, quoted, are in :mod:`evallab.metrics.position`. A figure the table cannot support
+Definitions and their sources, quoted, are in :mod:`evallab.metrics._position`. A figure the table cannot support
 (one presentation order, no gold, no few-shot strategies) gets one sentence saying why, from the estimator's note.
 """
 
@@ -34,8 +34,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evallab._results import Results, common_methods
-from evallab.metrics import agreement, position
-from evallab.metrics.design import describe
+from evallab.metrics import _agreement as agreement
+from evallab.metrics import _position as position
+from evallab.metrics._design import describe
 from evallab.reporting import live
 from evallab.reporting._context import Section
 
@@ -109,7 +110,7 @@ def _bias_caveats(bias: Results) -> list[str]:
 
 # ------------------------------------------------------------------------------------------- the sections
 def overview(table: pd.DataFrame, *, strategies: Sequence[str] = ()) -> Section:
-    """The shape of the table the position figures use (:func:`evallab.metrics.design.describe`).
+    """The shape of the table the position figures use (:func:`evallab.metrics._design.describe`).
 
     Parameters
     ----------
@@ -144,7 +145,7 @@ BREAKDOWN_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "both_parsed": "P
 
 def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence: float = 0.95,
              n_resamples: int = 1000, seed: int = 0) -> Section:
-    """Position bias per judge and strategy (:func:`evallab.metrics.position.position_bias`), all selected subsets
+    """Position bias per judge and strategy (:func:`evallab.metrics._position.position_bias`), all selected subsets
     pooled by item (the item is the resampling unit; McNemar's test pairs items).
 
     Parameters
@@ -237,7 +238,7 @@ def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence:
 
 def by_subset(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence: float = 0.95,
               n_resamples: int = 1000, seed: int = 0) -> Section:
-    """Position bias per subset, judge and strategy (:func:`evallab.metrics.position.position_bias`).
+    """Position bias per subset, judge and strategy (:func:`evallab.metrics._position.position_bias`).
 
     Parameters
     ----------
@@ -278,7 +279,7 @@ BPC_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "pairs_with_gold": "Pai
 def balanced_calibration(table: pd.DataFrame, *, strategies: Sequence[str] = (), tie_credit: float = 0.5,
                          confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """FairEval's balanced position calibration per judge and strategy
-    (:func:`evallab.metrics.position.balanced_position_accuracy`), beside the two order accuracies.
+    (:func:`evallab.metrics._position.balanced_position_accuracy`), beside the two order accuracies.
 
     Parameters
     ----------
@@ -334,7 +335,7 @@ def few_shot(table: pd.DataFrame, *, baseline: str = "Vanilla",
              n_resamples: int = 1000, seed: int = 0) -> Section:
     """The few-shot anchor effect on this report's table: per judge, first-slot preference and accuracy under each
     of ``variants`` against ``baseline`` on the same items, deltas paired over items
-    (:func:`evallab.metrics.position.anchor_effect`, shown by report 03's
+    (:func:`evallab.metrics._position.anchor_effect`, shown by report 03's
     :func:`~evallab.reporting.sections.inflation.few_shot_section`).
 
     Parameters
@@ -391,7 +392,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
         ``live_pairs``, ``live_parse_rate_structured``.
 
     Source: as :func:`by_judge`; repetition stability: Shi et al. (2024), §3.1
-    (:func:`evallab.metrics.agreement.repetition_stability`); Acc.: Zeng et al. (2024), §4.
+    (:func:`evallab.metrics._agreement.repetition_stability`); Acc.: Zeng et al. (2024), §4.
     """
     missing = live.absent(run, "position")
     if missing:

@@ -42,8 +42,8 @@ from statsmodels.genmod.generalized_linear_model import GLM
 
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
-from evallab.metrics import intervals
-from evallab.metrics.design import check_design, groups, item_key, not_computable
+from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import check_design, groups, item_key, not_computable
 
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
@@ -185,7 +185,7 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
     ------
     DesignError
         Grouping by ``by`` leaves several replies per (dataset, item, order, sample), or a ``by`` column is missing
-        (:func:`evallab.metrics.design.check_design`).
+        (:func:`evallab.metrics._design.check_design`).
     DataError
         A preference outside [1, 2] (:func:`preference_of_output_2`).
 
@@ -394,7 +394,7 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         length gap), ``longer_is_output_1`` (share of those pairs whose longer output is output 1; no interval),
         ``p_prefer_longer`` (n = ``longer_pairs``); ``note``. Each interval is ``<column>_low``/``_high``,
         resampling items, its method in ``<column>_method``
-        (:func:`evallab.metrics.intervals.ratio_interval_method`). Measures: :data:`EVALUATOR_MEASURES`.
+        (:func:`evallab.metrics._intervals.ratio_interval_method`). Measures: :data:`EVALUATOR_MEASURES`.
 
     Raises
     ------
@@ -493,7 +493,7 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
 
 def _interval(row: dict, column: str, num, den, **kw) -> None:
     """``row[column + "_low"/"_high"/"_method"]`` from per-item counts
-    (:func:`evallab.metrics.intervals.ratio_interval_method`)."""
+    (:func:`evallab.metrics._intervals.ratio_interval_method`)."""
     row[f"{column}_low"], row[f"{column}_high"], row[f"{column}_method"] = intervals.ratio_interval_method(
         num, den, **kw)
 

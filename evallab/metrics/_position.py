@@ -3,24 +3,24 @@
 All functions take the tidy verdict table with pairwise replies in orders ``ab`` (output 1 shown first) and ``ba``;
 ``verdict`` is the ORIGINAL output index. Unparsed replies are excluded and counted. A table with one presentation
 order (or an empty ``order``: not recorded) cannot support these figures: they are NaN with the reason in ``note``.
-Grouping follows :func:`evallab.metrics.design.check_design`; the item (:func:`~evallab.metrics.design.item_key`)
+Grouping follows :func:`evallab.metrics._design.check_design`; the item (:func:`~evallab.metrics._design.item_key`)
 is the resampling unit. The estimators that pair replies across orders work on a
-:class:`~evallab.metrics.design.PairedDesign`: built from the table and ``by``, or prepared once by the caller
-(:func:`~evallab.metrics.design.paired_design`) and passed in place of the table. A *pair* is an (item, sample)
+:class:`~evallab.metrics._design.PairedDesign`: built from the table and ``by``, or prepared once by the caller
+(:func:`~evallab.metrics._design.paired_design`) and passed in place of the table. A *pair* is an (item, sample)
 asked in both orders; ``pairs`` columns count those.
 
 Every estimator returns a :class:`evallab.Results`: the frame described under Returns, whose ``measures`` name each
 estimate's label, unit (``"proportion"``, ``"pp"``, ``"coefficient"``, ``"p-value"``, ``"count"``), interval columns
 (``<column>_low``/``_high``), level, n column and what n counts (pairs, decisive replies, items), and the ``note``
 column. An interval's method is named per row in ``<column>_method`` — the method that computed it
-(:func:`evallab.metrics.intervals.ratio_interval_method`: the Wilson score interval when every item holds one
+(:func:`evallab.metrics._intervals.ratio_interval_method`: the Wilson score interval when every item holds one
 binary unit, e.g. one pair per item for position consistency; an item bootstrap (percentile) when an item holds
 several, e.g. both orders' replies for first-slot preference; a Wilson fallback named as such when every item has
 the same share; ``""`` without an interval, e.g. with ``n_resamples=0`` where a bootstrap was needed; for the
-paired differences of :func:`anchor_effect`, :func:`~evallab.metrics.intervals.ratio_difference_interval_method`: a
+paired differences of :func:`anchor_effect`, :func:`~evallab.metrics._intervals.ratio_difference_interval_method`: a
 paired item bootstrap, or when no item changed the bound from the Wilson interval of 0 of n items changed).
 McNemar's p-value is exact binomial when fewer than 25 items are discordant, else chi-square with continuity
-correction (:func:`evallab.metrics.intervals.mcnemar`).
+correction (:func:`evallab.metrics._intervals.mcnemar`).
 
 Methods and their sources
 -------------------------
@@ -43,7 +43,7 @@ The sources' names of the figures are quoted; their definitions are paraphrased 
   0 = fair, negative = the first-shown output is favoured. (Shi et al. additionally min-max normalise it by bounds
   that depend on the inconsistency rate; the unnormalised share is comparable across judges with different
   consistency.) Their third measure, "repetition stability" (the share of a request's samples giving its most
-  frequent verdict), is :func:`evallab.metrics.agreement.repetition_stability`.
+  frequent verdict), is :func:`evallab.metrics._agreement.repetition_stability`.
 - first-slot preference — share of decisive (non-tie) parsed replies that pick the output shown first (``ab`` →
   ``1``, ``ba`` → ``2``); 0.5 = none. Item-cluster interval (several replies per item). Pooled over both orders
   each output sits in each slot, so content cancels; replies shown in one order only give NaN with the reason
@@ -71,8 +71,8 @@ import pandas as pd
 
 from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
-from evallab.metrics import intervals
-from evallab.metrics.design import (
+from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import (
     ORDERS,
     PairedDesign,
     check_design,
@@ -176,8 +176,8 @@ def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | No
 
     Parameters
     ----------
-    df : tidy verdict table, or a :class:`~evallab.metrics.design.PairedDesign` prepared once for several
-        estimators (:func:`~evallab.metrics.design.paired_design`).
+    df : tidy verdict table, or a :class:`~evallab.metrics._design.PairedDesign` prepared once for several
+        estimators (:func:`~evallab.metrics._design.paired_design`).
     by : the design cell (default subset, judge, strategy; a prepared design's own ``by``).
     unparsed : ``"exclude"`` (pairs with both replies parsed) or ``"published"`` (LLMBar's Agr.: every pair asked
         in both orders; two unparsed replies agree).
@@ -245,7 +245,7 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
 
     Parameters
     ----------
-    df, by : the table (or a prepared :class:`~evallab.metrics.design.PairedDesign`) and the design cell, as in
+    df, by : the table (or a prepared :class:`~evallab.metrics._design.PairedDesign`) and the design cell, as in
         :func:`position_consistency`.
 
     Returns
@@ -325,7 +325,7 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
 
     Parameters
     ----------
-    df, by : the table (or a prepared :class:`~evallab.metrics.design.PairedDesign`) and the design cell, as in
+    df, by : the table (or a prepared :class:`~evallab.metrics._design.PairedDesign`) and the design cell, as in
         :func:`position_consistency`.
     tie_credit : credit in [0, 1] of an inconsistent pair (0.5: a tie is half right; 0: right only when right in
         both orders).
@@ -388,7 +388,7 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
 
 
 def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per item (column ``_item``: :func:`~evallab.metrics.design.item_key` of the whole table): first-slot picks,
+    """Per item (column ``_item``: :func:`~evallab.metrics._design.item_key` of the whole table): first-slot picks,
     decisive replies, correct replies, parsed replies with gold."""
     d = df.assign(_fs=first_slot(df), _ok=df["verdict"].notna() & df["gold"].notna(),
                   _c=(df["verdict"] == df["gold"]).fillna(False))

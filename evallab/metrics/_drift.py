@@ -11,11 +11,11 @@ Estimators (all take tidy verdict tables, :mod:`evallab.verdicts`)
 ------------------------------------------------------------------
 - :func:`compare` — baseline vs candidate replies paired on the same request (dataset, item, strategy, anchor set,
   order, sample by default), per group and over all pairs: the flip rate (changed / both parsed) and raw agreement
-  with item-cluster intervals, Cohen's kappa (:func:`evallab.metrics.agreement.cohen_kappa`), the flip table,
+  with item-cluster intervals, Cohen's kappa (:func:`evallab.metrics._agreement.cohen_kappa`), the flip table,
   accuracy vs gold of each with the paired difference (item-cluster bootstrap), McNemar's test pairing ITEMS (an
   item counts for the baseline when more of its replies are right under the baseline), and the gate.
 - :func:`gate` — per group and overall: one-sided test of H0 "flip rate ≤ tolerance"
-  (:func:`evallab.metrics.intervals.ratio_test_greater`, item-cluster robust), p-values adjusted across the groups
+  (:func:`evallab.metrics._intervals.ratio_test_greater`, item-cluster robust), p-values adjusted across the groups
   (Holm by default, or Benjamini–Hochberg; statsmodels). The stated rule: a group DRIFTS when its adjusted p < α
   (its flip rate exceeds the tolerance beyond chance); it is WITHIN tolerance when its interval's upper bound ≤
   tolerance; otherwise INCONCLUSIVE (too few items to tell). The gate fails when any group or the overall row
@@ -45,9 +45,9 @@ import pandas as pd
 from evallab import verdicts as V
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError, EvallabError
-from evallab.metrics import intervals as stats
-from evallab.metrics.agreement import cohen_kappa_method
-from evallab.metrics.design import item_key
+from evallab.metrics import _intervals as stats
+from evallab.metrics._agreement import cohen_kappa_method
+from evallab.metrics._design import item_key
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
@@ -202,8 +202,8 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
     Results
         One row per group with the columns listed in :class:`DriftReport` (their meanings: :data:`MEASURES`),
         each interval's method in ``flip_rate_method`` (also that of ``agreement``), ``kappa_method`` and
-        ``delta_method`` (:func:`evallab.metrics.intervals.ratio_interval_method`,
-        :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, :func:`evallab.metrics.agreement.cohen_kappa_method`;
+        ``delta_method`` (:func:`evallab.metrics._intervals.ratio_interval_method`,
+        :func:`~evallab.metrics._intervals.ratio_difference_interval_method`, :func:`evallab.metrics._agreement.cohen_kappa_method`;
         ``""`` without an interval), ``note`` (why a figure is missing), and the per-item counts ``_num``/``_den``
         the gate tests.
     """

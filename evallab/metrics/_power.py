@@ -25,8 +25,8 @@ from scipy import stats as sps
 
 from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
-from evallab.metrics import intervals
-from evallab.metrics.design import not_computable
+from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import not_computable
 
 
 def _prob(name: str, x: float, *, open_: bool = True) -> float:
@@ -237,8 +237,8 @@ def items_for_flip_rate(flip_rate: float, tolerance: float = 0.05, *, alpha: flo
                         power: float = 0.8) -> dict:
     """Items (one verdict pair each) needed for the drift gate to flag a flip rate above ``tolerance``.
 
-    The gate (:func:`evallab.metrics.drift.gate`) tests H0: flip rate ≤ tolerance one-sided; with one reply per item
-    that test is the exact binomial test (:func:`~evallab.metrics.intervals.ratio_test_greater`). The normal
+    The gate (:func:`evallab.metrics._drift.gate`) tests H0: flip rate ≤ tolerance one-sided; with one reply per item
+    that test is the exact binomial test (:func:`~evallab.metrics._intervals.ratio_test_greater`). The normal
     approximation gives the start, ``n₀ = [(z_{1−α}·sqrt(t(1−t)) + z_{power}·sqrt(f(1−f))) / (f − t)]²`` (Fleiss,
     Levin & Paik 2003, *Statistical Methods for Rates and Proportions*, 3rd ed., §2.5, eq. 2.19 for one sample);
     the answer is the smallest n from which the EXACT power of the binomial test (:func:`binomial_power`) stays at
@@ -290,7 +290,7 @@ def items_for_flip_rate(flip_rate: float, tolerance: float = 0.05, *, alpha: flo
 
 
 def mcnemar_rejects(b: np.ndarray, c: np.ndarray, alpha: float) -> np.ndarray:
-    """Vectorised decision of :func:`evallab.metrics.intervals.mcnemar` at level ``alpha``.
+    """Vectorised decision of :func:`evallab.metrics._intervals.mcnemar` at level ``alpha``.
 
     Exact two-sided binomial p = min(1, 2·P(Bin(b + c, ½) ≤ min(b, c))) when b + c < 25, else chi-square with
     continuity correction ``(|b − c| − 1)²/(b + c)`` on 1 df (statsmodels' ``mcnemar``; b + c = 0 never rejects).
@@ -429,7 +429,7 @@ def items_for_accuracy_change(delta: float, discordance: float, *, alpha: float 
 def reply_flip_probability(flip_rate: float) -> float:
     """The per-reply probability q of departing from an item's modal verdict that gives a pairwise flip rate.
 
-    For binary verdicts the flip rate of :func:`evallab.metrics.agreement.repetition_stability` is f = 2q(1 − q),
+    For binary verdicts the flip rate of :func:`evallab.metrics._agreement.repetition_stability` is f = 2q(1 − q),
     so ``q = (1 − sqrt(1 − 2f))/2``; f ≤ ½.
 
     Parameters
@@ -503,7 +503,7 @@ def samples_for_stable_majority(flip_rate: float | None = None, *, target: float
     Parameters
     ----------
     flip_rate : the measured repetition flip rate (share of sample pairs of one request whose verdicts differ,
-        :func:`evallab.metrics.agreement.repetition_stability`), taken as the same on every item.
+        :func:`evallab.metrics._agreement.repetition_stability`), taken as the same on every item.
     item_flip_rates : instead, one measured flip rate per item (heterogeneous items; an item with flip rate ½ never
         gets a stable majority and caps what any k reaches).
     target : the reproducibility wanted, in (0, 1).

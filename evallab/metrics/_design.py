@@ -292,7 +292,7 @@ class PairedDesign:
         ``pairs`` column counts those).
     orders : per group, the sorted distinct values of ``order`` among its replies (as text; "" = not recorded).
     draws : the item-bootstrap draws the estimators given this design share (see
-        :func:`evallab.metrics.intervals.shared_resamples`): the same figures, drawn once.
+        :func:`evallab.metrics._intervals.shared_resamples`): the same figures, drawn once.
 
     Examples
     --------
@@ -386,9 +386,9 @@ def paired_design(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
     PairedDesign
         Groups, items (:func:`item_key`), orders, samples and the replies of each (group, item, sample) side by side
         across the presentation orders ab/ba, aligned by that key.
-        :func:`evallab.metrics.agreement.pairwise_statistics`,
-        :func:`evallab.metrics.position.position_consistency`, :func:`~evallab.metrics.position.position_bias` and
-        :func:`~evallab.metrics.position.balanced_position_accuracy` take it in place of the table, e.g.
+        :func:`evallab.metrics._agreement.pairwise_statistics`,
+        :func:`evallab.metrics._position.position_consistency`, :func:`~evallab.metrics._position.position_bias` and
+        :func:`~evallab.metrics._position.balanced_position_accuracy` take it in place of the table, e.g.
         ``design = paired_design(df, ["judge"])``, then ``pairwise_statistics(design)`` and
         ``position_bias(design)``: the table is checked and encoded once, and the item bootstraps of both calls
         share their draws.

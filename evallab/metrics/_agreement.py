@@ -1,14 +1,14 @@
 """Agreement of judges with gold labels, with each other and with themselves.
 
 Every function takes the tidy verdict table (:mod:`evallab.verdicts`) and the grouping ``by`` that defines a design
-cell; a grouping that leaves several replies per (item, order, sample) raises :class:`~evallab.metrics.design.
-DesignError` naming the columns that vary (:func:`evallab.metrics.design.check_design`). Rows without gold are
+cell; a grouping that leaves several replies per (item, order, sample) raises :class:`~evallab.metrics._design.
+DesignError` naming the columns that vary (:func:`evallab.metrics._design.check_design`). Rows without gold are
 left out of gold-based figures and counted (``no_gold``); a figure the table cannot support is NaN with its reason
 in ``note``. Unparsed replies (NA verdicts) are excluded and counted by default (``unparsed="exclude"``);
 ``unparsed="published"`` reproduces LLMBar's conventions (Zeng et al., ICLR 2024, §4 and Tables 2–4: Acc. counts
 an unparsed reply as wrong, Agr. counts a pair whose two replies were both unparsed as agreeing).
 
-The item is the resampling unit of every interval (:mod:`evallab.metrics.intervals`): Wilson when an item holds one
+The item is the resampling unit of every interval (:mod:`evallab.metrics._intervals`): Wilson when an item holds one
 reply, a percentile cluster bootstrap over items otherwise.
 
 Every estimator returns :class:`evallab.Results`: its measures name each estimate's label, unit, interval columns
@@ -50,8 +50,8 @@ from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
 from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import EvallabError
-from evallab.metrics import intervals
-from evallab.metrics.design import (
+from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import (
     PairedDesign,
     check_design,
     design_of,
@@ -60,7 +60,7 @@ from evallab.metrics.design import (
     join_notes,
     not_computable,
 )
-from evallab.metrics.position import position_consistency
+from evallab.metrics._position import position_consistency
 
 UNPARSED_MODES = ("exclude", "published")
 NAN = float("nan")
@@ -158,10 +158,10 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
     Parameters
     ----------
     df : tidy verdict table of pairwise replies; orders ``ab`` (output 1 shown first) and ``ba``. Or a
-        :class:`~evallab.metrics.design.PairedDesign` prepared once for several estimators
-        (:func:`~evallab.metrics.design.paired_design`).
+        :class:`~evallab.metrics._design.PairedDesign` prepared once for several estimators
+        (:func:`~evallab.metrics._design.paired_design`).
     by : the design cell (default subset, judge, strategy; a prepared design's own ``by``). Several replies per
-        (item, order, sample) inside a group raise :class:`~evallab.metrics.design.DesignError` naming the columns
+        (item, order, sample) inside a group raise :class:`~evallab.metrics._design.DesignError` naming the columns
         that vary.
     unparsed : ``"exclude"`` (default: unparsed replies leave every denominator) or ``"published"`` (LLMBar's
         conventions: an unparsed reply is wrong; two unparsed replies agree).
@@ -176,7 +176,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
         acc_ba) / 2 — LLMBar's Acc. — with ``acc_low``/``acc_high``; ``accuracy_pooled`` = correct / parsed over
         both orders (equal to ``acc`` only when both orders parsed the same number); ``correct_both`` (pairs right
         in both orders); ``consistent_pairs`` (LLMBar's Agr., a count), ``both_parsed``, ``position_consistency``
-        in [0, 1] with ``_low``/``_high`` (see :func:`evallab.metrics.position.position_consistency`); ``note``
+        in [0, 1] with ``_low``/``_high`` (see :func:`evallab.metrics._position.position_consistency`); ``note``
         (why a figure is NaN). Under ``"published"`` every denominator is the number of pairs asked in that order.
         A pair is an (item, sample) of the group; samples: an item's replies in one order are pooled over its
         samples (ratio of sums, item-cluster interval). Each interval's method is in ``<column>_method``
@@ -326,7 +326,7 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
     (kappa, low, high, method) : kappa from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to
     [−1, 1]. NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the
     interval is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
-    :func:`evallab.metrics.intervals.no_interval_note` — or the bootstrap is switched off. ``method`` is
+    :func:`evallab.metrics._intervals.no_interval_note` — or the bootstrap is switched off. ``method`` is
     "item bootstrap (percentile, 1,000 resamples)" or :data:`KAPPA_ASYMPTOTIC`; ``""`` without an interval.
     """
     y1 = np.asarray(y1, dtype=object).astype(str)
@@ -649,7 +649,7 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
     ``repetition_stability`` in [1/k, 1] (+ ``_low``/``_high``/``_method``), ``unanimous`` (units whose samples all
     agree), ``unanimity`` in [0, 1] (+ ``_low``/``_high``/``_method``), ``flip_rate`` in [0, 1] = share of sample
     pairs within a unit whose verdicts differ (+ ``_low``/``_high``/``_method``), ``unparsed`` (replies), ``note``.
-    Intervals resample items (:func:`~evallab.metrics.intervals.ratio_interval_method`: the Wilson score interval
+    Intervals resample items (:func:`~evallab.metrics._intervals.ratio_interval_method`: the Wilson score interval
     when every item holds one request with a 0/1 value, the Wilson fallback named as such when every item has the
     same share, else an item bootstrap). Every group of ``df`` appears; a group without repeated samples has 0
     units and a note.

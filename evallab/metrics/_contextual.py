@@ -34,8 +34,8 @@ import pandas as pd
 
 from evallab._results import WILSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
-from evallab.metrics import intervals
-from evallab.metrics.design import check_design, groups, not_computable
+from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import check_design, groups, not_computable
 
 NAN = float("nan")
 #: the content-free inputs of Zhao et al. (2021, §5)
@@ -257,7 +257,7 @@ def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix
     Results (keys ``by`` and ``anchor_set``, level ``confidence``): counts ``items`` (graded answers),
     ``gold_fail_items``, ``gold_items``; ``p_cf`` (the probe's P(PASS), proportion, no interval here: see
     :func:`content_free_probe`); proportions with ``_low``/``_high`` and their interval method per row in
-    ``<rate>_method`` (:func:`~evallab.metrics.intervals.ratio_interval_method` over items: Wilson score when
+    ``<rate>_method`` (:func:`~evallab.metrics._intervals.ratio_interval_method` over items: Wilson score when
     every answer counts 0 or 1, the item bootstrap when a tie counts ½, the Wilson fallback on the answer count
     when every answer has the same value): ``pass_rate`` / ``calibrated_pass_rate`` (n = ``items``),
     ``false_pass_rate`` / ``calibrated_false_pass_rate`` (PASS on gold-FAIL answers, n = ``gold_fail_items``),

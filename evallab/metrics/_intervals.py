@@ -191,7 +191,7 @@ def shared_resamples(cache: dict | None = None):
 
     Each draw is the one ``scipy.stats.bootstrap`` would make, so the figures are unchanged: they are only drawn
     once. Estimators wrap their loop over groups in it, with the ``draws`` of their
-    :class:`~evallab.metrics.design.PairedDesign` as ``cache`` (kept as long as the design, up to 256 MiB); an
+    :class:`~evallab.metrics._design.PairedDesign` as ``cache`` (kept as long as the design, up to 256 MiB); an
     inner block uses the outer one's draws.
 
     Parameters

@@ -11,14 +11,14 @@ Estimators (all take the tidy verdict table; unparsed replies are excluded and c
   pass rate, inflation = pass rate(variant) / pass rate(baseline) − 1, false-pass rate on gold-FAIL items,
   agreement with gold, each with a percentile bootstrap interval over items (``scipy.stats.bootstrap``, paired:
   the same resampled items for variant and baseline), and McNemar's test on one verdict pair per item (the
-  majority verdict of the item's parsed samples; even splits dropped and counted) (:func:`evallab.metrics.intervals.mcnemar`).
+  majority verdict of the item's parsed samples; even splits dropped and counted) (:func:`evallab.metrics._intervals.mcnemar`).
 - :func:`position_priming` — verdict shift between ``fail-last`` (grouped, FAIL last) and ``balanced``
   (alternating): pass-rate difference with a paired bootstrap interval, flip rate and McNemar.
 
 Each returns a :class:`evallab.Results`: its ``measures`` give every estimate column's label, unit, interval
 columns, n column and what n counts; an interval's method is named per row in ``<column>_method`` — the method
-that computed it (:func:`evallab.metrics.intervals.ratio_interval_method`: Wilson when every item holds one reply,
-an item bootstrap otherwise, a Wilson fallback named as such; :func:`~evallab.metrics.intervals.
+that computed it (:func:`evallab.metrics._intervals.ratio_interval_method`: Wilson when every item holds one reply,
+an item bootstrap otherwise, a Wilson fallback named as such; :func:`~evallab.metrics._intervals.
 ratio_difference_interval_method` for the paired differences: a paired item bootstrap, or, when no item changed,
 the bound from the Wilson interval of 0 of n items changed).
 """
@@ -32,8 +32,8 @@ import pandas as pd
 
 from evallab._results import WILSON, Measure, Results, bootstrap_method, results
 from evallab.errors import DataError
-from evallab.metrics import intervals as stats
-from evallab.metrics.design import groups
+from evallab.metrics import _intervals as stats
+from evallab.metrics._design import groups
 
 NAN = float("nan")
 
@@ -128,9 +128,9 @@ def _r(num: np.ndarray, den: np.ndarray) -> float:
 def _boot(arrays: Sequence[np.ndarray], fn, *, n_resamples: int, confidence: float, seed: int
           ) -> tuple[float, float, str]:
     """Interval over items of ``fn`` of the per-item count columns ``arrays`` (resampled jointly) and the name of
-    the method that computed it: a ratio of two columns by :func:`~evallab.metrics.intervals.ratio_interval_method`,
-    a paired difference of two ratios by :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, any
-    other statistic by a paired percentile bootstrap (:func:`evallab.metrics.intervals.bootstrap_sums`).
+    the method that computed it: a ratio of two columns by :func:`~evallab.metrics._intervals.ratio_interval_method`,
+    a paired difference of two ratios by :func:`~evallab.metrics._intervals.ratio_difference_interval_method`, any
+    other statistic by a paired percentile bootstrap (:func:`evallab.metrics._intervals.bootstrap_sums`).
     ``(nan, nan, "")`` when the statistic itself is undefined on the data or there is no interval."""
     sums = np.column_stack([np.asarray(a, dtype=float) for a in arrays])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -194,7 +194,7 @@ def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, in
 
 
 def _groups(d: pd.DataFrame, by: Sequence[str]):
-    """:func:`evallab.metrics.design.groups` over the ``by`` columns the table has."""
+    """:func:`evallab.metrics._design.groups` over the ``by`` columns the table has."""
     return groups(d, [c for c in by if c in d.columns])
 
 
@@ -223,7 +223,7 @@ def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: f
         ``passes`` (counts); ``pass_rate`` (proportion: share of parsed replies that are ``pass``) with
         ``pass_rate_low``/``_high`` and ``pass_rate_method`` — Wilson when every item holds one reply, else a
         percentile bootstrap over items of the ratio of sums
-        (:func:`evallab.metrics.intervals.ratio_interval_method`). Measures: :data:`PASS_RATE_MEASURES` (n: items).
+        (:func:`evallab.metrics._intervals.ratio_interval_method`). Measures: :data:`PASS_RATE_MEASURES` (n: items).
 
     Raises
     ------
@@ -311,10 +311,10 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
         pass_rate / baseline pass_rate − 1 (proportion, −1 .. +inf, NaN at a zero baseline); ``agreement`` =
         share of parsed replies equal to gold; ``delta_agreement`` (pp). Each estimate ``x`` has ``x_low``/
         ``x_high`` and ``x_method``, the method that computed that row's interval: for a rate, Wilson when every
-        item holds one reply, else a percentile item bootstrap (:func:`evallab.metrics.intervals.
+        item holds one reply, else a percentile item bootstrap (:func:`evallab.metrics._intervals.
         ratio_interval_method`); for a difference, a paired item bootstrap (variant and baseline resampled
         together), or — when no item changed — the bound from the Wilson interval of 0 of n items changed
-        (:func:`evallab.metrics.intervals.ratio_difference_interval_method`); for the ratio, a paired item
+        (:func:`evallab.metrics._intervals.ratio_difference_interval_method`); for the ratio, a paired item
         bootstrap. ``mcnemar_b`` (items: variant pass, baseline not pass), ``mcnemar_c`` (variant not pass,
         baseline pass), ``mcnemar_p`` (p-value), ``mcnemar_ties`` — McNemar's exact test of the pass/fail flips
         (not of agreement with gold) on ONE pair per item (its samples are not independent): each item's majority
@@ -330,7 +330,7 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
     References
     ----------
     MeowKit spec 001, "PASS / WARN / FAIL Anchors" (the 40–60% claim); McNemar (1947) for the flips
-    (:func:`evallab.metrics.intervals.mcnemar`); Efron and Tibshirani (1993), ch. 13, for the paired percentile
+    (:func:`evallab.metrics._intervals.mcnemar`); Efron and Tibshirani (1993), ch. 13, for the paired percentile
     bootstrap over items.
 
     Examples
@@ -442,7 +442,7 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
         their samples split evenly in either set) — counts; ``pass_rate_primed``, ``pass_rate_baseline``
         (proportions); ``shift`` = pass_rate_primed − pass_rate_baseline (pp, in [−1, 1]; negative = FAIL primed)
         with ``shift_low``/``shift_high`` and ``shift_method`` (paired percentile bootstrap over items on all
-        replies, or the Wilson bound when no item changed: :func:`evallab.metrics.intervals.
+        replies, or the Wilson bound when no item changed: :func:`evallab.metrics._intervals.
         ratio_difference_interval_method`); ``flip_rate`` = share of paired items whose majority verdict differs
         (proportion) with ``flip_rate_low``/``_high`` (Wilson: one pair per item); ``to_fail`` (items: baseline
         pass → primed not pass), ``to_pass`` (baseline not pass → primed pass); ``mcnemar_p`` (exact McNemar on

@@ -26,7 +26,7 @@ the judge's rate into an honest estimate of the GOLD rate with an interval:
 
 The value of an item: pointwise, 1 for ``pass`` and 0 for ``fail`` or ``warn`` (the pass rate); pairwise, the
 preference for output 2 — 1 for ``2``, 0 for ``1``, ½ for ``tie`` (the win rate of output 2,
-:func:`evallab.metrics.evaluators.preference_of_output_2`). The judge's value ``f`` of an item is the mean over its
+:func:`evallab.metrics._evaluators.preference_of_output_2`). The judge's value ``f`` of an item is the mean over its
 parsed replies (both presentation orders, every sample), so a judge that changes its verdict with the order scores
 ½. Unparsed replies are left out and counted; an item with no parsed reply is left out and counted
 (``no_verdict``), never scored.
@@ -58,8 +58,8 @@ import ppi_py
 
 from evallab._results import WILSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
-from evallab.metrics import intervals
-from evallab.metrics.design import check_design, groups, join_notes, not_computable
+from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import check_design, groups, join_notes, not_computable
 
 NAN = float("nan")
 #: the numeric value of a verdict or gold label: pass rate (pointwise), preference for output 2 (pairwise)
@@ -87,7 +87,7 @@ def item_values(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFram
     Parameters
     ----------
     df : tidy verdict table (:mod:`evallab.verdicts`); pointwise (pass/warn/fail) or pairwise (1/2/tie).
-    by : grouping columns (a design cell); checked with :func:`~evallab.metrics.design.check_design`.
+    by : grouping columns (a design cell); checked with :func:`~evallab.metrics._design.check_design`.
 
     Returns
     -------
@@ -316,7 +316,7 @@ def rogan_gladen(y, f, f_all, *, confidence: float = 0.95, min_youden: float = M
 
 
 def _classical(y: np.ndarray, confidence: float) -> tuple[float, float, str]:
-    """The gold-only interval and its method: Wilson for binary values (:func:`~evallab.metrics.intervals.wilson`),
+    """The gold-only interval and its method: Wilson for binary values (:func:`~evallab.metrics._intervals.wilson`),
     else the CLT interval of ``ppi_py.classical_mean_ci`` (:data:`CLT_METHOD`); ``(nan, nan, "")`` without gold."""
     if len(y) == 0:
         return NAN, NAN, ""
@@ -392,7 +392,7 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
     null : optional value of the rate under H0 (e.g. 0.5 for "output 2 wins half the time"); the PPI++ and
         Rogan–Gladen p-values are adjusted across the groups with ``adjust``.
     adjust : ``"holm"`` (family-wise), ``"bh"`` (false discovery rate) or ``"none"``
-        (:func:`~evallab.metrics.intervals.adjust_pvalues`).
+        (:func:`~evallab.metrics._intervals.adjust_pvalues`).
     n_resamples, seed : the judge-only interval's item bootstrap (Wilson when every item has one reply).
 
     Returns
@@ -405,7 +405,7 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
       …"), n = ``items`` (``gold_items`` for gold only, sensitivity and specificity), n unit "items":
       ``judge_only`` + ``_low``/``_high`` (the judge's mean value over all items: the judge's own rate, NOT an
       estimate of the gold rate; its interval method per row in ``judge_only_method``, from
-      :func:`~evallab.metrics.intervals.ratio_interval_method`: Wilson with one reply per item, else the item
+      :func:`~evallab.metrics._intervals.ratio_interval_method`: Wilson with one reply per item, else the item
       bootstrap, or the Wilson fallback named as such); ``gold_only`` + ``_low``/``_high`` (mean gold value of
       the gold items; ``gold_only_method``: "Wilson score", or :data:`CLT_METHOD` with ties in gold); ``ppi`` +
       ``_low``/``_high`` (:data:`PPI_METHOD`); ``rg`` + ``_low``/``_high`` (:data:`RG_METHOD`);
@@ -518,7 +518,7 @@ def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequ
     a parsed verdict), ``unpaired``, ``gold_pairs``; differences in [−1, 1] (unit "pp", labelled "Difference of
     pass rates, …" or "Difference of win rates of output 2, …"; n = ``pairs``, ``gold_pairs`` for gold only, n
     unit "items"): ``judge_only`` (+ ``_low``/``_high``: the paired item bootstrap of the judge's difference,
-    :func:`~evallab.metrics.intervals.ratio_difference_interval_method`, its method per row in
+    :func:`~evallab.metrics._intervals.ratio_difference_interval_method`, its method per row in
     ``judge_only_method``: the Wilson bound when the two sides are identical), ``gold_only`` (+ the CLT interval
     on the gold pairs, :data:`CLT_METHOD`), ``ppi`` (+ ``_low``/``_high``, :data:`PPI_METHOD`); ``ppi_lam``
     (coefficient), ``ppi_n_eff`` (count), ``ppi_p`` (H0: no difference) and ``ppi_p_adjusted`` (p-values);

@@ -34,7 +34,7 @@ from scipy import stats as sps
 
 from evallab._results import CLOPPER_PEARSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
-from evallab.metrics.design import check_design, groups, not_computable
+from evallab.metrics._design import check_design, groups, not_computable
 
 NAN = float("nan")
 
