@@ -822,3 +822,10 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
     out = out.reset_index(drop=True)
     out.attrs["left_out"] = left_out
     return out
+
+
+#: the public face of the verdict table (the code helpers below it — ``codes``, ``combine_codes`` … — serve the
+#: estimators and are not API)
+__all__ = ["COLUMNS", "KEY", "ORDERS", "PAIRWISE_VERDICTS", "POINTWISE_VERDICTS", "REQUIRED", "SCHEMA",
+           "SnapshotWarning", "VERDICTS", "coerce", "concat", "empty", "norm_label", "parse_rate", "select",
+           "snapshot_note", "snapshots", "summary_lines", "validate", "warn_snapshots"]

@@ -110,8 +110,8 @@ def _all_metrics_html(path: Path) -> str:
         if isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
             meta = measures.get(k)
             frame = Results.from_records(v, meta) if meta and meta.get("measures") else pd.DataFrame(v)
-            tables.append(f"<h4>{html.escape(humanize(k))}</h4>" + to_html(frame, max_rows=10**6, max_cols=6,
-                                                                           guess=False).html)
+            tables.append(f"<h4>{html.escape(humanize(k))}</h4>" + to_html(frame, max_rows=10**6,
+                                                                           max_cols=6).html)
         else:
             scalars.append(f"<tr><th>{html.escape(humanize(k))}</th>"
                            f"<td>{html.escape(_scalar_text(v, measures.get(k)))}</td></tr>")
