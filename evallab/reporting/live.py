@@ -1,7 +1,7 @@
 """The "live judge: SmolLM2-135M on llama.cpp" section of report 02 (report 03's is
 :func:`evallab.reporting.sections.inflation.live_section`, report 05's
 :func:`evallab.reporting.sections.drift.live_prompt_drift`), from the committed live run
-(``data/live/smollm2``, written by ``make live``: :mod:`evallab.experiments.live`).
+(``data/live/smollm2``, written by ``make live``: :func:`evallab.experiments.run_live`).
 
 Each ``*_section`` function takes the loaded run (:func:`load`) and returns a :class:`Section`: finding sentences
 (with the number, interval and n behind each, for :func:`evallab.reporting.tables.finding`), tables, and
@@ -38,8 +38,8 @@ class Section:
 
 
 def load(folder: str | Path | None = None) -> dict | None:
-    """The committed live run (:func:`evallab.experiments.live.load_live`) or ``None`` when absent."""
-    from evallab.experiments.live import LIVE_DIR, load_live
+    """The committed live run (:func:`evallab.experiments.load_live`) or ``None`` when absent."""
+    from evallab.experiments import LIVE_DIR, load_live
 
     return load_live(folder or LIVE_DIR)
 
