@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report sweep test bench coverage lint clean venv constraints shots chromium live
+.PHONY: report sweep test bench coverage lint clean venv constraints shots chromium live api
 
 venv: $(STAMP)
 
@@ -84,6 +84,11 @@ bench: $(LOCAL_STAMP)
 # checks (benchmarks/coverage.py; ~11 min on 2 idle cores).
 coverage: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.coverage
+
+# docs/api.md: every public name of evallab's faces with the first line of its docstring (the tests check it is
+# current: rerun after changing a face's __all__)
+api: $(STAMP)
+	$(BIN)/python -m evallab._api > docs/api.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check evallab tests benchmarks

@@ -100,10 +100,9 @@ async def _openai_sdk(base_url: str, reqs) -> float:
 def _evallab(base_url: str, reqs, tmp: Path, tag: str, *, transport: str = "aiohttp", cache_path=None,
              cold: bool = False):
     from evallab.judges import Cache, OpenAICompatibleJudge, run_jobs
-    from evallab.judges.client import _LIMIT_MEMORY
 
     if cold:  # the first judge on this endpoint in the process: its limit starts at 2
-        _LIMIT_MEMORY.clear()
+        OpenAICompatibleJudge.forget_learnt_limits()
     cache = Cache(cache_path or tmp / f"cache-{tag}.sqlite")
     judge = OpenAICompatibleJudge(base_url, "sim-judge", max_concurrency=CONCURRENCY, cache=cache,
                                   transport=transport)

@@ -4,7 +4,7 @@ The same 100 requests — LLMBar Natural, the first 50 pairs in both orders, gre
 verdict of the llama.cpp dialect (``response_format: {type: json_object, schema}``) — go
 
 - through evallab (:func:`evallab.judges.run_jobs`, :class:`~evallab.judges.OpenAICompatibleJudge`, no cache)
-  to ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct (:class:`evallab.judges.local.LocalLlamaServer`);
+  to ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct (:class:`evallab.judges.LocalLlamaServer`);
 - sequentially through ``llama_cpp.Llama.create_chat_completion`` (no HTTP; in a child process started in its own
   session like the server, so that Linux's autogroup scheduler gives both the same share of the CPU) with the same
   messages, the same model file, the same options (context, threads, batch, seed) and the server's sampling
@@ -41,11 +41,15 @@ def run() -> list[dict]:
     import subprocess
     import sys
 
-    from evallab.experiments.live import llmbar_pairs, pair_requests
-    from evallab.judges import run_jobs
-    from evallab.judges.client import format_fields
-    from evallab.judges.local import DEFAULT_OPTIONS, LocalLlamaServer, default_model
-    from evallab.judges.parsing import parse_reply
+    from evallab.experiments import llmbar_pairs, pair_requests
+    from evallab.judges import (
+        DEFAULT_OPTIONS,
+        LocalLlamaServer,
+        default_model,
+        format_fields,
+        parse_reply,
+        run_jobs,
+    )
 
     reqs = pair_requests(llmbar_pairs(N_PAIRS), temperature=0.0, max_tokens=MAX_TOKENS)
     opts = dict(DEFAULT_OPTIONS)

@@ -20,8 +20,8 @@ import time
 def main(label: str) -> dict:
     from llama_cpp import Llama, llama_print_system_info
 
-    from evallab.experiments.live import llmbar_pairs, pair_requests
-    from evallab.judges.local import default_model
+    from evallab.experiments import llmbar_pairs, pair_requests
+    from evallab.judges import default_model
 
     reqs = pair_requests(llmbar_pairs(15), temperature=0.0, max_tokens=64)
     messages = [[{"role": m.role, "content": m.content} for m in r.messages] for r in reqs]

@@ -28,7 +28,8 @@ imports only the layers below it; see the project design):
   tables drawn from a known truth (coverage checks) and the local simulated judge server.
 """
 
-from evallab.errors import DataError, EvallabError, VerdictTableError
+from evallab._face import lazy_face
+from evallab.errors import DataError, EvallabError, VerdictTableError  # noqa: F401 (the face: __all__ below)
 
 __version__ = "0.1.0"
 
@@ -51,13 +52,4 @@ _LAZY = {
 __all__ = sorted(["DataError", "EvallabError", "VerdictTableError", "__version__", *_LAZY])
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'evallab' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, _LAZY)

@@ -29,7 +29,7 @@ import pandas as pd
 import regex
 import yaml
 
-from evallab.errors import DataError
+from evallab.errors import DataError, DuplicateKey
 
 #: seconds a user-supplied regex may run on one text before it is abandoned
 REGEX_TIMEOUT_S = 1.0
@@ -134,14 +134,6 @@ def read_text(path: str | Path, expected: str, err: type[DataError] = DataError,
     :func:`decode` do."""
     p = Path(path)
     return decode(read_bytes(p, expected, err, missing=missing), p, err)
-
-
-class DuplicateKey(ValueError):
-    """A JSON object that gives one key twice (raised by :func:`unique_pairs`; ``key`` names it)."""
-
-    def __init__(self, key: object) -> None:
-        super().__init__(key)
-        self.key = key
 
 
 def unique_pairs(pairs: list[tuple[str, object]]) -> dict:
@@ -294,3 +286,49 @@ def search(pattern: str, text: str, flags: int = 0, *, timeout: float = REGEX_TI
 def finditer(pattern: str, text: str, flags: int = 0, *, timeout: float = REGEX_TIMEOUT_S):
     """``list(regex.finditer(...))`` bounded by ``timeout`` seconds (raises :class:`TimeoutError`)."""
     return list(regex.finditer(pattern, text, flags, timeout=timeout))
+
+
+def iter_jsonl(path: str | Path, *, expected: str = "one JSON object per line"):
+    """Yield ``(line_number, object)`` for each non-blank line of a JSON-lines file (1-based line numbers).
+
+    A UTF-8 byte-order mark at the start of the file is accepted.
+
+    Raises
+    ------
+    DataError
+        Missing file, or a path that is not a regular file (directory, FIFO, device — refused before it is
+        opened); a read error; a line that is not UTF-8, not valid JSON, or not a JSON object — naming the file
+        and line and saying what was ``expected``.
+    """
+    path = check_file(path, f"JSON lines ({expected})")
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise DataError(f"cannot read ({exc.strerror or exc})", path=str(path)) from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"line {lineno} is not valid UTF-8 (byte {raw[exc.start]:#04x}); expected UTF-8 text",
+                                path=str(path), row=lineno) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line, object_pairs_hook=unique_pairs)
+            except DuplicateKey as exc:
+                raise DataError(f"line {lineno} repeats the key {exc.args[0]!r}; expected each key once per object",
+                                path=str(path), row=lineno, column=str(exc.args[0])) from None
+            except json.JSONDecodeError as exc:
+                raise DataError(f"line {lineno} is not valid JSON ({exc.msg.removesuffix(' at')} at column "
+                                f"{exc.colno}); expected "
+                                f"{expected}", path=str(path), row=lineno) from None
+            except RecursionError:
+                raise DataError(f"line {lineno} is nested too deeply; expected {expected}", path=str(path),
+                                row=lineno) from None
+            if not isinstance(obj, dict):
+                raise DataError(f"line {lineno} is a JSON {type(obj).__name__}; expected {expected}",
+                                path=str(path), row=lineno)
+            yield lineno, obj

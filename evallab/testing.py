@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass, field
 
 import httpx
 
-from evallab.judges.cache import canonical_json
-from evallab.judges.prompts import anchor_headings, answer_text, shown_outputs
+from evallab.errors import ArgumentError, StateError
+from evallab.judges import anchor_headings, answer_text, canonical_json, shown_outputs
 
 #: fault kinds :class:`Fault` understands
 FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices",
@@ -86,9 +86,9 @@ class Fault:
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
-            raise ValueError(f"fault kind {self.kind!r}; expected one of {list(FAULT_KINDS)}")
+            raise ArgumentError(f"fault kind {self.kind!r}; expected one of {list(FAULT_KINDS)}")
         if self.retry_header not in RETRY_HEADERS:
-            raise ValueError(f"retry_header {self.retry_header!r}; expected one of {list(RETRY_HEADERS)}")
+            raise ArgumentError(f"retry_header {self.retry_header!r}; expected one of {list(RETRY_HEADERS)}")
 
     def headers(self) -> dict[str, str]:
         """The 429 headers of this fault."""
@@ -110,7 +110,7 @@ def _uniforms(*parts: object, n: int = 2) -> list[float]:
 class SimulatedJudge:
     """A judge with known biases, deterministic per (seed, request content, sample).
 
-    Pointwise (a prompt built by :func:`evallab.judges.prompts.build_pointwise`):
+    Pointwise (a prompt built by :func:`evallab.judges.build_pointwise`):
 
     - baseline P(pass): ``pass_rate``; with ``truth`` (a callable ``answer_text -> "pass"/"fail"/None``) the judge
       agrees with the truth with probability ``accuracy`` (P(pass) = ``accuracy`` for a true pass,
@@ -121,7 +121,7 @@ class SimulatedJudge:
       anchors are grouped FAIL-last (all PASS examples first, then at least one FAIL, the last one FAIL), P(pass)
       is lowered by ``fail_last_priming`` (floored at 0).
 
-    Pairwise (a prompt built by :func:`~evallab.judges.prompts.build_pairwise`): with probability
+    Pairwise (a prompt built by :func:`~evallab.judges.build_pairwise`): with probability
     ``position_bias`` the judge picks the first-shown output whatever the content; otherwise it picks the better
     output with probability ``accuracy`` when ``truth`` tells them apart (``truth(output) == "pass"`` for exactly
     one), else either with probability 1/2. So P(first shown) = position_bias + (1 − position_bias)/2 on
@@ -189,15 +189,14 @@ class SimulatedJudge:
 class InProcessJudge:
     """The :class:`SimulatedJudge` as an in-process :class:`evallab.judges.Judge` — no server, no HTTP: each request
     is answered by ``sim.reply_text`` (sample index from ``metadata["sample"]``) and parsed by the same parser as a
-    live reply (:func:`evallab.judges.parsing.parse_reply_full`). For notebooks and benchmarks that need the
+    live reply (:func:`evallab.judges.parse_reply_full`). For notebooks and benchmarks that need the
     simulated judge's verdicts fast; use :class:`LocalJudgeServer` to exercise the client."""
 
     def __init__(self, sim: SimulatedJudge | None = None, *, label: str = "sim-judge", model: str = "sim-judge"):
         self.sim, self.label, self.model = sim or SimulatedJudge(), label, model
 
     async def judge(self, request):
-        from evallab.judges.parsing import parse_reply_full
-        from evallab.judges.types import JudgeReply
+        from evallab.judges import JudgeReply, parse_reply_full
 
         text = self.sim.reply_text(request.system, request.user, int(request.metadata.get("sample", 0) or 0))
         p = parse_reply_full(text, request)
@@ -604,7 +603,7 @@ class LocalJudgeServer:
                  rate_limit: tuple[int, float] | None = None, dialect: str | None = None,
                  batch_seconds: float = 1.0) -> None:
         if dialect is not None and dialect not in DIALECTS:
-            raise ValueError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
+            raise ArgumentError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
         self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
                            tuple(rate_limit) if rate_limit else None, dialect, batch_seconds)
         self.process, self.host = process, host
@@ -614,7 +613,7 @@ class LocalJudgeServer:
     @property
     def base_url(self) -> str:
         if self.port is None:
-            raise RuntimeError("the server is not started; use `with LocalJudgeServer(...) as srv:`")
+            raise StateError("the server is not started; use `with LocalJudgeServer(...) as srv:`")
         return f"http://{self.host}:{self.port}/v1"
 
     def start(self) -> LocalJudgeServer:
@@ -631,8 +630,8 @@ class LocalJudgeServer:
             line = self._proc.stdout.readline()
             if not line.strip().isdigit():
                 self._proc.kill()
-                raise RuntimeError("the local judge server process did not start (is sim.truth picklable, i.e. a "
-                                   "function of an importable module?)")
+                raise StateError("the local judge server process did not start (is sim.truth picklable, i.e. a "
+                                 "function of an importable module?)")
             self.port = int(line)
             return self
         ready = threading.Event()

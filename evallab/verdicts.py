@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from evallab.errors import VerdictTableError
+from evallab.errors import SnapshotWarning, VerdictTableError
 
 PAIRWISE_VERDICTS = ("1", "2", "tie")
 POINTWISE_VERDICTS = ("pass", "warn", "fail")
@@ -261,19 +261,6 @@ def constant_strings(value: str | None, n: int):
     t = pa.string() if offsets.dtype == np.int32 else pa.large_string()
     arr = pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(b * n)])
     return arr if t == pa.string() else arr.cast(pa.string())
-
-
-class SnapshotWarning(UserWarning):
-    """One judge label whose replies carry several model snapshots.
-
-    E.g. a server that reported two versions under one alias: its figures pool the snapshots unless ``model`` is in
-    the grouping. Emitted by :func:`warn_snapshots`.
-
-    Examples
-    --------
-    >>> issubclass(SnapshotWarning, UserWarning)
-    True
-    """
 
 
 def snapshots(df: pd.DataFrame) -> pd.DataFrame:

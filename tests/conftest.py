@@ -21,8 +21,8 @@ def local_judge_server():
 def _fresh_learnt_limits():
     """Each test starts with no adaptive limit learnt in the process (a module-scoped server keeps its URL from
     one test to the next, and a judge on it would start from the previous test's limit)."""
-    from evallab.judges import client
+    from evallab.judges import OpenAICompatibleJudge
 
-    client._LIMIT_MEMORY.clear()
+    OpenAICompatibleJudge.forget_learnt_limits()
     yield
-    client._LIMIT_MEMORY.clear()
+    OpenAICompatibleJudge.forget_learnt_limits()

@@ -1,4 +1,4 @@
-"""evallab.datasets.alpaca_eval: AlpacaEval's preferences, outputs, leaderboards and evaluator leaderboard into
+"""evallab.datasets._alpaca_eval: AlpacaEval's preferences, outputs, leaderboards and evaluator leaderboard into
 tidy tables, checked against the files read with the csv/json modules (independent of evallab)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from evallab.datasets import (
     load_alpaca_eval_leaderboards,
     load_alpaca_eval_outputs,
 )
-from evallab.datasets.alpaca_eval import MISSING_PREFERENCE, preference_to_verdict
+from evallab.datasets._alpaca_eval import MISSING_PREFERENCE, preference_to_verdict
 from evallab.errors import DataError
 from evallab.paths import data_dir
 

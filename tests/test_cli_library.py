@@ -181,7 +181,7 @@ def test_default_cache_follows_evallab_cache(tmp_path, monkeypatch):
 
 
 def test_cost_and_run_in_words():
-    from evallab.judges.runner import cost_text, describe_run
+    from evallab.judges._runner import cost_text, describe_run
 
     assert cost_text({"calls": 3, "cost_usd": 12.3456, "unpriced": 0}) == "$12.35"
     assert cost_text({"calls": 0, "batch_replies": 4, "cost_usd": 0.5, "unpriced": 0}) == "$0.5000"
@@ -195,8 +195,7 @@ def test_cost_and_run_in_words():
 
 
 def test_judge_items_reads_limits_and_runs(tmp_path):
-    from evallab.judges import OpenAICompatibleJudge
-    from evallab.judges.items import judge_items
+    from evallab.judges import OpenAICompatibleJudge, judge_items
     from evallab.testing import LocalJudgeServer
 
     items = tmp_path / "items.jsonl"
@@ -217,7 +216,7 @@ def test_judge_items_reads_limits_and_runs(tmp_path):
 
 # ------------------------------------------------------------------------------------------------- drift
 def test_compare_files_names_the_file_not_the_role(tmp_path):
-    from evallab.experiments.drift import compare_files
+    from evallab.experiments import compare_files
 
     rows = [(f"i{k}", "1" if k % 3 else "2") for k in range(30)]
     base = _verdicts(rows, subset="s")
@@ -236,7 +235,7 @@ def test_compare_files_names_the_file_not_the_role(tmp_path):
 
 # --------------------------------------------------------------------------------------------- inflation
 def test_run_experiment_checks_k_before_reading_items_or_asking():
-    from evallab.experiments.inflation import run_experiment
+    from evallab.experiments import run_experiment
 
     with pytest.raises(DataError, match="even number of anchors k >= 2"):
         run_experiment(NeverCalled(), "/no/such/keryx/folder", ("balanced",), k=3)
@@ -318,7 +317,7 @@ def test_eval_outputs_and_bootstrap_outputs(tmp_path):
 
 # ------------------------------------------------------------------------------------------ skill files
 def test_file_kind_by_name_then_by_content(tmp_path):
-    from evallab.experiments.validate import file_kind
+    from evallab.experiments._validate import file_kind
 
     def j(name, doc):
         p = tmp_path / name
@@ -338,7 +337,7 @@ def test_file_kind_by_name_then_by_content(tmp_path):
 
 
 def test_validate_paths_lines_and_failures(tmp_path):
-    from evallab.experiments.validate import FileCheck, expand_paths, validate_paths
+    from evallab.experiments._validate import FileCheck, expand_paths, validate_paths
 
     valid = FIX / "scenarios" / "valid" / "evals.json"
     lines = validate_paths([valid, tmp_path / "missing.json", valid])
@@ -351,7 +350,7 @@ def test_validate_paths_lines_and_failures(tmp_path):
 
 
 def test_judge_check_path_needs_an_evals_file(tmp_path):
-    from evallab.experiments.judge_check import judge_check_path
+    from evallab.experiments import judge_check_path
 
     with pytest.raises(EvallabError, match="no evals.json found"):
         judge_check_path(tmp_path, NeverCalled())
@@ -414,7 +413,7 @@ def test_run_notebook_refuses_bad_input_before_anything_is_written(tmp_path):
 
 
 class _FakeServer:
-    """What :func:`evallab.judges.local.serve` uses of a LocalLlamaServer; dies after ``dies_after`` checks."""
+    """What :func:`evallab.judges.serve` uses of a LocalLlamaServer; dies after ``dies_after`` checks."""
 
     dies_after: int | None = None
     made: list = []
@@ -437,7 +436,7 @@ class _FakeServer:
 def test_serve_stops_on_sigterm_and_restores_the_handler(monkeypatch):
     import signal
 
-    from evallab.judges import local
+    from evallab.judges import _local as local
 
     monkeypatch.setattr(local, "LocalLlamaServer", _FakeServer)
     before = signal.getsignal(signal.SIGTERM)
@@ -449,7 +448,7 @@ def test_serve_stops_on_sigterm_and_restores_the_handler(monkeypatch):
 
 
 def test_serve_raises_when_the_server_dies(monkeypatch):
-    from evallab.judges import local
+    from evallab.judges import _local as local
 
     class Dies(_FakeServer):
         dies_after = 2

@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from evallab.datasets import load_llmbar
-from evallab.datasets.llmbar import UNPARSED_ERROR
+from evallab.datasets._llmbar import UNPARSED_ERROR
 from evallab.errors import DataError
 from evallab.paths import data_dir
 

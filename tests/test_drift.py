@@ -20,13 +20,12 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from evallab import verdicts as V
-from evallab.datasets import calibration, load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
+from evallab.datasets import _calibration as calibration
+from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
 from evallab.errors import DataError, EvallabError
-from evallab.experiments import drift as drift_exp
-from evallab.judges.parsing import parse_reply
-from evallab.judges.types import JudgeReply
-from evallab.metrics import _drift as drift
-from evallab.metrics import _evaluators as evaluators
+from evallab.experiments import _drift as drift_exp
+from evallab.judges import JudgeReply, parse_reply
+from evallab.metrics import _drift as drift, _evaluators as evaluators
 from evallab.metrics._agreement import cohen_kappa, judge_agreement
 from evallab.paths import REPO_ROOT, data_dir
 

@@ -19,6 +19,7 @@ from cli_helper import run_cli
 from evallab import importers as I
 from evallab.datasets import load_verdicts
 from evallab.errors import DataError
+from evallab.importers._mt_bench import mt_bench_human_gold
 from evallab.paths import data_dir
 
 FORMATS = data_dir("formats")
@@ -142,7 +143,7 @@ def test_mt_bench_human_as_judges_and_as_gold():
         w = r["winner"]
         want = "tie" if w.startswith("tie") else ("1" if r[w] == o1 else "2")
         assert row["verdict"] == want and row["judge"] == r["judge"] and row["order"] == ""
-    g = I.mt_bench_human_gold(HUMAN, rule="majority")
+    g = mt_bench_human_gold(HUMAN, rule="majority")
     # recount: per (question, turn, pair) the labels of every annotator
     items = collections.defaultdict(list)
     for r in rows:

@@ -13,8 +13,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from evallab.errors import DataError
-from evallab.experiments import inflation as X
-from evallab.judges import prompts
+from evallab.experiments import _inflation as X
+from evallab.judges import _prompts as prompts
 from evallab.metrics import _inflation as I
 from evallab.skills import load_calibration_items
 
@@ -239,7 +239,7 @@ def test_requests_need_other_scenarios(items):
 
 # ------------------------------------------------------------------------------------------ parameter recovery
 HAVE_SIM = importlib.util.find_spec("evallab.testing") is not None and \
-    importlib.util.find_spec("evallab.judges.runner") is not None
+    importlib.util.find_spec("evallab.judges._runner") is not None
 
 
 @pytest.mark.skipif(not HAVE_SIM, reason="needs evallab.testing.LocalJudgeServer/SimulatedJudge and "

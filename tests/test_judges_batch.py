@@ -36,7 +36,7 @@ def test_batch_run_parses_every_reply_at_half_price(tmp_path):
     assert df["cost_usd"].astype(float).tolist() == pytest.approx((live["cost_usd"].astype(float) / 2).tolist())
     assert len(pd.read_parquet(tmp_path / "v.parquet")) == 30
     assert df.attrs["run"]["batch_replies"] == 30 and df.attrs["run"]["calls"] == 0
-    from evallab.judges.runner import cost_text
+    from evallab.judges._runner import cost_text
 
     assert cost_text(df.attrs["run"]).startswith("$")  # paid through the batch, not "nothing"
 
@@ -70,8 +70,8 @@ def test_batch_of_2000_resumes_once_after_a_kill(tmp_path):
     assert batch_id == "batch_sim_1" and not state.exists()
     table = pd.read_parquet(out)
     assert len(table) == n and table["item_id"].is_unique and table["verdict"].notna().all()
-    from evallab.datasets.generic import read_table
-    from evallab.judges.items import requests_from_items
+    from evallab.datasets import read_table
+    from evallab.judges._items import requests_from_items
 
     reqs = requests_from_items(read_table(items), kind="auto", orders=["ab"], samples=1, temperature=0.0,
                                seed=None, max_tokens=None, path=items)

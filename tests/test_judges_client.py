@@ -19,9 +19,9 @@ from evallab.judges import (
     OpenAICompatibleJudge,
     build_pairwise,
     build_pointwise,
-    cache_key,
     run_jobs,
 )
+from evallab.judges._cache import cache_key
 from evallab.testing import Fault, LocalJudgeServer, SimulatedJudge
 
 
@@ -209,7 +209,7 @@ def test_prefetch_answers_the_run_without_a_query_per_request(server, tmp_path):
 def test_prefetch_goes_chunk_by_chunk_as_the_run_reaches_them(server, tmp_path, monkeypatch):
     """With chunks of 5, a run of 12 requests (the first 5 cached) makes ceil(12 / 5) = 3 lookups, each one IN
     query, and no query per request — also when every reply comes from the cache and no worker ever waits."""
-    import evallab.judges.runner as R
+    import evallab.judges._runner as R
 
     monkeypatch.setattr(R, "PREFETCH_CHUNK", 5)
     reqs = _reqs(12)
@@ -266,7 +266,7 @@ def test_the_schema_asks_for_the_reason_before_the_verdict(dialect):
 def test_a_schemas_properties_keep_their_order_and_every_other_key_is_sorted():
     """canonical(): keys sorted at every level except the members of a ``properties`` mapping (a property NAMED
     "properties" inside it is a member, not a schema keyword); lists keep their order. Expected text written out."""
-    from evallab.judges.cache import body_key, canonical_json
+    from evallab.judges._cache import body_key, canonical_json
 
     schema = {"type": "object", "required": ["z", "a"],
               "properties": {"z": {"type": "string", "enum": ["y", "x"]}, "properties": {"type": "string"},
@@ -408,7 +408,7 @@ def test_api_key_value_is_written_nowhere(monkeypatch, tmp_path):
 
 
 def test_server_messages_are_redacted(monkeypatch):
-    from evallab.judges.client import redact
+    from evallab.judges._client import redact
 
     monkeypatch.setenv("EVALLAB_RKEY", "k3y-value-0042")
     msg = "Incorrect API key provided: k3y-value-0042; other sk-proj-Ab12Cd34Ef and sk-ab***yz"
@@ -436,7 +436,7 @@ def test_unknown_cost_is_unknown_not_zero(server, tmp_path, capsys):
     priced = run_jobs(_judge(server, prices={"sim-judge": [1, 1]}), reqs, progress=False)
     assert priced.attrs["run"]["unpriced"] == 0 and priced.attrs["run"]["cost_usd"] > 0
     assert usage_summary(priced)["cost_usd"].iloc[0] == pytest.approx(priced["cost_usd"].astype(float).sum())
-    from evallab.judges.runner import cost_text
+    from evallab.judges._runner import cost_text
 
     assert cost_text(run) == "unknown (3 replies without a price; pass --prices)"
     assert cost_text({"calls": 0, "cost_usd": 0.0, "unpriced": 0}) == "nothing (no live call)"  # a rerun from the cache
@@ -449,7 +449,7 @@ def test_canonical_json_in_one_pass_is_the_text_canonical_gives():
     that is not a dict, a "properties" key) and with text that only looks like one."""
     import types
 
-    from evallab.judges.cache import canonical, canonical_json
+    from evallab.judges._cache import canonical, canonical_json
 
     def reference(obj):
         return json.dumps(canonical(obj), ensure_ascii=False, separators=(",", ":"), default=str)
@@ -477,7 +477,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
 @given(_JSON)
 def test_canonical_json_equals_its_definition_on_any_json(obj):
     """Any JSON value, "properties" keys at any depth included: the one-pass text is json.dumps of canonical()."""
-    from evallab.judges.cache import canonical, canonical_json
+    from evallab.judges._cache import canonical, canonical_json
 
     assert canonical_json(obj) == json.dumps(canonical(obj), ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -489,7 +489,7 @@ def test_the_hot_path_json_reads_and_writes_as_the_standard_library():
 
     import numpy as np
 
-    from evallab.judges import jsoncodec
+    from evallab.judges import _jsoncodec as jsoncodec
 
     assert jsoncodec.loads(b'{"a": NaN}')["a"] != jsoncodec.loads(b'{"a": NaN}')["a"]  # NaN, as json.loads reads it
     assert jsoncodec.loads('"\\ud800"') == "\ud800"
@@ -509,7 +509,7 @@ def test_an_endpoint_never_reached_stops_the_run_in_one_line(tmp_path, transport
     JudgeFatalError naming the URL — no failed row per request."""
     import socket
 
-    from evallab.judges.client import JudgeFatalError
+    from evallab.judges import JudgeFatalError
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from evallab.judges import OpenAICompatibleJudge, build_pairwise, build_pointwise, run_jobs
-from evallab.judges.limits import (
+from evallab.judges._limits import (
     OK,
     OVERLOAD,
     AdaptiveLimiter,
@@ -160,7 +160,7 @@ def test_requests_per_minute_budget_holds_requests_client_side():
 
 
 def test_limiter_grows_in_slow_start_and_cuts_once_per_round_trip():
-    """Limits worked out by hand from the rules in evallab.judges.limits."""
+    """Limits worked out by hand from the rules in evallab.judges._limits."""
     async def main():
         lim = AdaptiveLimiter(32, initial=4)
         sent = [await lim.acquire() for _ in range(4)]
@@ -246,7 +246,7 @@ def test_a_later_judge_on_the_same_endpoint_starts_from_the_learnt_limit():
         run_jobs(first, _points(200), progress=False)
         learnt = first.limiter.limit
         assert first.limiter.history[0][1] == 2 and learnt > 2
-        from evallab.judges.client import _LIMIT_MEMORY
+        from evallab.judges._client import _LIMIT_MEMORY
 
         assert _LIMIT_MEMORY[(srv.base_url, "sim-judge")] == (learnt, first.limiter.slow_start)
         second = OpenAICompatibleJudge(srv.base_url, "sim-judge", max_concurrency=16)

@@ -12,7 +12,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from evallab.judges.local import (
+from evallab.judges._local import (
     SMOLLM2_FILE,
     SMOLLM2_SHA256,
     LocalLlamaServer,
@@ -29,9 +29,9 @@ EVALLAB = [sys.executable, "-m", "evallab.cli"]
 @pytest.fixture(scope="module")
 def llama_answers():
     """Before any test that starts the real server: the installed llama.cpp answers one request
-    (:func:`evallab.judges.local.smoke_check`, in a child process). When it does not — e.g. a native build that
+    (:func:`evallab.judges._local.smoke_check`, in a child process). When it does not — e.g. a native build that
     crashes on its first decode — each such test fails with that one line instead of a connection error."""
-    from evallab.judges.local import smoke_check
+    from evallab.judges._local import smoke_check
 
     why = smoke_check()
     if why:
@@ -79,7 +79,7 @@ def test_python_errors_name_the_file(tmp_path):
 def test_ten_llmbar_pairs_through_evallab_judge_with_structured_verdicts(tmp_path, llama_answers):
     """10 LLMBar Natural pairs in both orders through `evallab judge` against the real server with structured
     verdicts: 20 parsed replies; the recording replays to identical verdicts; the server is gone afterwards."""
-    from evallab.datasets.llmbar import load_llmbar
+    from evallab.datasets import load_llmbar
 
     items = load_llmbar(subsets=["LLMBar/Natural"], with_text=True).items
     items = items[items["subset"] == "LLMBar/Natural"].head(10)
@@ -144,7 +144,7 @@ def test_auto_detects_the_llamacpp_dialect_on_the_real_server(llama_answers):
 def test_run_live_writes_tables_recordings_and_a_card_and_resumes(tmp_path, llama_answers):
     """`evallab live` on a tiny config against the real server: every request answered once, a recording per part,
     a run card with the model's sha256; a rerun makes no call and the card still counts the first run's calls."""
-    from evallab.experiments.live import LiveConfig, run_live
+    from evallab.experiments import LiveConfig, run_live
 
     cfg = LiveConfig(n_pairs=2, samples=2, text_pairs=1, max_tokens=48, studies=("position", "drift", "text"))
     card = run_live(tmp_path, config=cfg, progress=False)
@@ -185,7 +185,7 @@ def test_logprobs_are_recorded_from_a_server_started_with_logits_all(llama_answe
 def test_smoke_check_names_a_crash_on_the_first_request(monkeypatch):
     """The check make test runs before these tests: a llama.cpp that dies on its first decode (a stand-in script
     that prints what llama.cpp prints and kills itself with SIGSEGV) gives one line with the signal and the output."""
-    import evallab.judges.local as local
+    import evallab.judges._local as local
 
     monkeypatch.setattr(local, "_SMOKE", "import os, signal, sys; print('Fatal Python error: Segmentation fault', "
                                          "file=sys.stderr, flush=True); os.kill(os.getpid(), signal.SIGSEGV)")
@@ -196,6 +196,6 @@ def test_smoke_check_names_a_crash_on_the_first_request(monkeypatch):
 
 
 def test_smoke_check_passes_on_the_installed_build():
-    from evallab.judges.local import smoke_check
+    from evallab.judges._local import smoke_check
 
     assert smoke_check() is None

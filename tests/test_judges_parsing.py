@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evallab.judges import build_pairwise
-from evallab.judges.parsing import parse_reply_full, parse_verdict, parse_verdict_full
+from evallab.judges._parsing import parse_reply_full, parse_verdict, parse_verdict_full
 
 CORPUS = [json.loads(line) for line in
           (Path(__file__).parent / "data" / "judges" / "parser_corpus.jsonl").read_text().splitlines()]

@@ -12,14 +12,13 @@ from evallab.judges import (
     Anchor,
     build_pairwise,
     build_pointwise,
-    cost_usd,
     parse_reply,
     parse_verdict,
-    price_table,
     request_digest,
 )
-from evallab.judges.prompts import anchor_headings, answer_text, fence, shown_outputs
-from evallab.judges.runner import parse_judge_spec
+from evallab.judges._pricing import cost_usd, price_table
+from evallab.judges._prompts import anchor_headings, answer_text, fence, shown_outputs
+from evallab.judges._runner import parse_judge_spec
 
 
 def test_digest_is_the_keryx_rule():

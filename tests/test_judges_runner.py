@@ -121,7 +121,7 @@ def test_resume_reasks_and_replaces_rows_whose_request_changed(tmp_path, fmt, ca
 
 def test_changed_k_in_the_inflation_experiment_is_reasked(tmp_path, local_judge_server):
     """The reported case: run_experiment(k=4, record_dir=D) then k=2 into D must give k=2's answers."""
-    from evallab.experiments import inflation as infl
+    from evallab.experiments import _inflation as infl
 
     variants = ("balanced", "pass-only")
     run4 = infl.run_experiment(_judge(local_judge_server), variants=variants, k=4, max_items=2, record_dir=tmp_path)
@@ -442,7 +442,8 @@ def test_cli_pairwise_csv_items_both_orders(tmp_path, monkeypatch, capsys):
 
 
 def test_recording_extension_is_only_for_evallab_written_files():
-    from evallab.judges import RecordingError, load_recordings, parse_recording
+    from evallab.judges import RecordingError, load_recordings
+    from evallab.judges._recordings import parse_recording
 
     entry = {"scenarioId": "x", "kind": "item#ab", "requestDigest": "0" * 64,
              "samples": [{"verdict": "1", "reason": "r"}]}

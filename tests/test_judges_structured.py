@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evallab.judges import Cache, OpenAICompatibleJudge, build_pairwise, build_pointwise, run_jobs
-from evallab.judges.client import format_fields, verdict_logprob, verdict_schema
+from evallab.judges._client import format_fields, verdict_logprob, verdict_schema
 from evallab.testing import VERDICT_LOGPROB, LocalJudgeServer, SimulatedJudge
 
 
@@ -43,7 +43,7 @@ def test_dialect_is_detected_remembered_and_used(tmp_path, dialect, want, first_
         if want != "text":
             assert df["response_format"].eq(want).all()
         # remembered in the cache file: a new judge (new process memory aside) asks nothing again
-        from evallab.judges import client as C
+        from evallab.judges import _client as C
 
         C._DIALECT_MEMORY.clear()
         assert Cache(tmp_path / "c.sqlite").get_endpoint(f"dialect {srv.base_url} sim-judge") == want

@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from evallab.experiments.calibrate import probe_requests
-from evallab.experiments.live import CONTENT_FREE, LIVE_DIR, LiveConfig, llmbar_pairs, pair_requests
+from evallab.experiments._calibrate import probe_requests
+from evallab.experiments._live import CONTENT_FREE, LIVE_DIR, LiveConfig, llmbar_pairs, pair_requests
 from evallab.judges import ReplayJudge, run_jobs
 
 CARD = LIVE_DIR / "run_card.json"
@@ -32,7 +32,7 @@ def test_run_card_names_the_model_and_versions():
 
 def _requests(study: str, part: dict, cfg: LiveConfig) -> list:
     """The requests of a part, rebuilt from the code and the run card's config (as `make live` built them)."""
-    from evallab.experiments.inflation import build_requests
+    from evallab.experiments._inflation import build_requests
     from evallab.skills import load_calibration_items
 
     temp, version = float(part["temperature"]), part["prompt_version"]

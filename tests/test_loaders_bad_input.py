@@ -23,8 +23,14 @@ from cli_helper import run_cli
 
 from evallab import fileio as F
 from evallab import skills
-from evallab.datasets import load_alpaca_eval, load_gold_set, load_llmbar, load_verdicts, read_table
-from evallab.datasets.alpaca_eval import load_alpaca_eval_annotators
+from evallab.datasets import (
+    load_alpaca_eval,
+    load_alpaca_eval_annotators,
+    load_gold_set,
+    load_llmbar,
+    load_verdicts,
+    read_table,
+)
 from evallab.errors import DataError, EvallabError
 from evallab.judges import load_recording, load_recordings
 from evallab.paths import data_dir

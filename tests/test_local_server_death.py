@@ -20,7 +20,7 @@ import pytest
 from cli_helper import run_cli
 
 from evallab.judges import JudgeFatalError, build_pairwise, run_jobs
-from evallab.judges.local import LocalLlamaServer, LocalServerError, log_tail, server_death
+from evallab.judges._local import LocalLlamaServer, LocalServerError, log_tail, server_death
 
 MARKER = "ggml_compute_forward: stand-in crash marker"
 
@@ -148,7 +148,7 @@ def test_serve_local_says_why_its_server_stopped(gguf, monkeypatch, capsys):
     class DiesLater(StandIn):
         mode = "segv-later"
 
-    import evallab.judges.local as local
+    import evallab.judges._local as local
 
     monkeypatch.setattr(local, "LocalLlamaServer", DiesLater)
     code, out = run_cli(["serve-local", "--model", gguf], capsys)
@@ -172,7 +172,7 @@ def test_log_tail_keeps_the_last_lines_cut_to_length(tmp_path):
 
 
 def test_describe_exit_names_signals_and_statuses():
-    from evallab.judges.local import describe_exit
+    from evallab.judges._local import describe_exit
 
     assert describe_exit(-signal.SIGSEGV) == "was killed by SIGSEGV (signal 11)"
     assert describe_exit(-signal.SIGKILL) == "was killed by SIGKILL (signal 9)"

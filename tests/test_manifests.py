@@ -83,9 +83,9 @@ def test_run_eval_state_file_and_coverage(tmp_path, manifest):
     (out / "token-movers" / "2026-05-11.md").write_text(GOOD_TOKEN)
     (out / "hn-digest.md").write_text("# HN\nstuff")
     state = tmp_path / "evals-state.json"
-    found = M.find_outputs(out)
+    found = _manifests.find_outputs(out)
     assert sorted(found) == ["hn-digest", "token-movers"]
-    run = M.run_eval(manifest, {k: v[-1] for k, v in found.items()}, state_path=state, installed=list(found))
+    run = _manifests.run_eval(manifest, {k: v[-1] for k, v in found.items()}, state_path=state, installed=list(found))
     assert run.coverage_gaps == ["hn-digest"]
     assert sorted(run.no_output) == ["narrative-tracker", "paper-pick"]
     assert set(run.results["state"]) == {"PASS"}
@@ -93,8 +93,8 @@ def test_run_eval_state_file_and_coverage(tmp_path, manifest):
     assert doc["skills"]["token-movers"]["assertions"]["min_words"]["pass_streak"] == 1
     # next run regresses on the forbidden pattern: NEW_FAIL with the prior streak, summary names it
     (out / "token-movers" / "2026-05-12.md").write_text(GOOD_TOKEN + "\nAs an AI, I think so.")
-    found = M.find_outputs(out)
-    run = M.run_eval(manifest, {k: v[-1] for k, v in found.items()}, state_path=state, installed=list(found))
+    found = _manifests.find_outputs(out)
+    run = _manifests.run_eval(manifest, {k: v[-1] for k, v in found.items()}, state_path=state, installed=list(found))
     nf = run.results[run.results["state"] == "NEW_FAIL"]
     assert nf["assertion"].tolist() == ["forbidden_patterns[as an AI]"] and nf["prior_pass_streak"].tolist() == [1]
     assert "token-movers — forbidden_patterns[as an AI]" in run.summary()
@@ -117,7 +117,7 @@ def test_catastrophic_regex_is_a_finding_not_a_hang(tmp_path):
     before = {"version": 1, "skills": {"slow-skill": {"assertions": {"output_pattern": {
         "last": True, "pass_streak": 4, "fail_streak": 0, "ever_passed": True, "runs": 4}}}}}
     state.write_text(json.dumps(before))
-    run = M.run_eval(m, state_path=state, texts={"slow-skill": "a" * 5000 + "!"})
+    run = _manifests.run_eval(m, state_path=state, texts={"slow-skill": "a" * 5000 + "!"})
     r = run.results.set_index("assertion")
     assert r.loc["output_pattern", "passed"] is None and "timed out" in r.loc["output_pattern", "error"]
     assert r.loc["output_pattern", "state"] == "NOT_EVALUATED" and r.loc["min_words", "passed"] is True
@@ -132,7 +132,7 @@ def test_skill_with_only_unevaluated_assertions_is_not_pass(tmp_path):
          "mixed": {"min_words": 1, "output_pattern": "(a+)+$"},
          "fine": {"min_words": 1}}
     text = "a" * 5000 + "!"
-    run = M.run_eval(m, state_path=tmp_path / "s.json",
+    run = _manifests.run_eval(m, state_path=tmp_path / "s.json",
                      texts={"only-regex": text, "mixed": text, "fine": "hello world"})
     s = run.skills.set_index("skill")
     # hand count: only-regex 0 failed / 1 not evaluated; mixed 0 failed / 1 not evaluated; fine 0 / 0
@@ -145,7 +145,7 @@ def test_skill_with_only_unevaluated_assertions_is_not_pass(tmp_path):
     assert "only-regex — 1 of 1 assertion(s) not evaluated" in text_summary
     assert "mixed — 1 of 2 assertion(s) not evaluated" in text_summary
     # a failure still wins over "not evaluated"
-    run = M.run_eval({"x": {"min_words": 50, "output_pattern": "(a+)+$"}}, state_path=None, texts={"x": text})
+    run = _manifests.run_eval({"x": {"min_words": 50, "output_pattern": "(a+)+$"}}, state_path=None, texts={"x": text})
     assert run.skills["status"].tolist() == ["FAIL"]
 
 
@@ -179,7 +179,7 @@ def test_malformed_state_is_never_overwritten(tmp_path, manifest, name, text):
     raw = (TD / "states" / name).read_bytes()
     state.write_bytes(raw)
     with pytest.raises(M.ManifestError, match=text):
-        M.run_eval(manifest, state_path=state, texts={"token-movers": GOOD_TOKEN})
+        _manifests.run_eval(manifest, state_path=state, texts={"token-movers": GOOD_TOKEN})
     assert state.read_bytes() == raw
 
 

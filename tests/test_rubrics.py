@@ -75,7 +75,7 @@ def test_broken_rubric_yields_its_finding(name):
 
 @pytest.mark.parametrize("name", sorted(BROKEN_PRESETS))
 def test_broken_preset_yields_its_finding(name):
-    found = R.validate_preset(HERE / "composition-presets" / name, LIB)
+    found = _rubrics.validate_preset(HERE / "composition-presets" / name, LIB)
     assert [(f.code, f.line) for f in found] == BROKEN_PRESETS[name], [str(f) for f in found]
 
 
@@ -114,7 +114,7 @@ def test_missing_file_is_a_clear_error(tmp_path):
 def test_hard_fail_overrides_weighted_average_above_0_8():
     lib = R.load_library()
     pre = R.parse_preset(HERE / "composition-presets" / "lean-functionality.md")
-    assert R.validate_preset(pre.path, LIB) == []
+    assert _rubrics.validate_preset(pre.path, LIB) == []
     v = R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "FAIL", "code-quality": "PASS"},
                          lib.rubrics)
     # hand count: 0.35·1 + 0.15·0 + 0.50·1 = 0.85 > 0.8, yet functionality FAIL ≥ its threshold FAIL

@@ -18,11 +18,11 @@ from cli_helper import run_cli
 
 from evallab import skills as S
 from evallab.errors import DataError
-from evallab.experiments import judge_check
+from evallab.experiments import _judge_check as judge_check
 from evallab.judges import EXPECTED, KINDS, RecordingError, load_recording, load_recordings, to_verdicts
 from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.skills import _integrity
+from evallab.skills import _integrity, _trials
 from evallab.skills._scenario_schema import Calibration
 
 KERYX = data_dir("keryx")
@@ -242,11 +242,11 @@ def test_trial_causes_answer_variation_unresolved_and_markup_forms():
     rep, _ = _trial_report([("a", "pass"), ("b", "fail")])
     assert S.trial_causes(rep)["cause"].tolist() == ["unresolved", "unresolved"]
     # runner failures: empty output and the common tool-call forms; a plain answer is not one
-    assert S.runner_failure("") == "no output" and S.runner_failure("  \n") == "no output"
+    assert _trials.runner_failure("") == "no output" and _trials.runner_failure("  \n") == "no output"
     for text in ("<｜｜DSML｜｜ calls>", "<tool_call>{}</tool_call>", "<function_calls><invoke name=\"bash\">",
                  '{"tool_calls": [{"id": 1}]}', "<｜tool▁calls▁begin｜>"):
-        assert S.runner_failure("Let me look first.\n" + text).startswith("tool-call markup"), text
-    assert S.runner_failure("Use a `sync.WaitGroup` and call `wg.Wait()`.") == ""
+        assert _trials.runner_failure("Let me look first.\n" + text).startswith("tool-call markup"), text
+    assert _trials.runner_failure("Use a `sync.WaitGroup` and call `wg.Wait()`.") == ""
 
 
 def test_empty_answer_carries_no_judge_statistic(ag):

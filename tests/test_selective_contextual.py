@@ -10,7 +10,7 @@ from scipy import stats as sps
 
 from evallab import simulation as S
 from evallab.errors import DataError
-from evallab.experiments import calibrate as X
+from evallab.experiments import _calibrate as X
 from evallab.metrics import _contextual as CC
 from evallab.metrics import _selective as L
 from evallab.skills import load_calibration_items
@@ -147,8 +147,8 @@ def test_one_verdict_per_answer_cannot_be_calibrated_and_says_so(probe_run):
 def test_probe_prompts_show_the_items_anchors(probe_run):
     items = load_calibration_items()
     reqs = X.probe_requests(items, ("pass-only",), samples=1)
-    from evallab.experiments.inflation import build_requests
-    from evallab.judges.prompts import answer_text
+    from evallab.experiments._inflation import build_requests
+    from evallab.judges import answer_text
 
     item_req = next(r for r in build_requests(items, ("pass-only",)) if r.metadata["scenario_id"] ==
                     reqs[0].metadata["scenario_id"])

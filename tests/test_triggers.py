@@ -19,7 +19,14 @@ import pytest
 from evallab import skills as T
 from evallab.errors import DataError
 from evallab.paths import data_dir
-from evallab.skills import _thresholds, _tokenize, catalog_from_records, load_catalog
+from evallab.skills import (
+    _thresholds,
+    _tokenize,
+    _trigger_loo,
+    _trigger_select,
+    catalog_from_records,
+    load_catalog,
+)
 
 HERE = Path(__file__).parent
 BAD = HERE / "data" / "triggers"
@@ -223,8 +230,8 @@ def test_check_selected_category_rule_by_hand():
         {"catalog_id": "x/b", "name": "bbb", "description": "alpha."},
         {"catalog_id": "y/c", "name": "ccc", "description": "alpha beta."},
     ])
-    a = T.check_selected("alpha beta", "x/a", cat)
-    b = T.check_selected("alpha beta", "x/b", cat)
+    a = _trigger_select.check_selected("alpha beta", "x/a", cat)
+    b = _trigger_select.check_selected("alpha beta", "x/b", cat)
     assert a.selected and a.score == 1.0 and a.outranked_by is None
     # df(alpha)=3 → idf 1; df(beta)=2 → ln(4/3)+1
     ib = math.log(4 / 3) + 1
@@ -295,7 +302,7 @@ def test_vectorised_matches_naive_and_per_call_api(keryx):
     np.testing.assert_allclose(dv, dn, atol=1e-9)
     loo = T.leave_one_out(keryx, probes)
     for row in loo.iloc[:12].itertuples():
-        c = T.check_selected_leave_one_out(row.prompt, row.skill_id, keryx, row.source_trigger)
+        c = _trigger_select.check_selected_leave_one_out(row.prompt, row.skill_id, keryx, row.source_trigger)
         assert c.selected == row.selected and c.score == pytest.approx(row.score)
         assert c.description_score == pytest.approx(row.description_score) and c.rank == row.rank
 
@@ -307,21 +314,21 @@ def test_leave_one_out_removes_only_the_probe_trigger_by_hand():
         {"catalog_id": "x/a", "name": "aaa", "description": "Handles zeta.", "triggers": ["zeta check", "zeta"]},
         {"catalog_id": "y/b", "name": "bbb", "description": "Runs a check."},
     ])
-    c = T.check_selected_leave_one_out("zeta check", "x/a", cat, "zeta check")
+    c = _trigger_select.check_selected_leave_one_out("zeta check", "x/a", cat, "zeta check")
     # reduced catalog: x/a = {aaa, handl, zeta}, y/b = {bbb, run, check}; df(zeta) = df(check) = 1 → equal weights:
     # x/a covers half, y/b covers half (a tie, not strictly above) → selected; description-only x/a also 0.5
     assert c.score == pytest.approx(0.5) and c.outranked_by is None
     assert c.description_score == pytest.approx(0.5)
     assert c.selected is True
     # without leaving the trigger out, x/a's own "zeta check" trigger covers the whole probe
-    assert T.check_selected("zeta check", "x/a", cat).score == pytest.approx(1.0)
+    assert _trigger_select.check_selected("zeta check", "x/a", cat).score == pytest.approx(1.0)
 
 
 def test_nearest_skills_and_negatives(keryx):
-    nn = T.nearest_skills("review/review-frontend", keryx, 3)
+    nn = _trigger_select.nearest_skills("review/review-frontend", keryx, 3)
     assert len(nn) == 3 and "review/review-frontend" not in set(nn.skill_id)
     assert list(nn.score) == sorted(nn.score, reverse=True)
-    neg = T.negative_probes(keryx)
+    neg = _trigger_loo.negative_probes(keryx)
     cats = {s.id: s.category for s in keryx}
     assert (neg.groupby("skill_id").size() <= 3).all()
     assert all(cats[a] != cats[b] for a, b in zip(neg.skill_id, neg.from_skill, strict=True))
@@ -495,12 +502,12 @@ def test_choose_threshold_by_hand():
     tot = c.sum(0)
     # at 0.55: TP 3 (0.9, 0.6, 0.8), FP 1 (0.7), FN 1, TN 7 → accuracy 10/12, F1 6/8
     assert list(tot[2]) == [3, 1, 1, 7]
-    thr, val = T.choose_threshold(tot, g, "accuracy")
+    thr, val = _thresholds.choose_threshold(tot, g, "accuracy")
     assert (thr, val) == (0.55, pytest.approx(10 / 12))
-    thr, val = T.choose_threshold(tot, g, "f1")
+    thr, val = _thresholds.choose_threshold(tot, g, "f1")
     assert (thr, val) == (0.55, pytest.approx(6 / 8))
     # zero FP first at 0.75 (0.7 is the largest negative): recall 2/4
-    thr, val = T.choose_threshold(tot, g, "recall_at_zero_fp")
+    thr, val = _thresholds.choose_threshold(tot, g, "recall_at_zero_fp")
     assert (thr, val) == (0.75, pytest.approx(0.5))
 
 
@@ -535,7 +542,7 @@ def test_recall_at_zero_fp_infeasible_is_nan_and_keryx_constrained_too():
     pairs = pd.concat([_toy_pairs(), tie], ignore_index=True)
     grid = [0.3, 0.45, 0.55, 0.65, 0.75, 0.95, 1.0]
     _, _, g, c = _thresholds.confusion_by_probe(pairs, "select", grid)
-    assert T.choose_threshold(c.sum(0), g, "recall_at_zero_fp") == (pytest.approx(float("nan"), nan_ok=True),
+    assert _thresholds.choose_threshold(c.sum(0), g, "recall_at_zero_fp") == (pytest.approx(float("nan"), nan_ok=True),
                                                                     pytest.approx(float("nan"), nan_ok=True))
     row = T.tune_thresholds(pairs, "select", grid=grid, n_resamples=50, n_splits=2).table.set_index(
         "objective").loc["recall_at_zero_fp"]

@@ -1,5 +1,5 @@
-"""``evallab drift --baseline A --candidate B --tolerance 0.05`` (:func:`evallab.experiments.drift.compare_files`)
-and ``evallab drift-replay GOLD ...`` (:func:`evallab.experiments.drift.calibration_drift`).
+"""``evallab drift --baseline A --candidate B --tolerance 0.05`` (:func:`evallab.experiments.compare_files`)
+and ``evallab drift-replay GOLD ...`` (:func:`evallab.experiments.calibration_drift`).
 
 Exit status: 0 when the gate passes, 1 when it fails (a group or the whole table changes more than the tolerance
 of its verdicts beyond chance, or nothing could be tested), 2 on bad input (one-line message from
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare a candidate judge with a baseline on the same requests; exit 1 when the drift gate fails."""
         from evallab.datasets import write_table
-        from evallab.experiments.drift import compare_files
+        from evallab.experiments import compare_files
         from evallab.metrics._drift import DEFAULT_BY, MATCH_ON
 
         rep = compare_files(baseline, candidate, by=_parse_cols(by) or list(DEFAULT_BY),
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("drift-replay")
     def replay_cmd(
-        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.datasets.calibration)"),
+        gold: Path = typer.Argument(..., help="Calibration set: JSONL, one item per line (see evallab.datasets.load_gold_set)"),
         base_url: str = typer.Option("", help="OpenAI-compatible endpoint of the NEW judge, e.g. http://host/v1"),
         model: str = typer.Option("", help="Model id of the new judge"),
         api_key_env: str = typer.Option("", help="NAME of the environment variable holding the API key"),
@@ -92,7 +92,7 @@ def register(app: typer.Typer) -> None:
         record: Path | None = typer.Option(None, help="Also write a keryx-format recording of the run"),
     ) -> None:
         """MeowKit rule 6: replay a calibration set through a new judge; exit 1 when the drift gate fails."""
-        from evallab.experiments.drift import calibration_drift
+        from evallab.experiments import calibration_drift
         from evallab.judges import make_judge
 
         judge = make_judge(base_url, model, api_key_env, label=label or None, replay_dir=replay_dir)

@@ -1,5 +1,5 @@
 """``evallab inflation run|table`` — the anchor-set study from the command line
-(:func:`evallab.experiments.inflation.run_experiment`, :func:`evallab.metrics._inflation.inflation_tables`)."""
+(:func:`evallab.experiments.run_experiment`, :func:`evallab.metrics._inflation.inflation_tables`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def run_cmd(
         help="Folder with stacks/*/skills/*/evals.json (default: bundled)")] = None,
 ) -> None:
     """Run the anchor-set experiment on the keryx calibration items and print the inflation table."""
-    from evallab.experiments.inflation import DEFAULT_VARIANTS, run_experiment
+    from evallab.experiments import DEFAULT_VARIANTS, run_experiment
     from evallab.judges import make_judge
 
     judge = make_judge(judge_base_url, judge_model, judge_api_key_env, replay_dir=replay_dir)

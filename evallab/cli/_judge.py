@@ -10,7 +10,7 @@ The judge spec (``--judge``):
 ``--base-url`` and ``--model`` may be given instead of ``--judge MODEL@BASE_URL``.
 
 The judge is built by :func:`evallab.judges.make_judge` and the items judged by
-:func:`evallab.judges.items.judge_items`; the run is told by :func:`evallab.judges.runner.describe_run`.
+:func:`evallab.judges.judge_items`; the run is told by :func:`evallab.judges.describe_run`.
 """
 
 # ruff: noqa: B008  (typer declares options as argument defaults)
@@ -61,9 +61,7 @@ def judge(
     tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
     """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
-    from evallab.judges import make_judge, usage_summary
-    from evallab.judges.items import judge_items
-    from evallab.judges.runner import describe_run
+    from evallab.judges import describe_run, judge_items, make_judge, usage_summary
 
     j = make_judge(base_url, model, api_key_env, spec=judge_spec, label=label or None,
                    cache=False if no_cache else cache or True, refresh_cache=refresh_cache, timeout=timeout,

@@ -1,5 +1,5 @@
-"""``evallab serve-local`` (:func:`evallab.judges.local.serve`) and ``evallab live``
-(:func:`evallab.experiments.live.run_live`): a real local judge (llama.cpp serving a GGUF model) and the live studies
+"""``evallab serve-local`` (:func:`evallab.judges.serve`) and ``evallab live``
+(:func:`evallab.experiments.run_live`): a real local judge (llama.cpp serving a GGUF model) and the live studies
 run against it."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def serve_local(
                                                           "e.g. -o n_ctx=8192 -o n_threads=4")] = None,
 ) -> None:
     """Serve a local GGUF model with llama.cpp's OpenAI-compatible server until Ctrl-C; prints its base URL."""
-    from evallab.judges.local import serve
+    from evallab.judges import serve
 
     def ready(srv) -> None:
         typer.echo(f"llama.cpp server with {srv.model_path.name} answering at {srv.base_url} "
@@ -63,7 +63,7 @@ def live(
 ) -> None:
     """Run the live studies (position and repetition stability, anchor inflation with the content-free probe,
     prompt drift) against a local llama.cpp judge; resumable: rerun the same command after a kill."""
-    from evallab.experiments.live import STUDIES, LiveConfig, run_live
+    from evallab.experiments import STUDIES, LiveConfig, run_live
 
     cfg = LiveConfig(n_pairs=n_pairs, samples=samples, temperature=temperature, seed=seed, text_pairs=text_pairs,
                      studies=tuple(study) if study else STUDIES)

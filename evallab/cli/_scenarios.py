@@ -1,5 +1,5 @@
-"""``evallab validate PATH...`` (:func:`evallab.experiments.validate.validate_paths`) and ``evallab judge-check
-EVALS ...`` (:func:`evallab.experiments.judge_check.judge_check_path`)."""
+"""``evallab validate PATH...`` (:func:`evallab.experiments.validate_paths`) and ``evallab judge-check
+EVALS ...`` (:func:`evallab.experiments.judge_check_path`)."""
 
 # ruff: noqa: B008  (typer declares options as argument defaults)
 from __future__ import annotations
@@ -12,7 +12,7 @@ import typer
 def validate(paths: list[Path] = typer.Argument(..., help="evals.json, recordings, eval reports, manifests, "
                                                            "evals-state.json, or folders of them")) -> None:
     """Validate scenario files, recordings, eval reports, manifests and state files; exit 1 on findings."""
-    from evallab.experiments.validate import validate_paths
+    from evallab.experiments import validate_paths
 
     lines = validate_paths(paths)
     for line in lines:
@@ -34,7 +34,7 @@ def judge_check(
 ) -> None:
     """Grade the eight canned anti-gaming answers of every judge scenario through a judge; exit 1 on any
     mismatch, non-unanimous or errored sample."""
-    from evallab.experiments.judge_check import judge_check_path
+    from evallab.experiments import judge_check_path
     from evallab.judges import make_judge
 
     j = make_judge(judge, model, api_key_env, replay_dir=str(replay) if replay else None)

@@ -1,28 +1,36 @@
 """Loaders from real formats to tidy tables (see :mod:`evallab.verdicts`).
 
-- :func:`load_llmbar` — LLMBar (Zeng et al., ICLR 2024): items and verdicts in both orders.
-- :func:`load_verdicts` — a user's own verdict table (CSV, JSONL or Parquet in the tidy schema);
-  :func:`read_table` / :func:`write_table` — any table by its extension, unvalidated.
+Import everything from here (``from evallab.datasets import load_study``); the modules behind it are private.
+
 - :func:`load_study` — what the notebooks call: a user's table when a path is given, else bundled LLMBar.
-- :func:`load_gold_set` — a calibration (gold) set for drift replay.
+- :func:`load_llmbar` — LLMBar (Zeng et al., ICLR 2024): items and verdicts in both orders;
+  :func:`load_llmbar_statistics` — the paper's published accuracy rows.
+- :func:`load_verdicts` — a user's own verdict table (CSV, JSONL or Parquet in the tidy schema);
+  :func:`read_table` / :func:`write_table` — any table by its extension, unvalidated (:func:`check_output_path`
+  refuses an extension :func:`write_table` cannot write before any work is done).
+- :func:`load_gold_set` — a calibration (gold) set for drift replay: JSONL, one item per line with ``item_id``,
+  ``gold`` and the prompt fields (pairwise: ``instruction``, ``output_1``, ``output_2``; pointwise: ``answer``,
+  ``rubric_text``, ``pass_criteria``; or the exact ``messages``).
 - :func:`load_alpaca_eval` — AlpacaEval's multi-annotator preferences (items with output lengths, verdicts); also
-  its outputs, instructions, annotator configs, leaderboards and evaluator leaderboard.
+  its outputs (:func:`load_alpaca_eval_outputs`), instructions (:func:`load_alpaca_eval_instructions`), annotator
+  configs (:func:`load_alpaca_eval_annotators`), leaderboards (:func:`load_alpaca_eval_leaderboards`) and
+  evaluator leaderboard (:func:`load_alpaca_eval_evaluators`).
+
+The names load on first use (PEP 562), so ``import evallab.datasets`` does not import pandas.
 """
 
-from evallab.datasets.alpaca_eval import (
-    AlpacaEval,
-    load_alpaca_eval,
-    load_alpaca_eval_annotators,
-    load_alpaca_eval_evaluators,
-    load_alpaca_eval_instructions,
-    load_alpaca_eval_leaderboards,
-    load_alpaca_eval_outputs,
-)
-from evallab.datasets.calibration import gold_set_frame, load_gold_set
-from evallab.datasets.generic import check_output_path, load_verdicts, read_table, write_table
-from evallab.datasets.llmbar import LLMBar, load_llmbar, load_llmbar_statistics
-from evallab.datasets.study import load_study
+from evallab._face import lazy_face
 
-__all__ = ["AlpacaEval", "LLMBar", "load_alpaca_eval", "load_alpaca_eval_annotators", "load_alpaca_eval_evaluators",
-           "load_alpaca_eval_instructions", "load_alpaca_eval_leaderboards", "load_alpaca_eval_outputs", "load_llmbar", "load_llmbar_statistics", "load_study",
-           "load_verdicts", "gold_set_frame", "load_gold_set", "read_table", "check_output_path", "write_table"]
+#: public name -> the private module that defines it
+_EXPORTS = {
+    "load_study": "_study",
+    "load_llmbar": "_llmbar", "load_llmbar_statistics": "_llmbar",
+    "check_output_path": "_generic", "load_verdicts": "_generic", "read_table": "_generic", "write_table": "_generic",
+    "load_gold_set": "_calibration",
+    "load_alpaca_eval": "_alpaca_eval", "load_alpaca_eval_annotators": "_alpaca_eval",
+    "load_alpaca_eval_evaluators": "_alpaca_eval", "load_alpaca_eval_instructions": "_alpaca_eval",
+    "load_alpaca_eval_leaderboards": "_alpaca_eval", "load_alpaca_eval_outputs": "_alpaca_eval",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -31,14 +31,10 @@ import pandas as pd
 
 from evallab import fileio as F
 from evallab import verdicts as V
-from evallab.errors import DataError
+from evallab.errors import RecordingError
 
 #: the canned answer kinds a keryx recording may hold (``empty`` is never sent to the judge)
 KINDS = ("empty", "echo", "vague", "known-wrong", "subtle-wrong", "injection", "stuffed", "known-right")
-
-
-class RecordingError(DataError):
-    """A recording file that cannot be read or does not follow the format."""
 
 
 def request_digest(prompt_version: str, system: str, user: str) -> str:

@@ -1,9 +1,9 @@
 """The registry of the llama.cpp servers evallab starts, and how a dead one is described.
 
-:class:`evallab.judges.local.LocalLlamaServer` registers each server it starts in
+:class:`evallab.judges._local.LocalLlamaServer` registers each server it starts in
 ``<state_dir>/local-servers/<port>.json`` (pid, port, log path; the cause of death once its owner notices it), so
 that a judge in any process that finds the port closed can say why (:func:`server_death`) instead of "connection
-refused". Both the server (:mod:`evallab.judges.local`) and the judge client (:mod:`evallab.judges.client`) use
+refused". Both the server (:mod:`evallab.judges._local`) and the judge client (:mod:`evallab.judges._client`) use
 this module; neither imports the other for it.
 """
 

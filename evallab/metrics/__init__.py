@@ -27,12 +27,11 @@ the source it follows and an example; the modules behind them are private):
   :func:`ratio_interval`, :func:`ratio_difference_interval`.
 """
 
-from __future__ import annotations
-
-import importlib
+from evallab._face import lazy_face
 
 #: public name → (private module, its name there)
 _NAMES = {
+    "DesignError": ("evallab.errors", "DesignError"),
     **{n: ("_agreement", n) for n in (
         "accuracy", "cohen_kappa", "cohen_kappa_vs_gold", "fleiss_kappa", "judge_agreement", "krippendorff_alpha",
         "pairwise_statistics", "published_check", "repetition_stability")},
@@ -56,16 +55,6 @@ _NAMES = {
         "adjust_pvalues", "mcnemar", "ratio_difference_interval", "ratio_interval", "wilson")},
 }
 __all__ = sorted(_NAMES)
-
-
-def __getattr__(name: str):
-    """The estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import
-    every other's dependencies."""
-    if name in _NAMES:
-        module, attr = _NAMES[name]
-        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+#: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every
+#: other's dependencies
+__getattr__, __dir__ = lazy_face(__name__, _NAMES)

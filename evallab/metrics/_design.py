@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
-from evallab.errors import DataError, EvallabError
+from evallab.errors import DesignError, EvallabError
 
 #: columns that define a design cell (a judge configuration and a slice of the data)
 DESIGN_COLUMNS = ("dataset", "subset", "judge", "model", "strategy", "anchor_set")
@@ -36,18 +36,6 @@ ORDERS = ("ab", "ba")
 #: the design cell of the pairwise estimators unless told otherwise (LLMBar's table: one row per subset, judge,
 #: strategy)
 DEFAULT_BY = ("subset", "judge", "strategy")
-
-
-class DesignError(DataError):
-    """A grouping that leaves several replies per (item, order, sample): pooling them would mix design cells.
-
-    A :class:`evallab.errors.DataError`; ``column`` names the design column to add to ``by``.
-
-    Examples
-    --------
-    >>> issubclass(DesignError, DataError)
-    True
-    """
 
 
 def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = UNIT) -> None:

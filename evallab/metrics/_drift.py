@@ -30,8 +30,8 @@ Conventions: unparsed replies (NA verdicts) are counted (``unparsed_baseline``/`
 they are never scored as wrong and never counted as a flip (the flip table shows them as ``unparsed``). Accuracy of
 a judge = correct / parsed replies with gold, over the paired replies only, so the difference is paired.
 
-The calibration-set format is :mod:`evallab.datasets.calibration`; replaying it through a judge is
-:mod:`evallab.experiments.drift`.
+The calibration-set format is :func:`evallab.datasets.load_gold_set`'s; replaying it through a judge is
+:func:`evallab.experiments.calibration_drift`.
 """
 
 from __future__ import annotations

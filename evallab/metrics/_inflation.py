@@ -1,4 +1,4 @@
-"""Positive-bias inflation across anchor sets: the estimators (the experiment is :mod:`evallab.experiments.inflation`).
+"""Positive-bias inflation across anchor sets: the estimators (the experiment is :func:`evallab.experiments.run_experiment`).
 
 The MeowKit rubric rules (spec "Rubric Library", rules 1, 4, 5; ``calibration-guide.md``) claim that PASS-only
 anchors inflate an evaluator's pass rate by 40–60% and that FAIL-last anchors prime FAIL. This module measures
@@ -518,7 +518,7 @@ def inflation_tables(df: pd.DataFrame, *, baseline: str = "balanced", primed: st
     Parameters
     ----------
     df : DataFrame
-        A tidy verdict table with ``anchor_set`` (e.g. from :func:`evallab.experiments.inflation.run_experiment`).
+        A tidy verdict table with ``anchor_set`` (e.g. from :func:`evallab.experiments.run_experiment`).
     baseline : str, default "balanced"
         The anchor set compared against.
     primed : str, default "fail-last"

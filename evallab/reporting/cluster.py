@@ -37,16 +37,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from evallab.errors import EvallabError
+from evallab.errors import ClusterError
 from evallab.paths import data_dir
 from evallab.reporting._batch_config import ReportSpec
 from evallab.reporting._batch_export import tidy_paths
 from evallab.reporting._batch_run import ReportResult, record_parameters, run_one
 from evallab.reporting.params import RUNNER_PARAMETERS, notebook_parameters
-
-
-class ClusterError(EvallabError):
-    """The Dask cluster cannot be reached or started, or Dask distributed is not installed."""
 
 
 def _distributed():

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab.errors import ArgumentError
+
 DASH = "—"
 
 
@@ -148,7 +150,7 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
     in the metric's unit (a proportion with unit ``"%"`` in percent). Returns a ``matplotlib.figure.Figure``
     (drawn without pyplot, on the Agg canvas), or ``None`` when no combination has a value.
 
-    Raises ``ValueError`` when ``keys`` is empty (a grid varies at least one parameter).
+    Raises :class:`~evallab.errors.ArgumentError` when ``keys`` is empty (a grid varies at least one parameter).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -157,7 +159,7 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
     from evallab.reporting.tables import UNITS, humanize
 
     if not keys:
-        raise ValueError("a comparison needs at least one varying parameter")
+        raise ArgumentError("keys: a comparison needs at least one varying parameter")
     have = table.dropna(subset=["value"])
     if have.empty:
         return None

@@ -1,5 +1,5 @@
 """The committed live run of a local judge (``data/live/smollm2``, written by ``make live``:
-:mod:`evallab.experiments.live`) as the reports read it: :func:`load`, the one line a report shows when the run or
+:func:`evallab.experiments.run_live`) as the reports read it: :func:`load`, the one line a report shows when the run or
 one of its studies is absent (:func:`absent`), the judge's caveat (:data:`CAVEAT`), the run card in one line, and
 the parse rate of the live replies (:func:`parse_rates`).
 
@@ -27,8 +27,8 @@ CAVEAT = ("The live judge is SmolLM2-135M-Instruct (135 million parameters, 4-bi
 
 
 def load(folder: str | Path | None = None) -> dict | None:
-    """The committed live run (:func:`evallab.experiments.live.load_live`) or ``None`` when absent."""
-    from evallab.experiments.live import LIVE_DIR, load_live
+    """The committed live run (:func:`evallab.experiments.load_live`) or ``None`` when absent."""
+    from evallab.experiments import LIVE_DIR, load_live
 
     return load_live(folder or LIVE_DIR)
 

@@ -20,16 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evallab.errors import EvallabError
+from evallab.errors import ParameterError
 
 #: parameters the runner itself injects into every report notebook
 RUNNER_PARAMETERS = ("report_name", "reports_dir")
 
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-
-
-class ParameterError(EvallabError, ValueError):
-    """A report run's parameters or report name do not fit the notebook (raised before execution)."""
 
 
 @dataclass(frozen=True)

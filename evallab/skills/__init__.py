@@ -13,15 +13,14 @@ Skill catalogs and the trigger router (keryx ``scout.ts`` and ``eval.ts``, ``dat
   frontmatter, errors naming file and line.
 - :func:`tokenize`, :func:`strip_exclusions` — keryx's tokenizer and exclusion-clause stripper.
 - :data:`SCORERS`, :func:`score_matrix` — queries × skills under keryx's IDF coverage, TF-IDF or BM25.
-- :func:`rank`, :func:`check_selected`, :func:`check_selected_leave_one_out`, :func:`nearest_skills`,
-  :func:`scout` — keryx's selection rules.
-- :func:`make_probes`, :func:`loo_scores`, :func:`leave_one_out`, :func:`loo_summary`, :func:`negative_probes`,
+- :func:`rank`, :func:`scout` — keryx's selection rules.
+- :func:`make_probes`, :func:`loo_scores`, :func:`leave_one_out`, :func:`loo_summary`,
   :func:`trigger_accuracy`, :func:`skill_accuracy_summary`, :func:`stripping_effect`, :func:`stripping_summary`,
   :func:`roc_pr_summary` — leave-one-out trigger accuracy and stripping (skill-clustered intervals).
-- :data:`KERYX_THRESHOLDS`, :func:`pair_scores`, :func:`roc_pr`, :func:`choose_threshold`,
+- :data:`KERYX_THRESHOLDS`, :data:`OBJECTIVES` (what a threshold is tuned for), :func:`pair_scores`, :func:`roc_pr`,
   :func:`select_nothing_value`, :func:`tune_thresholds`, :func:`compare_scorers` — ROC/PR curves and threshold
   choice with bootstrap intervals over skills.
-- :func:`score_query` (:class:`QueryScore`), :func:`tune_catalog` (:class:`CatalogTuning`) — a prompt scored
+- :func:`score_query`, :func:`tune_catalog` — a prompt scored
   against a whole catalog, a catalog's leave-one-out accuracy and tuned thresholds (``evallab triggers``).
 
 keryx judge scenarios (spec 000, "Write a rubric (judge) eval scenario"):
@@ -36,15 +35,15 @@ keryx judge scenarios (spec 000, "Write a rubric (judge) eval scenario"):
 - :func:`load_calibration_items` — the labelled calibration answers as an items table.
 - :func:`load_eval_report`, :func:`pack_gate`, :func:`gate_verdicts`, :func:`pass_rates` (:class:`EvalReportError`)
   — the stable-pack gate with counts re-derived from trial records.
-- :func:`runner_failure`, :func:`trial_causes`, :func:`trial_disagreements`, :func:`trial_outputs` — why a
+- :func:`trial_causes`, :func:`trial_disagreements`, :func:`trial_outputs` — why a
   scenario's trials got different verdicts.
 
 MeowKit rubrics (``data/meowkit``):
 
 - :class:`Rubric`, :func:`parse_rubric`, :func:`parse_preset`, :func:`load_library` (:class:`RubricError`).
-- :func:`validate_rubric`, :func:`validate_preset`, :func:`validate_library` — :class:`RubricFinding` s.
+- :func:`validate_rubric`, :func:`validate_library` — findings (``path``, ``line``, ``code``, ``rule``, ``message``).
 - :func:`preset_verdict` — the weighted verdict with hard-fail propagation; :func:`score_preset`
-  (:class:`PresetScore`) finds a preset by name or file and validates it first; :func:`validate_files` validates any
+  finds a preset by name or file and validates it first; :func:`validate_files` validates any
   mix of rubric files, preset files and library folders.
 - :func:`anchor_set`, :func:`rubric_anchor_set` (:class:`AnchorExample`), :func:`is_mixed`, :func:`check_mixed_k` —
   anchor-set variants.
@@ -52,32 +51,30 @@ MeowKit rubrics (``data/meowkit``):
 aeon assertion manifests (spec 002):
 
 - :func:`parse_manifest`, :func:`load_manifest`, :func:`lint_manifest` (:class:`ManifestError`).
-- :func:`evaluate`, :func:`run_eval`, :func:`find_outputs`, :func:`load_state`, :func:`history` — assertions on
+- :func:`evaluate`, :func:`load_state`, :func:`history` — assertions on
   outputs and regression states across runs.
-- :func:`bootstrap`, :func:`bootstrap_yaml` — a manifest drafted from successful outputs.
+- :func:`bootstrap` — a manifest drafted from successful outputs.
 - :func:`eval_outputs`, :func:`bootstrap_outputs` — both on a folder of outputs (``evallab manifests``).
 
 The names load on first use (PEP 562), so importing the rubrics does not import scikit-learn and ``bm25s``.
 """
 
-import importlib
+from evallab._face import lazy_face
 
 #: public name -> the private module that defines it
 _EXPORTS = {
     # catalogs and the trigger router
     "Catalog": "_catalogs", "Skill": "_catalogs", "catalog_from_records": "_catalogs", "load_catalog": "_catalogs",
     "strip_exclusions": "_tokenize", "tokenize": "_tokenize",
-    "SCORERS": "_trigger_index", "score_matrix": "_trigger_index",
-    "check_selected": "_trigger_select", "check_selected_leave_one_out": "_trigger_select",
-    "nearest_skills": "_trigger_select", "rank": "_trigger_select", "scout": "_trigger_select",
+    "SCORERS": "_trigger_index", "score_matrix": "_trigger_index", "rank": "_trigger_select", "scout": "_trigger_select",
     "leave_one_out": "_trigger_loo", "loo_scores": "_trigger_loo", "loo_summary": "_trigger_loo",
-    "make_probes": "_trigger_loo", "negative_probes": "_trigger_loo", "stripping_effect": "_trigger_loo",
+    "make_probes": "_trigger_loo", "stripping_effect": "_trigger_loo",
     "trigger_accuracy": "_trigger_loo", "skill_accuracy_summary": "_trigger_loo", "stripping_summary": "_trigger_loo",
     "roc_pr_summary": "_thresholds",
-    "KERYX_THRESHOLDS": "_thresholds", "choose_threshold": "_thresholds", "pair_scores": "_thresholds",
+    "KERYX_THRESHOLDS": "_thresholds", "OBJECTIVES": "_thresholds",
+    "pair_scores": "_thresholds",
     "roc_pr": "_thresholds", "select_nothing_value": "_thresholds", "tune_thresholds": "_thresholds",
-    "compare_scorers": "_scorer_comparison",
-    "CatalogTuning": "_trigger_study", "QueryScore": "_trigger_study", "score_query": "_trigger_study",
+    "compare_scorers": "_scorer_comparison", "score_query": "_trigger_study",
     "tune_catalog": "_trigger_study",
     # keryx judge scenarios
     "EvalSpec": "_scenario_schema", "EvalSpecError": "_scenario_schema", "Scenario": "_scenario_schema",
@@ -89,34 +86,19 @@ _EXPORTS = {
     "ag_overall": "_anti_gaming", "ag_summary": "_anti_gaming",
     "load_calibration_items": "_calibration_items",
     "EvalReportError": "_pack_gate", "gate_verdicts": "_pack_gate", "load_eval_report": "_pack_gate",
-    "pack_gate": "_pack_gate", "pass_rates": "_pack_gate",
-    "runner_failure": "_trials", "trial_causes": "_trials", "trial_disagreements": "_trials",
+    "pack_gate": "_pack_gate", "pass_rates": "_pack_gate", "trial_causes": "_trials", "trial_disagreements": "_trials",
     "trial_outputs": "_trials",
     # MeowKit rubrics
-    "AnchorExample": "_rubrics", "Rubric": "_rubrics", "RubricError": "_rubrics", "RubricFinding": "_rubrics",
+    "AnchorExample": "_rubrics", "Rubric": "_rubrics", "RubricError": "_rubrics",
     "anchor_set": "_rubrics", "check_mixed_k": "_rubrics", "is_mixed": "_rubrics", "load_library": "_rubrics",
     "parse_preset": "_rubrics", "parse_rubric": "_rubrics", "preset_verdict": "_rubrics",
-    "rubric_anchor_set": "_rubrics", "validate_library": "_rubrics", "validate_preset": "_rubrics",
-    "validate_rubric": "_rubrics", "PresetScore": "_rubrics", "score_preset": "_rubrics", "validate_files": "_rubrics",
+    "rubric_anchor_set": "_rubrics", "validate_library": "_rubrics",
+    "validate_rubric": "_rubrics", "score_preset": "_rubrics", "validate_files": "_rubrics",
     # aeon manifests
-    "ManifestError": "_manifests", "bootstrap": "_manifests", "bootstrap_yaml": "_manifests",
-    "evaluate": "_manifests", "find_outputs": "_manifests", "history": "_manifests", "lint_manifest": "_manifests",
-    "load_manifest": "_manifests", "load_state": "_manifests", "parse_manifest": "_manifests",
-    "run_eval": "_manifests", "bootstrap_outputs": "_manifests", "eval_outputs": "_manifests",
+    "ManifestError": "_manifests", "bootstrap": "_manifests",
+    "evaluate": "_manifests", "history": "_manifests", "lint_manifest": "_manifests",
+    "load_manifest": "_manifests", "load_state": "_manifests", "parse_manifest": "_manifests", "bootstrap_outputs": "_manifests", "eval_outputs": "_manifests",
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    """A public name, imported from its private module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -68,7 +68,7 @@ def ag_matrix(specs: Mapping[str, EvalSpec], recordings: Mapping[str, Recording]
         The folder the fix in ``message`` records to.
     digest : callable (Scenario, kind) -> str, optional
         For evallab-made recordings, the function that recomputes a canned answer's request digest from a freshly
-        built request (:func:`evallab.experiments.judge_check.scenario_digest`); without it an evallab
+        built request (:func:`evallab.experiments.scenario_digest`); without it an evallab
         recording's digests are "not recomputable".
     evallab_prompt_version : str, default ""
         The current evallab prompt version (:data:`evallab.judges.PROMPT_VERSION`) for evallab-made recordings.

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evallab import fileio as F
-from evallab.datasets.generic import iter_jsonl
 from evallab.errors import DataError, EvallabError
+from evallab.fileio import iter_jsonl
 from evallab.paths import data_dir
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import regex
 
 from evallab import fileio as F
+from evallab.errors import ArgumentError
 from evallab.skills._scenario_schema import Calibration, EvalSpecError, Expectation, Scenario
 
 ECHO_PREFIX = "Sure. You asked: "
@@ -48,8 +49,8 @@ def check_expectation(answer: str, e: Expectation) -> bool:
     EvalSpecError
         A regex that runs past the time bound (catastrophic backtracking) or does not compile; the field is
         ``value`` (:func:`grade_answer` adds the scenario and the expectation's position).
-    ValueError
-        A grader that is not deterministic.
+    EvalSpecError
+        A grader that is not deterministic (field ``grader``).
     """
     if e.grader == "contains":
         return e.value in answer
@@ -64,7 +65,8 @@ def check_expectation(answer: str, e: Expectation) -> bool:
                                 "bounded time", field="value") from None
         except regex.error as exc:
             raise EvalSpecError(f"regex {e.value!r} does not compile: {exc}", field="value") from None
-    raise ValueError(f"not a deterministic grader: {e.grader!r}")
+    raise EvalSpecError(f"not a deterministic grader: {e.grader!r}; expected one of contains, not-contains, regex",
+                        field="grader")
 
 
 def _check_all(scenario: Scenario, answer: str) -> list[bool]:
@@ -102,8 +104,8 @@ def grade_answer(scenario: Scenario, answer: str, judge: JudgeFn | None = None) 
     ------
     EvalSpecError
         a regex expectation that times out (see :func:`check_expectation`), naming the scenario and field.
-    ValueError
-        a judge scenario with a non-empty answer and no judge.
+    ArgumentError
+        a judge scenario with a non-empty answer and no judge (a ``ValueError``).
     """
     det = _check_all(scenario, answer)
     ok = all(det)
@@ -112,7 +114,7 @@ def grade_answer(scenario: Scenario, answer: str, judge: JudgeFn | None = None) 
     if not answer.strip():
         return Grade(False, det, "fail", "empty answer", False)
     if judge is None:
-        raise ValueError(f"scenario {scenario.id!r} carries a judge expectation but no judge was supplied")
+        raise ArgumentError(f"judge: scenario {scenario.id!r} carries a judge expectation but no judge was supplied")
     r = judge(scenario, answer)
     verdict, reason = (r if isinstance(r, tuple) else (r, ""))
     return Grade(ok and verdict == "pass", det, verdict, reason, True)

@@ -55,7 +55,7 @@ import yaml
 
 from evallab import fileio as F
 from evallab._results import Measure, results
-from evallab.errors import ScopedDataError
+from evallab.errors import ManifestError
 
 REGEX_TIMEOUT_S = F.REGEX_TIMEOUT_S
 CHRONIC_AFTER = 3  # failing > 3 consecutive runs
@@ -89,21 +89,6 @@ def _headers(text: str) -> list[str]:
         h = h.rstrip("#") if h.endswith("#") and (h.rstrip("#").endswith((" ", "\t")) or not h.rstrip("#")) else h
         out.append(h.strip())
     return [h for h in out if h]
-
-
-class ManifestError(ScopedDataError):
-    """A malformed manifest or state file: names the file, the skill (``row``-less) and the field."""
-
-    UNIT = "skill"
-    NOWHERE = "<in-memory manifest>"
-
-    def __init__(self, message: str, path: str | None = None, skill: str | None = None,
-                 field: str | None = None) -> None:
-        super().__init__(message, path=path, scope=skill, field=field)
-
-    @property
-    def skill(self) -> str | None:
-        return self.scope
 
 
 # ----------------------------------------------------------------------------------------------- load/validate

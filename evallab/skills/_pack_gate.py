@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from evallab._results import Measure, Results, results
-from evallab.errors import DataError
+from evallab.errors import EvalReportError
 from evallab.metrics._intervals import ratio_interval_method
 from evallab.skills._anti_gaming import KERYX_JUDGE_PROMPT_VERSION
 from evallab.skills._integrity import IntegrityFinding
@@ -33,10 +33,6 @@ PACK_MIN_TRIALS = 10
 PACK_BEHAVIOR_PASS_FLOOR = 0.8
 #: STACK_PACK_GATE_POLICY: (provider, model) pairs allowed as runner and as judge
 GATE_POLICY = (("deepseek", "deepseek-chat"),)
-
-
-class EvalReportError(DataError):
-    """A malformed eval report (``governance/eval.json``)."""
 
 
 def load_eval_report(path: str | Path) -> list[dict]:

@@ -35,7 +35,7 @@ import pandas as pd
 import yaml
 
 from evallab import fileio as F
-from evallab.errors import DataError, EvallabError
+from evallab.errors import DataError, EvallabError, RubricError
 from evallab.paths import data_dir
 
 #: verdict levels in increasing severity (rule 3 compares "at or above")
@@ -78,10 +78,6 @@ VAGUE_ANTI_PATTERN = re.compile(
 _EXAMPLE_RE = re.compile(r"^###\s+Example\s+(\S+)\s*(?:—|–|-|:)\s*([A-Za-z]+)\b(.*)$")
 _SEMVER_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 _KEBAB_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-
-
-class RubricError(DataError):
-    """A rubric or preset file that cannot be used (see its findings)."""
 
 
 @dataclass(frozen=True)
@@ -873,7 +869,7 @@ def anchor_set(variant: str, passes: Sequence, fails: Sequence, k: int | None = 
         (k/2 PASS and k/2 FAIL, so "balanced" leans neither way); default ``2 * min(len(passes), len(fails))``.
         One-sided variants take any ``k ≥ 1``; their default is every example of their verdict
         (``len(passes)`` / ``len(fails)``), which may differ from the mixed default — pass ``k`` explicitly (as
-        :func:`evallab.experiments.inflation.build_requests` does) for every variant to show the same number of examples.
+        :func:`evallab.experiments.run_experiment` does) for every variant to show the same number of examples.
 
     Returns
     -------

@@ -18,27 +18,12 @@ from pathlib import Path
 import regex
 
 from evallab import fileio as F
-from evallab.errors import DataError, ScopedDataError
+from evallab.errors import DataError, EvalSpecError
 
 GRADERS = ("contains", "regex", "not-contains", "judge")
 DETERMINISTIC = ("contains", "regex", "not-contains")
 STRICTNESS = ("low", "medium", "high")
 CALIBRATION_KEYS = ("known_right", "known_wrong", "vague", "subtle_wrong")
-
-
-class EvalSpecError(ScopedDataError):
-    """A malformed ``evals.json``: names the file (``path``), the scenario id and the field (``column``)."""
-
-    UNIT = "scenario"
-    NOWHERE = "<in-memory evals>"
-
-    def __init__(self, message: str, path: str | None = None, scenario: str | None = None,
-                 field: str | None = None) -> None:
-        super().__init__(message, path=path, scope=scenario, field=field)
-
-    @property
-    def scenario(self) -> str | None:
-        return self.scope
 
 
 # ----------------------------------------------------------------------------------------------------- schema

@@ -22,7 +22,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import skills
 from evallab._results import WILSON, Results
-from evallab.experiments import judge_check
+from evallab.experiments import _judge_check as judge_check
 from evallab.judges import KINDS, load_recording, load_recordings, to_verdicts
 from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir

@@ -433,7 +433,7 @@ def anchor_calibration(table: pd.DataFrame, judge=None, *, anchor: str = "pass-o
     ----------
     table : DataFrame
         Pointwise tidy verdicts with ``anchor_set``: graded answers (gold on them) and content-free probe replies
-        (:func:`evallab.experiments.calibrate.run_probe`).
+        (:func:`evallab.experiments.run_probe`).
     judge : evallab.testing.SimulatedJudge, optional
         The simulated judge that graded them: its injected P(PASS) per anchor set is shown beside the probe's.
     anchor : str, default "pass-only"
@@ -498,7 +498,7 @@ def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "S
     ----------
     live : DataFrame or None
         The pointwise live studies as one tidy table with a ``study`` column
-        (:func:`evallab.experiments.live.load_pointwise`); None when nothing is recorded.
+        (:func:`evallab.experiments.load_pointwise`); None when nothing is recorded.
     live_dir : str
         Where the recordings were looked for (named in the sentences).
     model : str, default "SmolLM2"

@@ -530,7 +530,7 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
 
     Notes
     -----
-    Source: evallab's recording ``data/live/smollm2`` (``make live``, :mod:`evallab.experiments.live`).
+    Source: evallab's recording ``data/live/smollm2`` (``make live``, :func:`evallab.experiments.run_live`).
     """
     missing = live.absent(run, "drift") or live.absent(run, "position")
     if missing:

@@ -143,7 +143,7 @@ def anti_gaming(ag: Results) -> Section:
     Parameters
     ----------
     ag : Results
-        From :func:`evallab.experiments.judge_check.check_recordings` (or :func:`evallab.skills.ag_matrix`).
+        From :func:`evallab.experiments.check_recordings` (or :func:`evallab.skills.ag_matrix`).
 
     Returns
     -------
@@ -411,7 +411,7 @@ def stable_pack_gate(reports: Sequence[dict], *, ag: pd.DataFrame | None = None,
     reports : sequence of dict
         From :func:`evallab.skills.load_eval_report`.
     ag : DataFrame, optional
-        The AG matrix (:func:`evallab.experiments.judge_check.check_recordings`): the gate requires every cell ok.
+        The AG matrix (:func:`evallab.experiments.check_recordings`): the gate requires every cell ok.
     integrity : sequence of IntegrityFinding, optional
         From :func:`evallab.skills.integrity_findings`: the gate requires no failing finding.
     min_trials : int, default 10

@@ -243,7 +243,7 @@ def run_experiment(items: pd.DataFrame, *, judge_base_url: str = "", judge_model
                    record_dir: str | Path = "", cache_dir: str = "",
                    variants: Sequence[str] = ("balanced", "pass-only", "fail-last"), samples: int = 1, k: int = 4,
                    temperature: float = 0.0, max_scenarios: int = 0, seed: int = 0) -> pd.DataFrame | None:
-    """Run the anchor-set experiment with the configured judge (:func:`evallab.experiments.inflation.
+    """Run the anchor-set experiment with the configured judge (:func:`evallab.experiments.
     run_experiment`), or ``None`` when neither ``judge_base_url`` nor ``replay_dir`` is set.
 
     Parameters
@@ -257,7 +257,7 @@ def run_experiment(items: pd.DataFrame, *, judge_base_url: str = "", judge_model
     record_dir : str or Path
         Where a live run is recorded (``verdicts.jsonl`` + a keryx recording); ``""``: not recorded.
     variants, samples, k, temperature, max_scenarios, seed
-        As for :func:`evallab.experiments.inflation.run_experiment` (``max_scenarios`` 0: all).
+        As for :func:`evallab.experiments.run_experiment` (``max_scenarios`` 0: all).
 
     Returns
     -------
@@ -266,13 +266,13 @@ def run_experiment(items: pd.DataFrame, *, judge_base_url: str = "", judge_model
     """
     if not (judge_base_url or replay_dir):
         return None
-    from evallab.experiments import inflation as experiment
+    from evallab.experiments import run_experiment
     from evallab.judges import make_judge
 
     judge = make_judge(judge_base_url, judge_model, judge_api_key_env, label=judge_label or None,
                        replay_dir=replay_dir or None, cache_dir=cache_dir or None)
     run_dir = "" if replay_dir else str(record_dir or "")
-    runs = experiment.run_experiment(judge, items, list(variants), samples=samples, k=k, seed=seed,
+    runs = run_experiment(judge, items, list(variants), samples=samples, k=k, seed=seed,
                                      temperature=temperature, max_items=max_scenarios or None,
                                      record_dir=run_dir or None)
     runs.attrs["record_dir"] = run_dir

@@ -420,8 +420,7 @@ def thresholds_section(study: TriggerStudy, *, objective: str = "f1", confidence
     keryx's constants from scout.ts (:data:`evallab.skills.KERYX_THRESHOLDS`).
     """
     from evallab.reporting import plots
-    from evallab.skills import tune_thresholds
-    from evallab.skills._thresholds import OBJECTIVES
+    from evallab.skills import OBJECTIVES, tune_thresholds
 
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")

@@ -1,0 +1,389 @@
+"""Any table (CSV / TSV / JSON lines / JSON array / Parquet) with a column map and a value map → tidy table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from evallab import verdicts as V
+from evallab.importers._common import BOM, ImportDataError, check_file, read_json
+
+SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
+EXPECTED = "a table: .csv/.tsv (header row), .jsonl/.ndjson (one object per line), .json (array of objects), .parquet"
+
+
+def read_any_table(path: str | Path) -> tuple[pd.DataFrame, str]:
+    """Read a table as strings where the format allows; returns ``(frame, unit)`` (``unit``: how a data row is named
+    in errors: ``row`` for CSV/Parquet, ``line`` for JSON lines, ``entry`` for a JSON array).
+
+    CSV/TSV are read with pandas' pyarrow engine (all columns as text; a UTF-8 byte-order mark is skipped).
+
+    Raises
+    ------
+    ImportDataError
+        Not a regular file, empty, an unknown extension, not UTF-8, a malformed CSV or Parquet file, a JSON value
+        that is not an array of objects.
+    """
+    p = check_file(path, EXPECTED)
+    suffix = p.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ImportDataError(f"unknown file type {suffix!r}; expected {EXPECTED}", p)
+    if suffix == ".parquet":
+        try:
+            return pd.read_parquet(p), "row"
+        except Exception as exc:  # pyarrow raises several types
+            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+    if suffix in (".csv", ".tsv"):
+        return _read_csv(p, "\t" if suffix == ".tsv" else ","), "row"
+    doc = read_json(p, EXPECTED)
+    if doc.kind == "json" and not isinstance(doc.value, list):
+        raise ImportDataError("is a single JSON value, not an array of objects; expected " + EXPECTED, p)
+    records = [o for _, o in doc.objects(EXPECTED)]
+    return pd.DataFrame.from_records(records), ("line" if doc.kind == "jsonl" else "entry")
+
+
+def _read_csv(p: Path, sep: str) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with p.open("rb") as fh:
+        head = fh.read(len(BOM))
+    try:
+        tbl = pacsv.read_csv(p, read_options=pacsv.ReadOptions(skip_rows=0, use_threads=True),
+                             parse_options=pacsv.ParseOptions(delimiter=sep),
+                             convert_options=pacsv.ConvertOptions(strings_can_be_null=True,
+                                                                  null_values=[""],
+                                                                  column_types=None, auto_dict_encode=False))
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        msg = str(exc).splitlines()[0]
+        raise ImportDataError(f"not a well-formed CSV table ({msg}); expected UTF-8 text with a header row", p) \
+            from None
+    if head == BOM and tbl.column_names and tbl.column_names[0].startswith("\ufeff"):
+        tbl = tbl.rename_columns([tbl.column_names[0][1:], *tbl.column_names[1:]])
+    # every column as text: the map decides what the values mean
+    cols = {}
+    for name, col in zip(tbl.column_names, tbl.columns, strict=True):
+        if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
+            col = col.cast(pa.string())
+        cols[name] = col
+    return pa.table(cols).to_pandas(types_mapper=lambda t: pd.StringDtype() if pa.types.is_string(t)
+                                    or pa.types.is_large_string(t) else None)
+
+
+def parse_pairs(values: str | list[str] | Mapping | None, what: str) -> dict[str, str]:
+    """``"a=1,b=2"`` / ``["a=1", "b=2"]`` / a mapping → ``{"a": "1", "b": "2"}``."""
+    if values is None:
+        return {}
+    if isinstance(values, Mapping):
+        return {str(k): "" if v is None else str(v) for k, v in values.items()}
+    items = [values] if isinstance(values, str) else list(values)
+    out = {}
+    for item in items:
+        for part in item.split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise ImportDataError(f"{part.strip()!r} is not NAME=VALUE; expected e.g. {what}", field=what)
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[str] | None = None,
+                 values: Mapping[str, str] | str | list[str] | None = None,
+                 constants: Mapping[str, str] | str | list[str] | None = None) -> pd.DataFrame:
+    """A table in any layout → tidy table, through a column map and a value map.
+
+    Parameters
+    ----------
+    columns : tidy column → source column, e.g. ``{"verdict": "winner", "item_id": "question_id"}`` (or
+        ``"verdict=winner,item_id=question_id"``). Columns already named as in the tidy schema need no entry; other
+        source columns are kept as extra columns.
+    values : source value → tidy verdict for ``verdict`` and ``gold``, e.g. ``{"model_a": "1", "model_b": "2",
+        "tie": "tie"}``; matched after trimming spaces. A value mapped to ``""`` or ``NA`` becomes an NA verdict.
+        Values already in the tidy vocabulary (``1``/``2``/``tie``/``pass``/``warn``/``fail``) pass unmapped.
+    constants : tidy column → one value for every row, for columns the file lacks (e.g. ``judge=gpt-4``).
+
+    Returns
+    -------
+    DataFrame
+        The tidy verdict table; an empty source verdict is NA with ``error`` = ``empty verdict in column '...'``
+        (unless the file maps its own ``error`` column).
+
+    Raises
+    ------
+    ImportDataError
+        A mapped column that is not in the file, a tidy column given twice, a verdict or gold value neither in the map
+        nor in the tidy vocabulary (naming the row/line/entry, the column and the value), and everything
+        :func:`evallab.verdicts.coerce` refuses (duplicated key, unknown order ...).
+    """
+    cmap, vmap, consts = (parse_pairs(columns, "verdict=winner"), parse_pairs(values, "model_a=1,model_b=2"),
+                          parse_pairs(constants, "judge=gpt-4"))
+    for k in list(cmap) + list(consts):
+        if k not in V.SCHEMA:
+            raise ImportDataError(f"{k!r} is not a tidy column; expected one of {list(V.COLUMNS)}", field=k)
+    both = sorted(set(cmap) & set(consts))
+    if both:
+        raise ImportDataError(f"{both[0]!r} is both mapped from a column and set to a constant; expected one",
+                              field=both[0])
+    p = check_file(path, EXPECTED)
+    if p.suffix.lower() in (".csv", ".tsv", ".parquet"):
+        fast = _fast_table(p, cmap, vmap, consts)
+        if fast is not None:
+            return fast
+    df, unit = read_any_table(path)
+    missing = [src for src in cmap.values() if src not in df.columns]
+    if missing:
+        tidy = next(k for k, v in cmap.items() if v == missing[0])
+        raise ImportDataError(f"column {missing[0]!r} (mapped to {tidy}) is not in the file; its columns are "
+                              f"{list(df.columns)[:30]}", p, field=missing[0])
+    clash = [k for k in cmap if k in df.columns and cmap[k] != k]
+    df = df.drop(columns=clash)
+    df = df.rename(columns={v: k for k, v in cmap.items()})
+    for k, v in consts.items():
+        df[k] = v
+    for c in V.REQUIRED:
+        if c not in df.columns:
+            raise ImportDataError(f"no {c!r} column; map one with --map {c}=COLUMN (columns: "
+                                  f"{list(df.columns)[:30]}) or set one with --set {c}=VALUE", p, field=c)
+    src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
+    to_na = [k for k, v in vmap.items() if v.strip().lower() in ("", "na", "nan", "none", "null")]
+    na_by_map = None
+    for c in ("verdict", "gold"):
+        if c not in df.columns:
+            continue
+        raw = df[c].astype("string").str.strip()
+        mapped = raw
+        if vmap:
+            mapped = raw.map(vmap).astype("string").fillna(raw.where(~raw.isin(list(vmap))))
+        norm = V._norm_verdict(mapped)
+        bad = norm.notna() & ~norm.isin(V.VERDICTS)
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            line = f" (file line {i + 2})" if unit == "row" and p.suffix.lower() in (".csv", ".tsv") else ""
+            exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+            raise ImportDataError(f"unknown {c} value {df[c].iloc[i]!r}; expected {exp}", p,
+                                  f"{unit} {i + 1}{line}", src_name[c])
+        if c == "verdict":
+            na_by_map = raw.isin(to_na).fillna(False)
+        df[c] = norm
+    src = src_name["verdict"]
+    reason = pd.Series(pd.NA, index=df.index, dtype="string")
+    reason = reason.mask(df["verdict"].isna(), f"no verdict (empty or NA) in column '{src}'")
+    reason = reason.mask(na_by_map, f"the value map sends this '{src}' value to NA")
+    df["error"] = df["error"].astype("string").fillna(reason) if "error" in df.columns else reason
+    out = V.coerce(df, path=str(p))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fast path (CSV/TSV/Parquet): Arrow columns end to end, the tidy checks done in Arrow; when a check fails the
+# pandas path above runs instead and raises the canonical message (evallab.verdicts.coerce's).
+
+_NA_WORDS = ("", "na", "nan", "none", "null")
+_STRING_COLS = [c for c, t in V.SCHEMA.items() if t == "string"]
+
+
+def _norm_one(v: str | None, vmap: dict[str, str]) -> str | None:
+    """One distinct source value → tidy verdict (None = NA), exactly as the pandas path does it."""
+    if v is None:
+        return None
+    v = v.strip()
+    if vmap and v in vmap:
+        v = vmap[v]
+    v = v.strip().lower()
+    if v in _NA_WORDS:
+        return None
+    return {"1.0": "1", "2.0": "2"}.get(v, v)
+
+
+def _const(value, n: int, typ):
+    """``n`` copies of ``value`` as an Arrow array, built from buffers (no per-row work)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if typ != pa.string():
+        return pa.array(np.full(n, value), type=typ)
+    return V.constant_strings(value, n)
+
+
+def _has_duplicate_key(out: dict, constant: set, n: int) -> bool:
+    """Whether two rows share the tidy key (``constant``: columns known to hold one value)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    varying = []
+    for k in V.KEY:
+        a = out[k]
+        if k in constant or (k not in ("item_id",) and a.null_count == 0 and (lambda m: m["min"] == m["max"])(
+                pc.min_max(a).as_py())):
+            continue
+        varying.append(k)
+    if not varying:
+        return n > 1
+    # integer codes per varying key column (item_id by sorting, the others by dictionary encoding), combined into
+    # one int64 per row; the key is unique when the combined codes are
+    import numpy as np
+
+    codes, total = None, 1
+    for k in varying:
+        col = out[k].combine_chunks() if isinstance(out[k], pa.ChunkedArray) else out[k]
+        if k == "item_id":
+            order = pc.sort_indices(col)
+            srt = col.take(order)
+            new = np.ones(n, dtype=bool)
+            new[1:] = pc.not_equal(srt.slice(1), srt.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+            if new.all():
+                return False  # every item_id differs: so does every key
+            c = np.empty(n, dtype=np.int64)
+            c[order.to_numpy()] = np.cumsum(new) - 1
+            card = int(new.sum())
+        else:
+            d = col.dictionary_encode()
+            c = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            card = len(d.dictionary)
+        if total * max(card, 1) >= 2**62:
+            return True  # too many combinations for one int64: let the pandas path check
+        codes = c if codes is None else codes * card + c
+        total *= max(card, 1)
+    codes.sort()
+    return bool((codes[1:] == codes[:-1]).any())
+
+
+def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame | None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    suffix = p.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            tbl = pq.read_table(p)
+        except Exception as exc:  # pyarrow raises several types
+            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+        unit, line_of, pdf = "row", None, None
+    else:
+        # pandas' C reader (the fastest here); "" is the only NA marker, as in the pandas path
+        try:
+            df = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", keep_default_na=False, na_values=[""])
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
+            return None  # the pandas path names the problem
+        for c in _STRING_COLS:
+            src = cmap.get(c, c)
+            if src in df.columns and not isinstance(df[src].dtype, pd.StringDtype):
+                if not pd.api.types.is_integer_dtype(df[src].dtype):
+                    return None  # floats, booleans, mixed objects: the pandas path reads them as text
+                df[src] = df[src].astype("string")
+        try:
+            tbl = pa.Table.from_pandas(df, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+        unit, line_of, pdf = "row", 2, df
+    names = tbl.column_names
+    missing = [src for src in cmap.values() if src not in names]
+    if missing:
+        tidy = next(k for k, v in cmap.items() if v == missing[0])
+        raise ImportDataError(f"column {missing[0]!r} (mapped to {tidy}) is not in the file; its columns are "
+                              f"{names[:30]}", p, field=missing[0])
+    n = tbl.num_rows
+    if n == 0:
+        return None
+    used = set(cmap.values())
+    cols: dict = {}
+    extra: dict = {}
+    for name in names:
+        if name in used:
+            continue
+        if name in V.SCHEMA and name not in cmap:
+            cols[name] = tbl[name]
+        elif name not in V.SCHEMA:
+            extra[name] = tbl[name]
+    for tidy, src in cmap.items():
+        cols[tidy] = tbl[src]
+    for k, v in consts.items():
+        cols[k] = _const(v, n, pa.string())  # cast to the tidy type below
+    if any(c not in cols for c in V.REQUIRED):
+        return None
+    src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
+    na_by_map = None
+    for c in ("verdict", "gold"):
+        if c not in cols:
+            continue
+        arr = cols[c].cast(pa.string())
+        distinct = pc.unique(arr).to_pylist()
+        norm = [_norm_one(v, vmap) for v in distinct]
+        bad = [d for d, v in zip(distinct, norm, strict=True) if v is not None and v not in V.VERDICTS]
+        if bad:
+            i = min(pc.index(arr, b).as_py() for b in bad)
+            line = f" (file line {i + line_of})" if line_of else ""
+            exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+            raise ImportDataError(f"unknown {c} value {arr[i].as_py()!r}; expected {exp}", p,
+                                  f"{unit} {i + 1}{line}", src_name[c])
+        idx = pc.index_in(arr, value_set=pa.array(distinct, type=pa.string()), skip_nulls=False)
+        cols[c] = pc.take(pa.array(norm, type=pa.string()), idx)
+        if c == "verdict":
+            to_na = [d for d in distinct if d is not None and vmap and d.strip() in vmap
+                     and _norm_one(d, vmap) is None]
+            na_by_map = pc.is_in(arr, value_set=pa.array(to_na, type=pa.string())) if to_na else None
+    verdict_na = pc.is_null(cols["verdict"])
+    src = src_name["verdict"]
+    reason = pc.if_else(verdict_na, pa.scalar(f"no verdict (empty or NA) in column '{src}'"),
+                        pa.scalar(None, pa.string()))
+    if na_by_map is not None:
+        reason = pc.if_else(na_by_map, pa.scalar(f"the value map sends this '{src}' value to NA"), reason)
+    cols["error"] = pc.coalesce(cols["error"].cast(pa.string()), reason) if "error" in cols else reason
+    out = {}
+    constant = set(consts)
+    try:
+        for c, t in V.SCHEMA.items():
+            if c not in cols:
+                default = V.DEFAULTS.get(c)
+                typ = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64()}[t]
+                out[c] = _const(default, n, typ) if default is not None else pa.nulls(n, typ)
+                constant.add(c)
+                continue
+            a = cols[c]
+            if t == "string":
+                a = a.cast(pa.string())
+                if c in ("item_id", "judge"):
+                    empty = pc.or_kleene(pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_length(a), 0)),
+                                         pc.utf8_is_space(a))
+                    if pc.any(empty).as_py():
+                        return None
+                if c == "order":
+                    a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.fill_null(a, "")))
+                    if not pc.all(pc.is_in(a, value_set=pa.array(list(V.ORDERS)))).as_py():
+                        return None
+                elif c in V.DEFAULTS:
+                    a = pc.fill_null(a, V.DEFAULTS[c])
+            elif t == "Int64":
+                a = a.cast(pa.int64())
+                if c == "sample":
+                    a = pc.fill_null(a, 0)
+                    if pc.any(pc.less(a, 0)).as_py():
+                        return None
+            else:
+                a = a.cast(pa.float64())
+            out[c] = a
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None  # a value the pandas path names (e.g. a non-numeric score)
+    if _has_duplicate_key(out, constant, n):
+        return None
+    table = pa.table(out if pdf is not None else {**out, **extra})
+
+    def mapper(t):
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return pd.StringDtype()
+        if pa.types.is_integer(t):
+            return pd.Int64Dtype()
+        if pa.types.is_floating(t):
+            return pd.Float64Dtype()
+        return None
+
+    tidy = table.to_pandas(types_mapper=mapper)
+    if pdf is None:
+        return tidy
+    # extra columns exactly as pandas read them (no round trip through Arrow)
+    return pd.DataFrame({**{c: tidy[c] for c in tidy.columns}, **{c: pdf[c] for c in extra}}, copy=False)
