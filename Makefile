@@ -66,7 +66,7 @@ chromium:
 # the checks tests/test_browser.py makes printed per page. Run `make report` first.
 shots: $(STAMP) chromium
 	test -f reports/index.html || $(MAKE) report
-	$(BIN)/python -m evallab.reporting.shots reports
+	$(BIN)/python -m evallab.reporting._shots reports
 
 test: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests

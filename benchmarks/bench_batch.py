@@ -96,7 +96,7 @@ def run() -> list[dict]:
             nb = ROOT / e["notebook"]
             params = new_code_cell(_params(nb))
             params.metadata["tags"] = ["parameters"]
-            save = new_code_cell("from evallab.reporting.batch import save_metrics\n"
+            save = new_code_cell("from evallab.reporting._batch import save_metrics\n"
                                  "save_metrics(report_name, {'floor': 1}, reports_dir_=reports_dir)")
             _write(td / f"floor_{e['name']}.ipynb", [new_markdown_cell("# floor"), params,
                                                      new_code_cell(_imports(nb)),

@@ -12,7 +12,8 @@ def lazy_face(package: str, exports: Mapping[str, str | tuple[str, str]]
               ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``, whose public names are the keys of ``exports`` (each
     mapped to the private module, relative to the package, that defines it — or to ``(module, name there)`` when
-    the face names it otherwise; a module starting with ``evallab.`` is absolute).
+    the face names it otherwise, ``(module, None)`` for a public submodule; a module starting with ``evallab.`` is
+    absolute).
 
     A name is imported from its module on first use and stored in the package, so later look-ups skip
     ``__getattr__``; an unknown name is an :class:`AttributeError`, as for any module.
@@ -24,8 +25,8 @@ def lazy_face(package: str, exports: Mapping[str, str | tuple[str, str]]
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, attr = module if isinstance(module, tuple) else (module, name)
-        value = getattr(importlib.import_module(module if module.startswith("evallab.") else f"{package}.{module}"),
-                        attr)
+        found = importlib.import_module(module if module.startswith("evallab.") else f"{package}.{module}")
+        value = found if attr is None else getattr(found, attr)  # (module, None): the (public) submodule itself
         setattr(sys.modules[package], name, value)
         return value
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evallab.paths import REPO_ROOT
-from evallab.reporting.shots import chromium_path
+from evallab.reporting._shots import chromium_path
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(chromium_path() is None,
@@ -29,7 +29,7 @@ HERE = Path(__file__).parent / "data" / "report"
 @pytest.fixture(scope="module")
 def browser():
     pw = pytest.importorskip("playwright.sync_api")
-    from evallab.reporting.shots import launch
+    from evallab.reporting._shots import launch
 
     with pw.sync_playwright() as p:
         b = launch(p)
@@ -41,7 +41,7 @@ def browser():
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     from evallab.importers import import_file
-    from evallab.reporting.batch import ReportSpec, load_config, run_report_batch
+    from evallab.reporting._batch import ReportSpec, load_config, run_report_batch
 
     tmp = tmp_path_factory.mktemp("browser")
     out = tmp / "reports"
@@ -68,7 +68,7 @@ def test_batch_ran(batch):
 
 
 def test_every_page_reads_cleanly_at_1280px(batch, browser):
-    from evallab.reporting.shots import page_problems, pages
+    from evallab.reporting._shots import page_problems, pages
 
     out, results = batch
     files = pages(out)
@@ -103,7 +103,7 @@ def test_the_checks_catch_a_raw_export(tmp_path, batch, browser):
     import nbformat
     from nbconvert import HTMLExporter
 
-    from evallab.reporting.shots import page_problems
+    from evallab.reporting._shots import page_problems
 
     out, _ = batch
     nb = nbformat.read(str(out / "messy.ipynb"), as_version=4)

@@ -395,8 +395,8 @@ def test_score_query_ranks_and_checks_selection():
 
 # ----------------------------------------------------------------------------------------------- reports
 def test_run_notebook_refuses_bad_input_before_anything_is_written(tmp_path):
-    from evallab.reporting.batch import run_notebook
-    from evallab.reporting.params import ParameterError, notebook_parameters
+    from evallab.reporting._batch import run_notebook
+    from evallab.reporting._params import ParameterError, notebook_parameters
 
     ok = FIX / "report" / "ok.ipynb"
     with pytest.raises(ParameterError, match="no such notebook"):

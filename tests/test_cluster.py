@@ -235,7 +235,7 @@ def test_an_unreachable_scheduler_is_one_line_naming_it(tmp_path):
 
 # ------------------------------------------------------------------------ the pieces, without a cluster
 def test_returned_files_outside_out_are_refused_and_nothing_is_written(tmp_path):
-    from evallab.reporting.cluster import ClusterError, write_files
+    from evallab.reporting._cluster import ClusterError, write_files
 
     out = tmp_path / "out"
     for bad in ("../x.html", "/etc/x.html", "a/../../x.html", "."):
@@ -249,8 +249,8 @@ def test_returned_files_outside_out_are_refused_and_nothing_is_written(tmp_path)
 
 
 def test_files_to_ship_are_the_notebook_its_reads_and_path_parameters(tmp_path):
-    from evallab.reporting.batch import load_config
-    from evallab.reporting.cluster import ClusterError, files_to_ship
+    from evallab.reporting._batch import load_config
+    from evallab.reporting._cluster import ClusterError, files_to_ship
 
     proj = project(tmp_path, "{n: [4, 8]}", "    parameters: {data_path: ../data/lines.txt, data_file: x.txt}\n"
                                             "    reads: [bundled/]\n")
@@ -267,8 +267,8 @@ def test_files_to_ship_are_the_notebook_its_reads_and_path_parameters(tmp_path):
 
 
 def test_a_task_without_the_notebook_on_its_file_system_says_so(tmp_path):
-    from evallab.reporting.batch import ReportSpec
-    from evallab.reporting.cluster import run_task
+    from evallab.reporting._batch import ReportSpec
+    from evallab.reporting._cluster import run_task
 
     res, files = run_task(ReportSpec("r", tmp_path / "elsewhere" / "nb.ipynb"))
     assert res.status == "failed" and files == {}
@@ -277,8 +277,8 @@ def test_a_task_without_the_notebook_on_its_file_system_says_so(tmp_path):
 
 @pytest.mark.slow
 def test_a_task_runs_from_its_shipped_copies(tmp_path):
-    from evallab.reporting.batch import load_config
-    from evallab.reporting.cluster import absolute_path_parameters, bundle_key, files_to_ship, run_task
+    from evallab.reporting._batch import load_config
+    from evallab.reporting._cluster import absolute_path_parameters, bundle_key, files_to_ship, run_task
 
     proj = project(tmp_path, "{n: [4]}", f"    parameters: {{k: 2, data_path: {tmp_path / 'lines.txt'}}}\n")
     (tmp_path / "lines.txt").write_text("a\nb\n")
@@ -299,7 +299,7 @@ def test_runs_in_threads_of_one_worker_keep_their_own_folder_and_environment(tmp
     working folder or environment under the other (the kernel gets its folder and variables at start)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from evallab.reporting.batch import ReportSpec, run_one
+    from evallab.reporting._batch import ReportSpec, run_one
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

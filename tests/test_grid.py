@@ -10,7 +10,7 @@ import pytest
 from cli_helper import run_cli
 
 from evallab.errors import DataError, EvallabError
-from evallab.reporting.batch import (
+from evallab.reporting._batch import (
     ReportResult,
     load_config,
     run_report_batch,
@@ -18,9 +18,9 @@ from evallab.reporting.batch import (
     select_runs,
     write_index,
 )
-from evallab.reporting.compare import comparison_figure, comparison_sentence, comparison_table
-from evallab.reporting.grid import expand, run_name, value_slug
-from evallab.reporting.params import check_report_name
+from evallab.reporting._compare import comparison_figure, comparison_sentence, comparison_table
+from evallab.reporting._grid import expand, run_name, value_slug
+from evallab.reporting._params import check_report_name
 
 HERE = Path(__file__).parent / "data" / "report"
 SWEEP = HERE / "sweep.ipynb"

@@ -95,7 +95,7 @@ def test_live_section_figures_match_a_hand_count():
     """Report 02's live figures recomputed here with plain pandas from the committed greedy table: position
     consistency (same verdict in both orders, both parsed), first-slot preference (decisive replies picking the
     output shown first) and Acc. (mean of the two order accuracies)."""
-    from evallab.reporting import live as live_report
+    from evallab.reporting import _live as live_report
     from evallab.reporting.sections import position as sections
 
     run = live_report.load()

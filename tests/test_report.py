@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evallab.errors import DataError
-from evallab.reporting.batch import load_config, run_report_batch, save_metrics
+from evallab.reporting._batch import load_config, run_report_batch, save_metrics
 
 HERE = Path(__file__).parent / "data" / "report"
 

@@ -10,8 +10,8 @@ import typer
 from cli_helper import run_cli
 
 from evallab.paths import REPO_ROOT
-from evallab.reporting.batch import ReportSpec, load_config, run_one
-from evallab.reporting.params import (
+from evallab.reporting._batch import ReportSpec, load_config, run_one
+from evallab.reporting._params import (
     ParameterError,
     check_parameters,
     check_report_name,

@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from evallab.paths import REPO_ROOT
-from evallab.reporting import plots, tables
-from evallab.reporting.batch import ReportResult, run_notes, save_metrics, write_index
-from evallab.reporting.tables import format_estimate, humanize, to_html
+from evallab.reporting import _plots as plots
+from evallab.reporting import _tables as tables
+from evallab.reporting._batch import ReportResult, run_notes, save_metrics, write_index
+from evallab.reporting._tables import format_estimate, humanize, to_html
 
 matplotlib.use("Agg")
 
@@ -203,13 +204,13 @@ def test_every_figure_function_with_colour_has_a_legend():
 def test_kernel_setup_module_is_importable_without_ipython():
     import importlib
 
-    mod = importlib.import_module("evallab.reporting.kernel")
+    mod = importlib.import_module("evallab.reporting._kernel")
     assert callable(mod.setup)
     assert Path(mod.__file__).exists()
 
 
 def test_paths_tidied_but_urls_and_markup_kept(tmp_path):
-    from evallab.reporting.batch import tidy_paths
+    from evallab.reporting._batch import tidy_paths
 
     assert tidy_paths(f"{REPO_ROOT}/data/a.csv and {tmp_path}/o.csv", tmp_path) == "data/a.csv and o.csv"
     assert tidy_paths("https://github.com/a/b/c/d </td>", tmp_path) == "https://github.com/a/b/c/d </td>"

@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evallab._results import WILSON, Estimate, Measure, Results, bootstrap_method, results
 from evallab.metrics._intervals import ratio_difference_interval_method, ratio_interval_method
 from evallab.reporting._context import Report
-from evallab.reporting.tables import to_html
+from evallab.reporting._tables import to_html
 
 PC = Measure("position_consistency", "Position consistency", "proportion", "position_consistency_low",
              "position_consistency_high", method_column="position_consistency_method", n="pairs", n_unit="pairs")
@@ -132,7 +132,7 @@ def test_report_writes_only_its_own_findings_and_long_tables_beside_it(tmp_path)
 
 
 def test_report_refuses_a_bad_name_or_level(tmp_path):
-    from evallab.reporting.params import ParameterError
+    from evallab.reporting._params import ParameterError
 
     with pytest.raises(ParameterError):
         Report("../x", tmp_path)
@@ -179,7 +179,7 @@ def test_metrics_json_keeps_what_each_table_and_number_means_and_the_index_rende
 
 
 def test_n_of_one_is_singular_and_a_finding_keeps_the_estimates_digits():
-    from evallab.reporting.tables import Finding
+    from evallab.reporting._tables import Finding
 
     assert Estimate(0.5, n=1, n_unit="replies", unit="proportion").n_text() == "n = 1 reply"
     assert Estimate(0.5, n=1, n_unit="pair × order units").n_text() == "n = 1 pair × order unit"

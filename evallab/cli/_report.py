@@ -1,5 +1,5 @@
-"""``evallab report`` (:func:`evallab.reporting.batch.run_report`) and ``evallab run``
-(:func:`evallab.reporting.batch.run_notebook`; ``--list``: :func:`evallab.reporting.params.notebook_parameters`)."""
+"""``evallab report`` (:func:`evallab.reporting._batch.run_report`) and ``evallab run``
+(:func:`evallab.reporting._batch.run_notebook`; ``--list``: :func:`evallab.reporting._params.notebook_parameters`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def report(
     A grid entry in reports.yaml runs once per combination and shows in the index as a comparison. With
     --scheduler or --local-cluster the runs are Dask tasks; their files come back and are written under OUT only.
     """
-    from evallab.reporting.batch import run_report
+    from evallab.reporting._batch import run_report
 
     results = run_report(config, out, jobs=jobs, only=only, scheduler=scheduler, local_cluster=local_cluster,
                          ship_data=ship_data)
@@ -71,12 +71,12 @@ def run(
     true, [a, b]) unless the parameter is a str.
     """
     if list_:
-        from evallab.reporting.params import notebook_parameters
+        from evallab.reporting._params import notebook_parameters
 
         for p in notebook_parameters(notebook).values():
             typer.echo(str(p))
         return
-    from evallab.reporting.batch import run_notebook
+    from evallab.reporting._batch import run_notebook
 
     res = run_notebook(notebook, _parameter_pairs(ctx.args), out_dir=out, name=name, from_text=True)
     for f in (res.notebook, res.html):

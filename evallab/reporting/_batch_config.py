@@ -1,6 +1,6 @@
 """The batch file: ``reports.yaml`` read and checked into one :class:`ReportSpec` per run (a grid entry expanded
 into its combinations), and the runs an ``--only`` list names. The public names are re-exported by
-:mod:`evallab.reporting.batch`.
+:mod:`evallab.reporting._batch`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import yaml
 
 from evallab.errors import DataError, EvallabError
 from evallab.paths import REPO_ROOT
-from evallab.reporting.params import ParameterError, check_report_name
+from evallab.reporting._params import ParameterError, check_report_name
 
 
 @dataclass
@@ -32,7 +32,7 @@ class ReportSpec:
 
 def load_config(path: str | Path) -> list[ReportSpec]:
     """Read and check ``reports.yaml``: one :class:`ReportSpec` per run, a grid entry expanded into one run per
-    combination (named ``<entry>-<slug of its values>``, :func:`evallab.reporting.grid.expand`).
+    combination (named ``<entry>-<slug of its values>``, :func:`evallab.reporting._grid.expand`).
 
     Every grid combination's parameters are checked against the notebook before anything runs; plain entries'
     parameters are checked when the run starts (a bad one fails that report only). ``reads`` (paths relative to
@@ -44,9 +44,9 @@ def load_config(path: str | Path) -> list[ReportSpec]:
         Missing file, invalid YAML, a missing ``reports`` list, an entry without ``name``/``notebook``, a
         duplicated name (also among grid runs), a notebook that does not exist, ``parameters`` that are not a
         mapping, ``reads`` that is not a list of strings, ``compare`` without ``grid``, or a grid that does not fit
-        the notebook (:func:`evallab.reporting.grid.check_grid`, naming the combination).
+        the notebook (:func:`evallab.reporting._grid.check_grid`, naming the combination).
     """
-    from evallab.reporting.grid import check_grid
+    from evallab.reporting._grid import check_grid
 
     path = Path(path)
     if not path.exists():

@@ -1,6 +1,6 @@
 """An executed report notebook exported to HTML: stderr outputs moved to a "Run notes" section, absolute paths made
 relative (:func:`tidy_paths`, also used by the index page and the Dask runner). Re-exported by
-:mod:`evallab.reporting.batch`.
+:mod:`evallab.reporting._batch`.
 """
 
 from __future__ import annotations

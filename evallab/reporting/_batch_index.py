@@ -1,6 +1,6 @@
 """The batch's ``index.html``: one card per report (question, findings with intervals and n, data and parameters,
-status and time, all metrics folded away), a grid entry as one comparison (:mod:`evallab.reporting.compare`),
-and ``batch.json`` beside it. Re-exported by :mod:`evallab.reporting.batch`.
+status and time, all metrics folded away), a grid entry as one comparison (:mod:`evallab.reporting._compare`),
+and ``batch.json`` beside it. Re-exported by :mod:`evallab.reporting._batch`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ _DATA_PARAM = re.compile(r"^(?!record_dir$|cache_dir$)(.*path|.*_dir|catalog|.*r
 
 
 def _value_text(v) -> str:
-    from evallab.reporting.tables import fmt_value
+    from evallab.reporting._tables import fmt_value
 
     if v == "" or v == []:
         return "default"
@@ -54,7 +54,7 @@ def _value_text(v) -> str:
 
 
 def _finding_html(f: Mapping) -> str:
-    from evallab.reporting.tables import format_estimate
+    from evallab.reporting._tables import format_estimate
 
     est = format_estimate(f.get("value"), f.get("low"), f.get("high"), f.get("unit") or "", f.get("level"),
                           f.get("n"), method=f.get("method"), n_unit=f.get("n_unit") or "", digits=f.get("digits"))
@@ -73,7 +73,7 @@ def _scalar_text(v, meaning: Mapping | None) -> str:
     """A metric in words: through its :class:`~evallab.Estimate` meaning when ``metrics.json`` has one (unit,
     interval, level, method, n), else as a plain value — a unit is never guessed from the name."""
     from evallab._results import Estimate
-    from evallab.reporting.tables import fmt_value
+    from evallab.reporting._tables import fmt_value
 
     est = (meaning or {}).get("estimate")
     if isinstance(v, (int, float)) and not isinstance(v, bool) and est:
@@ -85,7 +85,7 @@ def _scalar_text(v, meaning: Mapping | None) -> str:
 def _headline_html(metrics: Mapping, measures: Mapping | None = None) -> str:
     """Headline metrics of a notebook that states no findings, readably: words for names, each number in its unit
     when ``measures`` gives one."""
-    from evallab.reporting.tables import humanize
+    from evallab.reporting._tables import humanize
 
     measures = measures or {}
     rows = "".join(f"<tr><th>{html.escape(humanize(k))}</th><td>{html.escape(_scalar_text(v, measures.get(k)))}"
@@ -99,7 +99,7 @@ def _all_metrics_html(path: Path) -> str:
     import pandas as pd
 
     from evallab._results import Results
-    from evallab.reporting.tables import humanize, to_html
+    from evallab.reporting._tables import humanize, to_html
 
     doc = _read_doc(path)
     if not doc:
@@ -121,7 +121,7 @@ def _all_metrics_html(path: Path) -> str:
 
 
 def _card(r: ReportResult, out: Path) -> str:
-    from evallab.reporting.tables import humanize
+    from evallab.reporting._tables import humanize
 
     title = html.escape(r.title or humanize(r.name))
     link = f"<a href='{html.escape(Path(r.html).name)}'>{title}</a>" if r.html else title
@@ -170,7 +170,7 @@ def write_index(results: Sequence[ReportResult], out_dir: str | Path) -> Path:
     """Write ``index.html``: one card per report — the question, its findings with intervals and n (or, for a
     notebook that still passes ``headline=``, those metrics readably), the data and parameters of the run, status
     and time — with the full metrics folded away."""
-    from evallab.reporting.compare import comparison_html
+    from evallab.reporting._compare import comparison_html
 
     out = Path(out_dir)
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,7 +1,7 @@
 """One report run: a notebook executed with papermill in its own kernel, exported to HTML, its metrics file read
 back into a :class:`ReportResult` (:func:`run_one`; never raises for a notebook error). Used by the local batch
-runner (:mod:`evallab.reporting.batch`) and by the Dask tasks (:mod:`evallab.reporting.cluster`); re-exported by
-:mod:`evallab.reporting.batch`.
+runner (:mod:`evallab.reporting._batch`) and by the Dask tasks (:mod:`evallab.reporting._cluster`); re-exported by
+:mod:`evallab.reporting._batch`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from evallab.reporting._batch_config import ReportSpec
 from evallab.reporting._batch_export import export_html, tidy_paths
-from evallab.reporting.params import ParameterError, check_parameters, check_report_name
+from evallab.reporting._params import ParameterError, check_parameters, check_report_name
 
 
 @dataclass
@@ -83,14 +83,14 @@ def _title(nb_path: Path) -> str:
 
 
 #: the report kernel's set-up (figure style, publication tables for ``display(df)``), run before the first cell
-KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting.kernel"
+KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting._kernel"
 
 
 def record_parameters(res: ReportResult, notebook: Path, user_params: Mapping) -> None:
     """The run's parameters (declared defaults overridden by the run's values) for the index."""
     import ast
 
-    from evallab.reporting.params import RUNNER_PARAMETERS, notebook_parameters
+    from evallab.reporting._params import RUNNER_PARAMETERS, notebook_parameters
 
     try:
         declared = notebook_parameters(notebook)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evallab._results import Estimate
-from evallab.reporting.params import check_report_name
+from evallab.reporting._params import check_report_name
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Section:
     caveats: list[str] = field(default_factory=list)
 
     def finding(self, sentence: str, estimate: Estimate | None = None) -> Section:
-        from evallab.reporting.tables import Finding
+        from evallab.reporting._tables import Finding
 
         self.items.append(Finding.of(sentence, estimate))
         return self
@@ -72,7 +72,7 @@ class Section:
 
     @property
     def findings(self) -> list:
-        from evallab.reporting.tables import Finding
+        from evallab.reporting._tables import Finding
 
         return [x for x in self.items if isinstance(x, Finding)]
 
@@ -107,7 +107,7 @@ class Report:
 
     def __init__(self, name: str = "adhoc", out_dir: str | Path = "", *, confidence: float = 0.95) -> None:
         from evallab.paths import reports_dir
-        from evallab.reporting.params import ParameterError
+        from evallab.reporting._params import ParameterError
 
         self.name = check_report_name(name)
         if not 0 < float(confidence) < 1:
@@ -128,7 +128,7 @@ class Report:
                    csv_name: str | None = None, **kwargs) -> str:
         """The HTML :meth:`show` displays (:func:`evallab.reporting.to_html`); a long table's CSV is written to
         ``<out_dir>/<name>.tables/``."""
-        from evallab.reporting.tables import MAX_ROWS, to_html
+        from evallab.reporting._tables import MAX_ROWS, to_html
 
         csv_to = None
         if len(table) > kwargs.get("max_rows", MAX_ROWS):
@@ -151,7 +151,7 @@ class Report:
         """State a finding: one sentence and, optionally, the :class:`~evallab.Estimate` behind it (its value,
         interval, level, method and n are written after the sentence and kept for the index). ``sentence`` may
         also be a :class:`Finding` built by a library function. Returns the :class:`Finding`."""
-        from evallab.reporting.tables import Finding
+        from evallab.reporting._tables import Finding
 
         f = sentence if isinstance(sentence, Finding) else Finding.of(str(sentence), estimate)
         self.findings = [x for x in self.findings if x.sentence != f.sentence] + [f]
@@ -164,7 +164,7 @@ class Report:
 
     def conclusions(self, items: Sequence[str], *, caveats: Sequence[str] = (), title: str = "Conclusions") -> str:
         """Display the closing "Conclusions" and "Caveats" lists; returns their HTML."""
-        from evallab.reporting.tables import conclusions
+        from evallab.reporting._tables import conclusions
 
         return conclusions(items, caveats=caveats, title=title)
 
@@ -174,7 +174,7 @@ class Report:
         conclusions and caveats for :meth:`conclude` and :meth:`save`."""
         from IPython.display import HTML, Markdown, display
 
-        from evallab.reporting.tables import Finding
+        from evallab.reporting._tables import Finding
 
         for x in section.items:
             if isinstance(x, Finding):
@@ -207,7 +207,7 @@ class Report:
         renders it with its own labels, units, intervals and methods); an :class:`~evallab.Estimate` as its value
         (``key``), its bounds (``key_low``/``key_high``) and its meaning under ``"measures"``; NaN → null.
         """
-        from evallab.reporting.batch import save_metrics
+        from evallab.reporting._batch import save_metrics
 
         doc, meanings = {}, {}
         for k, v in {**self.metrics, **dict(metrics or {})}.items():

@@ -17,7 +17,7 @@ from evallab._results import WILSON, Results, bootstrap_method
 from evallab.metrics import _agreement as agreement
 from evallab.metrics import _drift as drift
 from evallab.metrics import _evaluators as evaluators
-from evallab.reporting.tables import to_html
+from evallab.reporting._tables import to_html
 
 N_RES = 200
 

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_report_batch
+from evallab.reporting._batch import ReportSpec, run_report_batch
 
 NB = REPO_ROOT / "notebooks"
 SMALL = {"subsets": ["LLMBar/Natural"], "strategies": ["Vanilla"], "n_resamples": 50}

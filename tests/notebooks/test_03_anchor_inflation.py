@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_one, run_report_batch
+from evallab.reporting._batch import ReportSpec, run_one, run_report_batch
 
 NB = REPO_ROOT / "notebooks" / "03_anchor_inflation.ipynb"
 SMALL = {"subsets": ["LLMBar/Natural"], "n_resamples": 100}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_one
+from evallab.reporting._batch import ReportSpec, run_one
 
 # the plain SOURCE.md re-implementation lives in tests/test_triggers.py (tests/ is not a package)
 _spec = importlib.util.spec_from_file_location("_plain_triggers", Path(__file__).parents[1] / "test_triggers.py")

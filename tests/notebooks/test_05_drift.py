@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_one
+from evallab.reporting._batch import ReportSpec, run_one
 
 BASE, CAND = "ChatGPT-0301", "ChatGPT"
 STRATEGIES = ["Vanilla", "CoT"]

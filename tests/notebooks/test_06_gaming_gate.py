@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_report_batch
+from evallab.reporting._batch import ReportSpec, run_report_batch
 
 NB = REPO_ROOT / "notebooks" / "06_gaming_gate.ipynb"
 KERYX = data_dir("keryx")

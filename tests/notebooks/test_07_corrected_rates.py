@@ -16,7 +16,7 @@ import ppi_py
 import pytest
 
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_one
+from evallab.reporting._batch import ReportSpec, run_one
 
 NB = REPO_ROOT / "notebooks" / "07_corrected_rates.ipynb"
 SUBSETS = ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor"]

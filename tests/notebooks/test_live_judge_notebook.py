@@ -9,7 +9,7 @@ import json
 import pytest
 
 from evallab.paths import REPO_ROOT
-from evallab.reporting.batch import ReportSpec, run_one
+from evallab.reporting._batch import ReportSpec, run_one
 
 NB = REPO_ROOT / "notebooks" / "03_anchor_inflation.ipynb"
 SECRET = "sk-evallab-notebook-3b91f0c2e7d54a18"

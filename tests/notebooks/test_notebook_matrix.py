@@ -18,7 +18,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from evallab.importers import import_file
 from evallab.paths import REPO_ROOT, data_dir
-from evallab.reporting.batch import ReportSpec, run_report_batch
+from evallab.reporting._batch import ReportSpec, run_report_batch
 
 NB = REPO_ROOT / "notebooks"
 NOTEBOOKS = ["01_judge_agreement", "02_position_bias", "03_anchor_inflation", "05_drift"]

@@ -20,7 +20,7 @@ from evallab.datasets import load_llmbar
 from evallab.metrics import _corrected as corrected
 from evallab.paths import data_dir
 from evallab.reporting._context import Shown
-from evallab.reporting.params import ParameterError
+from evallab.reporting._params import ParameterError
 from evallab.reporting.sections import corrected as sections
 from evallab.testing import SimulatedJudge
 

@@ -17,7 +17,7 @@ from evallab._results import WILSON
 from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
 from evallab.metrics._agreement import judge_agreement
 from evallab.metrics._drift import subset_level
-from evallab.reporting import live
+from evallab.reporting import _live as live
 from evallab.reporting._context import Section, Shown
 from evallab.reporting.sections import drift as S
 

@@ -212,7 +212,7 @@ def test_experiment_section_states_the_changes_with_their_methods(tmp_path):
 
 # ------------------------------------------------------------------------------------------ live section
 def test_live_section_names_the_wilson_bound_where_no_answer_changed(tmp_path):
-    from evallab.reporting import live
+    from evallab.reporting import _live as live
 
     run = live.load()
     if run is None:

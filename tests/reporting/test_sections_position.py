@@ -149,7 +149,7 @@ def test_live_section_without_a_run_is_one_sentence():
 
 
 def test_live_section_parse_rate_is_wilson_on_requests():
-    from evallab.reporting import live
+    from evallab.reporting import _live as live
 
     run = live.load()
     if run is None:

@@ -20,7 +20,7 @@ from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 from evallab import skills as T
 from evallab.paths import data_dir
 from evallab.reporting._context import Report, Shown
-from evallab.reporting.params import ParameterError
+from evallab.reporting._params import ParameterError
 from evallab.reporting.sections import triggers as sections
 from evallab.skills import catalog_from_records
 

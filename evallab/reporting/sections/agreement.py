@@ -33,7 +33,7 @@ from evallab import verdicts as V
 from evallab._results import Measure, Results, common_methods, results
 from evallab.metrics import _agreement as agreement
 from evallab.metrics import _design as design
-from evallab.reporting import plots
+from evallab.reporting import _plots as plots
 from evallab.reporting._context import Section
 
 #: the design cell of report 01's per-group tables (LLMBar's table: one row per subset, judge, strategy)

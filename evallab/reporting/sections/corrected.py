@@ -28,7 +28,7 @@ from evallab.metrics import _drift as drift
 from evallab.metrics import _power as power
 from evallab.metrics import _selective as selective
 from evallab.reporting._context import Section
-from evallab.reporting.params import ParameterError
+from evallab.reporting._params import ParameterError
 
 #: the p-value adjustments in words
 _ADJUSTMENT = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no"}
@@ -162,7 +162,7 @@ def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rat
 
 def _side_by_side_figure(long: Results, truth: Results, rate: str, n_gold: int, unit: str, level):
     """Estimates with interval bars per judge and method, the truth as a black line over each judge."""
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
 
     lvl = f", {level:.0%} CI" if level else ""
     fig = plots.interval_plot(long, x="judge", y="estimate", low="estimate_low", high="estimate_high", hue="method",

@@ -33,7 +33,8 @@ from evallab.errors import DataError
 from evallab.metrics import _drift as drift
 from evallab.metrics import _evaluators as evaluators
 from evallab.metrics._agreement import judge_agreement
-from evallab.reporting import live, plots
+from evallab.reporting import _live as live
+from evallab.reporting import _plots as plots
 from evallab.reporting._context import Section
 from evallab.verdicts import snapshot_note
 
@@ -517,7 +518,7 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
     Parameters
     ----------
     run : dict or None
-        The committed live run (:func:`evallab.reporting.live.load`); ``None`` when absent.
+        The committed live run (:func:`evallab.reporting._live.load`); ``None`` when absent.
     tolerance, alpha, adjust, confidence, n_resamples, seed
         As :func:`headline`.
 

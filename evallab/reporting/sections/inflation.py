@@ -110,7 +110,7 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
     Source: first-slot preference as in :mod:`evallab.metrics._position` (share of decisive replies picking the
     output shown first, both orders pooled); LLMBar's strategies from Zeng et al. (2024), §4 and Table 3.
     """
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
     from evallab.verdicts import snapshot_note
 
     variants = list(variants)
@@ -336,7 +336,7 @@ def experiment_section(runs: pd.DataFrame | None, items: pd.DataFrame, *, baseli
     only PASS examples"), rubric rules 4–5; McNemar (1947).
     """
     from evallab.judges import usage_summary
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
 
     sec = Section(metrics={"judge_configured": runs is not None})
     gold = items["gold"].value_counts()
@@ -413,7 +413,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     Parameters
     ----------
     run : dict or None
-        :func:`evallab.reporting.live.load`; ``None`` or a run without the inflation study: one sentence.
+        :func:`evallab.reporting._live.load`; ``None`` or a run without the inflation study: one sentence.
     confidence, n_resamples, seed
         Level, bootstrap resamples over items and seed of every interval.
 
@@ -428,7 +428,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     Source: MeowKit spec 001 and rules 4–5 (as :func:`experiment_section`); the probe after Zhao et al. (2021),
     "Calibrate Before Use", §4 (content-free input).
     """
-    from evallab.reporting import live
+    from evallab.reporting import _live as live
 
     sec = Section()
     missing = live.absent(run, "inflation")

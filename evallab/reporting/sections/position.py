@@ -37,7 +37,7 @@ from evallab._results import Results, common_methods
 from evallab.metrics import _agreement as agreement
 from evallab.metrics import _position as position
 from evallab.metrics._design import describe
-from evallab.reporting import live
+from evallab.reporting import _live as live
 from evallab.reporting._context import Section
 
 #: the design cell of the per-judge figures: strategies are compared, never pooled
@@ -224,7 +224,7 @@ def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence:
                   csv_name="breakdown")
     shown = bias.dropna(subset=["position_consistency", "first_slot_preference"])
     if len(shown):
-        from evallab.reporting import plots
+        from evallab.reporting import _plots as plots
 
         sec.figure(plots.scatter_intervals(
             shown.assign(who=[_who(bias, i) for i in shown.index]), x="first_slot_preference",
@@ -321,7 +321,7 @@ def balanced_calibration(table: pd.DataFrame, *, strategies: Sequence[str] = (),
     cols = {c: v for c, v in BPC_COLUMNS.items() if c != "strategy" or _several(bpc, "strategy")}
     sec.table(bpc, cols, caption=f"Balanced position calibration (inconsistent pair = tie worth {tie_credit:g})",
               csv_name="bpc")
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
 
     sec.figure(plots.interval_plot(ok.assign(who=[_who(bpc, i) for i in ok.index]), x="who", y="bpc_accuracy",
                                    low="bpc_accuracy_low", high="bpc_accuracy_high", scale=100, ref=0.5,
@@ -380,7 +380,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     Parameters
     ----------
     run : dict or None
-        :func:`evallab.reporting.live.load`; ``None`` or a run without the position study: one sentence.
+        :func:`evallab.reporting._live.load`; ``None`` or a run without the position study: one sentence.
     confidence, n_resamples, seed
         Level, bootstrap resamples over items and seed of every interval.
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from evallab._results import Estimate, Results, relabel, results, with_measures
 from evallab.reporting._context import Section
-from evallab.reporting.params import ParameterError
+from evallab.reporting._params import ParameterError
 
 #: the objectives in words
 OBJECTIVE_WORDS = {"f1": "F1", "balanced_accuracy": "balanced accuracy", "mcc": "MCC",
@@ -419,7 +419,7 @@ def thresholds_section(study: TriggerStudy, *, objective: str = "f1", confidence
     Source: F1, balanced accuracy (Brodersen et al. 2010), MCC (Matthews 1975) as scikit-learn computes them;
     keryx's constants from scout.ts (:data:`evallab.skills.KERYX_THRESHOLDS`).
     """
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
     from evallab.skills import OBJECTIVES, tune_thresholds
 
     if objective not in OBJECTIVES:
@@ -523,7 +523,7 @@ def curves_section(study: TriggerStudy) -> Section:
     ``roc_auc_score``; on reading ROC against PR under class imbalance, Saito & Rehmsmeier (2015), PLoS ONE
     10(3): e0118432.
     """
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
     from evallab.skills import roc_pr, roc_pr_summary
 
     sec = Section(metrics={"select_roc_auc": None, "select_average_precision": None})
@@ -595,7 +595,7 @@ def scorers_section(study: TriggerStudy, scorers: Sequence[str] = ("keryx", "tfi
     Source: TF-IDF cosine (scikit-learn ``TfidfVectorizer``), BM25 (bm25s; Robertson & Zaragoza 2009) normalised
     to the query's best attainable evidence; average precision and ROC AUC as scikit-learn computes them.
     """
-    from evallab.reporting import plots
+    from evallab.reporting import _plots as plots
     from evallab.skills import compare_scorers
 
     sec = Section(metrics={"scorers": []})

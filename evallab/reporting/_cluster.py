@@ -2,8 +2,8 @@
 ``distributed.LocalCluster`` started for the batch and closed after (``local_cluster=N`` worker processes).
 
 Each run is one task (:func:`run_task`): on a worker it executes the notebook with
-:func:`evallab.reporting.batch.run_one` into a private temporary folder, exports the HTML there, and returns the
-:class:`~evallab.reporting.batch.ReportResult` with the files the run wrote (executed notebook, HTML, metrics,
+:func:`evallab.reporting._batch.run_one` into a private temporary folder, exports the HTML there, and returns the
+:class:`~evallab.reporting._batch.ReportResult` with the files the run wrote (executed notebook, HTML, metrics,
 tables); the folder is deleted when the task ends. The client writes those files under ``--out`` only
 (:func:`write_files` refuses any path that would leave it). The scheduler does the rest: a task whose worker dies
 mid-run is run again on another worker (up to Dask's ``distributed.scheduler.allowed-failures``, 3 by default),
@@ -42,7 +42,7 @@ from evallab.paths import data_dir
 from evallab.reporting._batch_config import ReportSpec
 from evallab.reporting._batch_export import tidy_paths
 from evallab.reporting._batch_run import ReportResult, record_parameters, run_one
-from evallab.reporting.params import RUNNER_PARAMETERS, notebook_parameters
+from evallab.reporting._params import RUNNER_PARAMETERS, notebook_parameters
 
 
 def _distributed():
@@ -55,7 +55,7 @@ def _distributed():
 
 
 #: what every run needs on a worker, imported once by the fork server local workers are forked from
-PRELOAD = ["distributed", "papermill", "nbconvert", "evallab.reporting.cluster"]
+PRELOAD = ["distributed", "papermill", "nbconvert", "evallab.reporting._cluster"]
 
 
 def _local_start_method() -> str:

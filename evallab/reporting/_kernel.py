@@ -1,7 +1,7 @@
 """Set-up of a report kernel, run by the batch runner before the notebook's first cell
 (``--IPKernelApp.exec_lines``): figures in the report style and a plain ``display(df)`` rendered as a
-publication table (:func:`evallab.reporting.tables.publication_html`). In Jupyter, ``import
-evallab.reporting.kernel`` (or :func:`setup`) gives the same rendering.
+publication table (:func:`evallab.reporting._tables.publication_html`). In Jupyter, ``import
+evallab.reporting._kernel`` (or :func:`setup`) gives the same rendering.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ def setup() -> None:
     plain-text representation is unchanged)."""
     import pandas as pd
 
-    from evallab.reporting import plots
-    from evallab.reporting.tables import publication_html
+    from evallab.reporting import _plots as plots
+    from evallab.reporting._tables import publication_html
 
     plots.use_style()
     try:

@@ -7,20 +7,20 @@
         notebook: notebooks/01_judge_agreement.ipynb
         parameters: {n_resamples: 1000}     # papermill parameters (literals)
         reads: [data/llmbar/verdicts.csv]   # data files the report reads (shipped with --ship-data)
-      - name: trigger_sweep                 # a grid: one run per combination (evallab.reporting.grid)
+      - name: trigger_sweep                 # a grid: one run per combination (evallab.reporting._grid)
         notebook: notebooks/04_trigger_thresholds.ipynb
         grid: {scorer: [keryx, bm25], strip_exclusions: [true, false]}
         compare: {metric: loo_trigger_accuracy, unit: "%"}   # the headline metric the index plots across the grid
 
 :func:`run_report_batch` runs every run through papermill (in parallel, one kernel per worker process — or,
-with ``scheduler=``/``local_cluster=``, as tasks on Dask distributed, see :mod:`evallab.reporting.cluster`), exports
+with ``scheduler=``/``local_cluster=``, as tasks on Dask distributed, see :mod:`evallab.reporting._cluster`), exports
 HTML without input cells (nbconvert), and writes ``index.html`` with each report's headline numbers (read from the
 ``<name>.metrics.json`` the notebook wrote through :func:`save_metrics`) and a link; a grid entry is shown as a
-comparison (:mod:`evallab.reporting.compare`). A failing notebook is reported with its cell and error while the
+comparison (:mod:`evallab.reporting._compare`). A failing notebook is reported with its cell and error while the
 others finish.
 
 This module is the batch's public face; the parts live in private modules, one concept each, imported by this
-module, by the Dask runner (:mod:`evallab.reporting.cluster`) and by the comparison (:mod:`evallab.reporting.compare`)
+module, by the Dask runner (:mod:`evallab.reporting._cluster`) and by the comparison (:mod:`evallab.reporting._compare`)
 without importing one another in a circle:
 
 - ``_batch_config`` — :class:`ReportSpec`, :func:`load_config`, :func:`select_runs`;
@@ -46,11 +46,11 @@ from evallab.reporting._batch_config import DEFAULT_CONFIG, ReportSpec, load_con
 from evallab.reporting._batch_export import export_html, run_notes, tidy_paths
 from evallab.reporting._batch_index import write_index
 from evallab.reporting._batch_run import KERNEL_SETUP, ReportResult, _jsonable, record_parameters, run_one
-from evallab.reporting.params import check_report_name
+from evallab.reporting._params import check_report_name
 
 
 def _finding_dict(f) -> dict:
-    from evallab.reporting.tables import Finding
+    from evallab.reporting._tables import Finding
 
     if isinstance(f, Finding):
         return f.as_dict()
@@ -77,7 +77,7 @@ def save_metrics(report_name: str, metrics: Mapping, *, title: str = "", reports
         always passes its output folder.
     headline : the metric names to show in ``index.html`` when there are no findings (default: every top-level
         scalar); kept for notebooks that do not state findings yet.
-    findings : the report's findings for the index, each a :class:`evallab.reporting.tables.Finding`, a mapping
+    findings : the report's findings for the index, each a :class:`evallab.reporting._tables.Finding`, a mapping
         with ``sentence, value, low, high, level, n, unit`` or a plain sentence (default: none —
         :meth:`evallab.Report.save` passes the findings stated through the report; nothing is read from module or
         kernel state).
@@ -117,7 +117,7 @@ def run_notebook(notebook: str | Path, parameters: Mapping | None = None, *, out
     notebook : str or Path
         The report notebook, e.g. ``notebooks/02_position_bias.ipynb``.
     parameters : mapping, optional
-        Parameter name → value (:func:`evallab.reporting.params.notebook_parameters` lists them).
+        Parameter name → value (:func:`evallab.reporting._params.notebook_parameters` lists them).
     out_dir : str or Path, optional
         Output folder; default ``<reports>/adhoc`` (:func:`evallab.paths.reports_dir`), so a hand run never
         overwrites the batch's reports.
@@ -125,7 +125,7 @@ def run_notebook(notebook: str | Path, parameters: Mapping | None = None, *, out
         The report name, the outputs' file stem (letters, digits, ``_ - .``); default the notebook's stem.
     from_text : bool, default False
         The values are text as typed on a command line: each is read as its parameter's declared type
-        (:func:`evallab.reporting.params.parse_value`: a literal such as ``3``, ``0.5``, ``true`` or ``[a, b]``,
+        (:func:`evallab.reporting._params.parse_value`: a literal such as ``3``, ``0.5``, ``true`` or ``[a, b]``,
         unless the parameter is a ``str``).
 
     Returns
@@ -139,7 +139,7 @@ def run_notebook(notebook: str | Path, parameters: Mapping | None = None, *, out
         A missing notebook, a report name that is not a plain file stem, an unknown parameter (the closest valid
         one named) or a value of the wrong type — before anything runs or is written.
     """
-    from evallab.reporting.params import check_parameters, expected_type, notebook_parameters, parse_value
+    from evallab.reporting._params import check_parameters, expected_type, notebook_parameters, parse_value
 
     notebook = Path(notebook)
     declared = notebook_parameters(notebook)
@@ -158,19 +158,19 @@ def run_report(config: str | Path, out_dir: str | Path, *, jobs: int = 2, only: 
     """``evallab report``: read and check the batch file (every grid combination before anything runs), keep the
     runs ``only`` names (:func:`select_runs`), run them (:func:`run_report_batch`) and write the index, keeping the
     other runs' previous entries. With ``local_cluster`` the fork server the local workers come from starts first and
-    imports what runs need while the file is checked (:func:`evallab.reporting.cluster.warm_up_local_workers`);
+    imports what runs need while the file is checked (:func:`evallab.reporting._cluster.warm_up_local_workers`);
     a bad file still stops everything before any run starts or any file is written.
 
     Raises :class:`evallab.errors.EvallabError` for both ``scheduler`` and ``local_cluster``, for ``ship_data``
     without either, for a bad batch file (:class:`DataError`) or an unknown ``only`` name, and
-    :class:`evallab.reporting.cluster.ClusterError` when the scheduler cannot be reached.
+    :class:`evallab.reporting._cluster.ClusterError` when the scheduler cannot be reached.
     """
     if scheduler and local_cluster:
         raise EvallabError("give either --scheduler or --local-cluster, not both")
     if ship_data and not (scheduler or local_cluster):
         raise EvallabError("--ship-data sends data to Dask workers; give --scheduler or --local-cluster too")
     if local_cluster:
-        from evallab.reporting.cluster import warm_up_local_workers
+        from evallab.reporting._cluster import warm_up_local_workers
 
         warm_up_local_workers()
     specs = load_config(config)
@@ -186,20 +186,20 @@ def run_report_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, j
                      ship_data: bool = False) -> list[ReportResult]:
     """Run every report and write ``index.html``: ``jobs`` at a time, each in its own process and kernel — or, with
     ``scheduler`` (a Dask scheduler's address) or ``local_cluster`` (a number of local Dask worker processes), as
-    tasks on Dask distributed (:func:`evallab.reporting.cluster.run_on_dask`; ``ship_data`` sends the notebook and
+    tasks on Dask distributed (:func:`evallab.reporting._cluster.run_on_dask`; ``ship_data`` sends the notebook and
     its data with each task instead of relying on a shared file system).
 
     Returns the results in the order of ``specs``; failed notebooks have ``status="failed"`` with the cell index
     and error. ``index.html`` is written even when some fail. ``index_names`` (the whole batch, when only some
     reports are re-run) keeps the other reports' previous entries (from ``batch.json``) in the index, in that
-    order. Raises :class:`evallab.reporting.cluster.ClusterError` before anything is written when the scheduler
+    order. Raises :class:`evallab.reporting._cluster.ClusterError` before anything is written when the scheduler
     cannot be reached.
     """
     from tqdm.auto import tqdm
 
     out = Path(out_dir) if out_dir else reports_dir()
     if scheduler or local_cluster:
-        from evallab.reporting.cluster import run_on_dask
+        from evallab.reporting._cluster import run_on_dask
 
         results = run_on_dask(specs, out, scheduler=scheduler, local_cluster=local_cluster, ship_data=ship_data,
                               kernel=kernel, progress=progress, extra_parameters=extra_parameters)

@@ -1,6 +1,6 @@
 """A grid entry in ``index.html``: one comparison instead of one card per run.
 
-For the runs of one grid entry (:mod:`evallab.reporting.grid`) :func:`comparison_table` gathers one row per
+For the runs of one grid entry (:mod:`evallab.reporting._grid`) :func:`comparison_table` gathers one row per
 combination — its varying values, status, the chosen headline metric with its interval and the run's findings —
 from each run's ``<name>.metrics.json``; :func:`comparison_figure` plots that metric across the varying
 parameter(s): the first on the x axis, the others as colours. :func:`comparison_html` is the index card, which
@@ -68,7 +68,7 @@ def _level(r, compare: Mapping) -> float:
 
 
 def comparison_table(results: Sequence, out: str | Path) -> pd.DataFrame:
-    """One row per run of a grid (``results``: the :class:`~evallab.reporting.batch.ReportResult` of its runs, in
+    """One row per run of a grid (``results``: the :class:`~evallab.reporting._batch.ReportResult` of its runs, in
     grid order), read from ``<out>/<name>.metrics.json``.
 
     Columns: ``run``, one column per varying parameter (its value), ``status``, ``value``, ``low``, ``high`` (the
@@ -106,9 +106,9 @@ def comparison_table(results: Sequence, out: str | Path) -> pd.DataFrame:
 
 
 def _unit(compare: Mapping, table: pd.DataFrame) -> str:
-    """The metric's unit (the display units of :mod:`evallab.reporting.tables`): ``compare: unit`` when given, else
+    """The metric's unit (the display units of :mod:`evallab.reporting._tables`): ``compare: unit`` when given, else
     the unit the runs saved with it (:meth:`evallab.Report.save`), else none — never guessed from the name."""
-    from evallab.reporting.tables import _MEASURE_UNITS
+    from evallab.reporting._tables import _MEASURE_UNITS
 
     if compare.get("unit") is not None:
         return str(compare["unit"])
@@ -118,7 +118,7 @@ def _unit(compare: Mapping, table: pd.DataFrame) -> str:
 
 def axis_label(compare: Mapping, table: pd.DataFrame, *, with_interval: bool, level: float) -> str:
     """The y axis label: the metric's label, its unit and the interval's level ("Accuracy (%, 95% CI)")."""
-    from evallab.reporting.tables import UNITS, humanize
+    from evallab.reporting._tables import UNITS, humanize
 
     metric = compare.get("metric", "")
     label = compare.get("label") or humanize(metric.replace(".", " "))
@@ -130,14 +130,14 @@ def axis_label(compare: Mapping, table: pd.DataFrame, *, with_interval: bool, le
 
 
 def _param_label(name: str, compare: Mapping) -> str:
-    from evallab.reporting.tables import humanize
+    from evallab.reporting._tables import humanize
 
     unit = (compare.get("units") or {}).get(name)
     return f"{humanize(name)} ({unit})" if unit else humanize(name)
 
 
 def _value_text(v) -> str:
-    from evallab.reporting.tables import fmt_value
+    from evallab.reporting._tables import fmt_value
 
     if (isinstance(v, (list, tuple)) and not v) or (isinstance(v, str) and not v):
         return "(empty)"
@@ -155,8 +155,8 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from evallab.reporting import plots
-    from evallab.reporting.tables import UNITS, humanize
+    from evallab.reporting import _plots as plots
+    from evallab.reporting._tables import UNITS, humanize
 
     if not keys:
         raise ArgumentError("keys: a comparison needs at least one varying parameter")
@@ -196,7 +196,7 @@ def comparison_figure(table: pd.DataFrame, keys: Sequence[str], compare: Mapping
 
 
 def _estimate(row, unit: str) -> str:
-    from evallab.reporting.tables import format_estimate
+    from evallab.reporting._tables import format_estimate
 
     if pd.isna(row["value"]):
         return DASH
@@ -206,7 +206,7 @@ def _estimate(row, unit: str) -> str:
 
 
 def _findings_html(findings: Sequence[Mapping], limit: int = 2) -> str:
-    from evallab.reporting.tables import format_estimate
+    from evallab.reporting._tables import format_estimate
 
     items = []
     for f in list(findings)[:limit]:
@@ -222,7 +222,7 @@ def comparison_sentence(table: pd.DataFrame, keys: Sequence[str], compare: Mappi
     """The comparison in words: where the headline metric is highest and lowest across the grid, with both
     estimates and intervals, whether those two intervals overlap (a description, not a test), and how many
     combinations have no value. ``""`` when fewer than two combinations have a value."""
-    from evallab.reporting.tables import humanize
+    from evallab.reporting._tables import humanize
 
     have = table.dropna(subset=["value"])
     if len(have) < 2:
@@ -253,7 +253,7 @@ def comparison_html(group: str, results: Sequence, out: str | Path, cards: Seque
     across the grid (written to ``<out>/<group>.compare.png``; the table also to ``<group>.compare.csv``), and
     ``cards`` (each run's own card) folded away."""
     from evallab.reporting._batch_export import tidy_paths
-    from evallab.reporting.tables import humanize
+    from evallab.reporting._tables import humanize
 
     out = Path(out)
     table = comparison_table(results, out)

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from evallab.reporting.tables import humanize
+from evallab.reporting._tables import humanize
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last)
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000"]

@@ -14,8 +14,8 @@ shares)::
 :func:`expand` makes the cartesian product (the first parameter varies slowest, as in :func:`itertools.product`)
 and names each run by the entry's name and a slug of its varying values (``trigger_sweep-keryx-true``, ...).
 :func:`check_grid` checks the grid's shape and every combination's parameters against the notebook's
-``parameters`` cell (:func:`evallab.reporting.params.check_parameters`) before anything runs. ``compare:`` chooses
-the headline metric the index plots across the grid (:mod:`evallab.reporting.compare`).
+``parameters`` cell (:func:`evallab.reporting._params.check_parameters`) before anything runs. ``compare:`` chooses
+the headline metric the index plots across the grid (:mod:`evallab.reporting._compare`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from evallab.reporting.params import ParameterError, check_parameters, check_report_name, notebook_parameters
+from evallab.reporting._params import ParameterError, check_parameters, check_report_name, notebook_parameters
 
-#: the longest report name :func:`evallab.reporting.params.check_report_name` accepts
+#: the longest report name :func:`evallab.reporting._params.check_report_name` accepts
 MAX_NAME = 128
 #: the keys ``compare:`` takes
 COMPARE_KEYS = {"metric": str, "label": str, "unit": str, "low": str, "high": str, "level": float,

@@ -1,7 +1,7 @@
 """Reports in a real browser: screenshots (``make shots``) and the checks ``tests/test_browser.py`` makes.
 
 Drives Debian's Chromium (``/usr/bin/chromium``) through Playwright's Python package (Playwright's own browser
-download is not used). ``python -m evallab.reporting.shots [REPORTS_DIR]`` saves a full-page screenshot of
+download is not used). ``python -m evallab.reporting._shots [REPORTS_DIR]`` saves a full-page screenshot of
 ``index.html`` and every report at 1280 px to ``REPORTS_DIR/shots/`` and prints what :func:`page_problems` finds.
 """
 
