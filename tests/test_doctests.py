@@ -22,15 +22,17 @@ import evallab  # noqa: E402
 COVERED = [
     "evallab._results",
     "evallab.verdicts",
+    "evallab.metrics._agreement",
     "evallab.metrics._contextual",
     "evallab.metrics._corrected",
     "evallab.metrics._design",
+    "evallab.metrics._drift",
     "evallab.metrics._evaluators",
     "evallab.metrics._inflation",
     "evallab.metrics._intervals",
+    "evallab.metrics._position",
     "evallab.metrics._power",
     "evallab.metrics._selective",
-    # next: "evallab.metrics._drift" (its public functions have no Examples yet)
 ]
 
 #: packages of optional extras: a module that fails to import because one of these is missing is skipped

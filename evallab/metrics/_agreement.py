@@ -157,19 +157,26 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
 
     Parameters
     ----------
-    df : tidy verdict table of pairwise replies; orders ``ab`` (output 1 shown first) and ``ba``. Or a
-        :class:`~evallab.metrics._design.PairedDesign` prepared once for several estimators
-        (:func:`~evallab.metrics._design.paired_design`).
-    by : the design cell (default subset, judge, strategy; a prepared design's own ``by``). Several replies per
-        (item, order, sample) inside a group raise :class:`~evallab.metrics._design.DesignError` naming the columns
-        that vary.
-    unparsed : ``"exclude"`` (default: unparsed replies leave every denominator) or ``"published"`` (LLMBar's
-        conventions: an unparsed reply is wrong; two unparsed replies agree).
-    confidence, n_resamples, seed : interval settings (``n_resamples=0``: Wilson only where it applies).
+    df : DataFrame or PairedDesign
+        Tidy verdict table (:mod:`evallab.verdicts`) of pairwise replies with ``gold``; orders ``ab`` (output 1
+        shown first) and ``ba``. Or a :class:`~evallab.metrics._design.PairedDesign` prepared once for several
+        estimators (:func:`~evallab.metrics._design.paired_design`).
+    by : sequence of str, optional
+        The design cell (default ``("subset", "judge", "strategy")``; a prepared design's own ``by``).
+    unparsed : {"exclude", "published"}, default "exclude"
+        ``"exclude"``: unparsed replies leave every denominator; ``"published"``: LLMBar's conventions (an
+        unparsed reply is wrong; two unparsed replies agree).
+    confidence : float, default 0.95
+        Level of the intervals, in (0, 1).
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; Wilson only where it applies).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    Results, one row per group (measures :data:`PAIRWISE_MEASURES`, n: items; ``level`` = ``confidence``):
+    Results
+        One row per group (measures :data:`PAIRWISE_MEASURES`, n: items; ``level`` = ``confidence``): ``by`` +
         ``n`` (items with gold judged in at least one order), ``no_gold`` (pairs left out: no gold),
         ``unparsed_ab``, ``unparsed_ba`` (replies), ``correct_ab``, ``correct_ba`` (replies right with output 1 /
         output 2 shown first), ``acc_ab``, ``acc_ba`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_ab +
@@ -183,6 +190,35 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
         (``acc_ab``, ``acc_ba``, ``acc``, ``position_consistency``): Acc.'s is an item bootstrap of the mean of the
         two order accuracies when every item was parsed in both orders, else the interval of the pooled accuracy,
         named as such.
+
+    Raises
+    ------
+    EvallabError
+        An unknown ``unparsed`` mode.
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample) (naming the columns that vary), or a column it
+        needs is missing.
+
+    References
+    ----------
+    Zeng et al. (2024), "Evaluating Large Language Models at Evaluating Instruction Following" (LLMBar), ICLR,
+    §4 and Tables 2–4: Acc. (the average accuracy over the two orders) and Agr. (positional agreement).
+
+    Examples
+    --------
+    q3's reply in order ``ba`` is unparsed: Acc. output 1 first 3/4, output 2 first 2/3 (of the 3 parsed), Acc.
+    = (3/4 + 2/3) / 2 = 0.708; pooled 5/7; consistent 1 of the 3 pairs both parsed:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import pairwise_statistics
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
+    ...     "judge": "A", "order": ["ab", "ba"] * 4, "verdict": ["1", "1", "1", "2", "2", None, "1", "2"],
+    ...     "gold": ["1", "1", "2", "2", "2", "2", "1", "1"]}))
+    >>> print(pairwise_statistics(df, ["judge"], n_resamples=0)[["n", "acc_ab", "acc_ba", "acc", "accuracy_pooled",
+    ...       "correct_both", "consistent_pairs", "position_consistency"]].round(3).to_string(index=False))
+     n  acc_ab  acc_ba   acc  accuracy_pooled  correct_both  consistent_pairs  position_consistency
+     4    0.75   0.667 0.708            0.714             1                 1                 0.333
     """
     _check_mode(unparsed)
     des = design_of(df, by)
@@ -258,18 +294,55 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
     ``unparsed="published"`` counts an unparsed reply as wrong (LLMBar's convention for Acc.) instead of leaving it
     out.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with ``gold`` (pairwise or pointwise verdicts).
+    by : sequence of str, default ("judge",)
+        The design cell.
+    unparsed : {"exclude", "published"}, default "exclude"
+        ``"published"`` counts an unparsed reply with gold as wrong.
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; Wilson with one reply per item needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
-    Results (measures :data:`ACCURACY_MEASURES`; n: replies): ``by`` + ``replies``, ``no_gold`` (replies without
-    gold, left out), ``unparsed`` (of those with gold), ``parsed`` (the denominator: parsed replies with gold, or
-    every reply with gold under ``"published"``), ``correct``, ``items``, ``accuracy`` in [0, 1], ``accuracy_low``,
-    ``accuracy_high`` (Wilson with one reply per item, else an item-cluster bootstrap of correct/parsed, or the
-    Wilson fallback when every item has the same share), ``accuracy_method`` (which of them), ``note``.
+    Results
+        One row per group (measures :data:`ACCURACY_MEASURES`; n: replies): ``by`` + counts ``replies``,
+        ``no_gold`` (replies without gold, left out), ``unparsed`` (of those with gold), ``parsed`` (the
+        denominator: parsed replies with gold, or every reply with gold under ``"published"``), ``correct``,
+        ``items``; ``accuracy`` (proportion in [0, 1]), ``accuracy_low``, ``accuracy_high`` (Wilson with one reply
+        per item, else an item-cluster bootstrap of correct/parsed, or the Wilson fallback when every item has the
+        same share), ``accuracy_method`` (which of them; ``""`` without an interval), ``note``.
 
     Raises
     ------
+    EvallabError
+        An unknown ``unparsed`` mode.
     DesignError
         When ``by`` leaves several replies per (item, order, sample).
+
+    References
+    ----------
+    Zeng et al. (2024), LLMBar, §4 (an unparsed reply counted as wrong under ``"published"``); Wilson (1927).
+
+    Examples
+    --------
+    q4 is unparsed and left out: 3 of 4 parsed replies right, Wilson [0.301, 0.954]:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import accuracy
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5"], "judge": "A",
+    ...     "verdict": ["pass", "fail", "pass", None, "pass"], "gold": ["pass", "fail", "fail", "pass", "pass"]}))
+    >>> print(accuracy(df)[["unparsed", "parsed", "correct", "accuracy", "accuracy_low", "accuracy_high",
+    ...                     "accuracy_method"]].round(3).to_string(index=False))
+     unparsed  parsed  correct  accuracy  accuracy_low  accuracy_high accuracy_method
+            1       4        3      0.75         0.301          0.954    Wilson score
     """
     _check_mode(unparsed)
     by = list(by)
@@ -305,7 +378,39 @@ def _kappa_totals(t: np.ndarray, n_labels: int) -> np.ndarray:
 
 def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None, confidence: float = 0.95,
                 n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """``(kappa, low, high)`` of :func:`cohen_kappa_method` (which also names the interval's method)."""
+    """``(kappa, low, high)`` of :func:`cohen_kappa_method` (which also names the interval's method).
+
+    Parameters
+    ----------
+    y1, y2 : sequence
+        Labels of equal length (the units both raters labelled).
+    clusters : sequence, optional
+        The item of each unit (see :func:`cohen_kappa_method`).
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items when an item holds several units.
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    tuple of float
+        ``(kappa, low, high)``: coefficients in [−1, 1]; see :func:`cohen_kappa_method`.
+
+    References
+    ----------
+    J. Cohen (1960), "A coefficient of agreement for nominal scales", *Educational and Psychological
+    Measurement* 20(1); ``sklearn.metrics.cohen_kappa_score``; ``statsmodels.stats.inter_rater.cohens_kappa``.
+
+    Examples
+    --------
+    4 of 6 agree, each rater says pass 3 times: kappa = (4/6 − 1/2) / (1 − 1/2) = 1/3:
+
+    >>> y1, y2 = ["pass", "pass", "fail", "fail", "pass", "fail"], ["pass", "fail", "fail", "fail", "pass", "pass"]
+    >>> [round(x, 3) for x in cohen_kappa(y1, y2)]
+    [0.333, -0.421, 1.0]
+    """
     return cohen_kappa_method(y1, y2, clusters=clusters, confidence=confidence, n_resamples=n_resamples,
                               seed=seed)[:3]
 
@@ -316,18 +421,44 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
 
     Parameters
     ----------
-    y1, y2 : label sequences of equal length (the units both raters labelled).
-    clusters : the item of each unit; when some item holds several units (two orders, several samples) the
-        interval is a percentile item-cluster bootstrap of the per-item contingency counts, otherwise the asymptotic
-        interval kappa ± z·ASE of ``statsmodels.stats.inter_rater.cohens_kappa``.
+    y1, y2 : sequence
+        Label sequences of equal length (the units both raters labelled).
+    clusters : sequence, optional
+        The item of each unit; when some item holds several units (two orders, several samples) the interval is a
+        percentile item-cluster bootstrap of the per-item contingency counts, otherwise (default: every unit its
+        own item) the asymptotic interval kappa ± z·ASE of ``statsmodels.stats.inter_rater.cohens_kappa``.
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no clustered interval).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    (kappa, low, high, method) : kappa from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to
-    [−1, 1]. NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the
-    interval is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
-    :func:`evallab.metrics._intervals.no_interval_note` — or the bootstrap is switched off. ``method`` is
-    "item bootstrap (percentile, 1,000 resamples)" or :data:`KAPPA_ASYMPTOTIC`; ``""`` without an interval.
+    (kappa, low, high, method) : tuple of (float, float, float, str)
+        kappa (a coefficient) from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
+        NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the
+        interval is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
+        :func:`evallab.metrics._intervals.no_interval_note` — or the bootstrap is switched off. ``method`` is
+        "item bootstrap (percentile, 1,000 resamples)" or :data:`KAPPA_ASYMPTOTIC`; ``""`` without an interval.
+
+    References
+    ----------
+    J. Cohen (1960), "A coefficient of agreement for nominal scales", *Educational and Psychological
+    Measurement* 20(1); the ASE of ``statsmodels.stats.inter_rater.cohens_kappa``.
+
+    Examples
+    --------
+    Kappa 1/3 on six independent units (asymptotic interval), and with the units paired in three items (an item
+    bootstrap):
+
+    >>> y1, y2 = ["pass", "pass", "fail", "fail", "pass", "fail"], ["pass", "fail", "fail", "fail", "pass", "pass"]
+    >>> k, low, high, method = cohen_kappa_method(y1, y2)
+    >>> round(k, 3), round(low, 3), round(high, 3), method
+    (0.333, -0.421, 1.0, 'asymptotic standard error (statsmodels cohens_kappa)')
+    >>> cohen_kappa_method(y1, y2, clusters=[1, 1, 2, 2, 3, 3], n_resamples=50)[3]
+    'item bootstrap (percentile, 50 resamples)'
     """
     y1 = np.asarray(y1, dtype=object).astype(str)
     y2 = np.asarray(y2, dtype=object).astype(str)
@@ -370,10 +501,50 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
     """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled,
     the item as the resampling unit — see :func:`cohen_kappa`).
 
-    Returns :class:`~evallab.Results` (measures :data:`KAPPA_GOLD_MEASURES`; n: replies): ``by`` + ``n`` (parsed
-    replies with gold), ``items``, ``no_gold``, ``unparsed``, ``kappa`` in [−1, 1], ``kappa_low``, ``kappa_high``,
-    ``kappa_method`` (item bootstrap when an item holds several replies, else :data:`KAPPA_ASYMPTOTIC`; ``""``
-    without an interval), ``note`` (no gold; a single category; why no interval).
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with ``gold``.
+    by : sequence of str, default ("subset", "judge", "strategy")
+        The design cell.
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (used when an item holds several replies).
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Results
+        One row per group (measures :data:`KAPPA_GOLD_MEASURES`; n: replies): ``by`` + counts ``n`` (parsed
+        replies with gold), ``items``, ``no_gold``, ``unparsed``; ``kappa`` (coefficient in [−1, 1]),
+        ``kappa_low``, ``kappa_high``, ``kappa_method`` (item bootstrap when an item holds several replies, else
+        :data:`KAPPA_ASYMPTOTIC`; ``""`` without an interval), ``note`` (no gold; a single category; why no
+        interval).
+
+    Raises
+    ------
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample).
+
+    References
+    ----------
+    J. Cohen (1960), "A coefficient of agreement for nominal scales"; ``sklearn.metrics.cohen_kappa_score``.
+
+    Examples
+    --------
+    3 of the 4 parsed replies match gold; gold says pass 2 times, the judge 3: kappa = (3/4 − 1/2) / (1 − 1/2):
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import cohen_kappa_vs_gold
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5"], "judge": "A",
+    ...     "verdict": ["pass", "fail", "pass", None, "pass"], "gold": ["pass", "fail", "fail", "pass", "pass"]}))
+    >>> print(cohen_kappa_vs_gold(df, ["judge"])[["n", "unparsed", "kappa", "kappa_low", "kappa_high"]].round(3)
+    ...       .to_string(index=False))
+     n  unparsed  kappa  kappa_low  kappa_high
+     4         1    0.5     -0.235         1.0
     """
     by = list(by)
     check_design(df, by)
@@ -415,16 +586,63 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
     Each rater must hold one reply per unit (strategy, model, anchor set constant within a rater and group, or in
     ``by``); raters are told apart by ``raters``. Units a rater did not parse are left out of that pair.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table holding every rater's replies.
+    judges : sequence of str, optional
+        The raters to compare (values of the ``raters`` column; default all).
+    by : sequence of str, default ()
+        Grouping columns (``()``: the whole table is one group).
+    raters : str, default "judge"
+        The column that tells raters apart (``"sample"``: a judge's repeated samples as raters).
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no interval).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
-    Results, long (measures :data:`JUDGE_AGREEMENT_MEASURES`; n: replies both parsed): ``by`` + ``judge_a``,
-    ``judge_b``, ``n`` (units both parsed), ``items``, ``agreement`` in [0, 1] with ``agreement_low``/``_high``
-    (item-cluster interval: Wilson when every item holds one unit, the Wilson fallback when every item has the same
-    share, else an item bootstrap) and ``agreement_method``, ``kappa`` (Cohen) with ``kappa_low``/``_high`` and
-    ``kappa_method`` (:func:`cohen_kappa_method`), ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units, by definition:
-    no interval, :data:`SELF_AGREEMENT_NOTE`) are included, so ``pivot(index="judge_a", columns="judge_b",
-    values="kappa")`` gives the square matrix. A pair whose interval is degenerate (every unit agrees) has NaN
-    bounds and says so in ``note``.
+    Results
+        Long (measures :data:`JUDGE_AGREEMENT_MEASURES`; n: replies both parsed): ``by`` + ``judge_a``,
+        ``judge_b``, counts ``n`` (units both parsed), ``items``; ``agreement`` (proportion in [0, 1]) with
+        ``agreement_low``/``_high`` (item-cluster interval: Wilson when every item holds one unit, the Wilson
+        fallback when every item has the same share, else an item bootstrap) and ``agreement_method``, ``kappa``
+        (Cohen; coefficient) with ``kappa_low``/``_high`` and ``kappa_method`` (:func:`cohen_kappa_method`),
+        ``note``. Both orders of each pair and the diagonal (agreement 1 on the rater's own parsed units, by
+        definition: no interval, :data:`SELF_AGREEMENT_NOTE`) are included, so ``pivot(index="judge_a",
+        columns="judge_b", values="kappa")`` gives the square matrix. A pair whose interval is degenerate (every
+        unit agrees) has NaN bounds and says so in ``note``.
+
+    Raises
+    ------
+    EvallabError
+        A rater in ``judges`` not in the ``raters`` column.
+    DesignError
+        When a rater holds several replies per unit.
+
+    References
+    ----------
+    J. Cohen (1960), "A coefficient of agreement for nominal scales"; ``sklearn.metrics.cohen_kappa_score``.
+
+    Examples
+    --------
+    A and B agree on 4 of 5 items (kappa 0.615); C left q4 unparsed, so its pairs count 4 units:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import judge_agreement
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5"] * 3,
+    ...     "judge": ["A"] * 5 + ["B"] * 5 + ["C"] * 5, "verdict": ["pass", "pass", "fail", "fail", "pass",
+    ...     "pass", "fail", "fail", "fail", "pass", "pass", "pass", "fail", None, "fail"]}))
+    >>> print(judge_agreement(df, n_resamples=0).query("judge_a < judge_b")[["judge_a", "judge_b", "n", "agreement",
+    ...       "kappa"]].round(3).to_string(index=False))
+    judge_a judge_b  n  agreement  kappa
+          A       B  5       0.80  0.615
+          A       C  4       0.75  0.500
+          B       C  4       0.50  0.000
     """
     by = list(by)
     rows = []
@@ -525,15 +743,58 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
     chance; from a single unit that chance agreement comes from the unit's own verdicts, and the figure (e.g. −0.5
     for a 2–1 split of three raters) says nothing: it is not computable from fewer than two units.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table holding every rater's replies.
+    judges : sequence of str, optional
+        The raters to compare (values of the ``raters`` column; default all).
+    by : sequence of str, default ()
+        Grouping columns (``()``: the whole table is one group).
+    raters : str, default "judge"
+        The column that tells raters apart (``"sample"``: a judge's repeated samples as raters).
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no interval).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
-    Results, one row per group (one row for the whole table when ``by`` is empty; measures from
-    :func:`_rater_measures`, n: units — "requests" when the samples are the raters): ``by`` + ``kappa`` in
-    [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``kappa_low``, ``kappa_high`` (percentile bootstrap over items of the
-    per-item agreeing-pair and category counts), ``kappa_method`` (that bootstrap; ``""`` without an interval),
-    ``units``, ``units_dropped`` (a rater missing or unparsed), ``items``, ``raters``, ``note`` (also why the
-    bounds are NaN: when every unit is unanimous the interval is degenerate and the note gives the Wilson bound of
-    the share of unanimous items instead).
+    Results
+        One row per group (one row for the whole table when ``by`` is empty; measures from
+        :func:`_rater_measures`, n: units — "requests" when the samples are the raters): ``by`` + ``kappa``
+        (coefficient) in [−1, 1] (``statsmodels`` ``fleiss_kappa``), ``kappa_low``, ``kappa_high`` (percentile
+        bootstrap over items of the per-item agreeing-pair and category counts), ``kappa_method`` (that bootstrap;
+        ``""`` without an interval), ``units``, ``units_dropped`` (a rater missing or unparsed), ``items``,
+        ``raters``, ``note`` (also why the bounds are NaN: when every unit is unanimous the interval is degenerate
+        and the note gives the Wilson bound of the share of unanimous items instead).
+
+    Raises
+    ------
+    DesignError
+        When a rater holds several replies per unit.
+
+    References
+    ----------
+    J. L. Fleiss (1971), "Measuring nominal scale agreement among many raters", *Psychological Bulletin* 76(5);
+    ``statsmodels.stats.inter_rater.fleiss_kappa``.
+
+    Examples
+    --------
+    C left q4 unparsed, so q4 is dropped; on the 4 units the three raters parsed, P̄ = 2/3 and P_e = 0.514:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import fleiss_kappa
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5"] * 3,
+    ...     "judge": ["A"] * 5 + ["B"] * 5 + ["C"] * 5, "verdict": ["pass", "pass", "fail", "fail", "pass",
+    ...     "pass", "fail", "fail", "fail", "pass", "pass", "pass", "fail", None, "fail"]}))
+    >>> print(fleiss_kappa(df, n_resamples=0)[["kappa", "units", "units_dropped", "raters"]].round(3)
+    ...       .to_string(index=False))
+     kappa  units  units_dropped  raters
+     0.314      4              1       3
     """
     by, unit_name = list(by), _unit_name(raters)
     rows = []
@@ -591,12 +852,55 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
     """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them),
     units with fewer than two parsed replies carry no pairable value and are dropped.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table holding every rater's replies.
+    judges : sequence of str, optional
+        The raters to compare (values of the ``raters`` column; default all).
+    by : sequence of str, default ()
+        Grouping columns (``()``: the whole table is one group).
+    raters : str, default "judge"
+        The column that tells raters apart (``"sample"``: a judge's repeated samples as raters).
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no interval).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
-    Results, one row per group (measures from :func:`_rater_measures`, n: units): ``by`` + ``alpha`` in [−1, 1]
-    (``krippendorff.alpha``), ``alpha_low``, ``alpha_high`` (percentile bootstrap over items of each item's
-    coincidence counts), ``alpha_method`` (that bootstrap; ``""`` without an interval), ``units``, ``items``,
-    ``raters``, ``note``.
+    Results
+        One row per group (measures from :func:`_rater_measures`, n: units): ``by`` + ``alpha`` (coefficient in
+        [−1, 1], ``krippendorff.alpha``), ``alpha_low``, ``alpha_high`` (percentile bootstrap over items of each
+        item's coincidence counts), ``alpha_method`` (that bootstrap; ``""`` without an interval), counts
+        ``units`` (units with two or more parsed replies), ``items``, ``raters``; ``note``.
+
+    Raises
+    ------
+    DesignError
+        When a rater holds several replies per unit.
+
+    References
+    ----------
+    K. Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", Annenberg School for Communication
+    Departmental Papers 43 (nominal data, missing values); ``krippendorff.alpha``.
+
+    Examples
+    --------
+    The same three raters; unlike Fleiss' kappa, alpha keeps q4 with its two parsed replies:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import krippendorff_alpha
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5"] * 3,
+    ...     "judge": ["A"] * 5 + ["B"] * 5 + ["C"] * 5, "verdict": ["pass", "pass", "fail", "fail", "pass",
+    ...     "pass", "fail", "fail", "fail", "pass", "pass", "pass", "fail", None, "fail"]}))
+    >>> r = krippendorff_alpha(df, n_resamples=50)
+    >>> print(r[["alpha", "units", "raters", "alpha_method"]].round(3).to_string(index=False))
+     alpha  units  raters                              alpha_method
+     0.469      5       3 item bootstrap (percentile, 50 resamples)
     """
     by = list(by)
     rows = []
@@ -643,16 +947,57 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
     parsed samples. Shi et al. (2024, §3.1) define repetition stability as the mean, over requests, of the share of
     samples that gave the request's most frequent verdict.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with several ``sample`` values per request.
+    by : sequence of str, default ("judge",)
+        Grouping columns.
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; Wilson where every item holds one 0/1 request).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
-    Results (measures :data:`REPETITION_MEASURES`; n: requests): ``by`` + ``units``, ``items``,
-    ``repetition_stability`` in [1/k, 1] (+ ``_low``/``_high``/``_method``), ``unanimous`` (units whose samples all
-    agree), ``unanimity`` in [0, 1] (+ ``_low``/``_high``/``_method``), ``flip_rate`` in [0, 1] = share of sample
-    pairs within a unit whose verdicts differ (+ ``_low``/``_high``/``_method``), ``unparsed`` (replies), ``note``.
-    Intervals resample items (:func:`~evallab.metrics._intervals.ratio_interval_method`: the Wilson score interval
-    when every item holds one request with a 0/1 value, the Wilson fallback named as such when every item has the
-    same share, else an item bootstrap). Every group of ``df`` appears; a group without repeated samples has 0
-    units and a note.
+    Results
+        Measures :data:`REPETITION_MEASURES`; n: requests. ``by`` + counts ``units``, ``items``;
+        ``repetition_stability`` (proportion) in [1/k, 1] (+ ``_low``/``_high``/``_method``), ``unanimous`` (units
+        whose samples all agree), ``unanimity`` in [0, 1] (+ ``_low``/``_high``/``_method``), ``flip_rate``
+        in [0, 1] = share of sample pairs within a unit whose verdicts differ (+ ``_low``/``_high``/``_method``),
+        ``unparsed`` (replies), ``note``. Intervals resample items
+        (:func:`~evallab.metrics._intervals.ratio_interval_method`: the Wilson score interval when every item
+        holds one request with a 0/1 value, the Wilson fallback named as such when every item has the same share,
+        else an item bootstrap). Every group of ``df`` appears; a group without repeated samples has 0 units and a
+        note.
+
+    Raises
+    ------
+    DesignError
+        When the request's columns leave several replies per (item, order, sample).
+
+    References
+    ----------
+    Shi et al. (2024), "Judging the Judges: A Systematic Investigation of Position Bias in Pairwise Comparative
+    Assessments by LLMs", §3.1, "repetition stability".
+
+    Examples
+    --------
+    Three samples per request: q1 unanimous, q2 and q3 split 2–1; stability (1 + 2/3 + 2/3) / 3 = 7/9, flips 4 of
+    the 9 sample pairs:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import repetition_stability
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3, "judge": "A",
+    ...     "sample": [0, 1, 2] * 3,
+    ...     "verdict": ["pass", "pass", "pass", "pass", "fail", "pass", "fail", "fail", "pass"]}))
+    >>> print(repetition_stability(df, n_resamples=0)[["units", "repetition_stability", "unanimity", "unanimity_method",
+    ...       "flip_rate"]].round(3).to_string(index=False))
+     units  repetition_stability  unanimity unanimity_method  flip_rate
+         3                 0.778      0.333     Wilson score      0.444
     """
     by = list(by)
     unit = list(dict.fromkeys([*by, "dataset", "item_id", "order",
@@ -718,17 +1063,48 @@ def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> Results:
 
     Parameters
     ----------
-    verdicts : LLMBar's tidy verdicts (:func:`evallab.datasets.load_llmbar`).
-    published : the authors' ``statistics.csv`` (:func:`evallab.datasets.load_llmbar_statistics`): per (subset,
-        judge, strategy) n, correct_order_12, correct_order_21, correct_average_pct (Acc., percent), correct_both,
+    verdicts : DataFrame
+        LLMBar's tidy verdicts (:func:`evallab.datasets.load_llmbar`), or any table of pairwise replies in both
+        orders with ``subset``, ``judge``, ``strategy`` and ``gold``.
+    published : DataFrame
+        The authors' ``statistics.csv`` (:func:`evallab.datasets.load_llmbar_statistics`): per (subset, judge,
+        strategy) n, correct_order_12, correct_order_21, correct_average_pct (Acc., percent), correct_both,
         positional_agreement_equal (Agr., a count).
 
     Returns
     -------
-    Results, one row per published (subset, judge, strategy) present in ``verdicts`` (measures
-    :data:`PUBLISHED_MEASURES`: counts of pairs, Acc. in percent; no intervals — the published table has none):
-    each published column and ours beside it (``<col>_ours``, computed with :func:`pairwise_statistics` under
-    ``unparsed="published"``), and ``match`` (all equal; Acc. within 1e-9).
+    Results
+        One row per published (subset, judge, strategy) present in ``verdicts`` (measures
+        :data:`PUBLISHED_MEASURES`: counts of pairs, Acc. in percent; no intervals and so no method — the
+        published table has none): each published column and ours beside it (``<col>_ours``, computed with
+        :func:`pairwise_statistics` under ``unparsed="published"``), and ``match`` (all equal; Acc. within 1e-9).
+
+    Raises
+    ------
+    DesignError
+        When (subset, judge, strategy) leaves several replies per (item, order, sample).
+
+    References
+    ----------
+    Zeng et al. (2024), LLMBar, ICLR, Tables 2–4 and the authors' ``statistics.csv``.
+
+    Examples
+    --------
+    Under LLMBar's conventions q3's unparsed reply in order ``ba`` counts as wrong: output 2 first 2 of 4, Acc.
+    (3/4 + 2/4) / 2 = 62.5%:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import published_check
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
+    ...     "judge": "A", "subset": "Natural", "strategy": "Vanilla", "order": ["ab", "ba"] * 4,
+    ...     "verdict": ["1", "1", "1", "2", "2", None, "1", "2"], "gold": ["1", "1", "2", "2", "2", "2", "1", "1"]}))
+    >>> pub = pd.DataFrame({"subset": ["Natural"], "judge": "A", "strategy": "Vanilla", "n": 4, "correct_order_12": 3,
+    ...     "correct_order_21": 2, "correct_average_pct": 62.5, "correct_both": 1, "positional_agreement_equal": 1})
+    >>> print(published_check(df, pub)[["correct_order_21_ours", "correct_average_pct_ours", "match"]]
+    ...       .to_string(index=False))
+     correct_order_21_ours  correct_average_pct_ours  match
+                         2                      62.5   True
     """
     key = ["subset", "judge", "strategy"]
     ours = pairwise_statistics(verdicts, key, unparsed="published", n_resamples=0)

@@ -103,6 +103,34 @@ MEASURES = (
 
 # ----------------------------------------------------------------------------------------------------- pairing
 def check_table(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``df`` as a tidy verdict table: returned as is when its columns already lead with :data:`evallab.verdicts.
+    COLUMNS`, else coerced (:func:`evallab.verdicts.coerce`).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A verdict table (at least ``item_id``, ``judge``, ``verdict``).
+    name : str
+        What the table is (``"baseline"``, ``"candidate"``), named in errors.
+
+    Returns
+    -------
+    DataFrame
+        The tidy table.
+
+    Raises
+    ------
+    EvallabError
+        When ``df`` is not a DataFrame; :class:`~evallab.errors.VerdictTableError` from
+        :func:`~evallab.verdicts.coerce` (a missing column, an unknown verdict).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = check_table(pd.DataFrame({"item_id": ["q1"], "judge": "old", "verdict": "Pass"}), "baseline")
+    >>> list(t.columns[:4]), t["verdict"].tolist()
+    (['item_id', 'dataset', 'subset', 'judge'], ['pass'])
+    """
     if not isinstance(df, pd.DataFrame):
         raise EvallabError(f"{name}: expected a tidy verdict DataFrame, got {type(df).__name__}")
     if list(df.columns[: len(V.COLUMNS)]) != list(V.COLUMNS):
@@ -116,10 +144,14 @@ def pair_verdicts(baseline: pd.DataFrame, candidate: pd.DataFrame, *, match_on: 
 
     Parameters
     ----------
-    baseline, candidate : tidy verdict tables, each one judge's replies (one reply per ``match_on`` key).
-    match_on : columns identifying the same request in both tables (default :data:`MATCH_ON`: everything in the
-        table key but ``judge``). Drop ``strategy`` to compare two prompts (prompt drift).
-    by : grouping columns carried along (taken from the baseline when not in ``match_on``).
+    baseline, candidate : DataFrame
+        Tidy verdict tables, each one judge's replies (one reply per ``match_on`` key).
+    match_on : sequence of str, default :data:`MATCH_ON`
+        Columns identifying the same request in both tables (dataset, item_id, strategy, anchor_set, order,
+        sample: everything in the table key but ``judge``). Drop ``strategy`` to compare two prompts (prompt
+        drift).
+    by : sequence of str, default ("subset", "strategy")
+        Grouping columns carried along (taken from the baseline when not in ``match_on``).
 
     Returns
     -------
@@ -133,6 +165,24 @@ def pair_verdicts(baseline: pd.DataFrame, candidate: pd.DataFrame, *, match_on: 
     DataError
         A missing column, a ``match_on`` key repeated within one table (e.g. two judges in one table), gold that
         differs between the tables for the same reply, or no reply in common.
+
+    Examples
+    --------
+    Six calibration items; the new judge changes q2 and q4 and leaves q6 unparsed: 2 of 5 verdicts changed.
+
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> p = pair_verdicts(base, cand, by=())
+    >>> print(p[["item_id", "verdict_baseline", "verdict_candidate", "both_parsed", "changed"]].to_string(index=False))
+    item_id verdict_baseline verdict_candidate  both_parsed  changed
+         q1             pass              pass         True    False
+         q2             pass              fail         True     True
+         q3             fail              fail         True    False
+         q4             fail              pass         True     True
+         q5             pass              pass         True    False
+         q6             fail              <NA>        False    False
     """
     baseline = check_table(baseline, "baseline")
     candidate = check_table(candidate, "candidate")
@@ -197,6 +247,19 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
     """Per group (``by``; one row "all" when empty): the drift figures of :func:`compare` from paired replies
     (:func:`pair_verdicts`). Intervals resample items.
 
+    Parameters
+    ----------
+    p : DataFrame
+        Paired replies (:func:`pair_verdicts`).
+    by : sequence of str
+        Grouping columns (``[]``: one row, "all").
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; Wilson with one reply per item needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
     Results
@@ -205,7 +268,27 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         ``delta_method`` (:func:`evallab.metrics._intervals.ratio_interval_method`,
         :func:`~evallab.metrics._intervals.ratio_difference_interval_method`, :func:`evallab.metrics._agreement.cohen_kappa_method`;
         ``""`` without an interval), ``note`` (why a figure is missing), and the per-item counts ``_num``/``_den``
-        the gate tests.
+        the gate tests. ``flip_p``, ``flip_p_adjusted`` are NaN until :func:`gate` fills them.
+
+    References
+    ----------
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
+    "must stay within 5% per rubric"; Cohen (1960) for kappa; Wilson (1927).
+
+    Examples
+    --------
+    Six calibration items; the new judge changes q2 and q4 and leaves q6 unparsed: 2 of the 5 verdicts both parsed
+    changed (Wilson [0.118, 0.769]); kappa = (3/5 − 0.52) / (1 − 0.52) on them:
+
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> s = summarize_pairs(pair_verdicts(base, cand, by=()), [], n_resamples=0)
+    >>> print(s[["group", "both_parsed", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "flip_rate_method",
+    ...          "kappa"]].round(3).to_string(index=False))
+    group  both_parsed  changed  flip_rate  flip_rate_low  flip_rate_high flip_rate_method  kappa
+      all            5        2        0.4          0.118           0.769     Wilson score  0.167
     """
     by = list(by)
     a, b, g = p["verdict_baseline"], p["verdict_candidate"], p["gold"]
@@ -300,6 +383,24 @@ class GateResult:
     inconclusive, untested : lists of group names (interval straddles the tolerance; nothing parsed).
     overall : dict — the overall row's ``value``, ``low``, ``high``, ``p`` and ``status``.
     groups : int — groups tested.
+
+    References
+    ----------
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
+    "must stay within 5% per rubric".
+
+    Examples
+    --------
+    The gate of :func:`compare` (``drift_summary``) on six calibration items, 2 of 5 verdicts changed:
+
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> from evallab.metrics import drift_summary
+    >>> g = drift_summary(base, cand, by=(), n_resamples=0).gate
+    >>> g.passed, g.names, g.groups
+    (False, ['all'], 1)
     """
 
     passed: bool
@@ -351,17 +452,55 @@ def gate(groups: pd.DataFrame, overall: pd.DataFrame | None = None, *, tolerance
 
     Parameters
     ----------
-    groups, overall : the per-group and overall tables of :func:`summarize_pairs` (``DriftReport.groups``/
-        ``.overall``); their ``flip_p``/``flip_p_adjusted``/``status`` columns are filled in place.
-    tolerance : in [0, 1]; MeowKit's 5% is 0.05.
-    alpha : level of the one-sided test of H0 "flip rate ≤ tolerance" (in (0, 1)).
-    adjust : ``"holm"`` (default), ``"bh"`` or ``"none"`` — across the groups; the overall row is tested alone.
-    by : the grouping columns to show in ``flagged`` (default: those before ``group``).
+    groups : Results
+        The per-group table of :func:`summarize_pairs` (with its per-item counts ``_num``/``_den``); its
+        ``flip_p``, ``flip_p_adjusted``, ``status`` and ``flagged`` columns are filled in place.
+    overall : Results, optional
+        The overall table of :func:`summarize_pairs` (``by=[]``), gated on its own; filled in place.
+    tolerance : float, default 0.05
+        The largest acceptable flip rate, a proportion in [0, 1]; MeowKit's 5% is 0.05.
+    alpha : float, default 0.05
+        Level of the one-sided test of H0 "flip rate ≤ tolerance", in (0, 1).
+    adjust : {"holm", "bh", "none"}, default "holm"
+        Multiplicity adjustment across the groups (statsmodels); the overall row is tested alone.
+    by : sequence of str, optional
+        The grouping columns to show in ``flagged`` (default: those before ``group``).
+
+    Returns
+    -------
+    GateResult
+        ``passed``, the drifting groups (``flagged``: flip rate ``value``, ``low``, ``high`` — proportions — and
+        ``p_adjusted``), the inconclusive and untested group names and the overall row's status. The p-value is
+        that of :func:`evallab.metrics._intervals.ratio_test_greater` (exact binomial with one reply per item, else
+        a cluster-robust z-test).
 
     Raises
     ------
     EvallabError
         A tolerance outside [0, 1], an alpha outside (0, 1) or an unknown adjustment.
+
+    References
+    ----------
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
+    "must stay within 5% per rubric"; S. Holm (1979), "A simple sequentially rejective multiple test procedure";
+    Y. Benjamini and Y. Hochberg (1995), "Controlling the false discovery rate".
+
+    Examples
+    --------
+    2 of 5 verdicts changed, one reply per item: P(X ≥ 2) for X ~ Bin(5, 0.05) is 0.023, so the group drifts at
+    5%; at a tolerance of 0.5 the p-value is 26/32 and the interval's upper bound 0.769 > 0.5: inconclusive.
+
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> from evallab.metrics import drift_gate
+    >>> groups = summarize_pairs(pair_verdicts(base, cand, by=()), [], n_resamples=0)
+    >>> g = drift_gate(groups, tolerance=0.05)
+    >>> g.passed, g.names, round(float(g.flagged["p_adjusted"].iloc[0]), 3)
+    (False, ['all'], 0.023)
+    >>> drift_gate(groups, tolerance=0.5).inconclusive, round(float(groups["flip_p"].iloc[0]), 4)
+    (['all'], 0.8125)
     """
     if not 0 <= tolerance <= 1:
         raise EvallabError(f"tolerance={tolerance}; expected a proportion in [0, 1] (0.05 = 5% of verdicts changed)")
@@ -428,6 +567,28 @@ class DriftReport:
     pairs : DataFrame
         One row per paired reply (see :func:`pair_verdicts`).
     gate : GateResult
+
+    References
+    ----------
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
+    "must stay within 5% per rubric".
+
+    Examples
+    --------
+    q2 moved pass → fail, q4 fail → pass, q6 is unparsed under the candidate:
+
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> from evallab.metrics import drift_summary
+    >>> report = drift_summary(base, cand, by=(), n_resamples=0)
+    >>> print(report.flip_table())
+    candidate verdict  pass  fail  unparsed
+    baseline verdict
+    pass                  2     1         0
+    fail                  1     1         1
+    unparsed              0     0         0
     """
 
     groups: Results
@@ -497,23 +658,59 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
 
     Parameters
     ----------
-    baseline, candidate : tidy verdict tables, one judge each.
-    by : grouping columns (default ``("subset", "strategy")``; add ``"rubric"`` when the tables carry it;
-        ``()`` = one group).
-    match_on : columns pairing the replies (default :data:`MATCH_ON`).
-    tolerance, alpha, adjust : the gate (:func:`gate`; MeowKit's tolerance 0.05 = 5% of verdicts changed).
-    confidence, n_resamples, seed : interval settings (item-cluster; ``n_resamples=0`` skips the bootstraps).
+    baseline, candidate : DataFrame
+        Tidy verdict tables, one judge each.
+    by : sequence of str or None, default ("subset", "strategy")
+        Grouping columns (add ``"rubric"`` when the tables carry it; ``()`` or None = one group).
+    match_on : sequence of str, default :data:`MATCH_ON`
+        Columns pairing the replies (see :func:`pair_verdicts`).
+    tolerance : float, default 0.05
+        The gate's largest acceptable flip rate (:func:`gate`; MeowKit's 5% of verdicts changed).
+    alpha : float, default 0.05
+        Level of the gate's one-sided test.
+    adjust : {"holm", "bh", "none"}, default "holm"
+        The gate's adjustment across groups.
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0`` skips the bootstraps; Wilson intervals remain).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
     DriftReport
         Its ``groups``, ``overall`` and ``flips`` are :class:`~evallab.Results` (columns, units and interval
-        methods in :class:`DriftReport`); intervals at level ``confidence``.
+        methods in :class:`DriftReport`: ``flip_rate`` and ``agreement`` proportions with ``flip_rate_method``,
+        ``kappa`` a coefficient with ``kappa_method``, ``delta_accuracy`` in pp with ``delta_method``, p-values,
+        counts); intervals at level ``confidence``; ``gate`` the :class:`GateResult`.
 
     Raises
     ------
     DataError
-        See :func:`pair_verdicts`. EvallabError for a bad tolerance, alpha or adjustment.
+        See :func:`pair_verdicts`.
+    EvallabError
+        A bad tolerance, alpha or adjustment (:func:`gate`).
+
+    References
+    ----------
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
+    "must stay within 5% per rubric"; McNemar (1947) for the paired accuracy test; Cohen (1960).
+
+    Examples
+    --------
+    The baseline is right on 5 of 6 items, the candidate on 4 of its 5 parsed: Δ accuracy = 0.8 − 0.833:
+
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> from evallab.metrics import drift_summary
+    >>> report = drift_summary(base, cand, by=(), n_resamples=0)
+    >>> print(report.overall[["changed", "flip_rate", "baseline_accuracy", "candidate_accuracy", "delta_accuracy",
+    ...                       "status"]].round(3).to_string(index=False))
+     changed  flip_rate  baseline_accuracy  candidate_accuracy  delta_accuracy status
+           2        0.4              0.833                 0.8          -0.033  drift
     """
     by = list(by or [])
     pairs = pair_verdicts(baseline, candidate, match_on=match_on, by=by)
@@ -539,10 +736,42 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
 def compare_judges(df: pd.DataFrame, baseline: str, candidate: str, **kwargs) -> DriftReport:
     """:func:`compare` on one table holding both judges (rows selected by the ``judge`` column).
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table holding both judges' replies.
+    baseline, candidate : str
+        The two ``judge`` labels.
+    **kwargs
+        Passed to :func:`compare` (``by``, ``match_on``, ``tolerance``, ``alpha``, ``adjust``, ``confidence``,
+        ``n_resamples``, ``seed``).
+
+    Returns
+    -------
+    DriftReport
+        As :func:`compare`.
+
     Raises
     ------
     DataError
-        A judge label not in the table (naming those available).
+        A judge label not in the table (naming those available); see also :func:`compare`.
+
+    References
+    ----------
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
+    "must stay within 5% per rubric".
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
+    ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
+    >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
+    >>> from evallab.metrics import compare_judges
+    >>> report = compare_judges(pd.concat([base, cand]), "old", "new", by=(), n_resamples=0)
+    >>> print(report.overall[["both_parsed", "changed", "flip_rate"]].to_string(index=False))
+     both_parsed  changed  flip_rate
+               5        2        0.4
     """
     df = check_table(df, "verdicts")
     have = sorted(df["judge"].dropna().unique())
@@ -554,7 +783,32 @@ def compare_judges(df: pd.DataFrame, baseline: str, candidate: str, **kwargs) ->
 
 def subset_level(df: pd.DataFrame, depth: int = 2) -> pd.DataFrame:
     """A copy with ``subset`` cut to its first ``depth`` '/'-parts (``LLMBar/Adversarial/GPTInst`` →
-    ``LLMBar/Adversarial`` at depth 2) — to gate on coarser groups with more items each."""
+    ``LLMBar/Adversarial`` at depth 2) — to gate on coarser groups with more items each.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A table with a ``subset`` column (``df`` is not modified).
+    depth : int, default 2
+        Number of '/'-parts to keep, at least 1.
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``df`` with ``subset`` cut.
+
+    Raises
+    ------
+    EvallabError
+        ``depth`` below 1.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab.metrics import subset_level
+    >>> subset_level(pd.DataFrame({"subset": ["LLMBar/Adversarial/GPTInst", "LLMBar/Natural"]}))["subset"].tolist()
+    ['LLMBar/Adversarial', 'LLMBar/Natural']
+    """
     if depth < 1:
         raise EvallabError(f"depth={depth}; expected >= 1")
     out = df.copy()

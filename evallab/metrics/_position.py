@@ -176,22 +176,58 @@ def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | No
 
     Parameters
     ----------
-    df : tidy verdict table, or a :class:`~evallab.metrics._design.PairedDesign` prepared once for several
-        estimators (:func:`~evallab.metrics._design.paired_design`).
-    by : the design cell (default subset, judge, strategy; a prepared design's own ``by``).
-    unparsed : ``"exclude"`` (pairs with both replies parsed) or ``"published"`` (LLMBar's Agr.: every pair asked
-        in both orders; two unparsed replies agree).
+    df : DataFrame or PairedDesign
+        Tidy verdict table (:mod:`evallab.verdicts`) of pairwise replies in orders ``ab`` and ``ba``, or a
+        :class:`~evallab.metrics._design.PairedDesign` prepared once for several estimators
+        (:func:`~evallab.metrics._design.paired_design`).
+    by : sequence of str, optional
+        The design cell (default ``("subset", "judge", "strategy")``; a prepared design's own ``by``).
+    unparsed : {"exclude", "published"}, default "exclude"
+        ``"exclude"``: the share of pairs with both replies parsed; ``"published"``: LLMBar's Agr. — every pair
+        asked in both orders counts, two unparsed replies agree.
+    confidence : float, default 0.95
+        Level of the interval, in (0, 1).
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; the Wilson interval of one pair per item needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    Results: ``by`` + ``pairs`` ((item, sample) asked in both orders), ``both_parsed`` (pairs with both replies
-    parsed), ``consistent_pairs`` (LLMBar's Agr. count), ``position_consistency`` in [0, 1] with ``_low``/``_high``
-    and ``position_consistency_method`` (Wilson score with one sample per item, else an item bootstrap), ``note``
-    ("not computable: needs both orders" on a one-order table). Measures :data:`CONSISTENCY_MEASURES`; n: pairs
-    (``both_parsed``, or ``pairs`` under ``unparsed="published"``).
+    Results
+        One row per group: ``by`` + ``pairs`` ((item, sample) asked in both orders; count), ``both_parsed`` (pairs
+        with both replies parsed; count), ``consistent_pairs`` (LLMBar's Agr. count), ``position_consistency``
+        (proportion in [0, 1]) with ``position_consistency_low``/``_high`` and ``position_consistency_method`` —
+        the Wilson score interval with one pair per item, else a percentile item bootstrap (``""`` without an
+        interval); ``note`` ("not computable: needs both presentation orders ..." on a one-order table).
+        Measures :data:`CONSISTENCY_MEASURES`; n: pairs (``both_parsed``, or ``pairs`` under
+        ``unparsed="published"``).
 
-    Source: Zheng et al. (2023), MT-Bench, Table 2, "Consistency"; Shi et al. (2024), "Judging the Judges", §3.1,
-    "position consistency"; LLMBar's "Agr." (Zeng et al. 2024, §4).
+    Raises
+    ------
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample), or a column it needs is missing.
+
+    References
+    ----------
+    Zheng et al. (2023), "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena", Table 2, "Consistency";
+    Shi et al. (2024), "Judging the Judges", §3.1, "position consistency"; Zeng et al. (2024), LLMBar, §4, "Agr.".
+
+    Examples
+    --------
+    Four items in both orders; q1 and q3 keep their verdict, q2 and q4 follow the slot (2 of 4, Wilson
+    [0.150, 0.850]):
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import position_consistency
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
+    ...     "judge": "A", "order": ["ab", "ba"] * 4, "verdict": ["1", "1", "1", "2", "2", "2", "1", "2"]}))
+    >>> r = position_consistency(df, ["judge"])
+    >>> print(r[["both_parsed", "consistent_pairs", "position_consistency", "position_consistency_low",
+    ...          "position_consistency_high", "position_consistency_method"]].round(3).to_string(index=False))
+     both_parsed  consistent_pairs  position_consistency  position_consistency_low  position_consistency_high position_consistency_method
+               4                 2                   0.5                      0.15                       0.85                Wilson score
     """
     des = design_of(df, by)
     f = _pair_flags(des, unparsed)
@@ -225,14 +261,63 @@ def one_order_note(df: pd.DataFrame) -> str:
     """"" when the decisive replies of ``df`` were shown in both orders; else why first-slot preference is not
     computable on them: shown in one order only, the output in the first slot is always the same one, so the share
     picking it mixes position with which output is better (the swap of MT-Bench, Zheng et al. 2023 §3.4, is what
-    separates them)."""
+    separates them).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with ``order`` and ``verdict``.
+
+    Returns
+    -------
+    str
+        ``""``, or the ``note`` "not computable: first-slot preference needs both presentation orders; ...".
+
+    References
+    ----------
+    Zheng et al. (2023), MT-Bench, §3.4 (swapping positions).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1"], "judge": "A", "order": ["ab", "ba"],
+    ...                                    "verdict": ["1", "1"]}))
+    >>> one_order_note(df), one_order_note(df[df["order"] == "ab"])
+    ('', 'not computable: first-slot preference needs both presentation orders; with only ab ...')
+    """
     fs = first_slot(df)
     return _one_order_text(sorted(set(df.loc[fs.notna(), "order"].astype(str))))
 
 
 def first_slot(df: pd.DataFrame) -> pd.Series:
     """Per reply: 1.0 when a parsed, decisive reply picked the output shown first, 0.0 when the second, NaN
-    otherwise (a tie, unparsed, or an order not recorded)."""
+    otherwise (a tie, unparsed, or an order not recorded).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with ``order`` (``ab``: output 1 shown first; ``ba``) and ``verdict`` (the ORIGINAL
+        output index ``1``/``2``, or ``tie``).
+
+    Returns
+    -------
+    Series of float
+        Aligned with ``df``: 1.0 (``ab`` → ``1``, ``ba`` → ``2``), 0.0, or NaN.
+
+    References
+    ----------
+    Zheng et al. (2023), MT-Bench, Table 2 ("Biased toward first"): the slot a verdict picked.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"], "judge": "A",
+    ...                                    "order": ["ab", "ba", "ab", "ba"], "verdict": ["1", "1", "tie", "2"]}))
+    >>> first_slot(df).tolist()
+    [1.0, 0.0, nan, 1.0]
+    """
     first = ((df["order"] == "ab") & (df["verdict"] == "1")) | ((df["order"] == "ba") & (df["verdict"] == "2"))
     decisive = df["verdict"].isin(["1", "2"]) & df["order"].isin(ORDERS)
     return first.fillna(False).astype(float).where(decisive.fillna(False))
@@ -245,25 +330,61 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
 
     Parameters
     ----------
-    df, by : the table (or a prepared :class:`~evallab.metrics._design.PairedDesign`) and the design cell, as in
-        :func:`position_consistency`.
+    df : DataFrame or PairedDesign
+        Tidy verdict table of pairwise replies in orders ``ab`` and ``ba`` (or a prepared
+        :class:`~evallab.metrics._design.PairedDesign`), as in :func:`position_consistency`.
+    by : sequence of str, optional
+        The design cell (default ``("subset", "judge", "strategy")``; a prepared design's own ``by``).
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; first-slot preference, several replies per item,
+        then has no interval).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    Results, one row per group (measures :data:`POSITION_BIAS_MEASURES`):
-        ``pairs`` ((item, sample) asked in both orders), ``both_parsed``, ``pairs_unparsed`` (a reply unparsed),
-        ``position_consistency`` (+ ``_low``/``_high``/``_method``; n: pairs), ``consistent``, ``biased_first``,
-        ``biased_second``,
-        ``error`` (pair counts; MT-Bench), ``consistent_rate``, ``biased_first_rate``, ``biased_second_rate``,
-        ``error_rate`` (shares of ``both_parsed``, summing to 1), ``preference_fairness`` in [−1, 1];
-        ``decisive`` (parsed non-tie replies with a known order), ``first_slot`` (of them, picked the first shown),
-        ``first_slot_preference`` in [0, 1] (+ ``_low``/``_high``/``_method``; n: decisive replies);
-        ``mcnemar_items_first``, ``mcnemar_items_second``, ``mcnemar_items`` (items with a pair both parsed:
-        McNemar's n), ``mcnemar_p`` (a p-value); ``unparsed`` (replies); ``note``.
+    Results
+        One row per group (measures :data:`POSITION_BIAS_MEASURES`): ``by`` + ``pairs`` ((item, sample) asked in
+        both orders), ``both_parsed``, ``pairs_unparsed`` (a reply unparsed) — counts of pairs;
+        ``position_consistency`` (proportion; + ``_low``/``_high``/``_method`` as in :func:`position_consistency`;
+        n: pairs); ``consistent``, ``biased_first``, ``biased_second``, ``error`` (pair counts; MT-Bench),
+        ``consistent_rate``, ``biased_first_rate``, ``biased_second_rate``, ``error_rate`` (proportions of
+        ``both_parsed``, summing to 1), ``preference_fairness`` (coefficient in [−1, 1]: (biased_second −
+        biased_first) / both_parsed; 0 fair, negative favours the first shown); ``decisive`` (parsed non-tie
+        replies with a known order), ``first_slot`` (of them, picked the first shown), ``first_slot_preference``
+        (proportion in [0, 1], 0.5 = none) with ``_low``/``_high`` and ``first_slot_preference_method`` (an item
+        bootstrap when an item holds several replies, Wilson with one; ``""`` without an interval; n: decisive
+        replies); ``mcnemar_items_first``, ``mcnemar_items_second``, ``mcnemar_items`` (items with a pair both
+        parsed: McNemar's b, c and n), ``mcnemar_p`` (p-value); ``unparsed`` (replies); ``note``.
 
-    Source: Zheng et al. (2023), MT-Bench, Table 2: "Consistency", "Biased toward first", "Biased toward second",
-    "Error" (here: inconsistent otherwise; unparsed pairs apart); Shi et al. (2024), "Judging the Judges", §3.1:
-    "position consistency" and "preference fairness" (here unnormalised, see the module docstring); McNemar (1947).
+    Raises
+    ------
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample), or a column it needs is missing.
+
+    References
+    ----------
+    Zheng et al. (2023), MT-Bench, Table 2: "Consistency", "Biased toward first", "Biased toward second", "Error"
+    (here: inconsistent otherwise; unparsed pairs apart); Shi et al. (2024), "Judging the Judges", §3.1: "position
+    consistency" and "preference fairness" (here unnormalised, see the module docstring); McNemar (1947).
+
+    Examples
+    --------
+    Five items: q1 consistent, q2 and q3 won by the slot shown first, q4 by the second, q5 a tie then a win
+    (MT-Bench's "Error"); 5 of the 9 decisive replies pick the first slot; McNemar b = 2, c = 1, exact p = 1:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import position_bias
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(1, 6) for _ in "ab"], "judge": "A",
+    ...     "order": ["ab", "ba"] * 5, "verdict": ["1", "1", "1", "2", "1", "2", "2", "1", "tie", "1"]}))
+    >>> r = position_bias(df, ["judge"], n_resamples=0)
+    >>> print(r[["consistent_rate", "biased_first_rate", "biased_second_rate", "error_rate", "preference_fairness",
+    ...          "first_slot_preference", "mcnemar_p"]].round(3).to_string(index=False))
+     consistent_rate  biased_first_rate  biased_second_rate  error_rate  preference_fairness  first_slot_preference  mcnemar_p
+                 0.2                0.4                 0.2         0.2                 -0.2                  0.556        1.0
     """
     des = design_of(df, by)
     f = _pair_flags(des)
@@ -325,29 +446,61 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
 
     Parameters
     ----------
-    df, by : the table (or a prepared :class:`~evallab.metrics._design.PairedDesign`) and the design cell, as in
-        :func:`position_consistency`.
-    tie_credit : credit in [0, 1] of an inconsistent pair (0.5: a tie is half right; 0: right only when right in
-        both orders).
+    df : DataFrame or PairedDesign
+        Tidy verdict table of pairwise replies in orders ``ab`` and ``ba`` with ``gold`` (or a prepared
+        :class:`~evallab.metrics._design.PairedDesign`), as in :func:`position_consistency`.
+    by : sequence of str, optional
+        The design cell (default ``("subset", "judge", "strategy")``; a prepared design's own ``by``).
+    tie_credit : float, default 0.5
+        Credit in [0, 1] of an inconsistent pair (0.5: a tie is half right; 0: right only when right in both
+        orders).
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap).
+    seed : int, default 0
+        Seed of the bootstrap.
 
     Returns
     -------
-    Results (measures :data:`BPC_MEASURES`; n: the scored pairs): ``by`` + ``pairs_with_gold`` (pairs with both
-    replies parsed and gold: the pairs scored),
-    ``excluded`` ((item, sample) judged in an order but not scored: an order not asked, an unparsed reply or no
-    gold), ``acc_ab``, ``acc_ba`` (accuracy with output 1 / output 2 shown first, on the same pairs),
-    ``bpc_accuracy`` in [0, 1] with ``bpc_accuracy_low``/``bpc_accuracy_high`` and ``bpc_accuracy_method``
-    (Wilson score when every item holds one pair scored 0 or 1, else an item bootstrap), ``strict_accuracy``
-    (right in both orders), ``abstention`` (share of inconsistent pairs), ``note``. With binary verdicts and
-    ``tie_credit=0.5``, ``bpc_accuracy == (acc_ab + acc_ba) / 2`` exactly — LLMBar's *Acc.* on the same pairs.
-
-    Source: Wang et al. (2023), "Large Language Models are not Fair Evaluators", §3.2, "Balanced Position
-    Calibration"; Zeng et al. (2024), LLMBar, §4, "Acc." (the mean of the two orders' accuracies).
+    Results
+        One row per group (measures :data:`BPC_MEASURES`; n: the scored pairs): ``by`` + ``pairs_with_gold``
+        (pairs with both replies parsed and gold: the pairs scored; count), ``excluded`` ((item, sample) judged in
+        an order but not scored: an order not asked, an unparsed reply or no gold; count), ``acc_ab``, ``acc_ba``
+        (proportions: accuracy with output 1 / output 2 shown first, on the same pairs), ``bpc_accuracy``
+        (proportion in [0, 1]) with ``bpc_accuracy_low``/``bpc_accuracy_high`` and ``bpc_accuracy_method`` (Wilson
+        score when every item holds one pair scored 0 or 1, else a percentile item bootstrap; ``""`` without an
+        interval), ``strict_accuracy`` (proportion right in both orders), ``abstention`` (proportion of
+        inconsistent pairs), ``note``. With binary verdicts and ``tie_credit=0.5``, ``bpc_accuracy == (acc_ab +
+        acc_ba) / 2`` exactly — LLMBar's *Acc.* on the same pairs.
 
     Raises
     ------
     EvallabError
         ``tie_credit`` outside [0, 1].
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample).
+
+    References
+    ----------
+    Wang et al. (2023), "Large Language Models are not Fair Evaluators", §3.2, "Balanced Position Calibration";
+    Zeng et al. (2024), LLMBar, §4, "Acc." (the mean of the two orders' accuracies).
+
+    Examples
+    --------
+    q1 and q3 are right in both orders (score 1), q2 and q4 inconsistent (a tie, 0.5): 3 / 4, the mean of the two
+    order accuracies 3/4 and 3/4; right in both orders 2 of 4:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import balanced_position_accuracy
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"],
+    ...     "judge": "A", "order": ["ab", "ba"] * 4, "verdict": ["1", "1", "1", "2", "2", "2", "1", "2"],
+    ...     "gold": ["1", "1", "2", "2", "2", "2", "1", "1"]}))
+    >>> print(balanced_position_accuracy(df, ["judge"], n_resamples=0)[["pairs_with_gold", "acc_ab", "acc_ba",
+    ...       "bpc_accuracy", "strict_accuracy", "abstention"]].to_string(index=False))
+     pairs_with_gold  acc_ab  acc_ba  bpc_accuracy  strict_accuracy  abstention
+                   4    0.75    0.75          0.75              0.5         0.5
     """
     if not 0 <= tie_credit <= 1:
         raise EvallabError(f"tie_credit={tie_credit}; expected a value in [0, 1]")
@@ -403,19 +556,64 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
     Compares strategies on the same items (those every compared strategy judged, within each group); ``strategy``
     is the compared column, so ``by`` must not hold it.
 
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table of pairwise replies (orders ``ab``/``ba``, ``gold``) with a ``strategy`` column.
+    baseline : str, default "Vanilla"
+        The 0-shot strategy the others are compared with.
+    variants : sequence of str, default ("Vanilla_1shot", "Vanilla_2shot")
+        The strategies compared with it (those present).
+    by : sequence of str, default ("judge",)
+        Grouping columns; must not hold ``strategy``.
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap).
+    seed : int, default 0
+        Seed of the bootstrap.
+
     Returns
     -------
-    Results, one row per group × strategy (baseline first; measures :data:`ANCHOR_MEASURES`, n: items):
-    ``strategy``, ``items``, ``first_slot_preference`` (+ ``_low``/``_high``), ``accuracy`` (+ ``_low``/``_high``)
-    — proportions; ``delta_first_slot`` and ``delta_accuracy`` (variant − baseline, in [−1, 1], unit pp) each with
-    ``_low``/``_high``; each interval's method in ``<column>_method``: for a rate, Wilson score when every item holds
-    one reply, else an item bootstrap; for a delta, a paired item bootstrap (variant and baseline resampled on the
-    same items), or the bound from the Wilson interval of 0 of n items changed when no item changed. NaN deltas and
-    a ``note`` on the baseline row. A group without the baseline strategy is left out and named in ``attrs
-    ["missing_baseline"]``.
+    Results
+        One row per group × strategy (baseline first; measures :data:`ANCHOR_MEASURES`, n: items): ``by`` +
+        ``strategy``, ``items`` (count), ``first_slot_preference`` (+ ``_low``/``_high``), ``accuracy`` (+
+        ``_low``/``_high``) — proportions; ``delta_first_slot`` and ``delta_accuracy`` (variant − baseline, in
+        [−1, 1], unit pp) each with ``_low``/``_high``; each interval's method in ``<column>_method``: for a rate,
+        Wilson score when every item holds one reply, else an item bootstrap; for a delta, a paired item bootstrap
+        (variant and baseline resampled on the same items), or the bound from the Wilson interval of 0 of n items
+        changed when no item changed. NaN deltas and a ``note`` on the baseline row. A group without the baseline
+        strategy is left out and named in ``attrs["missing_baseline"]``.
 
-    Source: LLMBar's strategies (Zeng et al. 2024, §4 and Table 3: ``Vanilla``, ``Vanilla_1shot``,
-    ``Vanilla_2shot``); first-slot preference as in :func:`position_bias`.
+    Raises
+    ------
+    EvallabError
+        When ``by`` holds ``strategy``.
+    DesignError
+        When ``by`` + ``strategy`` leaves several replies per (item, order, sample).
+
+    References
+    ----------
+    Zeng et al. (2024), LLMBar, §4 and Table 3: the strategies ``Vanilla``, ``Vanilla_1shot``, ``Vanilla_2shot``;
+    first-slot preference as in :func:`position_bias`.
+
+    Examples
+    --------
+    With one example, first-slot preference falls from 3 of 4 decisive replies to 1 of 4 (−0.5); accuracy stays 3
+    of 4 and no item's count of right replies changed, so Δ accuracy's interval is the bound from Wilson's 0 of 2:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import anchor_effect
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"] * 2, "judge": "A", "gold": "1",
+    ...     "strategy": ["Vanilla"] * 4 + ["Vanilla_1shot"] * 4, "order": ["ab", "ba"] * 4,
+    ...     "verdict": ["1", "1", "1", "2", "1", "1", "2", "1"]}))
+    >>> r = anchor_effect(df, variants=("Vanilla_1shot",), n_resamples=0)
+    >>> print(r[["strategy", "first_slot_preference", "accuracy", "delta_first_slot", "delta_accuracy",
+    ...          "delta_accuracy_method"]].to_string(index=False))
+         strategy  first_slot_preference  accuracy  delta_first_slot  delta_accuracy                                        delta_accuracy_method
+          Vanilla                   0.75      0.75               NaN             NaN
+    Vanilla_1shot                   0.25      0.75              -0.5             0.0 bound from the Wilson score interval of 0 of 2 items changed
     """
     by = list(by)
     if "strategy" in by:
