@@ -63,7 +63,7 @@ chromium:
 	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 # Screenshots of reports/index.html and every report at 1280 px in headless Chromium (reports/shots/*.png), with
-# the checks tests/test_browser.py makes printed per page. Run `make report` first.
+# the checks tests/reporting/test_browser.py makes printed per page. Run `make report` first.
 shots: $(STAMP) chromium
 	test -f reports/index.html || $(MAKE) report
 	$(BIN)/python -m evallab.reporting._shots reports

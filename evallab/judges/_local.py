@@ -148,7 +148,7 @@ def smoke_check(model: str | os.PathLike | None = None, *, timeout: float = 120.
     Returns ``None`` when it answers, else one line naming the cause — e.g. "llama.cpp was killed by SIGSEGV
     (signal 11) on its first request (llama-cpp-python 0.3.36, model ...; CPU features of the build: SSE3, AVX,
     AVX2, ...); last output: ..." with the child's last output lines. A crash in llama.cpp's native code kills only the child. ``make test`` runs this
-    before the local-judge tests (``tests/test_judges_local.py``), which then fail with this line instead of
+    before the local-judge tests (``tests/judges/test_judges_local.py``), which then fail with this line instead of
     opaque connection errors (issue 24: a native build that enabled AMX crashed on the first ``decode``).
 
     Raises

@@ -1,4 +1,4 @@
-"""Reports in a real browser: screenshots (``make shots``) and the checks ``tests/test_browser.py`` makes.
+"""Reports in a real browser: screenshots (``make shots``) and the checks ``tests/reporting/test_browser.py`` makes.
 
 Drives Debian's Chromium (``/usr/bin/chromium``) through Playwright's Python package (Playwright's own browser
 download is not used). ``python -m evallab.reporting._shots [REPORTS_DIR]`` saves a full-page screenshot of

@@ -1,5 +1,5 @@
 """Notebook 04 under papermill with small parameters; its metrics are checked against the plain SOURCE.md
-re-implementation in tests/test_triggers.py (leave-one-out verdicts recomputed independently) and by hand."""
+re-implementation in tests/skills/test_triggers.py (leave-one-out verdicts recomputed independently) and by hand."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from evallab.paths import REPO_ROOT, data_dir
 from evallab.reporting._batch import ReportSpec, run_one
 
-# the plain SOURCE.md re-implementation lives in tests/test_triggers.py (tests/ is not a package)
-_spec = importlib.util.spec_from_file_location("_plain_triggers", Path(__file__).parents[1] / "test_triggers.py")
+# the plain SOURCE.md re-implementation lives in tests/skills/test_triggers.py (tests/ is not a package)
+_spec = importlib.util.spec_from_file_location("_plain_triggers", Path(__file__).parents[1] / "skills" / "test_triggers.py")
 _plain = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_plain)
 plain_loo_selected = _plain.plain_loo_selected

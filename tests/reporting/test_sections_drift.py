@@ -123,7 +123,7 @@ def test_headline_states_the_flip_rate_and_accuracy_change(llm, pairs):
     head = pairs[(pairs["strategy"] == "Vanilla") & pairs["subset"].isin(["LLMBar/Natural", "LLMBar/Adversarial"])]
     per = _per_item(head)
     both, ch = per["both"].sum(), per["ch"].sum()
-    assert (len(per), both, ch) == (419, 838, 140)  # tests/test_drift.py's hand count: 348 + 350 kept
+    assert (len(per), both, ch) == (419, 838, 140)  # tests/metrics/test_drift.py's hand count: 348 + 350 kept
     lo, hi = _flip_interval(per)
     acc_a, acc_b = per["c_a"].sum() / per["p_a"].sum(), per["c_b"].sum() / per["p_b"].sum()
     dlo, dhi = _boot([per[c] for c in ("c_b", "p_b", "c_a", "p_a")],

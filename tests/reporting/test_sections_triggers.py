@@ -24,8 +24,8 @@ from evallab.reporting._params import ParameterError
 from evallab.reporting.sections import triggers as sections
 from evallab.skills import catalog_from_records
 
-# the plain tokenizer of tests/test_triggers.py (tests/ is not a package)
-_spec = importlib.util.spec_from_file_location("_plain_triggers", Path(__file__).parents[1] / "test_triggers.py")
+# the plain tokenizer of tests/skills/test_triggers.py (tests/ is not a package)
+_spec = importlib.util.spec_from_file_location("_plain_triggers", Path(__file__).parents[1] / "skills" / "test_triggers.py")
 _plain = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_plain)
 
@@ -335,7 +335,7 @@ def test_one_category_has_no_negative_pairs(tmp_path):
 
 
 def test_one_scorer_and_a_small_catalog(tmp_path):
-    recs = [dict(r) for r in _plain.HAND_CATALOG]  # 4 skills in 3 categories, hand-scored in tests/test_triggers.py
+    recs = [dict(r) for r in _plain.HAND_CATALOG]  # 4 skills in 3 categories, hand-scored in tests/skills/test_triggers.py
     st = _study(recs)
     sec = sections.scorers_section(st, ["keryx"], n_resamples=20)
     _no_nan([sec], tmp_path)

@@ -10,7 +10,7 @@ from cli_helper import run_cli
 
 from evallab import importers as I
 
-BAD = Path(__file__).parent / "data" / "importers" / "bad"
+BAD = Path(__file__).parents[1] / "data" / "importers" / "bad"
 TABLE = ["--map", "verdict=winner,item_id=question,judge=rater", "--values", "model_a=1,model_b=2,tie=tie"]
 
 #: file -> (extra CLI options, exact message after the file name)
@@ -97,7 +97,7 @@ def test_unknown_format_and_option():
     path = BAD / "empty.json"
     with pytest.raises(I.ImportDataError, match=r"unknown format 'nope'; expected one of \['mt_bench_pair'"):
         I.import_file(path, "nope")
-    pair = Path(__file__).parents[1] / "data" / "formats" / "mt_bench" / "gpt-4_pair.jsonl"
+    pair = Path(__file__).parents[2] / "data" / "formats" / "mt_bench" / "gpt-4_pair.jsonl"
     with pytest.raises(I.ImportDataError) as ei:
         I.import_file(pair, "mt_bench_pair", thresholds=(1, 2))
     assert str(ei.value) == (f"{pair}, field 'thresholds': option(s) ['thresholds'] do not apply to format "

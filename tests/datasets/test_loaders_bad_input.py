@@ -36,8 +36,8 @@ from evallab.judges import load_recording, load_recordings
 from evallab.paths import data_dir
 from evallab.skills import _catalogs, _manifests, _rubrics
 
-BAD = Path(__file__).parent / "data" / "bad"
-TD = Path(__file__).parent / "data"
+BAD = Path(__file__).parents[1] / "data" / "bad"
+TD = Path(__file__).parents[1] / "data"
 
 LOADERS = {
     "load_verdicts": load_verdicts,

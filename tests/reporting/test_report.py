@@ -13,7 +13,7 @@ import pytest
 from evallab.errors import DataError
 from evallab.reporting._batch import load_config, run_report_batch, save_metrics
 
-HERE = Path(__file__).parent / "data" / "report"
+HERE = Path(__file__).parents[1] / "data" / "report"
 
 
 def write_cfg(tmp_path, body: str) -> Path:

@@ -30,7 +30,7 @@ from evallab.metrics import _evaluators as evaluators
 from evallab.metrics._agreement import cohen_kappa, judge_agreement
 from evallab.paths import REPO_ROOT, data_dir
 
-HERE = Path(__file__).parent / "data" / "drift"
+HERE = Path(__file__).parents[1] / "data" / "drift"
 BASE, CAND = "ChatGPT-0301", "ChatGPT"
 
 # Hand count (the csv module over data/llmbar/verdicts.csv, re-done in test_hand_count_matches_csv below):

@@ -28,7 +28,7 @@ from evallab.skills import (
     load_catalog,
 )
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]
 BAD = HERE / "data" / "triggers"
 KERYX = data_dir("catalogs") / "keryx_bundled_core.jsonl"
 

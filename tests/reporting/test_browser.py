@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow,
                                  reason="Chromium is not installed at /usr/bin/chromium "
                                         "(apt-get install -y chromium; .ci/run installs it)")]
 
-HERE = Path(__file__).parent / "data" / "report"
+HERE = Path(__file__).parents[1] / "data" / "report"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from evallab.reporting._params import (
 )
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("0*.ipynb"))
-OK = Path(__file__).parent / "data" / "report" / "ok.ipynb"
+OK = Path(__file__).parents[1] / "data" / "report" / "ok.ipynb"
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)

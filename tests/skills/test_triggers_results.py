@@ -216,7 +216,7 @@ def test_tune_thresholds_without_bootstrap_names_no_method(keryx_pairs):
 
 
 def test_roc_pr_summary_by_hand():
-    # the toy pairs of tests/test_triggers.py: 4 positives of 12, ROC AUC 29/32 by hand
+    # the toy pairs of tests/skills/test_triggers.py: 4 positives of 12, ROC AUC 29/32 by hand
     d = {0: (0.9, 0.2, 0.1), 1: (0.6, 0.5, 0.0), 2: (0.4, 0.7, 0.1), 3: (0.8, 0.3, 0.35)}
     rows = [{"probe_id": p, "probe_skill": f"s{p}", "skill_id": f"s{(p + k) % 4}", "label": lab, "d_select": v,
              "d_support": v, "d_use": v}

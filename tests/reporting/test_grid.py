@@ -22,7 +22,7 @@ from evallab.reporting._compare import comparison_figure, comparison_sentence, c
 from evallab.reporting._grid import expand, run_name, value_slug
 from evallab.reporting._params import check_report_name
 
-HERE = Path(__file__).parent / "data" / "report"
+HERE = Path(__file__).parents[1] / "data" / "report"
 SWEEP = HERE / "sweep.ipynb"
 
 

@@ -11,7 +11,7 @@ from evallab.errors import DataError
 from evallab.paths import data_dir
 from evallab.skills import _rubrics
 
-HERE = Path(__file__).parent / "data" / "rubrics"
+HERE = Path(__file__).parents[1] / "data" / "rubrics"
 LIB = data_dir("meowkit") / "rubrics"
 
 # file -> (the one finding code it must yield, its 1-based line), written by hand from the fixture files

@@ -18,7 +18,7 @@ from evallab import verdicts as V
 from evallab.errors import DataError, EvallabError, VerdictTableError
 from evallab.paths import REPO_ROOT, data_dir
 
-FIX = Path(__file__).parent / "data"
+FIX = Path(__file__).parents[1] / "data"
 ARENA = FIX / "importers" / "arena_hard" / "model_judgment" / "gpt-4-1106-preview" / "llama-3-8b-instruct.jsonl"
 HUMAN = FIX / "importers" / "mt_bench" / "human_judgments.jsonl"
 

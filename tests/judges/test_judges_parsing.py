@@ -12,7 +12,7 @@ from evallab.judges import build_pairwise
 from evallab.judges._parsing import parse_reply_full, parse_verdict, parse_verdict_full
 
 CORPUS = [json.loads(line) for line in
-          (Path(__file__).parent / "data" / "judges" / "parser_corpus.jsonl").read_text().splitlines()]
+          (Path(__file__).parents[1] / "data" / "judges" / "parser_corpus.jsonl").read_text().splitlines()]
 
 
 def test_corpus_covers_the_styles():

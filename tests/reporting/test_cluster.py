@@ -21,7 +21,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 pytest.importorskip("distributed")
 
-HERE = Path(__file__).parent / "data" / "report"
+HERE = Path(__file__).parents[1] / "data" / "report"
 DASK = Path(sys.executable).parent / "dask"
 
 
