@@ -94,3 +94,25 @@ def test_the_private_import_check_sees_one():
                                   "from evallab.judges import _cache\n") == [
         "evallab.judges._client", "evallab.judges._cache"]
     assert _private_imports(ROOT / "evallab" / "judges" / "_x.py", "from evallab.judges._client import a\n") == []
+
+
+def test_a_lazy_face_loads_a_name_on_first_use_renames_and_refuses_unknown_names():
+    import sys
+    import types
+
+    from evallab._face import lazy_face
+
+    pkg = types.ModuleType("evallab._probe_face")
+    sys.modules[pkg.__name__] = pkg
+    try:
+        get, names = lazy_face(pkg.__name__, {"wilson_interval": ("evallab.metrics._intervals", "wilson"),
+                                              "errors": ("evallab.errors", None)})
+        from evallab.metrics._intervals import wilson
+
+        assert get("wilson_interval") is wilson and pkg.wilson_interval is wilson  # stored after the first use
+        assert get("errors") is sys.modules["evallab.errors"]
+        assert names() == ["errors", "wilson_interval"]
+        with pytest.raises(AttributeError, match="no attribute 'nope'"):
+            get("nope")
+    finally:
+        del sys.modules[pkg.__name__]

@@ -77,3 +77,17 @@ def test_batch_of_2000_resumes_once_after_a_kill(tmp_path):
                                seed=None, max_tokens=None, path=items)
     want = {r.metadata["item_id"]: sim.decide(r.system, r.user, 0)[0] for r in reqs}
     assert dict(zip(table["item_id"], table["verdict"], strict=True)) == want
+
+
+def test_batch_input_file_is_one_openai_request_line_per_body_and_sample():
+    """The Batch API's input format (platform.openai.com/docs/guides/batch: one JSON object per line with
+    ``custom_id``, ``method``, ``url`` and ``body``); the same body and sample twice is sent once."""
+    from evallab.judges._batch import request_lines
+
+    j = OpenAICompatibleJudge("http://127.0.0.1:9/v1", "m", api_key_env="")
+    reqs = [build_pointwise(**RUBRIC, answer="an answer", metadata={"sample": s}) for s in (0, 1, 1)]
+    lines = [json.loads(x) for x in request_lines(j, reqs).decode().splitlines()]
+    assert len(lines) == 2 and {x["method"] for x in lines} == {"POST"}
+    assert {x["url"] for x in lines} == {"/v1/chat/completions"}
+    assert lines[0]["custom_id"].endswith("-s0") and lines[1]["custom_id"].endswith("-s1")
+    assert lines[0]["body"]["model"] == "m" and lines[0]["body"]["messages"][-1]["content"]
