@@ -13,13 +13,26 @@ import inspect
 #: the faces, in the order a notebook meets them
 FACES = ("evallab", "evallab.verdicts", "evallab.datasets", "evallab.importers", "evallab.metrics",
          "evallab.judges", "evallab.experiments", "evallab.skills", "evallab.reporting",
-         "evallab.reporting.sections", "evallab.errors", "evallab.simulation", "evallab.testing", "evallab.paths")
+         "evallab.reporting.sections", *(f"evallab.reporting.sections.{m}" for m in (
+             "agreement", "position", "inflation", "triggers", "drift", "gaming", "corrected")),
+         "evallab.errors", "evallab.simulation", "evallab.testing", "evallab.paths")
 
 
 def _summary(obj) -> str:
     doc = inspect.getdoc(obj) or ""
     first = doc.strip().split("\n\n")[0].replace("\n", " ").strip()
     return first if len(first) <= 160 else first[:157].rstrip() + "..."
+
+
+def _constant(obj) -> str:
+    """A constant's value as the page shows it: short reprs as they are; a path or a long value by its type."""
+    from pathlib import PurePath
+
+    if isinstance(obj, PurePath):
+        return "a path (the folder evallab runs from)"
+    text = repr(obj)
+    return text if len(text) <= 80 else f"a {type(obj).__name__} of {len(obj):,} items" if hasattr(obj, "__len__") \
+        else text[:77] + "..."
 
 
 def public_names(faces=FACES) -> dict[str, list[str]]:
@@ -45,7 +58,7 @@ def api_markdown(faces=FACES) -> str:
             kind = "module" if inspect.ismodule(obj) else "class" if inspect.isclass(obj) else \
                 "function" if callable(obj) else "constant"
             again = seen.get(id(obj)) if kind != "constant" else None
-            what = f"same as `{again}`" if again else _summary(obj) if kind != "constant" else repr(obj)[:80]
+            what = f"same as `{again}`" if again else _summary(obj) if kind != "constant" else _constant(obj)
             seen.setdefault(id(obj), f"{face}.{n}")
             out.append(f"| `{n}` | {kind} | {what.replace('|', '/')} |")
         out.append("")

@@ -94,7 +94,7 @@ class StateError(EvallabError, RuntimeError):
 
 # ----------------------------------------------------------------------------------------- input files and tables
 class DuplicateKey(ValueError):
-    """A JSON object that gives one key twice (raised by :func:`evallab.fileio.unique_pairs`; ``key`` names it)."""
+    """A JSON object that gives one key twice (raised by :func:`evallab._fileio.unique_pairs`; ``key`` names it)."""
 
     def __init__(self, key: object) -> None:
         super().__init__(key)
@@ -214,3 +214,6 @@ class ParameterError(EvallabError, ValueError):
 
 class ClusterError(EvallabError):
     """The Dask cluster cannot be reached or started, or Dask distributed is not installed."""
+
+
+__all__ = ["ArgumentError", "ClusterError", "DataError", "DesignError", "DuplicateKey", "EvalReportError", "EvalSpecError", "EvallabError", "ImportDataError", "JudgeFatalError", "LocalServerError", "ManifestError", "OutputBusyError", "ParameterError", "RecordingError", "ReplayMissError", "RubricError", "ScopedDataError", "SnapshotWarning", "StateError", "TransientError", "VerdictTableError"]

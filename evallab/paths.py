@@ -39,3 +39,5 @@ def state_dir() -> Path:
 def log_dir() -> Path:
     """Where evallab keeps the logs of the servers it starts: ``<state_dir>/logs``."""
     return state_dir() / "logs"
+
+__all__ = ["REPO_ROOT", "data_dir", "log_dir", "reports_dir", "state_dir"]

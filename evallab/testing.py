@@ -706,3 +706,5 @@ class LocalJudgeServer:
 
 if __name__ == "__main__":  # pragma: no cover
     _serve_child()
+
+__all__ = ["DIALECTS", "FAULT_KINDS", "Fault", "InProcessJudge", "LocalJudgeServer", "RETRY_HEADERS", "SimulatedJudge"]

@@ -811,8 +811,7 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
     return out
 
 
-#: the public face of the verdict table (the code helpers below it — ``codes``, ``combine_codes`` … — serve the
-#: estimators and are not API)
-__all__ = ["COLUMNS", "KEY", "ORDERS", "PAIRWISE_VERDICTS", "POINTWISE_VERDICTS", "REQUIRED", "SCHEMA",
-           "SnapshotWarning", "VERDICTS", "coerce", "concat", "empty", "norm_label", "parse_rate", "select",
-           "snapshot_note", "snapshots", "summary_lines", "validate", "warn_snapshots"]
+#: the public face of the verdict table (the helpers below it — ``codes``, ``norm_label``, the snapshot checks … —
+#: serve the loaders and estimators and are not API)
+__all__ = ["KEY", "SCHEMA", "VERDICTS", "coerce", "concat", "empty", "parse_rate", "select", "summary_lines",
+           "validate"]

@@ -33,10 +33,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab import verdicts as V
+from evallab._fileio import iter_jsonl
 from evallab.errors import DataError
-from evallab.fileio import iter_jsonl
 from evallab.paths import data_dir
 
 DATASET = "alpaca_eval"

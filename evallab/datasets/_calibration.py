@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
+from evallab._fileio import iter_jsonl
 from evallab.errors import DataError
-from evallab.fileio import iter_jsonl
 
 GOLD_REQUIRED = ("item_id", "gold")
 

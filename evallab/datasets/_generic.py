@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab import verdicts as V
+from evallab._fileio import iter_jsonl
 from evallab.errors import DataError, VerdictTableError
-from evallab.fileio import iter_jsonl
 
 TABLE_EXPECTED = "a table (.csv, .tsv, .jsonl, .ndjson or .parquet)"
 #: the file types :func:`write_table` writes

@@ -14,10 +14,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab import verdicts as V
+from evallab._fileio import iter_jsonl
 from evallab.errors import DataError
-from evallab.fileio import iter_jsonl
 from evallab.paths import data_dir
 
 UNPARSED_ERROR = "unparsed reply: LLMBar's result.json has no winner for this order"

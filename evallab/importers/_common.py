@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from evallab import fileio
+from evallab import _fileio as fileio
 from evallab import verdicts as V
 from evallab.errors import ImportDataError
 
@@ -22,7 +22,7 @@ ZIP_MAGIC = b"PK\x03\x04"
 
 def check_file(path: str | Path, expected: str) -> Path:
     """Refuse at once anything that is not an existing, non-empty regular file (a directory, a FIFO, a socket
-    or a device is never opened, so nothing can block; :func:`evallab.fileio.check_file`). Returns ``Path(path)``."""
+    or a device is never opened, so nothing can block; :func:`evallab._fileio.check_file`). Returns ``Path(path)``."""
     p = fileio.check_file(path, expected, ImportDataError)
     if p.stat().st_size == 0:
         raise ImportDataError(f"the file is empty; expected {expected}", p)
@@ -30,7 +30,7 @@ def check_file(path: str | Path, expected: str) -> Path:
 
 
 def read_text(path: Path, expected: str) -> str:
-    """The file as UTF-8 text without a leading byte-order mark (:func:`evallab.fileio.decode`: a non-UTF-8 byte is
+    """The file as UTF-8 text without a leading byte-order mark (:func:`evallab._fileio.decode`: a non-UTF-8 byte is
     named by line)."""
     text = fileio.decode(path.read_bytes(), path, ImportDataError)
     if not text.strip():

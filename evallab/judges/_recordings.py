@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab import verdicts as V
 from evallab.errors import RecordingError
 

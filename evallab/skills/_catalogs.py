@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evallab import fileio as F
+from evallab import _fileio as F
+from evallab._fileio import iter_jsonl
 from evallab.errors import DataError, EvallabError
-from evallab.fileio import iter_jsonl
 from evallab.paths import data_dir
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import regex
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab.errors import ArgumentError
 from evallab.skills._scenario_schema import Calibration, EvalSpecError, Expectation, Scenario
 
@@ -42,7 +42,7 @@ class Grade:
 def check_expectation(answer: str, e: Expectation) -> bool:
     """A deterministic expectation against an answer: ``contains``/``not-contains`` are case-sensitive substring
     tests, ``regex`` is a search of the pattern as written (keryx semantics), run with the ``regex`` package under
-    :data:`evallab.fileio.REGEX_TIMEOUT_S`.
+    :data:`evallab._fileio.REGEX_TIMEOUT_S`.
 
     Raises
     ------

@@ -53,7 +53,7 @@ import pandas as pd
 import regex
 import yaml
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab._results import Measure, results
 from evallab.errors import ManifestError
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab.errors import DataError, EvallabError, RubricError
 from evallab.paths import data_dir
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import regex
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab.errors import DataError, EvalSpecError
 
 GRADERS = ("contains", "regex", "not-contains", "judge")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from cli_helper import run_cli
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab import skills
 from evallab.datasets import (
     load_alpaca_eval,

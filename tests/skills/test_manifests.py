@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from cli_helper import run_cli
 
-from evallab import fileio as F
+from evallab import _fileio as F
 from evallab import skills as M
 from evallab.paths import REPO_ROOT
 from evallab.skills import _manifests

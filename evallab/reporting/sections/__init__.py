@@ -8,6 +8,8 @@ shows no empty table. Every finding here is testable without a kernel.
 """
 
 _MODULES = ("agreement", "corrected", "drift", "gaming", "inflation", "position", "triggers")
+#: the section modules, one per report topic (each lists its section functions in its own ``__all__``)
+__all__ = list(_MODULES)
 
 
 def __getattr__(name: str):
