@@ -12,7 +12,7 @@
   sweep), :class:`ReportSpec`, :func:`run_report_batch` (papermill in parallel or on Dask, HTML without input
   cells, ``index.html``) → :class:`ReportResult`; :func:`run_notebook` (one notebook by hand, ``evallab run``);
   :func:`notebook_parameters` / :func:`check_parameters` (a notebook's parameters cell, checked before a kernel
-  starts); :func:`save_metrics` (``<name>.metrics.json`` for a notebook not written through a :class:`Report`).
+  starts); :func:`run_report` (``evallab report``: the batch file checked, run and indexed); :func:`save_metrics` (``<name>.metrics.json`` for a notebook not written through a :class:`Report`).
 - :func:`load_live_run` — the committed run of the local llama.cpp judge (``data/live/smollm2``) the reports show.
 
 The names load on first use (PEP 562); the modules behind them are private.
@@ -25,7 +25,7 @@ _EXPORTS = {
     "Report": "_context", "Section": "_context", "Finding": "_tables", "to_html": "_tables",
     **{n: "_plots" for n in ("heatmap", "interval_plot", "plot_curves", "plot_drift", "plot_flip_rates",
                              "plot_threshold_sweep", "plot_win_rates", "scatter_intervals")},
-    **{n: "_batch" for n in ("ReportResult", "ReportSpec", "load_config", "run_notebook", "run_report_batch",
+    **{n: "_batch" for n in ("ReportResult", "ReportSpec", "load_config", "run_notebook", "run_report", "run_report_batch",
                              "save_metrics")},
     "check_parameters": "_params", "notebook_parameters": "_params",
     "load_live_run": ("_live", "load"),
