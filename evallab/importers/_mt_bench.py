@@ -62,6 +62,18 @@ def _pair(a: str, b: str, path: Path, where: str, field: str) -> tuple[str, str]
     return (a, b) if a < b else (b, a)
 
 
+def _pair_fields(o: dict, path, where: str, models: tuple[str, str], meaning: tuple[str, str]) -> tuple:
+    """The fields every pairwise MT-Bench line has, checked: ``(question_id, model on side 1, model on side 2,
+    output 1's model, output 2's model, turn, judge model, judge prompt)`` (:func:`_pair` orders the outputs)."""
+    qid = text_field(o, "question_id", path, where, "the MT-Bench question id")
+    x = text_field(o, models[0], path, where, meaning[0])
+    y = text_field(o, models[1], path, where, meaning[1])
+    o1, o2 = _pair(x, y, path, where, models[1])
+    turn = _int(o, "turn", path, where, "the turn, 1 or 2")
+    jmodel, prompt = _judge(o, path, where)
+    return qid, x, y, o1, o2, turn, jmodel, prompt
+
+
 def import_mt_bench_pair(path: str | Path) -> pd.DataFrame:
     """A FastChat ``*_pair.jsonl`` → tidy table, two rows per line (game 1 and game 2).
 
@@ -85,12 +97,8 @@ def import_mt_bench_pair(path: str | Path) -> pd.DataFrame:
     doc = read_json(path, f"FastChat *_pair.jsonl lines ({PAIR_FIELDS})")
     rows = []
     for where, o in doc.objects(f"FastChat pair judgments ({PAIR_FIELDS})"):
-        qid = text_field(o, "question_id", doc.path, where, "the MT-Bench question id")
-        m1 = text_field(o, "model_1", doc.path, where, "the first model's name")
-        m2 = text_field(o, "model_2", doc.path, where, "the second model's name")
-        o1, o2 = _pair(m1, m2, doc.path, where, "model_2")
-        turn = _int(o, "turn", doc.path, where, "the turn, 1 or 2")
-        jmodel, prompt = _judge(o, doc.path, where)
+        qid, m1, m2, o1, o2, turn, jmodel, prompt = _pair_fields(o, doc.path, where, ("model_1", "model_2"),
+                                                                 ("the first model's name", "the second model's name"))
         for game, field in ((1, "g1_winner"), (2, "g2_winner")):
             w = need(o, field, doc.path, where, f"one of {list(PAIR_VALUES)}")
             if w not in PAIR_VALUES:
@@ -157,12 +165,8 @@ def _human_rows(path: str | Path) -> tuple[Path, list[dict]]:
     doc = read_json(path, f"MT-Bench human judgments ({HUMAN_FIELDS})")
     rows = []
     for where, o in doc.objects(f"MT-Bench human judgments ({HUMAN_FIELDS})"):
-        qid = text_field(o, "question_id", doc.path, where, "the MT-Bench question id")
-        a = text_field(o, "model_a", doc.path, where, "model A's name")
-        b = text_field(o, "model_b", doc.path, where, "model B's name")
-        o1, o2 = _pair(a, b, doc.path, where, "model_b")
-        turn = _int(o, "turn", doc.path, where, "the turn, 1 or 2")
-        jmodel, prompt = _judge(o, doc.path, where)
+        qid, a, b, o1, o2, turn, jmodel, prompt = _pair_fields(o, doc.path, where, ("model_a", "model_b"),
+                                                               ("model A's name", "model B's name"))
         w = need(o, "winner", doc.path, where, f"one of {list(HUMAN_VALUES)}")
         if w not in HUMAN_VALUES:
             raise ImportDataError(f"unknown verdict {w!r}; expected one of {list(HUMAN_VALUES)}", doc.path, where,

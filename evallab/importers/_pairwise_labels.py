@@ -36,6 +36,20 @@ ARENA_NULL = ("no verdict parsed: Arena-Hard's get_score found no single [[...]]
               "(score = null, or the game is null)")
 
 
+
+def _relation(value, order: str, null_error: str, path, where: str, field: str, what: str) -> tuple:
+    """``(verdict, score, error)`` of one game's relation label (``"A>>B"`` …; :func:`relation_verdict`): a missing
+    label is no verdict with ``null_error``; an unknown one stops with the file, line and field named."""
+    if value is None:
+        return None, None, null_error
+    try:
+        if not isinstance(value, str):
+            raise KeyError(value)
+        verdict, score = relation_verdict(value, order)
+    except KeyError:
+        raise ImportDataError(f"unknown {what} {value!r}; expected {EXPECTED_REL}", path, where, field) from None
+    return verdict, score, None
+
 def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.DataFrame:
     """An Arena-Hard ``data/<bench>/model_judgment/<judge>/<model>.jsonl`` → tidy table, one row per game.
 
@@ -78,17 +92,7 @@ def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.Da
             order = "ab" if k == 0 else "ba"
             w = f"{where} game {k + 1}"
             s = None if g is None else need(g, "score", doc.path, w, EXPECTED_REL)
-            if s is None:
-                verdict, score, err = None, None, ARENA_NULL
-            else:
-                try:
-                    if not isinstance(s, str):
-                        raise KeyError(s)
-                    verdict, score = relation_verdict(s, order)
-                except KeyError:
-                    raise ImportDataError(f"unknown verdict {s!r}; expected {EXPECTED_REL}", doc.path, w,
-                                          "score") from None
-                err = None
+            verdict, score, err = _relation(s, order, ARENA_NULL, doc.path, w, "score", "verdict")
             rows.append({"item_id": f"{model}#{qid}", "dataset": "arena_hard", "subset": o.get("category") or "",
                          "judge": judge, "model": judge,
                          "order": order, "verdict": verdict, "score": score, "error": err,
@@ -157,17 +161,7 @@ def import_judgebench(path: str | Path) -> pd.DataFrame:
             inner = (j or {}).get("judgment") or {}
             jmodel = inner.get("judge_model") if isinstance(inner, dict) else None
             jmodel = jmodel or file_model
-            if dec is None:
-                verdict, score, err = None, None, JB_NULL
-            else:
-                try:
-                    if not isinstance(dec, str):
-                        raise KeyError(dec)
-                    verdict, score = relation_verdict(dec, order)
-                except KeyError:
-                    raise ImportDataError(f"unknown decision {dec!r}; expected {EXPECTED_REL}", doc.path, w,
-                                          "decision") from None
-                err = None
+            verdict, score, err = _relation(dec, order, JB_NULL, doc.path, w, "decision", "decision")
             rows.append({"item_id": pid, "dataset": "judgebench", "subset": o.get("source") or "",
                          "judge": f"{jname}/{jmodel}" if jmodel else jname, "model": jmodel, "strategy": jname,
                          "order": order, "verdict": verdict, "gold": gold, "score": score, "error": err,
