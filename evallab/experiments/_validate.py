@@ -54,7 +54,7 @@ def file_kind(path: str | Path) -> str:
         return "recording"
     if path.is_dir():
         return "folder"
-    from evallab import fileio  # here: it loads pandas, which `evallab --help` should not pay for
+    from evallab import _fileio as fileio  # here: it loads pandas, which `evallab --help` should not pay for
 
     fileio.check_file(path, "a JSON file (evals.json, a recording or an eval report)")
     try:
