@@ -67,7 +67,7 @@ def _best(fn, repeat: int = 3) -> float:
 
 _RSS = """
 import sys, threading, time, psutil, pandas as pd
-from evallab.importers import import_table
+from evallab.importers._table import import_table
 proc = psutil.Process()
 base = peak = proc.memory_info().rss
 done = False
@@ -97,7 +97,7 @@ def _peak_mb(kind: str, path: Path) -> tuple[int, float]:
 
 
 def _ratio(path: Path, name: str, target: bool) -> tuple[dict, pd.DataFrame]:
-    from evallab.importers import import_table
+    from evallab.importers._table import import_table
 
     df = import_table(path, columns=COLUMNS, values=VALUES)  # warm-up (imports, page cache)
     t_read = t_imp = float("inf")

@@ -99,7 +99,8 @@ async def _openai_sdk(base_url: str, reqs) -> float:
 
 def _evallab(base_url: str, reqs, tmp: Path, tag: str, *, transport: str = "aiohttp", cache_path=None,
              cold: bool = False):
-    from evallab.judges import Cache, OpenAICompatibleJudge, run_jobs
+    from evallab.judges import OpenAICompatibleJudge, run_jobs
+    from evallab.judges._cache import Cache
 
     if cold:  # the first judge on this endpoint in the process: its limit starts at 2
         OpenAICompatibleJudge.forget_learnt_limits()

@@ -41,15 +41,11 @@ def run() -> list[dict]:
     import subprocess
     import sys
 
-    from evallab.experiments import llmbar_pairs, pair_requests
-    from evallab.judges import (
-        DEFAULT_OPTIONS,
-        LocalLlamaServer,
-        default_model,
-        format_fields,
-        parse_reply,
-        run_jobs,
-    )
+    from evallab.experiments._live import llmbar_pairs, pair_requests
+    from evallab.judges import LocalLlamaServer, default_model, run_jobs
+    from evallab.judges._client import format_fields
+    from evallab.judges._local import DEFAULT_OPTIONS
+    from evallab.judges._parsing import parse_reply
 
     reqs = pair_requests(llmbar_pairs(N_PAIRS), temperature=0.0, max_tokens=MAX_TOKENS)
     opts = dict(DEFAULT_OPTIONS)

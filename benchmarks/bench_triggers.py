@@ -18,6 +18,8 @@ import time
 from evallab import skills as T
 from evallab.paths import data_dir
 from evallab.skills import _tokenize
+from evallab.skills._tokenize import strip_exclusions
+from evallab.skills._trigger_loo import make_probes
 
 SIZE = 200_000
 
@@ -38,7 +40,7 @@ def _best(fn, repeat: int = 3) -> float:
 
 def _loo(name: str) -> dict:
     cat = T.load_catalog(name)
-    probes = T.make_probes(cat)
+    probes = make_probes(cat)
     _clear()
     t0 = time.perf_counter()
     fast = T.leave_one_out(cat, probes)
@@ -76,10 +78,10 @@ def _strip() -> list[dict]:
         "one endless sentence": _fill("does not never not for do not use for "),
         "never openers": _fill("Never x. "),
     }
-    t_ord = _best(lambda: T.strip_exclusions(ordinary))
+    t_ord = _best(lambda: strip_exclusions(ordinary))
     rows, worst, worst_name = [], 0.0, ""
     for name, text in families.items():
-        t = _best(lambda text=text: T.strip_exclusions(text))
+        t = _best(lambda text=text: strip_exclusions(text))
         if t / t_ord > worst:
             worst, worst_name = t / t_ord, name
         rows.append(f"{name} {t * 1000:.1f} ms")

@@ -20,7 +20,7 @@ import time
 def main(label: str) -> dict:
     from llama_cpp import Llama, llama_print_system_info
 
-    from evallab.experiments import llmbar_pairs, pair_requests
+    from evallab.experiments._live import llmbar_pairs, pair_requests
     from evallab.judges import default_model
 
     reqs = pair_requests(llmbar_pairs(15), temperature=0.0, max_tokens=64)

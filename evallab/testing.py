@@ -35,7 +35,8 @@ from dataclasses import asdict, dataclass, field
 import httpx
 
 from evallab.errors import ArgumentError, StateError
-from evallab.judges import anchor_headings, answer_text, canonical_json, shown_outputs
+from evallab.judges._cache import canonical_json
+from evallab.judges._prompts import anchor_headings, answer_text, shown_outputs
 
 #: fault kinds :class:`Fault` understands
 FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices",
@@ -196,7 +197,8 @@ class InProcessJudge:
         self.sim, self.label, self.model = sim or SimulatedJudge(), label, model
 
     async def judge(self, request):
-        from evallab.judges import JudgeReply, parse_reply_full
+        from evallab.judges import JudgeReply
+        from evallab.judges._parsing import parse_reply_full
 
         text = self.sim.reply_text(request.system, request.user, int(request.metadata.get("sample", 0) or 0))
         p = parse_reply_full(text, request)
@@ -707,4 +709,4 @@ class LocalJudgeServer:
 if __name__ == "__main__":  # pragma: no cover
     _serve_child()
 
-__all__ = ["DIALECTS", "FAULT_KINDS", "Fault", "InProcessJudge", "LocalJudgeServer", "RETRY_HEADERS", "SimulatedJudge"]
+__all__ = ["Fault", "InProcessJudge", "LocalJudgeServer", "SimulatedJudge"]

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         moved: Path | None = typer.Option(None, help="Write the replies whose verdict changed here"),
     ) -> None:
         """Compare a candidate judge with a baseline on the same requests; exit 1 when the drift gate fails."""
-        from evallab.datasets import write_table
+        from evallab.datasets._generic import write_table
         from evallab.experiments import compare_files
         from evallab.metrics._drift import DEFAULT_BY, MATCH_ON
 

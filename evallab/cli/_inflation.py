@@ -31,7 +31,8 @@ def run_cmd(
         help="Folder with stacks/*/skills/*/evals.json (default: bundled)")] = None,
 ) -> None:
     """Run the anchor-set experiment on the keryx calibration items and print the inflation table."""
-    from evallab.experiments import DEFAULT_VARIANTS, run_experiment
+    from evallab.experiments import run_experiment
+    from evallab.experiments._inflation import DEFAULT_VARIANTS
     from evallab.judges import make_judge
 
     judge = make_judge(judge_base_url, judge_model, judge_api_key_env, replay_dir=replay_dir)
@@ -45,7 +46,7 @@ def run_cmd(
 def table_cmd(verdicts: Annotated[Path, typer.Argument(help="A tidy verdict table with anchor_set (csv/jsonl/parquet)")],
               baseline: Annotated[str, typer.Option(help="Anchor set compared against")] = "balanced") -> None:
     """Inflation, false-pass rate, agreement and McNemar per anchor set of an existing verdict table."""
-    from evallab.datasets import read_table
+    from evallab.datasets._generic import read_table
 
     _print_tables(read_table(verdicts), baseline)
 

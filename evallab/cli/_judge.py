@@ -61,7 +61,8 @@ def judge(
     tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
 ) -> None:
     """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
-    from evallab.judges import describe_run, judge_items, make_judge, usage_summary
+    from evallab.judges import judge_items, make_judge, usage_summary
+    from evallab.judges._runner import describe_run
 
     j = make_judge(base_url, model, api_key_env, spec=judge_spec, label=label or None,
                    cache=False if no_cache else cache or True, refresh_cache=refresh_cache, timeout=timeout,

@@ -63,7 +63,8 @@ def live(
 ) -> None:
     """Run the live studies (position and repetition stability, anchor inflation with the content-free probe,
     prompt drift) against a local llama.cpp judge; resumable: rerun the same command after a kill."""
-    from evallab.experiments import STUDIES, LiveConfig, run_live
+    from evallab.experiments import LiveConfig, run_live
+    from evallab.experiments._live import STUDIES
 
     cfg = LiveConfig(n_pairs=n_pairs, samples=samples, temperature=temperature, seed=seed, text_pairs=text_pairs,
                      studies=tuple(study) if study else STUDIES)

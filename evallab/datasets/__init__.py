@@ -1,20 +1,17 @@
 """Loaders from real formats to tidy tables (see :mod:`evallab.verdicts`).
 
-Import everything from here (``from evallab.datasets import load_study``); the modules behind it are private.
+The face is what a user calls (``from evallab.datasets import load_study``); the modules behind it are private.
 
 - :func:`load_study` — what the notebooks call: a user's table when a path is given, else bundled LLMBar.
 - :func:`load_llmbar` — LLMBar (Zeng et al., ICLR 2024): items and verdicts in both orders;
   :func:`load_llmbar_statistics` — the paper's published accuracy rows.
-- :func:`load_verdicts` — a user's own verdict table (CSV, JSONL or Parquet in the tidy schema);
-  :func:`read_table` / :func:`write_table` — any table by its extension, unvalidated (:func:`check_output_path`
-  refuses an extension :func:`write_table` cannot write before any work is done).
+- :func:`load_verdicts` — a user's own verdict table (CSV, JSONL or Parquet in the tidy schema).
 - :func:`load_gold_set` — a calibration (gold) set for drift replay: JSONL, one item per line with ``item_id``,
   ``gold`` and the prompt fields (pairwise: ``instruction``, ``output_1``, ``output_2``; pointwise: ``answer``,
   ``rubric_text``, ``pass_criteria``; or the exact ``messages``).
-- :func:`load_alpaca_eval` — AlpacaEval's multi-annotator preferences (items with output lengths, verdicts); also
-  its outputs (:func:`load_alpaca_eval_outputs`), instructions (:func:`load_alpaca_eval_instructions`), annotator
-  configs (:func:`load_alpaca_eval_annotators`), leaderboards (:func:`load_alpaca_eval_leaderboards`) and
-  evaluator leaderboard (:func:`load_alpaca_eval_evaluators`).
+- :func:`load_alpaca_eval` — AlpacaEval's multi-annotator preferences (items with output lengths, verdicts);
+  :func:`load_alpaca_eval_leaderboards` — its leaderboards. (Its outputs, instructions, annotator configs and
+  evaluator leaderboard have loaders in the private ``_alpaca_eval`` module.)
 
 The names load on first use (PEP 562), so ``import evallab.datasets`` does not import pandas.
 """
@@ -25,11 +22,9 @@ from evallab._face import lazy_face
 _EXPORTS = {
     "load_study": "_study",
     "load_llmbar": "_llmbar", "load_llmbar_statistics": "_llmbar",
-    "check_output_path": "_generic", "load_verdicts": "_generic", "read_table": "_generic", "write_table": "_generic",
+    "load_verdicts": "_generic",
     "load_gold_set": "_calibration",
-    "load_alpaca_eval": "_alpaca_eval", "load_alpaca_eval_annotators": "_alpaca_eval",
-    "load_alpaca_eval_evaluators": "_alpaca_eval", "load_alpaca_eval_instructions": "_alpaca_eval",
-    "load_alpaca_eval_leaderboards": "_alpaca_eval", "load_alpaca_eval_outputs": "_alpaca_eval",
+    "load_alpaca_eval": "_alpaca_eval", "load_alpaca_eval_leaderboards": "_alpaca_eval",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -18,7 +18,8 @@ import pandas as pd
 
 from evallab import verdicts as V
 from evallab.errors import DataError, EvallabError
-from evallab.judges import JudgeRequest, Message, build_pairwise, build_pointwise, run_jobs
+from evallab.judges import JudgeRequest, build_pairwise, build_pointwise, run_jobs
+from evallab.judges._types import Message
 from evallab.metrics._drift import DEFAULT_TOLERANCE, DriftReport, check_table, compare
 
 

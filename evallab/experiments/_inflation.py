@@ -27,15 +27,16 @@ import numpy as np
 import pandas as pd
 
 from evallab.errors import DataError
-from evallab.judges import PROMPT_VERSION, Anchor, build_pointwise, run_jobs
+from evallab.judges import Anchor, build_pointwise, run_jobs
+from evallab.judges._prompts import PROMPT_VERSION
 from evallab.metrics._contextual import PROBE_PREFIX
-from evallab.skills import (
+from evallab.skills import load_calibration_items
+from evallab.skills._rubrics import (
     AnchorExample,
     Rubric,
     anchor_set,
     check_mixed_k,
     is_mixed,
-    load_calibration_items,
     rubric_anchor_set,
 )
 

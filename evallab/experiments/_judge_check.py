@@ -14,19 +14,12 @@ import pandas as pd
 
 from evallab._results import Results
 from evallab.errors import ArgumentError, EvalSpecError
-from evallab.judges import (
-    EXPECTED,
-    KINDS,
-    PROMPT_VERSION,
-    Entry,
-    Recording,
-    Sample,
-    build_pointwise,
-    load_recording,
-    request_digest,
-    run_jobs,
-)
-from evallab.skills import EvalSpec, Scenario, ag_matrix, canned_answers
+from evallab.judges import build_pointwise, run_jobs
+from evallab.judges._prompts import PROMPT_VERSION, request_digest
+from evallab.judges._recordings import EXPECTED, KINDS, Entry, Recording, Sample, load_recording
+from evallab.skills._anti_gaming import ag_matrix
+from evallab.skills._grading import canned_answers
+from evallab.skills._scenario_schema import EvalSpec, Scenario
 
 
 def build_judge_request(scenario: Scenario, kind: str, *, sample: int = 0, **kw):

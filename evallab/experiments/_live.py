@@ -44,7 +44,8 @@ from pathlib import Path
 import pandas as pd
 
 from evallab.errors import EvallabError
-from evallab.judges import PROMPT_VERSION, RULES_PROMPT_VERSION, build_pairwise, run_jobs
+from evallab.judges import build_pairwise, run_jobs
+from evallab.judges._prompts import PROMPT_VERSION, RULES_PROMPT_VERSION
 from evallab.paths import REPO_ROOT
 
 #: where the committed live run lives
@@ -165,13 +166,8 @@ def run_live(out: str | Path = LIVE_DIR, *, config: LiveConfig | None = None, mo
     EvallabError
         A bad config; :class:`~evallab.judges.LocalServerError` when the server cannot start.
     """
-    from evallab.judges import (
-        DEFAULT_OPTIONS,
-        SERVER_SLOTS,
-        LocalLlamaServer,
-        check_model,
-        run_card_facts,
-    )
+    from evallab.judges import LocalLlamaServer
+    from evallab.judges._local import DEFAULT_OPTIONS, SERVER_SLOTS, check_model, run_card_facts
     from evallab.skills import load_calibration_items
 
     cfg = config or LiveConfig()

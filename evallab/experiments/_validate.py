@@ -143,7 +143,10 @@ def validate_paths(paths: Sequence[str | Path]) -> list[FileCheck]:
         files are still checked).
     """
     from evallab import skills as S
-    from evallab.judges import load_recording
+    from evallab.judges._recordings import load_recording
+    from evallab.skills._anti_gaming import ag_findings
+    from evallab.skills._manifests import lint_manifest, load_state
+    from evallab.skills._pack_gate import gate_verdicts
 
     lines: list[FileCheck] = []
     specs: dict = {}
@@ -169,17 +172,17 @@ def validate_paths(paths: Sequence[str | Path]) -> list[FileCheck]:
                                              f"{rec.judge_prompt_version}"))
             elif kind == "eval-report":
                 reports = S.load_eval_report(p)
-                v = S.gate_verdicts(S.pack_gate(reports))
+                v = gate_verdicts(S.pack_gate(reports))
                 lines += [FileCheck("fail", f"{p}: pack gate {r.skill}: {r.failures}") for r in v.itertuples()
                           if r.verdict != "pass"]
                 lines.append(FileCheck("ok", f"{p}: {len(reports)} report(s), {int((v['verdict'] == 'pass').sum())} "
                                              "pass the pack gate"))
             elif kind == "manifest":
                 m = S.load_manifest(p)
-                lines += [FileCheck("fail", f"{p}: {w}") for w in S.lint_manifest(m)]
+                lines += [FileCheck("fail", f"{p}: {w}") for w in lint_manifest(m)]
                 lines.append(FileCheck("ok", f"{p}: manifest for {len(m)} skill(s)"))
             elif kind == "state":
-                st = S.load_state(p)
+                st = load_state(p)
                 lines.append(FileCheck("ok", f"{p}: state of {len(st['skills'])} skill(s)"))
             else:
                 raise EvallabError(f"{p}: cannot tell what this file is (not JSON/YAML of a known kind)")
@@ -192,7 +195,7 @@ def validate_paths(paths: Sequence[str | Path]) -> list[FileCheck]:
         chosen = {k: recs[k] for k in both}
         m = check_recordings(both, chosen)
         lines += [FileCheck("fail" if f.severity == "fail" else "note", str(f))
-                  for f in S.ag_findings(m, both, chosen)]
+                  for f in ag_findings(m, both, chosen)]
     return lines
 
 

@@ -237,7 +237,7 @@ def import_files(paths: Sequence[str | Path], format: str | None = None, *,  # n
         Every error of :func:`import_file` (one line naming file, place and field); a reply found in two files
         (both places named, :func:`evallab.verdicts.concat`); an output type that cannot be written.
     """
-    from evallab.datasets import check_output_path, write_table
+    from evallab.datasets._generic import check_output_path, write_table
 
     if out is not None:
         check_output_path(out)

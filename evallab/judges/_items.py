@@ -197,7 +197,7 @@ def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind
         A bad items table (file, row and column named) before any request is sent; and every error of
         :func:`evallab.judges.run_jobs`.
     """
-    from evallab.datasets import read_table
+    from evallab.datasets._generic import read_table
     from evallab.judges._runner import run_jobs
 
     table = read_table(items)

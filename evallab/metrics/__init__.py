@@ -22,9 +22,12 @@ the source it follows and an example; the modules behind them are private):
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
 - contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
-- the design and intervals underneath — :func:`describe`, :func:`check_design`, :func:`paired_design`,
-  :class:`PairedDesign`, :func:`item_key`, :func:`wilson`, :func:`mcnemar`, :func:`adjust_pvalues`,
-  :func:`ratio_interval`, :func:`ratio_difference_interval`.
+- the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a :class:`PairedDesign`
+  checked and encoded once, for several estimators).
+
+The interval helpers (Wilson, McNemar, ratio intervals, p-value adjustment) and the design checks behind the
+estimators are private (``evallab.metrics._intervals``, ``evallab.metrics._design``); each estimator names the
+method of its intervals in its Results' measures.
 """
 
 from evallab._face import lazy_face
@@ -50,9 +53,7 @@ _NAMES = {
         "samples_for_stable_majority")},
     **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
-    **{n: ("_design", n) for n in ("PairedDesign", "check_design", "describe", "item_key", "paired_design")},
-    **{n: ("_intervals", n) for n in (
-        "adjust_pvalues", "mcnemar", "ratio_difference_interval", "ratio_interval", "wilson")},
+    **{n: ("_design", n) for n in ("PairedDesign", "describe", "paired_design")},
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every

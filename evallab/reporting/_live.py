@@ -28,7 +28,7 @@ CAVEAT = ("The live judge is SmolLM2-135M-Instruct (135 million parameters, 4-bi
 
 def load(folder: str | Path | None = None) -> dict | None:
     """The committed live run (:func:`evallab.experiments.load_live`) or ``None`` when absent."""
-    from evallab.experiments import LIVE_DIR, load_live
+    from evallab.experiments._live import LIVE_DIR, load_live
 
     return load_live(folder or LIVE_DIR)
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evallab._results import Measure, Results, results
-from evallab.judges import EXPECTED, KINDS, Recording
+from evallab.judges._recordings import EXPECTED, KINDS, Recording
 from evallab.skills._grading import grade_answer
 from evallab.skills._integrity import IntegrityFinding
 from evallab.skills._scenario_schema import EvalSpec, Scenario

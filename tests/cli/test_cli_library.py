@@ -56,7 +56,7 @@ def test_no_top_level_cli_modules_are_left():
 # ----------------------------------------------------------------------------------------------- tables
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".ndjson", ".parquet"])
 def test_write_table_writes_what_pandas_reads_back(tmp_path, suffix):
-    from evallab.datasets import write_table
+    from evallab.datasets._generic import write_table
 
     df = pd.DataFrame({"a": ["x", "é"], "n": [1, 2]})
     path = write_table(df, tmp_path / "sub" / f"t{suffix}")
@@ -72,7 +72,7 @@ def test_write_table_writes_what_pandas_reads_back(tmp_path, suffix):
 
 
 def test_write_table_refuses_an_unknown_type_before_writing(tmp_path):
-    from evallab.datasets import check_output_path, write_table
+    from evallab.datasets._generic import check_output_path, write_table
 
     with pytest.raises(DataError, match=r"unknown output type '\.txt'; expected \.csv, \.jsonl or \.parquet"):
         write_table(pd.DataFrame({"a": [1]}), tmp_path / "new" / "t.txt")
@@ -158,7 +158,9 @@ def test_import_files_attaches_gold_by_majority(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ judges
 def test_make_judge_from_a_spec_and_its_cache(tmp_path):
-    from evallab.judges import Cache, OpenAICompatibleJudge, ReplayJudge, make_judge
+    from evallab.judges import OpenAICompatibleJudge, make_judge
+    from evallab.judges._cache import Cache
+    from evallab.judges._replay import ReplayJudge
 
     j = make_judge(spec="org/model@v2@https://api.example.com/v1", cache=False)
     assert isinstance(j, OpenAICompatibleJudge)
@@ -377,7 +379,8 @@ def test_tune_catalog_checks_its_options_before_loading():
 
 
 def test_score_query_ranks_and_checks_selection():
-    from evallab.skills import catalog_from_records, score_query
+    from evallab.skills import score_query
+    from evallab.skills._catalogs import catalog_from_records
 
     cat = catalog_from_records([
         {"name": "pdf-merge", "description": "Merge PDF files into one document.", "triggers": ["merge pdf"],

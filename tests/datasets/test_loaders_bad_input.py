@@ -23,18 +23,18 @@ from cli_helper import run_cli
 
 from evallab import _fileio as F
 from evallab import skills
-from evallab.datasets import (
-    load_alpaca_eval,
-    load_alpaca_eval_annotators,
-    load_gold_set,
-    load_llmbar,
-    load_verdicts,
-    read_table,
-)
+from evallab.datasets import load_alpaca_eval, load_gold_set, load_llmbar, load_verdicts
+from evallab.datasets._alpaca_eval import load_alpaca_eval_annotators
+from evallab.datasets._generic import read_table
 from evallab.errors import DataError, EvallabError
-from evallab.judges import load_recording, load_recordings
+from evallab.judges import load_recordings
+from evallab.judges._recordings import load_recording
 from evallab.paths import data_dir
 from evallab.skills import _catalogs, _manifests, _rubrics
+from evallab.skills._grading import grade_answer
+from evallab.skills._manifests import evaluate, load_state
+from evallab.skills._rubrics import parse_preset, parse_rubric, validate_library, validate_rubric
+from evallab.skills._scenario_schema import parse_evals
 
 BAD = Path(__file__).parents[1] / "data" / "bad"
 TD = Path(__file__).parents[1] / "data"
@@ -46,8 +46,8 @@ LOADERS = {
     "load_recording": load_recording,
     "load_evals": skills.load_evals,
     "load_eval_report": skills.load_eval_report,
-    "parse_rubric": skills.parse_rubric,
-    "parse_preset": skills.parse_preset,
+    "parse_rubric": parse_rubric,
+    "parse_preset": parse_preset,
     "load_library": lambda p: skills.load_library(p, strict=False),
     "load_manifest": skills.load_manifest,
     "load_llmbar": load_llmbar,
@@ -181,9 +181,9 @@ FILE_BOM_CASES = [
     ("eval_report", TD / "scenarios" / "eval_reports" / "tampered.eval.json", skills.load_eval_report,
      lambda a, b: a == b),
     ("manifest_yaml", TD / "manifests" / "valid.yaml", skills.load_manifest, lambda a, b: a == b),
-    ("rubric_md", TD / "rubrics" / "weight-too-big.md", skills.parse_rubric,
+    ("rubric_md", TD / "rubrics" / "weight-too-big.md", parse_rubric,
      lambda a, b: (a.meta, a.sections, a.anchors, a.lines) == (b.meta, b.sections, b.anchors, b.lines)),
-    ("preset_md", TD / "rubrics" / "composition-presets" / "lean-functionality.md", skills.parse_preset,
+    ("preset_md", TD / "rubrics" / "composition-presets" / "lean-functionality.md", parse_preset,
      lambda a, b: (a.meta, a.rubrics) == (b.meta, b.rubrics)),
 ]
 
@@ -201,8 +201,8 @@ def test_bom_manifest_json_and_rubric_findings(tmp_path):
     plain.write_text('{"token-movers": {"min_words": 20}}', encoding="utf-8")
     assert skills.load_manifest(_with_bom(plain, tmp_path / "bom" / "m.json")) == skills.load_manifest(plain)
     src = TD / "rubrics" / "weight-too-big.md"
-    plain_f = [(f.line, f.code) for f in skills.validate_rubric(_copy(src, tmp_path / "p2" / src.name))]
-    bom_f = [(f.line, f.code) for f in skills.validate_rubric(_with_bom(src, tmp_path / "b2" / src.name))]
+    plain_f = [(f.line, f.code) for f in validate_rubric(_copy(src, tmp_path / "p2" / src.name))]
+    bom_f = [(f.line, f.code) for f in validate_rubric(_with_bom(src, tmp_path / "b2" / src.name))]
     assert plain_f == bom_f
 
 
@@ -226,9 +226,9 @@ def test_bom_llmbar_and_alpaca_folders(tmp_path):
 FILE_LOADERS = [
     ("x.csv", load_verdicts), ("x.jsonl", load_verdicts), ("x.parquet", load_verdicts), ("x.tsv", read_table),
     ("gold.jsonl", load_gold_set), ("cat.jsonl", skills.load_catalog), ("rec.json", load_recording),
-    ("evals.json", skills.load_evals), ("eval.json", skills.load_eval_report), ("r.md", skills.parse_rubric),
-    ("p.md", skills.parse_preset), ("r2.md", skills.validate_rubric), ("m.yaml", skills.load_manifest), ("m.json", skills.load_manifest),
-    ("state.json", skills.load_state),
+    ("evals.json", skills.load_evals), ("eval.json", skills.load_eval_report), ("r.md", parse_rubric),
+    ("p.md", parse_preset), ("r2.md", validate_rubric), ("m.yaml", skills.load_manifest), ("m.json", skills.load_manifest),
+    ("state.json", load_state),
 ]
 
 
@@ -322,7 +322,7 @@ def test_a_fifo_inside_a_folder_is_refused_not_skipped(tmp_path):
     lib = tmp_path / "lib"
     lib.mkdir()
     os.mkfifo(lib / "fifo.md")
-    box, _ = _within(1.0, skills.validate_library, lib)
+    box, _ = _within(1.0, validate_library, lib)
     assert str(box["error"]).startswith(f"{lib / 'fifo.md'}: is a FIFO (named pipe)")
 
 
@@ -355,7 +355,7 @@ def test_nested_quantifier_refused_at_load_and_in_memory():
     doc = {"scenarios": [{"id": "s1", "prompt": "p", "expected_behavior": [{"grader": "regex",
                                                                           "value": "(a+)+$"}]}]}
     with pytest.raises(skills.EvalSpecError) as ei:
-        skills.parse_evals(doc, "mem.json")
+        parse_evals(doc, "mem.json")
     assert str(ei.value) == ("mem.json, scenario 's1', field 'expected_behavior[0].value': regex '(a+)+$' nests "
                              "quantifiers (catastrophic backtracking risk); expected a pattern without a quantified "
                              "group that itself holds a quantifier")
@@ -366,8 +366,8 @@ def test_adversarial_regex_grading_is_time_bounded():
     with an error naming the scenario, the field and the pattern."""
     doc = {"scenarios": [{"id": "s1", "prompt": "p", "expected_behavior": [{"grader": "regex",
                                                                           "value": "(a|aa)+$"}]}]}
-    spec = skills.parse_evals(doc, "mem.json", skill="sk")
-    box, secs = _within(F.REGEX_TIMEOUT_S + 10, skills.grade_answer, spec.scenarios[0], ADVERSARIAL)
+    spec = parse_evals(doc, "mem.json", skill="sk")
+    box, secs = _within(F.REGEX_TIMEOUT_S + 10, grade_answer, spec.scenarios[0], ADVERSARIAL)
     assert secs < F.REGEX_TIMEOUT_S + 5
     err = box.get("error")
     assert isinstance(err, skills.EvalSpecError), box
@@ -391,7 +391,7 @@ def test_adversarial_regex_in_integrity_rules_names_the_file(tmp_path):
 def test_manifest_regexes_share_the_bound():
     assert _manifests.REGEX_TIMEOUT_S == F.REGEX_TIMEOUT_S and _manifests.nested_quantifier is F.nested_quantifier
     start = time.monotonic()
-    res = skills.evaluate("sk", {"output_pattern": "(a|aa)+$"}, ADVERSARIAL)
+    res = evaluate("sk", {"output_pattern": "(a|aa)+$"}, ADVERSARIAL)
     assert time.monotonic() - start < F.REGEX_TIMEOUT_S + 5
     assert res[0].passed is None and "timed out" in res[0].error
 

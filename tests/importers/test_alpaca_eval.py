@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evallab.datasets import (
-    load_alpaca_eval,
+from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards
+from evallab.datasets._alpaca_eval import (
+    MISSING_PREFERENCE,
     load_alpaca_eval_annotators,
     load_alpaca_eval_evaluators,
-    load_alpaca_eval_leaderboards,
     load_alpaca_eval_outputs,
+    preference_to_verdict,
 )
-from evallab.datasets._alpaca_eval import MISSING_PREFERENCE, preference_to_verdict
 from evallab.errors import DataError
 from evallab.paths import data_dir
 

@@ -19,7 +19,18 @@ from cli_helper import run_cli
 from evallab import importers as I
 from evallab.datasets import load_verdicts
 from evallab.errors import DataError
-from evallab.importers._mt_bench import mt_bench_human_gold
+from evallab.importers._alpaca_eval import import_alpaca_eval
+from evallab.importers._files import detect_format
+from evallab.importers._inspect_ai import import_inspect_log
+from evallab.importers._mt_bench import (
+    import_mt_bench_human,
+    import_mt_bench_pair,
+    import_mt_bench_single,
+    mt_bench_human_gold,
+)
+from evallab.importers._pairwise_labels import import_arena_hard, import_judgebench
+from evallab.importers._promptfoo import import_promptfoo
+from evallab.importers._table import import_table
 from evallab.paths import data_dir
 
 FORMATS = data_dir("formats")
@@ -86,7 +97,7 @@ def _mt_expected(rows):
 def test_mt_bench_pair_counts_match_a_recount():
     rows = _lines(PAIR)
     assert len(rows) == 75 and len({(r["question_id"], r["turn"]) for r in rows}) == 75
-    df = I.import_mt_bench_pair(PAIR)
+    df = import_mt_bench_pair(PAIR)
     expected, orders = _mt_expected(rows)
     assert len(df) == 2 * len(rows) == 150
     assert int(df["verdict"].isna().sum()) == expected[None]
@@ -102,7 +113,7 @@ def test_mt_bench_pair_counts_match_a_recount():
 
 def test_mt_bench_pair_swapped_game_maps_back_to_original_index():
     rows = _lines(PAIR)
-    df = I.import_mt_bench_pair(PAIR).set_index(["question_id", "order"])
+    df = import_mt_bench_pair(PAIR).set_index(["question_id", "order"])
     # a line where both games name the same model: both rows carry the same original index
     r = next(r for r in rows if r["g1_winner"] == r["g2_winner"] == "model_2")
     o1 = min(r["model_1"], r["model_2"])
@@ -113,12 +124,12 @@ def test_mt_bench_pair_swapped_game_maps_back_to_original_index():
 
 def test_mt_bench_single_scores_and_thresholds():
     rows = _lines(SINGLE)
-    df = I.import_mt_bench_single(SINGLE)
+    df = import_mt_bench_single(SINGLE)
     assert len(df) == len(rows) == 160
     assert int(df["score"].notna().sum()) == sum(r["score"] != -1 for r in rows)
     assert df["verdict"].isna().all() and df["error"].notna().all()  # no pass/fail verdict without thresholds
     assert sorted(df["score"].dropna().astype(float)) == sorted(float(r["score"]) for r in rows if r["score"] != -1)
-    t = I.import_mt_bench_single(SINGLE, thresholds=(4, 7))
+    t = import_mt_bench_single(SINGLE, thresholds=(4, 7))
     assert int((t["verdict"] == "pass").sum()) == sum(r["score"] >= 7 for r in rows)
     assert int((t["verdict"] == "fail").sum()) == sum(1 <= r["score"] <= 4 for r in rows)
     assert int((t["verdict"] == "warn").sum()) == sum(4 < r["score"] < 7 for r in rows)
@@ -129,14 +140,14 @@ def test_mt_bench_single_minus_one_is_na_with_reason(tmp_path):
     rows[1]["score"] = -1
     p = tmp_path / "x_single.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    df = I.import_mt_bench_single(p, thresholds=(4, 7))
+    df = import_mt_bench_single(p, thresholds=(4, 7))
     assert df["verdict"].isna().tolist() == [False, True, False]
     assert pd.isna(df["score"].iloc[1]) and "score = -1" in df["error"].iloc[1]
 
 
 def test_mt_bench_human_as_judges_and_as_gold():
     rows = _lines(HUMAN)
-    df = I.import_mt_bench_human(HUMAN)
+    df = import_mt_bench_human(HUMAN)
     assert len(df) == len(rows)
     for r, (_, row) in zip(rows, df.iterrows(), strict=True):
         o1 = min(r["model_a"], r["model_b"])
@@ -170,7 +181,7 @@ def test_alpaca_eval_v1_counts_805_584_205_16():
     raw = json.loads(AE1.read_text(encoding="utf-8"))
     c = collections.Counter(r["preference"] for r in raw)
     assert len(raw) == 805 and (c[1], c[2], c[0]) == (584, 205, 16)
-    df = I.import_alpaca_eval(AE1)
+    df = import_alpaca_eval(AE1)
     assert len(df) == len(raw)
     assert int((df["verdict"] == "1").sum()) == c[1]
     assert int((df["verdict"] == "2").sum()) == c[2]
@@ -186,7 +197,7 @@ def test_alpaca_eval_v1_counts_805_584_205_16():
 
 def test_alpaca_eval_v2_weighted_keeps_continuous_preference():
     raw = json.loads(AE2.read_text(encoding="utf-8"))
-    df = I.import_alpaca_eval(AE2)
+    df = import_alpaca_eval(AE2)
     prefs = [r["preference"] for r in raw]
     assert len(df) == len(raw) == 400
     assert int((df["verdict"] == "1").sum()) == sum(p is not None and p < 1.5 for p in prefs)
@@ -194,7 +205,7 @@ def test_alpaca_eval_v2_weighted_keeps_continuous_preference():
     assert int((df["verdict"] == "tie").sum()) == sum(p == 1.5 for p in prefs)
     assert df["score"].astype(float).tolist() == pytest.approx(prefs)
     # the same instructions give the same item ids in v1 and v2
-    v1 = I.import_alpaca_eval(AE1)
+    v1 = import_alpaca_eval(AE1)
     assert set(df["item_id"]) <= set(v1["item_id"])
 
 
@@ -212,7 +223,7 @@ def test_alpaca_eval_null_preference_is_na_with_reason(tmp_path):
 
 def test_arena_hard_games_map_back_to_original_index():
     rows = _lines(ARENA)
-    df = I.import_arena_hard(ARENA, baseline="gpt-4-0314")
+    df = import_arena_hard(ARENA, baseline="gpt-4-0314")
     assert len(df) == sum(len(r["games"]) for r in rows)
     # recount: game 1 baseline (output 1) shown as A, game 2 swapped
     want = []
@@ -235,7 +246,7 @@ def test_arena_hard_games_map_back_to_original_index():
 
 def test_judgebench_second_judgment_mapped_back_and_gold_from_label():
     rows = _lines(JUDGEBENCH)
-    df = I.import_judgebench(JUDGEBENCH)
+    df = import_judgebench(JUDGEBENCH)
     flip = {"A>B": "2", "B>A": "1", "A=B": "tie"}
     same = {"A>B": "1", "B>A": "2", "A=B": "tie"}
     want = []
@@ -263,7 +274,7 @@ def _inspect_recount(path):
 @pytest.mark.parametrize("path", [INSPECT_JSON, *INSPECT_EVAL], ids=lambda p: p.suffix + ":" + p.name[:40])
 def test_inspect_logs_counts_match_a_recount(path):
     samples, c = _inspect_recount(path)
-    df = I.import_inspect_log(path)
+    df = import_inspect_log(path)
     assert len(df) == len(samples)
     assert int((df["verdict"] == "pass").sum()) == c["C"]
     assert int((df["verdict"] == "fail").sum()) == c["I"]
@@ -281,7 +292,7 @@ def test_inspect_counts_stated_in_source_md():
 
 def test_inspect_grades_and_unscored_samples():
     log = json.loads(INSPECT_MIXED.read_text())
-    df = I.import_inspect_log(INSPECT_MIXED)
+    df = import_inspect_log(INSPECT_MIXED)
     assert len(df) == len(log["samples"])
     m = {"C": "pass", "I": "fail", "P": "warn"}
     for s, (_, row) in zip(log["samples"], df.iterrows(), strict=True):
@@ -302,19 +313,19 @@ def test_promptfoo_llm_rubric_components_match_a_recount():
     comps = [c for r in ex["results"]["results"] for c in r["gradingResult"]["componentResults"]]
     rubric = [c for c in comps if c["assertion"]["type"] == "llm-rubric"]
     assert len(ex["results"]["results"]) == 4 and len(rubric) == 4
-    df = I.import_promptfoo(PROMPTFOO)
+    df = import_promptfoo(PROMPTFOO)
     assert len(df) == len(rubric)
     assert int((df["verdict"] == "pass").sum()) == sum(c["pass"] is True for c in rubric)
     assert int((df["verdict"] == "fail").sum()) == sum(c["pass"] is False for c in rubric)
     assert df["input_tokens"].astype(int).tolist() == [c["tokensUsed"]["prompt"] for c in rubric]
-    everything = I.import_promptfoo(PROMPTFOO, types=sorted({c["assertion"]["type"] for c in comps}))
+    everything = import_promptfoo(PROMPTFOO, types=sorted({c["assertion"]["type"] for c in comps}))
     assert len(everything) == len(comps)
     assert int((everything["verdict"] == "pass").sum()) == sum(c["pass"] for c in comps)
 
 
 def test_promptfoo_provider_error_kept_as_na():
     ex = json.loads(PROMPTFOO_ERR.read_text())
-    df = I.import_promptfoo(PROMPTFOO_ERR)
+    df = import_promptfoo(PROMPTFOO_ERR)
     assert len(df) == 2
     assert df["verdict"].iloc[0] == "fail" and pd.isna(df["verdict"].iloc[1])
     assert ex["results"]["results"][1]["error"] in df["error"].iloc[1]
@@ -325,7 +336,7 @@ def test_promptfoo_provider_error_kept_as_na():
 
 def test_mapped_table_values_and_na_reasons():
     raw = pd.read_csv(VOTES, dtype=str, keep_default_na=False)
-    df = I.import_table(VOTES, columns="item_id=question,judge=rater,verdict=winner,order=shown",
+    df = import_table(VOTES, columns="item_id=question,judge=rater,verdict=winner,order=shown",
                         values={"model_a": "1", "model_b": "2", "tie": "tie", "skip": ""})
     m = {"model_a": "1", "model_b": "2", "tie": "tie"}
     assert [None if pd.isna(v) else v for v in df["verdict"]] == [m.get(w) for w in raw["winner"]]
@@ -347,8 +358,8 @@ def test_mapped_table_other_containers_give_the_same_rows(tmp_path, suffix):
         raw.to_csv(p, sep="\t", index=False)
     kw = dict(columns="item_id=question,judge=rater,verdict=winner,order=shown",
               values="model_a=1,model_b=2,tie=tie,skip=")
-    a = I.import_table(VOTES, **kw)
-    b = I.import_table(p, **kw)
+    a = import_table(VOTES, **kw)
+    b = import_table(p, **kw)
     cols = ["item_id", "judge", "order", "verdict", "error"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
 
@@ -361,7 +372,7 @@ def test_mapped_table_other_containers_give_the_same_rows(tmp_path, suffix):
     (ARENA, "arena_hard"), (JUDGEBENCH, "judgebench"), (HUMAN, "mt_bench_human"), (INSPECT_MIXED, "inspect"),
 ], ids=lambda x: x.name[:30] if isinstance(x, Path) else x)
 def test_detect_format(path, fmt):
-    assert I.detect_format(path) == fmt
+    assert detect_format(path) == fmt
 
 
 @pytest.mark.parametrize("path", [PAIR, AE1, PROMPTFOO, INSPECT_JSON, ARENA], ids=lambda p: p.name[:30])
@@ -378,8 +389,8 @@ def test_csv_with_byte_order_mark(tmp_path):
     p.write_bytes(b"\xef\xbb\xbf" + VOTES.read_bytes())
     kw = dict(columns="item_id=question,judge=rater,verdict=winner,order=shown",
               values="model_a=1,model_b=2,tie=tie,skip=")
-    pd.testing.assert_frame_equal(I.import_table(VOTES, **kw)[["item_id", "order", "verdict"]],
-                                  I.import_table(p, **kw)[["item_id", "order", "verdict"]])
+    pd.testing.assert_frame_equal(import_table(VOTES, **kw)[["item_id", "order", "verdict"]],
+                                  import_table(p, **kw)[["item_id", "order", "verdict"]])
 
 
 def test_directory_and_fifo_refused_at_once(tmp_path, capsys):
@@ -491,12 +502,12 @@ def test_mapped_csv_fast_path_checks_like_validate(tmp_path):
     ok = tmp_path / "ok.csv"
     ok.write_text("q,j,w,o,s\n1,a,model_a,ab,0\n1,a,model_b,ba,0\n1,b,model_a,ab,0\n2,a,tie,ab,1\n2,a,,ab,0\n")
     kw = dict(columns="item_id=q,judge=j,verdict=w,order=o,sample=s", values="model_a=1,model_b=2,tie=tie")
-    df = I.import_table(ok, **kw)
+    df = import_table(ok, **kw)
     assert df["verdict"].tolist()[:4] == ["1", "2", "1", "tie"] and pd.isna(df["verdict"].iloc[4])
     assert df["sample"].tolist() == [0, 0, 0, 1, 0]
     as_json = tmp_path / "ok.jsonl"
     pd.read_csv(ok, dtype=str, keep_default_na=False).to_json(as_json, orient="records", lines=True)
-    slow = I.import_table(as_json, **kw)  # JSON lines always take the pandas path
+    slow = import_table(as_json, **kw)  # JSON lines always take the pandas path
     cols = ["item_id", "judge", "order", "sample", "verdict", "error"]
     pd.testing.assert_frame_equal(df[cols], slow[cols])
     for body, msg in [
@@ -508,7 +519,7 @@ def test_mapped_csv_fast_path_checks_like_validate(tmp_path):
         bad = tmp_path / "bad.csv"
         bad.write_text(body)
         with pytest.raises(DataError) as ei:
-            I.import_table(bad, **kw)
+            import_table(bad, **kw)
         assert str(ei.value).startswith(f"{bad}, {msg}"), str(ei.value)
 
 
@@ -563,7 +574,7 @@ def test_tidy_table_detected_and_reimported(tmp_path):
             df.to_parquet(p, index=False)
         else:
             df.to_json(p, orient="records", lines=True)
-        assert I.detect_format(p) == "table"
+        assert detect_format(p) == "table"
         again = I.import_file(p)
         assert again["verdict"].isna().sum() == df["verdict"].isna().sum()
         assert again["verdict"].fillna("NA").tolist() == df["verdict"].fillna("NA").tolist()
@@ -578,7 +589,7 @@ def test_arena_hard_v2_layout_uid_category_null_game(tmp_path):
                         {"user_prompt": "p", "judgment": "j", "score": "B<A"}]}]
     p = tmp_path / "m.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert I.detect_format(p) == "arena_hard"
+    assert detect_format(p) == "arena_hard"
     df = I.import_file(p)
     # game 1: baseline = A, so A<<B = the model (output 2) much better; game 2: model = A, so B<A = model better
     assert [None if pd.isna(v) else v for v in df["verdict"]] == ["2", None, "tie", "2"]

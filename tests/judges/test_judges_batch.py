@@ -70,7 +70,7 @@ def test_batch_of_2000_resumes_once_after_a_kill(tmp_path):
     assert batch_id == "batch_sim_1" and not state.exists()
     table = pd.read_parquet(out)
     assert len(table) == n and table["item_id"].is_unique and table["verdict"].notna().all()
-    from evallab.datasets import read_table
+    from evallab.datasets._generic import read_table
     from evallab.judges._items import requests_from_items
 
     reqs = requests_from_items(read_table(items), kind="auto", orders=["ab"], samples=1, temperature=0.0,

@@ -13,15 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evallab.judges import (
-    Cache,
-    JudgeFatalError,
-    OpenAICompatibleJudge,
-    build_pairwise,
-    build_pointwise,
-    run_jobs,
-)
-from evallab.judges._cache import cache_key
+from evallab.judges import JudgeFatalError, OpenAICompatibleJudge, build_pairwise, build_pointwise, run_jobs
+from evallab.judges._cache import Cache, cache_key
 from evallab.testing import Fault, LocalJudgeServer, SimulatedJudge
 
 
@@ -337,7 +330,7 @@ def test_cache_is_safe_with_two_processes_writing(tmp_path):
     path = tmp_path / "shared.sqlite"
     code = textwrap.dedent(f"""
         import sys
-        from evallab.judges import Cache
+        from evallab.judges._cache import Cache
         c = Cache({str(path)!r})
         c.batch_size = 7
         for i in range(400):

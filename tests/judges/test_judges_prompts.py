@@ -7,17 +7,17 @@ import hashlib
 import pytest
 
 from evallab.errors import DataError, EvallabError
-from evallab.judges import (
-    PROMPT_VERSION,
-    Anchor,
-    build_pairwise,
-    build_pointwise,
-    parse_reply,
-    parse_verdict,
-    request_digest,
-)
+from evallab.judges import Anchor, build_pairwise, build_pointwise
+from evallab.judges._parsing import parse_reply, parse_verdict
 from evallab.judges._pricing import cost_usd, price_table
-from evallab.judges._prompts import anchor_headings, answer_text, fence, shown_outputs
+from evallab.judges._prompts import (
+    PROMPT_VERSION,
+    anchor_headings,
+    answer_text,
+    fence,
+    request_digest,
+    shown_outputs,
+)
 from evallab.judges._runner import parse_judge_spec
 
 

@@ -16,21 +16,19 @@ import pytest
 from evallab import verdicts as V
 from evallab.errors import EvallabError
 from evallab.judges import (
-    EXPECTED,
-    KINDS,
     Anchor,
     OpenAICompatibleJudge,
-    ReplayJudge,
     ReplayMissError,
     build_pairwise,
     build_pointwise,
-    load_recording,
     make_judge,
-    request_digest,
     run_jobs,
     to_verdicts,
     usage_summary,
 )
+from evallab.judges._prompts import request_digest
+from evallab.judges._recordings import EXPECTED, KINDS, load_recording
+from evallab.judges._replay import ReplayJudge
 from evallab.testing import Fault, LocalJudgeServer, SimulatedJudge
 
 RUBRIC = {"rubric": "Wraps the downstream error with %w.", "pass_criteria": ["Uses fmt.Errorf with %w."],

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evallab.judges import Cache, OpenAICompatibleJudge, build_pairwise, build_pointwise, run_jobs
+from evallab.judges import OpenAICompatibleJudge, build_pairwise, build_pointwise, run_jobs
+from evallab.judges._cache import Cache
 from evallab.judges._client import format_fields, verdict_logprob, verdict_schema
 from evallab.testing import VERDICT_LOGPROB, LocalJudgeServer, SimulatedJudge
 

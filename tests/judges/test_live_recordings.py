@@ -10,7 +10,8 @@ import pytest
 
 from evallab.experiments._calibrate import probe_requests
 from evallab.experiments._live import CONTENT_FREE, LIVE_DIR, LiveConfig, llmbar_pairs, pair_requests
-from evallab.judges import ReplayJudge, run_jobs
+from evallab.judges import run_jobs
+from evallab.judges._replay import ReplayJudge
 
 CARD = LIVE_DIR / "run_card.json"
 pytestmark = pytest.mark.skipif(not CARD.exists(), reason="no committed live run (make live)")

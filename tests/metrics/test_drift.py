@@ -24,7 +24,8 @@ from evallab.datasets import _calibration as calibration
 from evallab.datasets import load_alpaca_eval, load_alpaca_eval_leaderboards, load_llmbar
 from evallab.errors import DataError, EvallabError
 from evallab.experiments import _drift as drift_exp
-from evallab.judges import JudgeReply, parse_reply
+from evallab.judges import JudgeReply
+from evallab.judges._parsing import parse_reply
 from evallab.metrics import _drift as drift
 from evallab.metrics import _evaluators as evaluators
 from evallab.metrics._agreement import cohen_kappa, judge_agreement

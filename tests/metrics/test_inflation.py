@@ -325,7 +325,7 @@ def test_cli_inflation_table(tmp_path):
 
 def test_rubric_requests_use_meowkit_anchors():
     from evallab.paths import data_dir
-    from evallab.skills import parse_rubric
+    from evallab.skills._rubrics import parse_rubric
 
     r = parse_rubric(data_dir("meowkit") / "rubrics" / "functionality.md")
     answers = pd.DataFrame({"item_id": ["a1", "a2"], "answer": ["curl returns 200 ...", "tests pass, not run"],

@@ -148,7 +148,7 @@ def test_probe_prompts_show_the_items_anchors(probe_run):
     items = load_calibration_items()
     reqs = X.probe_requests(items, ("pass-only",), samples=1)
     from evallab.experiments._inflation import build_requests
-    from evallab.judges import answer_text
+    from evallab.judges._prompts import answer_text
 
     item_req = next(r for r in build_requests(items, ("pass-only",)) if r.metadata["scenario_id"] ==
                     reqs[0].metadata["scenario_id"])

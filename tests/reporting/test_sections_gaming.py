@@ -23,10 +23,16 @@ from statsmodels.stats.proportion import proportion_confint
 from evallab import skills
 from evallab._results import WILSON, Results
 from evallab.experiments import _judge_check as judge_check
-from evallab.judges import KINDS, load_recording, load_recordings, to_verdicts
+from evallab.judges import load_recordings, to_verdicts
+from evallab.judges._recordings import KINDS, load_recording
 from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
 from evallab.reporting.sections import gaming as G
+from evallab.skills._anti_gaming import ag_matrix, ag_overall, ag_summary
+from evallab.skills._integrity import findings_summary
+from evallab.skills._manifests import history
+from evallab.skills._pack_gate import gate_verdicts, pass_rates
+from evallab.skills._trials import trial_disagreements, trial_outputs
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
@@ -98,9 +104,9 @@ def test_ag_tables_carry_count_and_share_measures(ag, raw):
     assert isinstance(ag, Results) and ag.measures["samples"].unit == "count"
     u = ag.measures["unanimity"]
     assert (u.unit, u.n, u.n_unit, u.has_interval) == ("proportion", "samples", "samples", False)
-    summ = skills.ag_summary(ag)
+    summ = ag_summary(ag)
     assert isinstance(summ, Results) and {m.unit for m in summ.measures.values()} == {"count"}
-    ov = skills.ag_overall(ag)
+    ov = ag_overall(ag)
     # hand count: 34 judge scenarios × 8 canned answers; go-code-review's old recording fails its 2 × 7 judged cells
     old = [k for k, d in raw.items() if d["judgePromptVersion"] != "2026-09-25.1"]
     assert old == ["go__go-code-review"]
@@ -113,12 +119,12 @@ def test_ag_tables_carry_count_and_share_measures(ag, raw):
 
 
 def test_an_empty_ag_matrix_says_not_computable():
-    ov = skills.ag_overall(skills.ag_matrix({}, {}))
+    ov = ag_overall(ag_matrix({}, {}))
     assert str(ov.estimate("ok_share")).startswith("not computable: no judge scenario")
 
 
 def test_pass_rates_are_wilson_intervals_of_the_trial_records(reports, raw_eval):
-    rates = skills.pass_rates(reports)
+    rates = pass_rates(reports)
     assert rates.measures["pass_rate"].n_unit == "trials" and rates.level == 0.95
     got = rates.set_index(["skill", "scenario"])
     n_rows = 0
@@ -139,23 +145,23 @@ def test_pass_rates_are_wilson_intervals_of_the_trial_records(reports, raw_eval)
 
 def test_a_scenario_without_trial_records_has_no_pass_rate_and_says_why():
     rep = [{"skillId": "p/s", "scenarios": [{"id": "x", "kind": "behavior"}]}]
-    r = skills.pass_rates(rep)
+    r = pass_rates(rep)
     e = r.estimate("pass_rate")
     assert e.value is None and str(e) == "not computable: no trial records" and r.at[0, "pass_rate_method"] == ""
 
 
 def test_gate_trials_integrity_and_manifest_tables_carry_counts(reports, specs):
-    v = skills.gate_verdicts(skills.pack_gate(reports))
+    v = gate_verdicts(skills.pack_gate(reports))
     assert isinstance(v, Results) and v.measures["failed_checks"].unit == "count"
-    d = skills.trial_disagreements(reports, specs)
+    d = trial_disagreements(reports, specs)
     assert isinstance(d, Results) and d.measures["answers"].n_unit == "trials"
     found = skills.integrity_findings(specs)
-    summ = skills.findings_summary(found)
+    summ = findings_summary(found)
     got = {(r.rule, r.severity): r.findings for r in summ.itertuples()}
     assert got == dict(Counter((f.rule, f.severity) for f in found))
     assert summ.measures["findings"].unit == "count"
-    _, last = skills.history(skills.load_manifest(REPO_ROOT / "notebooks/06_gaming_gate.manifest.yaml"),
-                             skills.trial_outputs(reports))
+    _, last = history(skills.load_manifest(REPO_ROOT / "notebooks/06_gaming_gate.manifest.yaml"),
+                             trial_outputs(reports))
     assert isinstance(last.skills, Results) and last.skills.measures["failed"].n == "assertions"
 
 
@@ -272,7 +278,7 @@ def test_anti_gaming_section_without_a_failing_check_says_so(tmp_path):
 
 
 def test_anti_gaming_section_without_judge_scenarios_is_one_sentence():
-    sec = G.anti_gaming(skills.ag_matrix({}, {}))
+    sec = G.anti_gaming(ag_matrix({}, {}))
     assert sec.items == ["The AG check is not computable: no judge scenario, so no anti-gaming check."]
 
 

@@ -140,7 +140,7 @@ def test_rubric_section_on_the_bundled_library():
 
 
 def test_rubric_section_lists_findings_by_file_name(tmp_path):
-    from evallab.skills import validate_rubric
+    from evallab.skills._rubrics import validate_rubric
 
     lib = tmp_path / "lib"
     shutil.copytree(data_dir("meowkit") / "rubrics", lib)

@@ -17,12 +17,13 @@ import pytest
 from scipy import stats
 from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
-from evallab import skills as T
 from evallab.paths import data_dir
 from evallab.reporting._context import Report, Shown
 from evallab.reporting._params import ParameterError
 from evallab.reporting.sections import triggers as sections
-from evallab.skills import catalog_from_records
+from evallab.skills._catalogs import catalog_from_records
+from evallab.skills._thresholds import pair_scores
+from evallab.skills._trigger_loo import stripping_effect, trigger_accuracy
 
 # the plain tokenizer of tests/skills/test_triggers.py (tests/ is not a package)
 _spec = importlib.util.spec_from_file_location("_plain_triggers", Path(__file__).parents[1] / "skills" / "test_triggers.py")
@@ -153,7 +154,7 @@ def test_failures_reasons_counted_with_the_plain_scorer(study, plain):
 
 def test_skill_accuracy_mean_over_skills_with_triggers(study):
     sec = sections.skill_accuracy_section(study)
-    _, detail = T.trigger_accuracy(study.catalog, probes=study.triggers)
+    _, detail = trigger_accuracy(study.catalog, probes=study.triggers)
     acc = detail.groupby("skill_id")["correct"].mean()
     acc = acc[detail[detail.kind == "positive"].skill_id.unique()]
     lo, hi = skill_bootstrap(acc.to_numpy(), np.ones(len(acc)))
@@ -168,7 +169,7 @@ def test_skill_accuracy_mean_over_skills_with_triggers(study):
 
 def test_thresholds_headline_and_accuracy_beside_its_base_rate(study):
     sec = sections.thresholds_section(study, n_resamples=30, n_splits=3)
-    pairs = T.pair_scores(study.catalog, study.triggers)
+    pairs = pair_scores(study.catalog, study.triggers)
     y, d = pairs.label.to_numpy(), pairs.d_select.to_numpy()
     f1 = [f1_score(y, d >= t) for t in study.grid]
     best = int(np.argmax(f1))  # the first maximiser: the smallest threshold among ties
@@ -213,7 +214,7 @@ def test_scorers_headlined_by_average_precision_and_best_f1_not_roc_auc(study):
     sec = sections.scorers_section(study, ["keryx", "bm25"], n_resamples=30)
     got = {}
     for name in ("keryx", "bm25"):
-        p = T.pair_scores(study.catalog, study.triggers, scorer=name)
+        p = pair_scores(study.catalog, study.triggers, scorer=name)
         y, d = p.label.to_numpy(), p.d_select.to_numpy()
         got[name] = {"ap": average_precision_score(y, d), "auc": roc_auc_score(y, d),
                      "f1": max(f1_score(y, d >= t) for t in study.grid), "base": y.mean()}
@@ -239,7 +240,7 @@ def test_scorers_headlined_by_average_precision_and_best_f1_not_roc_auc(study):
 
 def test_stripping_counts_and_paired_difference(study):
     sec = sections.stripping_section(study, n_resamples=200)
-    eff = T.stripping_effect(study.catalog, probes=study.triggers)
+    eff = stripping_effect(study.catalog, probes=study.triggers)
     changed = int((eff.correct_before != eff.correct_after).sum())
     b, a = eff.correct_before.mean(), eff.correct_after.mean()
     [s] = sentences(sec)
@@ -339,7 +340,7 @@ def test_one_scorer_and_a_small_catalog(tmp_path):
     st = _study(recs)
     sec = sections.scorers_section(st, ["keryx"], n_resamples=20)
     _no_nan([sec], tmp_path)
-    pairs = T.pair_scores(st.catalog, st.triggers)
+    pairs = pair_scores(st.catalog, st.triggers)
     [s] = sentences(sec)
     assert s.startswith(f"On the same 6 trigger probes ({len(pairs)} (probe, skill) pairs, "
                         f"{pct(pairs.label.mean())} of them positive")

@@ -15,6 +15,7 @@ from evallab import _fileio as F
 from evallab import skills as M
 from evallab.paths import REPO_ROOT
 from evallab.skills import _manifests
+from evallab.skills._manifests import bootstrap, evaluate, history, lint_manifest, parse_manifest
 
 TD = REPO_ROOT / "tests" / "data" / "manifests"
 
@@ -36,27 +37,27 @@ def _res(results):
 
 
 def test_every_assertion_type(manifest):
-    tm = _res(M.evaluate("token-movers", manifest["token-movers"], GOOD_TOKEN))
+    tm = _res(evaluate("token-movers", manifest["token-movers"], GOOD_TOKEN))
     assert tm == {"min_words": True, "max_words": True, "required_patterns[Top movers]": True,
                   "required_patterns[24h]": True, "forbidden_patterns[I cannot]": True,
                   "forbidden_patterns[as an AI]": True, "must_cite_source": True, "min_distinct_items": True}
     bad = "As an AI I cannot list movers.\n- a\n- a\n- A"  # 11 words, no URL, 1 distinct item, refusal
-    tb = _res(M.evaluate("token-movers", manifest["token-movers"], bad))
+    tb = _res(evaluate("token-movers", manifest["token-movers"], bad))
     assert tb == {"min_words": False, "max_words": True, "required_patterns[Top movers]": False,
                   "required_patterns[24h]": False, "forbidden_patterns[I cannot]": False,
                   "forbidden_patterns[as an AI]": False, "must_cite_source": False, "min_distinct_items": False}
     paper = "# Central claim\nX.\n## Read order\n1. intro\nSee arXiv:2306.05685."
-    assert _res(M.evaluate("paper-pick", manifest["paper-pick"], paper)) == {
+    assert _res(evaluate("paper-pick", manifest["paper-pick"], paper)) == {
         "required_sections[central claim]": True, "required_sections[read order]": True, "must_cite_paper": True,
         "output_pattern": True}
     paper_bad = "Central claim: X (not a header). Read order: none. https://example.org"
-    assert _res(M.evaluate("paper-pick", manifest["paper-pick"], paper_bad)) == {
+    assert _res(evaluate("paper-pick", manifest["paper-pick"], paper_bad)) == {
         "required_sections[central claim]": False, "required_sections[read order]": False,
         "must_cite_paper": False, "output_pattern": False}
     nt = manifest["narrative-tracker"]
-    assert _res(M.evaluate("narrative-tracker", nt, "Go long ETH; thesis: L2 fees. confidence 70%")) == {
+    assert _res(evaluate("narrative-tracker", nt, "Go long ETH; thesis: L2 fees. confidence 70%")) == {
         "custom:must_have_position_call": True, "custom:must_name_thesis": True, "numeric_checks[0]": True}
-    assert _res(M.evaluate("narrative-tracker", nt, "Markets moved. confidence 140%")) == {
+    assert _res(evaluate("narrative-tracker", nt, "Markets moved. confidence 140%")) == {
         "custom:must_have_position_call": False, "custom:must_name_thesis": False, "numeric_checks[0]": False}
 
 
@@ -104,7 +105,7 @@ def test_run_eval_state_file_and_coverage(tmp_path, manifest):
 
 def test_history_replays_runs():
     manifest = {"s": {"required_patterns": ["ok"]}}
-    tl, last = M.history(manifest, {"s": ["ok", "no", "no", "no", "no", "ok"]})
+    tl, last = history(manifest, {"s": ["ok", "no", "no", "no", "no", "ok"]})
     assert tl.sort_values("run")["state"].tolist() == ["PASS", "NEW_FAIL", "FAIL", "FAIL", "CHRONIC", "NEW_PASS"]
     assert last.results["state"].tolist() == ["NEW_PASS"]
 
@@ -112,7 +113,7 @@ def test_history_replays_runs():
 def test_catastrophic_regex_is_a_finding_not_a_hang(tmp_path):
     m = M.load_manifest(TD / "catastrophic.yaml")
     assert F.nested_quantifier(m["slow-skill"]["output_pattern"])
-    assert any("nests quantifiers" in w for w in M.lint_manifest(m))
+    assert any("nests quantifiers" in w for w in lint_manifest(m))
     state = tmp_path / "evals-state.json"
     before = {"version": 1, "skills": {"slow-skill": {"assertions": {"output_pattern": {
         "last": True, "pass_streak": 4, "fail_streak": 0, "ever_passed": True, "runs": 4}}}}}
@@ -187,15 +188,15 @@ def test_bootstrap_p25_sections_default_forbidden():
     texts = [("# Summary\n## Details\n" if i != 2 else "# Summary\n") + " ".join(["w"] * n)
              for i, n in enumerate([100, 200, 300, 400, 500])]
     texts = ["I cannot help with that."] + texts  # a refusal is not a successful run
-    m = M.bootstrap(texts)
+    m = bootstrap(texts)
     wc = [len(t.split()) for t in texts[1:]]
     assert m["min_words"] == math.floor(np.percentile(wc, 25))  # numpy's linear p25 of the 5 successful runs
     assert m["required_sections"] == ["Summary", "Details"]  # Details in 4/5 >= 60%
     assert m["forbidden_patterns"] == _manifests.DEFAULT_FORBIDDEN
     six = texts[1:] + ["# Other\n" + " ".join(["w"] * 1000)]
-    assert M.bootstrap(six)["required_sections"] == ["Summary", "Details"]  # the oldest run dropped: last 5
+    assert bootstrap(six)["required_sections"] == ["Summary", "Details"]  # the oldest run dropped: last 5
     with pytest.raises(M.ManifestError, match="no successful output"):
-        M.bootstrap(["", "As an AI, no."])
+        bootstrap(["", "As an AI, no."])
 
 
 _cli = run_cli
@@ -209,7 +210,7 @@ def test_cli_bootstrap_prints_and_never_saves(tmp_path, capsys):
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     code, out = _cli(["manifests", "bootstrap", tmp_path / "out", "--skill", "paper-pick"], capsys)
     assert code == 0
-    doc = M.parse_manifest(__import__("yaml").safe_load(out))
+    doc = parse_manifest(__import__("yaml").safe_load(out))
     assert doc["paper-pick"]["required_sections"] == ["Central claim"]
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 

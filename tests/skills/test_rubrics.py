@@ -10,6 +10,15 @@ from evallab import skills as R
 from evallab.errors import DataError
 from evallab.paths import data_dir
 from evallab.skills import _rubrics
+from evallab.skills._rubrics import (
+    anchor_set,
+    parse_preset,
+    parse_rubric,
+    preset_verdict,
+    rubric_anchor_set,
+    validate_library,
+    validate_rubric,
+)
 
 HERE = Path(__file__).parents[1] / "data" / "rubrics"
 LIB = data_dir("meowkit") / "rubrics"
@@ -54,7 +63,7 @@ def test_bundled_library_validates_clean():
     assert [p.stem for p in rubrics] == ["code-quality", "craft", "design-quality", "functionality", "originality",
                                          "product-depth", "ux-usability"]
     assert [p.stem for p in presets] == ["backend-api", "cli-tool", "frontend-app", "fullstack-product"]
-    t = R.validate_library()
+    t = validate_library()
     assert t.empty, t.to_string()
 
 
@@ -66,7 +75,7 @@ def test_corpus_is_large_enough():
 
 @pytest.mark.parametrize("name", sorted(BROKEN_RUBRICS))
 def test_broken_rubric_yields_its_finding(name):
-    found = R.validate_rubric(HERE / name)
+    found = validate_rubric(HERE / name)
     assert [(f.code, f.line) for f in found] == [BROKEN_RUBRICS[name]], [str(f) for f in found]
     f = found[0]
     assert f.path.endswith(name) and f.rule == _rubrics.CODES[f.code]
@@ -107,20 +116,20 @@ def test_load_library_strict_raises_naming_file(tmp_path):
 
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(R.RubricError, match="file not found"):
-        R.validate_rubric(tmp_path / "nope.md")
+        validate_rubric(tmp_path / "nope.md")
 
 
 # ------------------------------------------------------------------------------------------ weighted verdict
 def test_hard_fail_overrides_weighted_average_above_0_8():
     lib = R.load_library()
-    pre = R.parse_preset(HERE / "composition-presets" / "lean-functionality.md")
+    pre = parse_preset(HERE / "composition-presets" / "lean-functionality.md")
     assert _rubrics.validate_preset(pre.path, LIB) == []
-    v = R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "FAIL", "code-quality": "PASS"},
+    v = preset_verdict(pre, {"product-depth": "PASS", "functionality": "FAIL", "code-quality": "PASS"},
                          lib.rubrics)
     # hand count: 0.35·1 + 0.15·0 + 0.50·1 = 0.85 > 0.8, yet functionality FAIL ≥ its threshold FAIL
     assert v.score == pytest.approx(0.85)
     assert v.verdict == "FAIL" and v.hard_failed == ["functionality"]
-    ok = R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "WARN", "code-quality": "PASS"},
+    ok = preset_verdict(pre, {"product-depth": "PASS", "functionality": "WARN", "code-quality": "PASS"},
                           lib.rubrics)
     assert ok.score == pytest.approx(0.35 + 0.075 + 0.50) and ok.verdict == "PASS" and ok.hard_failed == []
 
@@ -129,16 +138,16 @@ def test_spec_example_fullstack_every_rubric_passes_but_functionality():
     lib = R.load_library()
     pre = lib.presets["fullstack-product"]
     verdicts = {n: "PASS" for n in pre.weights} | {"functionality": "FAIL"}
-    v = R.preset_verdict(pre, verdicts, lib.rubrics)
+    v = preset_verdict(pre, verdicts, lib.rubrics)
     assert v.score == pytest.approx(0.80) and v.verdict == "FAIL"
 
 
 def test_warn_threshold_rubric_hard_fails_on_warn():
     lib = R.load_library()
     pre = lib.presets["cli-tool"]  # ux-usability has hard_fail_threshold WARN
-    v = R.preset_verdict(pre, {n: "PASS" for n in pre.weights} | {"ux-usability": "WARN"}, lib.rubrics)
+    v = preset_verdict(pre, {n: "PASS" for n in pre.weights} | {"ux-usability": "WARN"}, lib.rubrics)
     assert v.score == pytest.approx(0.90) and v.verdict == "FAIL" and v.hard_failed == ["ux-usability"]
-    v = R.preset_verdict(pre, {n: "PASS" for n in pre.weights} | {"code-quality": "WARN"}, lib.rubrics)
+    v = preset_verdict(pre, {n: "PASS" for n in pre.weights} | {"code-quality": "WARN"}, lib.rubrics)
     assert v.score == pytest.approx(1 - 0.15 * 0.5) and v.verdict == "PASS"
 
 
@@ -146,26 +155,26 @@ def test_preset_verdict_errors():
     lib = R.load_library()
     pre = lib.presets["backend-api"]
     with pytest.raises(R.RubricError, match="no verdict for rubric 'code-quality'"):
-        R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "PASS"}, lib.rubrics)
+        preset_verdict(pre, {"product-depth": "PASS", "functionality": "PASS"}, lib.rubrics)
     with pytest.raises(R.RubricError, match="unknown"):
-        R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "MEH", "code-quality": "PASS"},
+        preset_verdict(pre, {"product-depth": "PASS", "functionality": "MEH", "code-quality": "PASS"},
                          lib.rubrics)
 
 
 def test_preset_verdict_rejects_unknown_rubric_and_threshold():
     lib = R.load_library()
     # unknown-rubric.md names 'performance' at line 11 (hand-read from the fixture); no such rubric in the library
-    pre = R.parse_preset(HERE / "composition-presets" / "unknown-rubric.md")
+    pre = parse_preset(HERE / "composition-presets" / "unknown-rubric.md")
     all_pass = {"product-depth": "PASS", "functionality": "PASS", "performance": "PASS"}
     with pytest.raises(R.RubricError, match="rubric 'performance' is not in the rubric library") as e:
-        R.preset_verdict(pre, all_pass, lib.rubrics)
+        preset_verdict(pre, all_pass, lib.rubrics)
     assert "unknown-rubric.md" in str(e.value) and "row 11" in str(e.value)
     # a rubric whose hard_fail_threshold is CRITICAL (unknown-threshold.md line 6) is never forced to FAIL
-    pre = R.parse_preset(HERE / "composition-presets" / "lean-functionality.md")
+    pre = parse_preset(HERE / "composition-presets" / "lean-functionality.md")
     rubrics = dict(lib.rubrics)
-    rubrics["functionality"] = R.parse_rubric(HERE / "unknown-threshold.md")
+    rubrics["functionality"] = parse_rubric(HERE / "unknown-threshold.md")
     with pytest.raises(R.RubricError, match="hard_fail_threshold 'CRITICAL'") as e:
-        R.preset_verdict(pre, {"product-depth": "PASS", "functionality": "PASS", "code-quality": "PASS"}, rubrics)
+        preset_verdict(pre, {"product-depth": "PASS", "functionality": "PASS", "code-quality": "PASS"}, rubrics)
     assert "lean-functionality.md, row 9" in str(e.value) and "unknown-threshold.md:6" in str(e.value)
 
 
@@ -189,14 +198,14 @@ P4, F4 = ["p1", "p2", "p3", "p4"], ["f1", "f2", "f3", "f4"]
 @pytest.mark.parametrize("k", [1, 3, 0])
 def test_mixed_variants_need_even_k(variant, k):
     with pytest.raises(DataError, match=f"even number of anchors k >= 2.*got k={k}|at least one example"):
-        R.anchor_set(variant, P4, F4, k=k)
+        anchor_set(variant, P4, F4, k=k)
 
 
 def test_one_sided_variants_take_odd_k_and_balanced_k2_differs_from_pass_only():
-    assert R.anchor_set("pass-only", P4, F4, k=3) == ["p1", "p2", "p3"]
-    assert R.anchor_set("fail-only", P4, F4, k=1) == ["f1"]
-    assert R.anchor_set("balanced", P4, F4, k=2) == ["p1", "f1"]
-    assert R.anchor_set("balanced-fail-first", P4, F4, k=2) == ["f1", "p1"]
+    assert anchor_set("pass-only", P4, F4, k=3) == ["p1", "p2", "p3"]
+    assert anchor_set("fail-only", P4, F4, k=1) == ["f1"]
+    assert anchor_set("balanced", P4, F4, k=2) == ["p1", "f1"]
+    assert anchor_set("balanced-fail-first", P4, F4, k=2) == ["f1", "p1"]
 
 
 @pytest.mark.parametrize("variant,expected", [
@@ -208,32 +217,32 @@ def test_one_sided_variants_take_odd_k_and_balanced_k2_differs_from_pass_only():
     ("fail-last", ["p1", "p2", "f1", "f2"]),
 ])
 def test_anchor_variants(variant, expected):
-    assert R.anchor_set(variant, P4, F4, k=4) == expected
+    assert anchor_set(variant, P4, F4, k=4) == expected
 
 
 def test_shuffled_variant_is_seeded_permutation_of_balanced():
-    a = R.anchor_set("shuffled-7", P4, F4, k=4)
+    a = anchor_set("shuffled-7", P4, F4, k=4)
     assert sorted(a) == ["f1", "f2", "p1", "p2"]
-    assert a == R.anchor_set("shuffled-7", P4, F4, k=4)
-    orders = {tuple(R.anchor_set(f"shuffled-{s}", P4, F4, k=4)) for s in range(20)}
+    assert a == anchor_set("shuffled-7", P4, F4, k=4)
+    orders = {tuple(anchor_set(f"shuffled-{s}", P4, F4, k=4)) for s in range(20)}
     assert len(orders) > 3  # different seeds give different orders
 
 
 def test_anchor_variant_errors():
     with pytest.raises(DataError, match="unknown anchor-set variant 'pass-first'"):
-        R.anchor_set("pass-first", P4, F4)
+        anchor_set("pass-first", P4, F4)
     with pytest.raises(DataError, match="needs 4 PASS"):
-        R.anchor_set("pass-only", P4[:2], F4, k=4)
+        anchor_set("pass-only", P4[:2], F4, k=4)
 
 
 def test_rubric_anchor_set_uses_the_rubric_examples():
-    r = R.parse_rubric(LIB / "originality.md")
-    bal = R.rubric_anchor_set(r, "balanced")
+    r = parse_rubric(LIB / "originality.md")
+    bal = rubric_anchor_set(r, "balanced")
     assert [a.verdict for a in bal] == ["pass", "fail"]
     assert [a.source for a in bal] == ["originality#Example 1", "originality#Example 2"]
     assert bal[0].text.startswith("**Artifact:**")
-    assert [a.verdict for a in R.rubric_anchor_set(r, "pass-only")] == ["pass"]
-    assert [a.verdict for a in R.rubric_anchor_set(r, "balanced-fail-first")] == ["fail", "pass"]
+    assert [a.verdict for a in rubric_anchor_set(r, "pass-only")] == ["pass"]
+    assert [a.verdict for a in rubric_anchor_set(r, "balanced-fail-first")] == ["fail", "pass"]
 
 
 # ------------------------------------------------------------------------------------------ CLI
@@ -258,6 +267,6 @@ def test_cli_validate_and_verdict():
 
 
 def test_shuffled_salt_varies_order_by_item():
-    orders = {tuple(R.anchor_set("shuffled-1", P4, F4, k=4, salt=s)) for s in range(30)}
+    orders = {tuple(anchor_set("shuffled-1", P4, F4, k=4, salt=s)) for s in range(30)}
     assert len(orders) > 3 and all(sorted(o) == ["f1", "f2", "p1", "p2"] for o in orders)
-    assert R.anchor_set("shuffled-1", P4, F4, k=4, salt=5) == R.anchor_set("shuffled-1", P4, F4, k=4, salt=5)
+    assert anchor_set("shuffled-1", P4, F4, k=4, salt=5) == anchor_set("shuffled-1", P4, F4, k=4, salt=5)

@@ -19,11 +19,16 @@ from cli_helper import run_cli
 from evallab import skills as S
 from evallab.errors import DataError
 from evallab.experiments import _judge_check as judge_check
-from evallab.judges import EXPECTED, KINDS, RecordingError, load_recording, load_recordings, to_verdicts
+from evallab.judges import RecordingError, load_recordings, to_verdicts
+from evallab.judges._recordings import EXPECTED, KINDS, load_recording
 from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
 from evallab.skills import _integrity, _trials
-from evallab.skills._scenario_schema import Calibration
+from evallab.skills._anti_gaming import ag_findings, ag_matrix, ag_summary
+from evallab.skills._grading import canned_answers, grade_answer
+from evallab.skills._pack_gate import gate_verdicts
+from evallab.skills._scenario_schema import Calibration, EvalSpec, Scenario
+from evallab.skills._trials import trial_causes, trial_disagreements
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
@@ -82,7 +87,7 @@ def test_ag_flags_go_code_review_stale_and_missing_kinds(ag):
     assert (ok["unanimity"] == 1.0).all()
     # keryx's digests are carried, never silently "verified"
     assert (ag.loc[ag["kind"] != "empty", "digest_check"].isin(["not recomputable"])).sum() == 234
-    summ = S.ag_summary(ag).set_index("recording")
+    summ = ag_summary(ag).set_index("recording")
     assert summ.index[summ["ag"] == "fail"].tolist() == ["go__go-code-review"]
     # every other recording: all cells ok, but keryx digests cannot be recomputed -> never a plain "pass"
     raw = {Path(p).stem: json.loads(Path(p).read_text())
@@ -90,7 +95,7 @@ def test_ag_flags_go_code_review_stale_and_missing_kinds(ag):
     others = sorted(n for n in raw if n != "go__go-code-review")
     assert len(others) == 16 and summ.loc[others, "ag"].eq("pass (digests not recomputable)").all()
     assert summ["not_recomputable"].to_dict() == {n: len(d["entries"]) for n, d in raw.items()}
-    notes = [f for f in S.ag_findings(ag, S.load_tree(KERYX)) if f.severity == "note"]
+    notes = [f for f in ag_findings(ag, S.load_tree(KERYX)) if f.severity == "note"]
     assert len(notes) == 17 and all("not recomputable" in f.message for f in notes)
 
 
@@ -135,7 +140,7 @@ def test_self_agreement_counts_a_flip():
 
 def test_pack_gate_on_go_eval_report(reports):
     gate = S.pack_gate(reports)
-    v = S.gate_verdicts(gate).set_index("skill")["verdict"].to_dict()
+    v = gate_verdicts(gate).set_index("skill")["verdict"].to_dict()
     assert v == {"go/go-build-fix": "fail", "go/go-code-review": "fail", "go/go-implementation": "fail",
                  "go/go-testing": "fail"}
     trials = gate[gate["check"] == "trials"]
@@ -165,7 +170,7 @@ def test_pack_gate_ag_row_says_digests_not_recomputable(reports, ag):
         assert row.loc[sk, "ok"] is None
         assert row.loc[sk, "observed"] == ("0 of 16 failing; 14 request digest(s) not recomputable: recording not "
                                            "verifiable against current evals")
-    v = S.gate_verdicts(gate).set_index("skill")
+    v = gate_verdicts(gate).set_index("skill")
     assert (v.loc["go/go-build-fix", "not_checkable"] >= 2) and "AG" not in v.loc["go/go-build-fix", "failures"]
 
 
@@ -182,7 +187,7 @@ def test_pack_gate_rederives_a_tampered_report():
 
 
 def test_judge_consistency_lists_no_sleep_sync(reports, specs):
-    jc = S.trial_disagreements(reports, specs).set_index("scenario")
+    jc = trial_disagreements(reports, specs).set_index("scenario")
     assert set(jc.index) == {"no-sleep-sync", "table-driven-subtests"}
     r = jc.loc["no-sleep-sync"]
     assert r["pass_trials"] == [1, 2, 5] and r["fail_trials"] == [3, 4]
@@ -201,7 +206,7 @@ def test_go_testing_trials_split_by_cause(reports, specs):
     markup = [i for i, t in enumerate(trials["table-driven-subtests"], 1) if "DSML" in t["output"]]
     assert markup == [1, 4, 5]
     assert all("time.sleep" in t["output"].lower() for t in trials["no-sleep-sync"])
-    causes = S.trial_causes(reports, specs)
+    causes = trial_causes(reports, specs)
     got = {sid: dict(zip(g["trial"], g["cause"], strict=True))
            for sid, g in causes[causes["skill"] == "go/go-testing"].groupby("scenario")}
     assert got["table-driven-subtests"] == {1: "runner failure", 2: "consistent", 3: "consistent",
@@ -210,7 +215,7 @@ def test_go_testing_trials_split_by_cause(reports, specs):
     # every other go trial is consistent: 40 trials in all, 3 runner failures, 5 in judge disagreement
     assert len(causes) == 40 and causes["cause"].value_counts().to_dict() == {
         "consistent": 32, "judge disagreement": 5, "runner failure": 3}
-    jc = S.trial_disagreements(reports, specs).set_index("scenario")
+    jc = trial_disagreements(reports, specs).set_index("scenario")
     t = jc.loc["table-driven-subtests"]
     assert t["cause"] == "runner failure" and t["runner_failures"] == [1, 4, 5] and not t["judge_inconsistent"]
     assert t["answers"] == 2 and t["pass_trials"] == [2, 3] and t["fail_trials"] == []
@@ -223,24 +228,24 @@ def _trial_report(outputs_verdicts, anti=("time.Sleep",)):
     trials = [{"output": o, "judge": {"verdict": v, "reason": f"r{i}"}, "passed": v == "pass",
                "deterministic": []} for i, (o, v) in enumerate(outputs_verdicts, 1)]
     report = [{"skillId": "p/s", "scenarios": [{"id": "x", "kind": "behavior", "trialRecords": trials}]}]
-    spec = S.EvalSpec(path="<mem>", pack="p", skill="s", triggers={}, scenarios=[
-        S.Scenario(id="x", prompt="?", strictness="high", expected_behavior=[], anti_patterns=list(anti))])
+    spec = EvalSpec(path="<mem>", pack="p", skill="s", triggers={}, scenarios=[
+        Scenario(id="x", prompt="?", strictness="high", expected_behavior=[], anti_patterns=list(anti))])
     return report, {"p__s": spec}
 
 
 def test_trial_causes_answer_variation_unresolved_and_markup_forms():
     # verdicts follow the anti-pattern: the two answers using time.Sleep fail, the one without passes
     rep, specs = _trial_report([("use wg.Wait()", "pass"), ("time.Sleep(1)", "fail"), ("time.Sleep(2)", "fail")])
-    c = S.trial_causes(rep, specs)
+    c = trial_causes(rep, specs)
     assert c["cause"].tolist() == ["answer variation"] * 3
-    assert S.trial_disagreements(rep, specs)["cause"].tolist() == ["answer variation"]
+    assert trial_disagreements(rep, specs)["cause"].tolist() == ["answer variation"]
     # the same split with no anti-pattern token and no deterministic check: nothing recorded compares the answers
     rep, specs = _trial_report([("a", "pass"), ("b", "fail")], anti=())
-    assert S.trial_causes(rep, specs)["cause"].tolist() == ["unresolved", "unresolved"]
-    assert not S.trial_disagreements(rep, specs)["judge_inconsistent"].any()
+    assert trial_causes(rep, specs)["cause"].tolist() == ["unresolved", "unresolved"]
+    assert not trial_disagreements(rep, specs)["judge_inconsistent"].any()
     # without specs the anti-patterns are unknown: unresolved, never blamed on the judge
     rep, _ = _trial_report([("a", "pass"), ("b", "fail")])
-    assert S.trial_causes(rep)["cause"].tolist() == ["unresolved", "unresolved"]
+    assert trial_causes(rep)["cause"].tolist() == ["unresolved", "unresolved"]
     # runner failures: empty output and the common tool-call forms; a plain answer is not one
     assert _trials.runner_failure("") == "no output" and _trials.runner_failure("  \n") == "no output"
     for text in ("<｜｜DSML｜｜ calls>", "<tool_call>{}</tool_call>", "<function_calls><invoke name=\"bash\">",
@@ -266,24 +271,24 @@ def test_grade_answer_combines_deterministic_and_judge(valid):
         calls.append(ans)
         return "pass"
 
-    assert S.grade_answer(s, "use number here", judge).passed  # regex holds, judge passes
-    assert not S.grade_answer(s, "use a string here", judge).passed  # regex fails although the judge passes
-    assert not S.grade_answer(s, "number", lambda sc, a: ("fail", "no")).passed
-    assert not S.grade_answer(s, "number", lambda sc, a: (None, "unparsed")).passed
+    assert grade_answer(s, "use number here", judge).passed  # regex holds, judge passes
+    assert not grade_answer(s, "use a string here", judge).passed  # regex fails although the judge passes
+    assert not grade_answer(s, "number", lambda sc, a: ("fail", "no")).passed
+    assert not grade_answer(s, "number", lambda sc, a: (None, "unparsed")).passed
     calls.clear()
 
     def boom(sc, ans):
         raise AssertionError("the judge must not be called for an empty answer")
 
-    g = S.grade_answer(s, "   \n", boom)
+    g = grade_answer(s, "   \n", boom)
     assert not g.passed and not g.reached_judge and g.judge_reason == "empty answer"
     with pytest.raises(ValueError):
-        S.grade_answer(s, "number", None)
+        grade_answer(s, "number", None)
 
 
 def test_canned_answers_follow_the_table(valid):
     s = valid.scenarios[0]
-    c = S.canned_answers(s)
+    c = canned_answers(s)
     cal = s.calibration
     assert list(c) == ["empty", "echo", "vague", "known-wrong", "subtle-wrong", "injection", "stuffed",
                        "known-right"]
@@ -395,7 +400,7 @@ def test_ag_corpus(rec_file, bad, text, valid):
 
 
 def test_missing_recording_fails_closed(valid):
-    m = S.ag_matrix({"x": valid}, {})
+    m = ag_matrix({"x": valid}, {})
     assert (m.loc[m["kind"] != "empty", "status"] == "missing").all()
     assert "no recording x.json" in m["message"].iloc[1]
 
@@ -432,7 +437,8 @@ def test_cli_validate_bundled_and_corpus(capsys):
 # ------------------------------------------------------------------------------------------ live judge-check
 def test_live_judge_check_records_then_replays(tmp_path, valid, capsys):
     testing = pytest.importorskip("evallab.testing")
-    from evallab.judges import OpenAICompatibleJudge, ReplayJudge
+    from evallab.judges import OpenAICompatibleJudge
+    from evallab.judges._replay import ReplayJudge
 
     right = valid.scenarios[0].calibration.known_right
     sim = testing.SimulatedJudge(seed=3, accuracy=1.0, truth=lambda a: "pass" if a == right else "fail")
@@ -443,7 +449,7 @@ def test_live_judge_check_records_then_replays(tmp_path, valid, capsys):
     assert path.exists() and rec is not None
     assert (live["status"] == "ok").all() and (live.loc[live["kind"] != "empty", "samples"] == 3).all()
     assert set(live.loc[live["kind"] != "empty", "digest_check"]) == {"match"}
-    assert S.ag_summary(live)["ag"].tolist() == ["pass"]  # every digest recomputed and matching
+    assert ag_summary(live)["ag"].tolist() == ["pass"]  # every digest recomputed and matching
     raw = json.loads(path.read_text())
     assert len(raw["entries"]) == 7 and all(len(e["samples"]) == 3 for e in raw["entries"])
     assert {e["kind"]: e["samples"][0]["verdict"] for e in raw["entries"]} == {

@@ -13,6 +13,7 @@ import pytest
 
 import evallab.skills as skills
 from evallab import judges
+from evallab.skills._integrity import IntegrityFinding
 
 PACKAGE = Path(skills.__file__).parent
 
@@ -48,19 +49,21 @@ def test_unknown_name_is_an_attribute_error():
 def test_the_two_findings_are_distinct_classes():
     from evallab.skills._rubrics import RubricFinding
 
-    assert skills.IntegrityFinding is not RubricFinding
-    assert {f.name for f in skills.IntegrityFinding.__dataclass_fields__.values()} == {
+    assert IntegrityFinding is not RubricFinding
+    assert {f.name for f in IntegrityFinding.__dataclass_fields__.values()} == {
         "skill", "scenario", "rule", "severity", "message", "path"}
     assert list(RubricFinding.__dataclass_fields__) == ["path", "line", "code", "rule", "message"]
 
 
 def test_recording_format_lives_in_the_judge_layer():
-    for name in ("Recording", "Entry", "Sample", "RecordingError", "load_recording", "load_recordings",
-                 "to_verdicts", "KINDS", "EXPECTED"):
+    from evallab.judges import _recordings
+
+    for name in ("RecordingError", "load_recordings", "to_verdicts"):  # the face: what a user calls
         assert name in judges.__all__ and name not in skills.__all__
         obj = getattr(judges, name)
-        if callable(obj):
-            assert obj.__module__ == ("evallab.errors" if name == "RecordingError" else "evallab.judges._recordings")
+        assert obj.__module__ == ("evallab.errors" if name == "RecordingError" else "evallab.judges._recordings")
+    for name in ("Recording", "Entry", "Sample", "load_recording", "KINDS", "EXPECTED"):  # private, same layer
+        assert hasattr(_recordings, name) and name not in judges.__all__ and name not in skills.__all__
     assert _fresh("import sys, evallab.judges; print(sorted(m for m in sys.modules if m.startswith('evallab.skills')))") \
         == "[]"
 
@@ -68,5 +71,5 @@ def test_recording_format_lives_in_the_judge_layer():
 def test_names_load_on_first_use():
     out = _fresh("import sys, evallab.skills as s; a = 'sklearn' in sys.modules or 'bm25s' in sys.modules; "
                  "s.load_library; b = 'sklearn' in sys.modules or 'bm25s' in sys.modules; "
-                 "s.score_matrix; c = 'bm25s' in sys.modules; print(a, b, c)")
+                 "s.leave_one_out; c = 'bm25s' in sys.modules; print(a, b, c)")
     assert out == "False False True"

@@ -19,14 +19,20 @@ import pytest
 from evallab import skills as T
 from evallab.errors import DataError
 from evallab.paths import data_dir
-from evallab.skills import (
-    _thresholds,
-    _tokenize,
-    _trigger_loo,
-    _trigger_select,
-    catalog_from_records,
-    load_catalog,
+from evallab.skills import _thresholds, _tokenize, _trigger_loo, _trigger_select, load_catalog
+from evallab.skills._catalogs import catalog_from_records
+from evallab.skills._scorer_comparison import compare_scorers
+from evallab.skills._thresholds import pair_scores, roc_pr, select_nothing_value, tune_thresholds
+from evallab.skills._tokenize import strip_exclusions, tokenize
+from evallab.skills._trigger_index import score_matrix
+from evallab.skills._trigger_loo import (
+    loo_scores,
+    loo_summary,
+    make_probes,
+    stripping_effect,
+    trigger_accuracy,
 )
+from evallab.skills._trigger_select import rank
 
 HERE = Path(__file__).parents[1]
 BAD = HERE / "data" / "triggers"
@@ -62,7 +68,7 @@ def plain_entry(rec, field, strip):
     parts = [rec["name"], rec["description"]] + (list(rec.get("triggers", [])) if field == "full" else [])
     out = set()
     for p in parts:
-        out |= plain_tokens(T.strip_exclusions(p) if strip else p)
+        out |= plain_tokens(strip_exclusions(p) if strip else p)
     return out
 
 
@@ -108,7 +114,7 @@ def test_stem_rules_by_hand(word, stemmed):
 def test_tokenize_by_hand():
     # camelCase split, lowercase, punctuation → space, 3+ chars, stop words out, stemmed, set
     assert _tokenize.token_set("Run reviewComponents for the API_keys, e.g. UI") == {"review", "component", "api", "key"}
-    assert T.tokenize("Testing tests and testing") == ["test", "test", "test"]
+    assert tokenize("Testing tests and testing") == ["test", "test", "test"]
     assert _tokenize.token_set("") == frozenset()
 
 
@@ -148,7 +154,7 @@ def test_tokenize_by_hand():
     ("", ""),
 ])
 def test_strip_exclusions_forms(text, expected):
-    assert T.strip_exclusions(text) == expected
+    assert strip_exclusions(text) == expected
 
 
 def test_strip_patterns_have_no_nested_quantifiers():
@@ -181,8 +187,8 @@ def test_stripping_lowers_the_node_example_by_hand():
     before = (i1 + i2) / (i0 + i1 + i2 + i1)              # service + test covered
     # After: A = {node, service, when, writ, servic}; df(test) drops to 1.
     after = i1 / (i0 + i1 + i1 + i1)                      # only service covered
-    s_before = T.score_matrix([q], cat, strip_exclusions=False)[0, 0]
-    s_after = T.score_matrix([q], cat, strip_exclusions=True)[0, 0]
+    s_before = score_matrix([q], cat, strip_exclusions=False)[0, 0]
+    s_after = score_matrix([q], cat, strip_exclusions=True)[0, 0]
     assert s_before == pytest.approx(before, abs=1e-12)
     assert s_after == pytest.approx(after, abs=1e-12)
     assert s_after < s_before
@@ -199,7 +205,7 @@ def test_scores_match_plain_formula(keryx, keryx_records, strip, field):
     rng = random.Random(7)
     queries = [t for r in keryx_records for t in r.get("triggers", [])]
     queries = rng.sample(queries, 25) + ["review react components mobx", "kubernetes helm chart linting", "ui"]
-    S = T.score_matrix(queries, keryx, field=field, strip_exclusions=strip)
+    S = score_matrix(queries, keryx, field=field, strip_exclusions=strip)
     for qi, q in enumerate(queries):
         for k in rng.sample(range(len(entries)), 8):
             assert S[qi, k] == pytest.approx(plain_score(q, entries, k), abs=1e-9), (q, k)
@@ -218,7 +224,7 @@ def test_rank_orders_by_score_then_id():
         {"catalog_id": "x/a", "name": "aaa", "description": "alpha beta."},
         {"catalog_id": "y/c", "name": "ccc", "description": "gamma."},
     ])
-    r = T.rank("alpha", cat)
+    r = rank("alpha", cat)
     assert list(r.skill_id) == ["x/a", "x/b", "y/c"] and list(r["rank"]) == [1, 2, 3]
 
 
@@ -257,7 +263,7 @@ def plain_loo_selected(records, rec_index, trigger, query):
 def test_leave_one_out_accuracy_over_279_triggers(keryx, keryx_records):
     n_triggers = sum(len(r.get("triggers", [])) for r in keryx_records)
     assert n_triggers == 279
-    probes = T.make_probes(keryx, source="triggers")
+    probes = make_probes(keryx, source="triggers")
     assert len(probes) == 279
     loo = T.leave_one_out(keryx, probes)
     expected = []
@@ -281,7 +287,7 @@ def test_loo_summary_counts_trigger_probes_apart_217_of_279(keryx, keryx_records
     plain = sum(plain_loo_selected(keryx_records, i, t, t) for i, r in enumerate(keryx_records)
                 for t in r.get("triggers", []))
     assert plain == 217
-    summary = T.loo_summary(T.leave_one_out(keryx, T.make_probes(keryx)), n_resamples=200).set_index("kind")
+    summary = loo_summary(T.leave_one_out(keryx, make_probes(keryx)), n_resamples=200).set_index("kind")
     assert list(summary.index) == ["trigger", "use_when"]  # no pooled "all" row
     tr = summary.loc["trigger"]
     assert (tr["probes"], tr["skills"], tr["selected"]) == (279, 46, 217)
@@ -295,9 +301,9 @@ def test_loo_summary_counts_trigger_probes_apart_217_of_279(keryx, keryx_records
 
 
 def test_vectorised_matches_naive_and_per_call_api(keryx):
-    probes = T.make_probes(keryx).iloc[::6].reset_index(drop=True)  # 50 probes, both kinds
-    fv, dv = T.loo_scores(keryx, probes)
-    fn, dn = T.loo_scores(keryx, probes, method="naive")
+    probes = make_probes(keryx).iloc[::6].reset_index(drop=True)  # 50 probes, both kinds
+    fv, dv = loo_scores(keryx, probes)
+    fn, dn = loo_scores(keryx, probes, method="naive")
     np.testing.assert_allclose(fv, fn, atol=1e-9)
     np.testing.assert_allclose(dv, dn, atol=1e-9)
     loo = T.leave_one_out(keryx, probes)
@@ -350,7 +356,7 @@ HAND_CATALOG = [
 
 def test_trigger_accuracy_counts_by_hand():
     cat = catalog_from_records(HAND_CATALOG)
-    per, detail = T.trigger_accuracy(cat, n_negatives=1)
+    per, detail = trigger_accuracy(cat, n_negatives=1)
     # Positives, leave-one-out (threshold 0.30, support 0.12):
     #  alpha "react page": alpha keeps both words (description) -> 1.0, selected.
     #  alpha "react form": "form" leaves alpha (unseen, 2.609); react df 3 -> alpha 1.223/3.832 = 0.319 >= 0.30,
@@ -388,7 +394,7 @@ def test_compare_scorers_reports_accuracy_at_own_select_threshold():
     recs = [dict(r) for r in HAND_CATALOG]
     recs[0] = {**recs[0], "triggers": ["react page", "react form modal"]}
     cat = catalog_from_records(recs)
-    table, curves = T.compare_scorers(cat, ("keryx",))
+    table, curves = compare_scorers(cat, ("keryx",))
     row = table.iloc[0]
     assert row["select_threshold"] == 0.0 and row["f1"] == pytest.approx(2 * 5 / (2 * 5 + 1 + 1))
     assert row["probes"] == 6  # every probe of HAND_CATALOG is a trigger
@@ -408,7 +414,7 @@ def test_stripping_effect_flips_by_hand():
         {"catalog_id": "b/test-runner", "name": "test-runner", "description": "Runs the test suite.",
          "triggers": ["fixing tests"]},
     ])
-    eff = T.stripping_effect(cat, n_negatives=1)
+    eff = stripping_effect(cat, n_negatives=1)
     assert eff.measures["score_after"].unit == "coefficient"  # a Results: the scores carry their measures
     row = eff[(eff.kind == "positive") & (eff.prompt == "fixing tests")].iloc[0]
     # before: a/node-service covers fix+test → 1.0 outranks b (test only: 1/(ln(3/2)+1+1)); after: a covers none
@@ -428,14 +434,14 @@ def test_tfidf_is_sklearn_cosine(keryx):
     vec = TfidfVectorizer(token_pattern=r"\S+", lowercase=False)
     E = vec.fit_transform(docs)
     qs = ["review react components", "run lint and tests"]
-    ref = cosine_similarity(vec.transform([" ".join(T.tokenize(q)) for q in qs]), E)
-    np.testing.assert_allclose(T.score_matrix(qs, keryx, scorer="tfidf"), ref, atol=1e-9)
+    ref = cosine_similarity(vec.transform([" ".join(tokenize(q)) for q in qs]), E)
+    np.testing.assert_allclose(score_matrix(qs, keryx, scorer="tfidf"), ref, atol=1e-9)
 
 
 def test_bm25_normalised_and_ordered(keryx):
     import bm25s
 
-    S = T.score_matrix(["review react components mobx"], keryx, scorer="bm25")
+    S = score_matrix(["review react components mobx"], keryx, scorer="bm25")
     assert S.min() >= 0 and S.max() <= 1
     raw = bm25s.BM25()
     corpus = [_tokenize.entry_token_list(s) for s in keryx]
@@ -447,7 +453,7 @@ def test_bm25_normalised_and_ordered(keryx):
 @pytest.mark.parametrize("scorer", ["tfidf", "bm25"])
 def test_alternative_scorers_same_api(scorer):
     cat = _node_catalog()
-    loo = T.leave_one_out(cat, T.make_probes(cat), scorer=scorer)
+    loo = T.leave_one_out(cat, make_probes(cat), scorer=scorer)
     assert len(loo) == 2 and loo.score.between(0, 1).all()
 
 
@@ -525,10 +531,10 @@ def test_objectives_match_scikit_learn_at_every_threshold():
                          ("mcc", matthews_corrcoef)):
             assert _thresholds.metric_at(tot, g, obj, thr) == pytest.approx(ref(y, pred)), (obj, thr)
     # selecting nothing: accuracy = the share of negatives (8 of 12), F1 0, balanced accuracy 0.5, MCC 0
-    assert T.select_nothing_value(tot[0], "accuracy") == pytest.approx(8 / 12)
-    assert T.select_nothing_value(tot[0], "balanced_accuracy") == 0.5
-    assert T.select_nothing_value(tot[0], "f1") == 0.0 and T.select_nothing_value(tot[0], "mcc") == 0.0
-    assert T.select_nothing_value(tot[0], "recall_at_zero_fp") == 0.0
+    assert select_nothing_value(tot[0], "accuracy") == pytest.approx(8 / 12)
+    assert select_nothing_value(tot[0], "balanced_accuracy") == 0.5
+    assert select_nothing_value(tot[0], "f1") == 0.0 and select_nothing_value(tot[0], "mcc") == 0.0
+    assert select_nothing_value(tot[0], "recall_at_zero_fp") == 0.0
 
 
 def test_recall_at_zero_fp_infeasible_is_nan_and_keryx_constrained_too():
@@ -544,14 +550,14 @@ def test_recall_at_zero_fp_infeasible_is_nan_and_keryx_constrained_too():
     _, _, g, c = _thresholds.confusion_by_probe(pairs, "select", grid)
     assert _thresholds.choose_threshold(c.sum(0), g, "recall_at_zero_fp") == (pytest.approx(float("nan"), nan_ok=True),
                                                                     pytest.approx(float("nan"), nan_ok=True))
-    row = T.tune_thresholds(pairs, "select", grid=grid, n_resamples=50, n_splits=2).table.set_index(
+    row = tune_thresholds(pairs, "select", grid=grid, n_resamples=50, n_splits=2).table.set_index(
         "objective").loc["recall_at_zero_fp"]
     assert math.isnan(row["threshold"]) and math.isnan(row["value"]) and math.isnan(row["keryx_value"])
     # negatives >= 0.30 at keryx's threshold: 0.5, 0.7, 0.3, 0.35 and the tie at 1.0 -> 5 false positives
     assert row["keryx_fp"] == 5
     assert "no threshold" in row["note"] and "5 false positive(s)" in row["note"]
     # F1 at keryx's 0.30 is judged as is (no constraint): TP 5, FP 5, FN 0 -> 10/15
-    f1 = T.tune_thresholds(pairs, "select", grid=grid, n_resamples=0, n_splits=2).table.set_index(
+    f1 = tune_thresholds(pairs, "select", grid=grid, n_resamples=0, n_splits=2).table.set_index(
         "objective").loc["f1"]
     assert f1["keryx_value"] == pytest.approx(10 / 15) and f1["keryx_fp"] == 5
 
@@ -560,7 +566,7 @@ def test_tune_thresholds_intervals_and_cv():
     pairs = pd.concat([_toy_pairs().assign(probe_id=lambda d, k=k: d.probe_id + 4 * k,
                                            probe_skill=lambda d, k=k: d.probe_skill + f"-{k}")
                        for k in range(5)], ignore_index=True)
-    res = T.tune_thresholds(pairs, "select", grid=[0.3, 0.45, 0.55, 0.65, 0.75, 0.95], n_resamples=100,
+    res = tune_thresholds(pairs, "select", grid=[0.3, 0.45, 0.55, 0.65, 0.75, 0.95], n_resamples=100,
                             n_splits=5)
     tab = res.table.set_index("objective")
     assert tab.loc["accuracy", "threshold"] == 0.55
@@ -579,15 +585,15 @@ def test_tune_thresholds_intervals_and_cv():
 
 
 def test_roc_pr_by_hand():
-    cur = T.roc_pr(_toy_pairs(), "select")
+    cur = roc_pr(_toy_pairs(), "select")
     # AUC = P(own > other) over 4×8 pairs; negatives 0.2 0.1 0.5 0.0 0.7 0.1 0.3 0.35:
     # own 0.9 beats 8, 0.6 beats 7, 0.4 beats 6, 0.8 beats 8 → 29/32
     assert cur["roc_auc"] == pytest.approx(29 / 32)
 
 
 def test_pair_scores_drop_same_category_neighbours(keryx):
-    probes = T.make_probes(keryx).iloc[:10]
-    pairs = T.pair_scores(keryx, probes)
+    probes = make_probes(keryx).iloc[:10]
+    pairs = pair_scores(keryx, probes)
     cats = {s.id: s.category for s in keryx}
     same = [cats[a] == cats[b] and a != b for a, b in zip(pairs.probe_skill, pairs.skill_id, strict=True)]
     assert not any(same)
@@ -595,12 +601,12 @@ def test_pair_scores_drop_same_category_neighbours(keryx):
 
 
 def test_tfidf_leave_one_out_equals_a_refit(keryx):
-    probes = T.make_probes(keryx).iloc[::10].reset_index(drop=True)
-    fast = T.loo_scores(keryx, probes, scorer="tfidf")[0]
+    probes = make_probes(keryx).iloc[::10].reset_index(drop=True)
+    fast = loo_scores(keryx, probes, scorer="tfidf")[0]
     refit = np.zeros_like(fast)
     for i, r in probes.iterrows():  # a fresh TfidfVectorizer fit on the catalog without the probe's trigger
         reduced = keryx.without_trigger(r.skill_id, r.source_trigger) if isinstance(r.source_trigger, str) else keryx
-        refit[i] = T.score_matrix([r.prompt], reduced, scorer="tfidf")[0]
+        refit[i] = score_matrix([r.prompt], reduced, scorer="tfidf")[0]
     np.testing.assert_allclose(fast, refit, atol=1e-9)
 
 

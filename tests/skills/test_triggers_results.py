@@ -19,7 +19,17 @@ from evallab import skills as T
 from evallab._results import WILSON
 from evallab.errors import EvallabError
 from evallab.paths import data_dir
-from evallab.skills import _thresholds, catalog_from_records, load_catalog
+from evallab.skills import _thresholds, load_catalog
+from evallab.skills._catalogs import catalog_from_records
+from evallab.skills._scorer_comparison import compare_scorers
+from evallab.skills._thresholds import pair_scores, roc_pr_summary, tune_thresholds
+from evallab.skills._trigger_loo import (
+    loo_summary,
+    make_probes,
+    skill_accuracy_summary,
+    stripping_summary,
+    trigger_accuracy,
+)
 
 KERYX = data_dir("catalogs") / "keryx_bundled_core.jsonl"
 GRID = np.round(np.linspace(0, 1, 21), 10)
@@ -32,7 +42,7 @@ def keryx():
 
 @pytest.fixture(scope="module")
 def keryx_pairs(keryx):
-    return T.pair_scores(keryx, T.make_probes(keryx, source="triggers"))
+    return pair_scores(keryx, make_probes(keryx, source="triggers"))
 
 
 def _percentile(dist, confidence=0.95):
@@ -57,7 +67,7 @@ def _scipy_indices(n, n_resamples, seed):
 
 # ---------------------------------------------------------------------------------------- leave-one-out summary
 def test_loo_summary_measures_and_per_row_methods(keryx):
-    s = T.loo_summary(T.leave_one_out(keryx, T.make_probes(keryx)), n_resamples=1000, seed=0)
+    s = loo_summary(T.leave_one_out(keryx, make_probes(keryx)), n_resamples=1000, seed=0)
     assert isinstance(s, Results) and s.level == 0.95 and s.keys == ["kind"]
     m = s.measures["accuracy"]
     assert (m.label, m.unit, m.low, m.high, m.method_column, m.n, m.n_unit) == (
@@ -67,7 +77,7 @@ def test_loo_summary_measures_and_per_row_methods(keryx):
         ("probes", "skills", "selected"), "count")
     tr, uw = s.set_index("kind").loc["trigger"], s.set_index("kind").loc["use_when"]
     # the 279 trigger probes of 46 skills: a percentile bootstrap over skills of selected / probes, recomputed here
-    loo = T.leave_one_out(keryx, T.make_probes(keryx, source="triggers"))
+    loo = T.leave_one_out(keryx, make_probes(keryx, source="triggers"))
     per = loo.assign(s=loo.selected.astype(float), n=1.0).groupby("skill_id")[["s", "n"]].sum()
     ref = stats.bootstrap((per.s.to_numpy(), per.n.to_numpy()), lambda a, b, axis=-1: a.sum(axis) / b.sum(axis),
                           paired=True, vectorized=True, n_resamples=1000, method="percentile",
@@ -86,13 +96,13 @@ def test_loo_summary_without_bootstrap_and_with_equal_shares_says_which_interval
     # 4 skills, 2 probes each, 1 of 2 selected in every skill: every skill has the same share, so a bootstrap would
     # collapse to a point; the Wilson interval on the 4 skills (2 of 4) is used and named as such
     loo = pd.DataFrame({"skill_id": list("aabbccdd"), "kind": "trigger", "selected": [True, False] * 4})
-    s = T.loo_summary(loo)
+    s = loo_summary(loo)
     assert s.at[0, "accuracy_method"] == f"{WILSON} on 4 skills (every skill has the same share)"
     assert (s.at[0, "accuracy_low"], s.at[0, "accuracy_high"]) == pytest.approx(
         proportion_confint(2, 4, method="wilson"))
     # bootstrap switched off with several probes per skill: no interval, the note says why
     loo2 = loo.assign(selected=[True, False, True, True, False, False, True, True])
-    off = T.loo_summary(loo2, n_resamples=0)
+    off = loo_summary(loo2, n_resamples=0)
     assert np.isnan(off.at[0, "accuracy_low"]) and off.at[0, "accuracy_method"] == ""
     assert off.at[0, "note"] == "no interval: the bootstrap was switched off (n_resamples = 0)"
     assert str(off.estimate("accuracy")) == "62.5% (n = 8 probes)"
@@ -107,7 +117,7 @@ def test_loo_and_per_skill_tables_are_results(keryx):
     loo = T.leave_one_out(cat)
     assert isinstance(loo, Results) and loo.measures["score"].unit == "coefficient"
     assert loo.measures["rank"].unit == "count"
-    per, _ = T.trigger_accuracy(cat, n_negatives=1)
+    per, _ = trigger_accuracy(cat, n_negatives=1)
     assert isinstance(per, Results)
     assert (per["probes"] == per["n_pos"] + per["n_neg"]).all()
     assert per.measures["accuracy"].n == "probes" and per.measures["tp"].n_unit == "positive probes"
@@ -116,7 +126,7 @@ def test_loo_and_per_skill_tables_are_results(keryx):
 # ------------------------------------------------------------------------------------------ per-skill summary
 def test_skill_accuracy_summary_bootstrap_wilson_and_equal_shares():
     per = pd.DataFrame({"skill_id": list("abcd"), "accuracy": [1.0, 0.5, 0.75, 1.0]})
-    s = T.skill_accuracy_summary(per, n_resamples=500, seed=3)
+    s = skill_accuracy_summary(per, n_resamples=500, seed=3)
     assert s.at[0, "mean_accuracy"] == pytest.approx(0.8125) and s.at[0, "perfect"] == 2 and s.at[0, "skills"] == 4
     ref = stats.bootstrap((per.accuracy.to_numpy(), np.ones(4)), lambda a, b, axis=-1: a.sum(axis) / b.sum(axis),
                           paired=True, vectorized=True, n_resamples=500, method="percentile",
@@ -125,16 +135,16 @@ def test_skill_accuracy_summary_bootstrap_wilson_and_equal_shares():
     assert (s.at[0, "mean_accuracy_low"], s.at[0, "mean_accuracy_high"]) == pytest.approx((ref.low, ref.high))
     assert s.estimate("mean_accuracy").n_unit == "skills"
     # every accuracy 0 or 1: independent binary units, Wilson (statsmodels)
-    b = T.skill_accuracy_summary(pd.DataFrame({"accuracy": [1.0, 0.0, 1.0, 1.0, 1.0]}))
+    b = skill_accuracy_summary(pd.DataFrame({"accuracy": [1.0, 0.0, 1.0, 1.0, 1.0]}))
     assert b.at[0, "mean_accuracy_method"] == WILSON
     assert (b.at[0, "mean_accuracy_low"], b.at[0, "mean_accuracy_high"]) == pytest.approx(
         proportion_confint(4, 5, method="wilson"))
     # every skill at 0.5: the Wilson fallback on the skill count, named as such
-    e = T.skill_accuracy_summary(pd.DataFrame({"accuracy": [0.5] * 4}))
+    e = skill_accuracy_summary(pd.DataFrame({"accuracy": [0.5] * 4}))
     assert e.at[0, "mean_accuracy_method"] == f"{WILSON} on 4 skills (every skill has the same share)"
     assert (e.at[0, "mean_accuracy_low"], e.at[0, "mean_accuracy_high"]) == pytest.approx(
         proportion_confint(2, 4, method="wilson"))
-    none = T.skill_accuracy_summary(pd.DataFrame({"accuracy": [np.nan]}))
+    none = skill_accuracy_summary(pd.DataFrame({"accuracy": [np.nan]}))
     assert str(none.estimate("mean_accuracy")) == "not computable: no skill has a probe"
 
 
@@ -149,7 +159,7 @@ def test_stripping_summary_paired_bootstrap_and_wilson_bound():
     skills = list("aaabbbcccddd")
     before = [1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1]
     after = [1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1]
-    s = T.stripping_summary(_effect(np.array(before, bool), np.array(after, bool), skills), n_resamples=400, seed=1)
+    s = stripping_summary(_effect(np.array(before, bool), np.array(after, bool), skills), n_resamples=400, seed=1)
     assert s.at[0, "changed"] == 4 and s.at[0, "probes"] == 12
     assert s.at[0, "delta_correct"] == pytest.approx((sum(after) - sum(before)) / 12)
     per = pd.DataFrame({"k": skills, "b": before, "a": after, "n": 1}).groupby("k").sum()
@@ -162,7 +172,7 @@ def test_stripping_summary_paired_bootstrap_and_wilson_bound():
     m = s.measures["delta_correct"]
     assert (m.unit, m.method_column, m.n_unit) == ("pp", "delta_correct_method", "probes")
     # nothing changes: not the point [0, 0] of a bootstrap but the bound from the Wilson interval of 0 of 4 skills
-    same = T.stripping_summary(_effect(np.array(before, bool), np.array(before, bool), skills))
+    same = stripping_summary(_effect(np.array(before, bool), np.array(before, bool), skills))
     u = proportion_confint(0, 4, method="wilson")[1]
     assert same.at[0, "delta_correct_method"] == f"bound from the {WILSON} interval of 0 of 4 skills changed"
     assert same.at[0, "delta_correct_high"] == pytest.approx(u * 4 * 3 / 12)
@@ -179,7 +189,7 @@ def test_resamples_are_scipys_draws():
 
 
 def test_tune_thresholds_table_measures_method_and_interval(keryx_pairs):
-    res = T.tune_thresholds(keryx_pairs, "select", grid=GRID, n_resamples=120, seed=4, n_splits=3)
+    res = tune_thresholds(keryx_pairs, "select", grid=GRID, n_resamples=120, seed=4, n_splits=3)
     tab = res.table
     assert isinstance(tab, Results) and tab.level == 0.95 and tab.keys == ["target", "objective"]
     m = tab.measures["threshold"]
@@ -208,7 +218,7 @@ def test_tune_thresholds_table_measures_method_and_interval(keryx_pairs):
 
 
 def test_tune_thresholds_without_bootstrap_names_no_method(keryx_pairs):
-    tab = T.tune_thresholds(keryx_pairs, "support", grid=GRID, n_resamples=0, n_splits=2).table
+    tab = tune_thresholds(keryx_pairs, "support", grid=GRID, n_resamples=0, n_splits=2).table
     assert tab.measures["threshold"].method is None and tab.level is None
     f1 = tab.set_index("objective").loc["f1"]
     assert np.isnan(f1["threshold_low"])
@@ -222,11 +232,11 @@ def test_roc_pr_summary_by_hand():
              "d_support": v, "d_use": v}
             for p, (own, o1, o2) in d.items() for k, (v, lab) in enumerate(((own, 1), (o1, 0), (o2, 0)))]
     pairs = pd.DataFrame(rows)
-    s = T.roc_pr_summary(pairs, ["select"])
+    s = roc_pr_summary(pairs, ["select"])
     assert s.at[0, "roc_auc"] == pytest.approx(29 / 32) and s.at[0, "base_rate"] == pytest.approx(4 / 12)
     assert s.at[0, "average_precision"] == pytest.approx(average_precision_score(pairs.label, pairs.d_select))
     assert s.measures["base_rate"].unit == "proportion" and s.measures["roc_auc"].unit == "coefficient"
-    one = T.roc_pr_summary(pairs[pairs.label == 1], ["select"])
+    one = roc_pr_summary(pairs[pairs.label == 1], ["select"])
     assert str(one.estimate("roc_auc")) == "not computable: every pair is positive (the curves need both classes)"
 
 
@@ -244,8 +254,8 @@ def test_weighted_curves_equal_scikit_learn_with_sample_weights():
 
 # ---------------------------------------------------------------------------------------- scorer comparison
 def test_compare_scorers_intervals_and_paired_differences(keryx, keryx_pairs):
-    trig = T.make_probes(keryx, source="triggers")
-    table, curves = T.compare_scorers(keryx, ("keryx", "bm25"), probes=trig, grid=GRID, n_resamples=40, seed=2)
+    trig = make_probes(keryx, source="triggers")
+    table, curves = compare_scorers(keryx, ("keryx", "bm25"), probes=trig, grid=GRID, n_resamples=40, seed=2)
     assert isinstance(table, Results) and list(table.scorer) == ["keryx", "bm25"]
     # pairs counted by hand from the JSONL: each probe against its own skill and every skill of another category
     recs = [json.loads(x) for x in KERYX.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -253,7 +263,7 @@ def test_compare_scorers_intervals_and_paired_differences(keryx, keryx_pairs):
     n_pairs = sum(1 + sum(c != cat_of[i] for c in cat_of) for i, r in enumerate(recs) for _ in r.get("triggers", []))
     assert (table["pairs"] == n_pairs).all() and (table["positive_pairs"] == 279).all()
     assert table.at[0, "base_rate"] == pytest.approx(279 / n_pairs)
-    bm25 = T.pair_scores(keryx, trig, scorer="bm25")
+    bm25 = pair_scores(keryx, trig, scorer="bm25")
     aps = {"keryx": average_precision_score(keryx_pairs.label, keryx_pairs.d_select),
            "bm25": average_precision_score(bm25.label, bm25.d_select)}
     assert list(table.average_precision) == pytest.approx([aps["keryx"], aps["bm25"]])
@@ -281,7 +291,7 @@ def test_compare_scorers_intervals_and_paired_differences(keryx, keryx_pairs):
     assert str(table.estimate("delta_f1", 0)) == \
         "not computable: keryx is the reference scorer the differences are taken against"
     # keryx's F1 interval is the tuned table's (the same draws with the same seed)
-    tuned = T.tune_thresholds(keryx_pairs, "select", grid=GRID, n_resamples=40, seed=2, n_splits=2).table
+    tuned = tune_thresholds(keryx_pairs, "select", grid=GRID, n_resamples=40, seed=2, n_splits=2).table
     f1 = tuned.set_index("objective").loc["f1"]
     assert (table.at[0, "f1_low"], table.at[0, "f1_high"]) == pytest.approx((f1["value_low"], f1["value_high"]))
     assert set(curves) == {"keryx", "bm25"}
@@ -294,8 +304,8 @@ def test_compare_scorers_without_bootstrap_and_bad_reference():
         {"catalog_id": "data/gamma", "name": "gamma", "description": "Load sql table.", "triggers": ["sql table"]},
         {"catalog_id": "ops/delta", "name": "delta", "description": "Deploy docker image.", "triggers": ["build page"]},
     ])
-    table, _ = T.compare_scorers(cat, ("keryx",))
+    table, _ = compare_scorers(cat, ("keryx",))
     assert table.measures["average_precision"].method is None and np.isnan(table.at[0, "average_precision_low"])
     assert "the bootstrap was switched off" in table.at[0, "note"]
     with pytest.raises(EvallabError, match="reference 'tfidf' is not one of the scorers"):
-        T.compare_scorers(cat, ("keryx", "bm25"), reference="tfidf")
+        compare_scorers(cat, ("keryx", "bm25"), reference="tfidf")

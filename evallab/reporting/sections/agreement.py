@@ -473,5 +473,5 @@ def panel_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: in
     return sec
 
 
-__all__ = ["BY", "MAX_FIGURES", "REFERENCE", "accuracy_section", "judge_agreement_section", "kappa_section",
-           "panel_section", "published_section", "unparsed_section"]
+__all__ = ["accuracy_section", "judge_agreement_section", "kappa_section", "panel_section",
+           "published_section", "unparsed_section"]

@@ -562,5 +562,5 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
     return sec
 
 
-__all__ = ["PROMPT_MATCH", "annotator_agreement", "by_strategy", "gate_grid", "headline",
-           "live_prompt_drift", "overview", "prompt_drift", "rankings", "upgrade_missing"]
+__all__ = ["annotator_agreement", "by_strategy", "gate_grid", "headline", "live_prompt_drift", "overview",
+           "prompt_drift", "rankings"]

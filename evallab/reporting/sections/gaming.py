@@ -31,9 +31,14 @@ import pandas as pd
 
 from evallab import skills
 from evallab._results import Results, common_methods, format_number
-from evallab.judges import KINDS
+from evallab.judges._recordings import KINDS
 from evallab.metrics import _agreement as agreement
 from evallab.reporting._context import Section
+from evallab.skills._anti_gaming import AG_PASS_UNVERIFIED, ag_overall, ag_summary
+from evallab.skills._integrity import findings_frame, findings_summary
+from evallab.skills._manifests import history
+from evallab.skills._pack_gate import gate_verdicts, pass_rates
+from evallab.skills._trials import trial_causes, trial_disagreements, trial_outputs
 
 DIGEST_CAVEAT = ("{n} recorded request digests cannot be recomputed (keryx's judge prompt text is not public): a "
                  "'pass' only shows the recording matches its expected verdict, not that it answers today's "
@@ -159,8 +164,8 @@ def anti_gaming(ag: Results) -> Section:
     verdicts; a recording is current when its ``judgePromptVersion`` is and its request digests match).
     """
     a = pd.DataFrame(ag)
-    summary = skills.ag_summary(a)
-    ov = skills.ag_overall(a)
+    summary = ag_summary(a)
+    ov = ag_overall(a)
     fail = a[a["status"] != "ok"]
     sec = Section(metrics={
         "ag_checks": len(a), "ag_failing_checks": len(fail), "ag_failing_skills": sorted(fail["skill"].unique()),
@@ -197,7 +202,7 @@ def anti_gaming(ag: Results) -> Section:
              + (" keryx's judge prompt text is not public, so its digests are carried and compared across entries "
                 "(a repeated digest is flagged), never recomputed: these recordings are not verified against the "
                 "current evals.json." if nr else ""))
-    unverified = sorted(summary.loc[summary["ag"] == skills.AG_PASS_UNVERIFIED, "recording"])
+    unverified = sorted(summary.loc[summary["ag"] == AG_PASS_UNVERIFIED, "recording"])
     if unverified:
         sec.text(f"Recordings passing only with digests that cannot be recomputed ({len(unverified)}): "
                  f"{_join(unverified)}.")
@@ -230,8 +235,8 @@ def integrity(findings: Sequence, specs: Mapping) -> Section:
 
     Source: keryx spec 000, "The anti-gaming requirement" and rules I1–I10.
     """
-    f = skills.findings_frame(findings)
-    counts = skills.findings_summary(f)
+    f = findings_frame(findings)
+    counts = findings_summary(f)
     fails = f[f["severity"] == "fail"]
     nc = counts[counts["severity"] == "not-checkable"]
     sec = Section(metrics={"integrity_fail_findings": len(fails), "integrity_not_checkable": int(nc["findings"].sum())})
@@ -433,8 +438,8 @@ def stable_pack_gate(reports: Sequence[dict], *, ag: pd.DataFrame | None = None,
     Source: keryx spec 000, "How the stable-pack gate uses this" (``checkSkillReportForPackGate``).
     """
     gate = skills.pack_gate(reports, min_trials=min_trials, pass_floor=pass_floor, ag=ag, integrity=integrity)
-    verdicts = skills.gate_verdicts(gate)
-    rates = skills.pass_rates(reports, confidence=confidence)
+    verdicts = gate_verdicts(gate)
+    rates = pass_rates(reports, confidence=confidence)
     ran = rates[rates["trials"] > 0]
 
     def failed(check):
@@ -512,8 +517,8 @@ def trial_verdicts(reports: Sequence[dict], specs: Mapping | None = None) -> Sec
     Source: keryx spec 000, "How the stable-pack gate uses this" (the single-turn runner has no tool wiring) and
     I7c (anti-pattern tokens are literal constructs the judge can check against the answer).
     """
-    split = skills.trial_disagreements(reports, specs)
-    causes = skills.trial_causes(reports, specs)
+    split = trial_disagreements(reports, specs)
+    causes = trial_causes(reports, specs)
     rf = causes[causes["cause"] == "runner failure"]
     bad = split[split["judge_inconsistent"].astype(bool)]
     names = [f"{r.skill}/{r.scenario}" for r in bad.itertuples()]
@@ -577,12 +582,12 @@ def assertion_manifests(manifest: Mapping[str, dict], reports: Sequence[dict]) -
 
     Source: aeon-skill-evals (spec 002), "Manifest format", "Regression detection", "Output".
     """
-    runs = skills.trial_outputs(reports)
+    runs = trial_outputs(reports)
     sec = Section(metrics={"manifest_states_last_run": {}, "manifest_coverage_gaps": []})
     if not runs:
         sec.text("No behaviour scenario has trial outputs to replay, so no assertion was evaluated.")
         return sec
-    timeline, last = skills.history(manifest, runs)
+    timeline, last = history(manifest, runs)
     states = last.results["state"].value_counts().to_dict()
     sec.metrics.update(manifest_states_last_run=states, manifest_coverage_gaps=list(last.coverage_gaps))
     n_runs = int(timeline["run"].max()) if len(timeline) else 0
@@ -603,6 +608,5 @@ def assertion_manifests(manifest: Mapping[str, dict], reports: Sequence[dict]) -
     return sec
 
 
-__all__ = ["ag_cells", "ag_figure", "anti_gaming", "assertion_manifests", "fleiss_kappa_samples", "integrity",
-           "overview", "pass_rate_figure", "repetition", "stable_pack_gate",
+__all__ = ["anti_gaming", "assertion_manifests", "integrity", "overview", "repetition", "stable_pack_gate",
            "trial_verdicts"]

@@ -208,12 +208,13 @@ def rubric_section(rubrics_dir: str | Path | None = None) -> Section:
     :func:`evallab.skills.preset_verdict`.
     """
     from evallab import skills as rubrics
+    from evallab.skills._rubrics import preset_verdict, validate_library
 
-    found = rubrics.validate_library(rubrics_dir or None)
+    found = validate_library(rubrics_dir or None)
     lib = rubrics.load_library(rubrics_dir or None, strict=False)
     rows = []
     for name, pre in lib.presets.items():
-        v = rubrics.preset_verdict(pre, {r: "PASS" for r in pre.weights} | {"functionality": "FAIL"}, lib.rubrics)
+        v = preset_verdict(pre, {r: "PASS" for r in pre.weights} | {"functionality": "FAIL"}, lib.rubrics)
         rows.append({"preset": name, "rubrics": len(pre.weights), "weighted_score": v.score, "verdict": v.verdict,
                      "hard_failed": ", ".join(v.hard_failed)})
     hard = results(pd.DataFrame(rows, columns=["preset", "rubrics", "weighted_score", "verdict", "hard_failed"]),
@@ -469,6 +470,5 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     return sec
 
 
-__all__ = ["FEW_SHOT", "HARD_FAIL_MEASURES", "USAGE_MEASURES", "experiment_section", "few_shot_section",
-           "live_section", "load_few_shot", "rubric_section",
+__all__ = ["experiment_section", "few_shot_section", "live_section", "load_few_shot", "rubric_section",
            "run_experiment"]

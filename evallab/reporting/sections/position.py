@@ -453,5 +453,4 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     return sec
 
 
-__all__ = ["BPC_COLUMNS", "BIAS_COLUMNS", "BREAKDOWN_COLUMNS", "BY", "balanced_calibration", "by_judge", "by_subset",
-           "few_shot", "live_section", "load", "overview"]
+__all__ = ["balanced_calibration", "by_judge", "by_subset", "few_shot", "live_section", "load", "overview"]

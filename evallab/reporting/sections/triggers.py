@@ -76,14 +76,14 @@ class TriggerStudy:
     @cached_property
     def probes(self) -> pd.DataFrame:
         """keryx's probe population: triggers, else a skill's "Use when" clause."""
-        from evallab.skills import make_probes
+        from evallab.skills._trigger_loo import make_probes
 
         return make_probes(self.catalog)
 
     @cached_property
     def triggers(self) -> pd.DataFrame:
         """The trigger probes: every trigger figure and the tuning use these."""
-        from evallab.skills import make_probes
+        from evallab.skills._trigger_loo import make_probes
 
         return make_probes(self.catalog, source="triggers")
 
@@ -101,7 +101,8 @@ class TriggerStudy:
     @cached_property
     def pairs(self) -> pd.DataFrame:
         """Every (trigger probe, skill) pair with its decision scores."""
-        from evallab.skills import loo_scores, pair_scores
+        from evallab.skills._thresholds import pair_scores
+        from evallab.skills._trigger_loo import loo_scores
 
         scores = loo_scores(self.catalog, self.triggers, scorer=self.scorer, strip_exclusions=self.strip_exclusions)
         return pair_scores(self.catalog, self.triggers, scores=scores)
@@ -134,7 +135,8 @@ def load_study(catalog: str = "", *, scorer: str = "keryx", strip_exclusions: bo
     DataError
         A catalog file that cannot be read (:func:`evallab.skills.load_catalog`, naming file and line).
     """
-    from evallab.skills import SCORERS, load_catalog
+    from evallab.skills import load_catalog
+    from evallab.skills._trigger_index import SCORERS
 
     if scorer not in SCORERS:
         raise ParameterError(f"scorer {scorer!r}; expected one of {', '.join(SCORERS)}")
@@ -218,7 +220,7 @@ def leave_one_out_section(study: TriggerStudy, *, confidence: float = 0.95, n_re
     Source: keryx ``checkSkillSelectedLeaveOneOut`` (scout.ts) and ``triggerAccuracy`` (eval.ts), which pools the
     "Use when" probes with the triggers; here they are never pooled.
     """
-    from evallab.skills import loo_summary
+    from evallab.skills._trigger_loo import loo_summary
 
     sec = Section(metrics={"loo_trigger_selected": 0, "loo_trigger_accuracy": None, "loo_trigger_accuracy_low": None,
                            "loo_trigger_accuracy_high": None, "loo_failures": 0, "description_probes_selected": 0})
@@ -282,7 +284,7 @@ def failures_section(study: TriggerStudy) -> Section:
 
     Source: keryx ``checkSkillSelectedLeaveOneOut`` (scout.ts): the three conditions of a selection.
     """
-    from evallab.skills import KERYX_THRESHOLDS
+    from evallab.skills._thresholds import KERYX_THRESHOLDS
 
     sec = Section()
     if not study.has_triggers:
@@ -336,7 +338,7 @@ def skill_accuracy_section(study: TriggerStudy, *, confidence: float = 0.95, n_r
     Source: keryx eval.ts (``synthesizeNegatives``; :func:`evallab.skills.trigger_accuracy`,
     :func:`evallab.skills.skill_accuracy_summary`).
     """
-    from evallab.skills import skill_accuracy_summary, trigger_accuracy
+    from evallab.skills._trigger_loo import skill_accuracy_summary, trigger_accuracy
 
     sec = Section(metrics={"mean_skill_trigger_accuracy": None})
     if not study.has_triggers:
@@ -420,7 +422,7 @@ def thresholds_section(study: TriggerStudy, *, objective: str = "f1", confidence
     keryx's constants from scout.ts (:data:`evallab.skills.KERYX_THRESHOLDS`).
     """
     from evallab.reporting import _plots as plots
-    from evallab.skills import OBJECTIVES, tune_thresholds
+    from evallab.skills._thresholds import OBJECTIVES, tune_thresholds
 
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
@@ -524,7 +526,7 @@ def curves_section(study: TriggerStudy) -> Section:
     10(3): e0118432.
     """
     from evallab.reporting import _plots as plots
-    from evallab.skills import roc_pr, roc_pr_summary
+    from evallab.skills._thresholds import roc_pr, roc_pr_summary
 
     sec = Section(metrics={"select_roc_auc": None, "select_average_precision": None})
     if not study.has_triggers:
@@ -596,7 +598,7 @@ def scorers_section(study: TriggerStudy, scorers: Sequence[str] = ("keryx", "tfi
     to the query's best attainable evidence; average precision and ROC AUC as scikit-learn computes them.
     """
     from evallab.reporting import _plots as plots
-    from evallab.skills import compare_scorers
+    from evallab.skills._scorer_comparison import compare_scorers
 
     sec = Section(metrics={"scorers": []})
     scorers = list(scorers)
@@ -686,7 +688,7 @@ def stripping_section(study: TriggerStudy, *, confidence: float = 0.95, n_resamp
     Source: keryx docs, "Exclusion clauses in a description/triggers are safe to write"
     (:func:`evallab.skills.strip_exclusions`, :func:`evallab.skills.stripping_effect`).
     """
-    from evallab.skills import stripping_effect, stripping_summary
+    from evallab.skills._trigger_loo import stripping_effect, stripping_summary
 
     sec = Section(metrics={"stripping_changed": None, "stripping_correct_before": None,
                            "stripping_correct_after": None})
@@ -713,6 +715,5 @@ def stripping_section(study: TriggerStudy, *, confidence: float = 0.95, n_resamp
     return sec
 
 
-__all__ = ["DOMINANT_NEGATIVES", "LOO_RESAMPLES", "OBJECTIVE_WORDS", "TARGETS", "TriggerStudy", "catalog_section",
-           "curves_section", "failures_section", "leave_one_out_section", "load_study", "scorers_section",
-           "skill_accuracy_section", "stripping_section", "thresholds_section"]
+__all__ = ["catalog_section", "curves_section", "failures_section", "leave_one_out_section", "load_study",
+           "scorers_section", "skill_accuracy_section", "stripping_section", "thresholds_section"]
