@@ -5,7 +5,7 @@ with ties, unparsed replies, a position bias that differs by judge and gold on 9
 
 - evallab: ``load_verdicts`` + ``pairwise_statistics`` + ``position_bias`` (by subset, judge, strategy; 200
   resamples each), each estimator preparing its own paired design; and again with one
-  :func:`evallab.metrics._design.paired_design` passed to both (reported, no target).
+  :func:`evallab.metrics.paired_design` passed to both (reported, no target).
 - plain pandas: ``read_parquet``, then per judge the accuracy in each order, position consistency (the two orders of
   each (item, sample) side by side) and an item bootstrap of accuracy (200 resamples) — the floor: what no
   implementation of those figures can avoid.
@@ -72,9 +72,8 @@ kind, path, resamples = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import numpy as np, pandas as pd
 if kind.startswith("evallab"):
     from evallab.datasets import load_verdicts
-    from evallab.metrics._agreement import pairwise_statistics
-    from evallab.metrics._design import DEFAULT_BY, paired_design
-    from evallab.metrics._position import position_bias
+    from evallab.metrics import paired_design, pairwise_statistics, position_bias
+    from evallab.metrics._design import DEFAULT_BY
     import evallab.metrics._intervals, scipy.stats, statsmodels.stats.contingency_tables  # imports off the clock
     t0, c0 = time.perf_counter(), time.process_time()
     df = load_verdicts(path)
