@@ -406,10 +406,20 @@ class Results(pd.DataFrame):
 
     def describe_measures(self) -> pd.DataFrame:
         """One row per measure: column, label, unit, interval columns, level, method, n column and unit."""
-        rows = [{"column": m.column, "label": m.label, "unit": m.unit, "low": m.low, "high": m.high,
-                 "level": self.level if m.has_interval else None, "method": m.method, "n": m.n, "n_unit": m.n_unit}
-                for m in self.measures.values()]
-        return pd.DataFrame(rows)
+        return pd.DataFrame([{"column": m.column, "label": m.label, "unit": m.unit, "low": m.low, "high": m.high,
+                              "level": self.level if m.has_interval else None, "method": self._methods(m),
+                              "n": m.n, "n_unit": m.n_unit} for m in self.measures.values()])
+
+    def _methods(self, m: Measure) -> str | None:
+        """The interval method(s) of a measure: its own, or those its rows name (with how many rows each)."""
+        if not (m.method_column and m.method_column in self.columns):
+            return m.method
+        named = self[m.method_column][self[m.method_column].astype(str).str.len() > 0].astype(str).value_counts()
+        if not len(named):
+            return m.method
+        if len(named) == 1:
+            return str(named.index[0])
+        return "; ".join(f"{k} ({v} {'row' if v == 1 else 'rows'})" for k, v in named.items())
 
 
 def estimate_from_row(r: pd.Series, m: Measure, level: float | None) -> Estimate:

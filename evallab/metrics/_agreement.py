@@ -83,8 +83,9 @@ PAIRWISE_MEASURES = [
     _count("n", "Items"), _count("no_gold", "Pairs without gold"),
     _count("unparsed_ab", "Unparsed (output 1 first)"), _count("unparsed_ba", "Unparsed (output 2 first)"),
     _count("correct_ab", "Correct (output 1 first)"), _count("correct_ba", "Correct (output 2 first)"),
-    _interval("acc_ab", "Acc. output 1 first", "proportion", "n", "items"),
-    _interval("acc_ba", "Acc. output 2 first", "proportion", "n", "items"),
+    _count("parsed_ab", "Parsed with gold (output 1 first)"), _count("parsed_ba", "Parsed with gold (output 2 first)"),
+    _interval("acc_ab", "Acc. output 1 first", "proportion", "parsed_ab", "parsed replies"),
+    _interval("acc_ba", "Acc. output 2 first", "proportion", "parsed_ba", "parsed replies"),
     _interval("acc", "Acc. (mean of the two orders)", "proportion", "n", "items"),
     Measure("accuracy_pooled", "Pooled accuracy", "proportion", n="n", n_unit="items"),
     _count("correct_both", "Pairs right in both orders"), _count("consistent_pairs", "Consistent pairs (Agr.)"),
@@ -179,7 +180,8 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
         One row per group (measures :data:`PAIRWISE_MEASURES`, n: items; ``level`` = ``confidence``): ``by`` +
         ``n`` (items with gold judged in at least one order), ``no_gold`` (pairs left out: no gold),
         ``unparsed_ab``, ``unparsed_ba`` (replies), ``correct_ab``, ``correct_ba`` (replies right with output 1 /
-        output 2 shown first), ``acc_ab``, ``acc_ba`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_ab +
+        output 2 shown first), ``parsed_ab``, ``parsed_ba`` (replies parsed with gold in that order: the n of
+        ``acc_ab``/``acc_ba``), ``acc_ab``, ``acc_ba`` in [0, 1] with ``_low``/``_high``; ``acc`` = (acc_ab +
         acc_ba) / 2 — LLMBar's Acc. — with ``acc_low``/``acc_high``; ``accuracy_pooled`` = correct / parsed over
         both orders (equal to ``acc`` only when both orders parsed the same number); ``correct_both`` (pairs right
         in both orders); ``consistent_pairs`` (LLMBar's Agr., a count), ``both_parsed``, ``position_consistency``
@@ -242,7 +244,8 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
             per = per_item(i)
             sa, spa, sb, spb = per.sum(0) if len(per) else (0.0, 0.0, 0.0, 0.0)
             r = dict(des.key(i), n=len(per), no_gold=int(no_gold[i]), unparsed_ab=int(unp_ab[i]),
-                     unparsed_ba=int(unp_ba[i]), correct_ab=int(sa), correct_ba=int(sb))
+                     unparsed_ba=int(unp_ba[i]), correct_ab=int(sa), correct_ba=int(sb), parsed_ab=int(spa),
+                     parsed_ba=int(spb))
             notes = []
             if n_pairs[i] == 0:
                 if not any_gold[i]:
@@ -1002,7 +1005,7 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
     by = list(by)
     unit = list(dict.fromkeys([*by, "dataset", "item_id", "order",
                                *[c for c in ("judge", "model", "strategy", "anchor_set") if c not in by]]))
-    check_design(df, [c for c in unit if c not in ("dataset", "item_id", "order")])
+    check_design(df, by)  # several strategies (models, anchor sets) inside one group are refused, never pooled
     ok = df[df["verdict"].notna()]
     counts = ok.groupby(unit + ["verdict"], observed=True, dropna=False).size().unstack("verdict", fill_value=0)
     n = counts.sum(axis=1)

@@ -88,7 +88,7 @@ def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = U
             if c in d.columns and c not in key
             and (d.groupby(key, dropna=False, observed=True)[c].nunique(dropna=False) > 1).any()]
     first = d.iloc[0]
-    where = ", ".join(f"{c}={first[c]!r}" for c in key)
+    where = ", ".join(f"{c}={(first[c].item() if hasattr(first[c], 'item') else first[c])!r}" for c in key)
     if vary:
         raise DesignError(f"grouping by {list(by)} leaves several replies per (item, order, sample), e.g. {where}: "
                           f"{vary} vary inside a group; add {vary} to by= or select one value of each",

@@ -15,6 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evallab import verdicts as V
 from evallab._results import WILSON, Results, bootstrap_method
+from evallab.errors import DesignError
 from evallab.metrics import _agreement as A
 
 B = 100
@@ -47,8 +48,9 @@ def test_pairwise_statistics_names_each_interval_and_its_unit():
     t = _table()
     res = A.pairwise_statistics(t, ["judge"], n_resamples=B)
     assert isinstance(res, Results) and res.keys == ["judge"]
-    for c in ("acc_ab", "acc_ba", "acc"):
-        _interval_measure(res, c, "n", "items", "proportion")
+    for c in ("ab", "ba"):  # n of a per-order accuracy: the replies parsed with gold in that order (its Wilson n)
+        _interval_measure(res, f"acc_{c}", f"parsed_{c}", "parsed replies", "proportion")
+    _interval_measure(res, "acc", "n", "items", "proportion")
     _interval_measure(res, "position_consistency", "both_parsed", "pairs", "proportion")
     assert res.measures["n"].unit == "count"
     # one reply per item and order: the per-order accuracies and consistency are Wilson intervals of the counts
@@ -59,6 +61,7 @@ def test_pairwise_statistics_names_each_interval_and_its_unit():
     assert res.at[a, "acc_ab_method"] == WILSON
     assert (res.at[a, "acc_ab_low"], res.at[a, "acc_ab_high"]) == pytest.approx(
         proportion_confint(k, len(ga), method="wilson"))
+    assert res.estimate("acc_ab", a).n == len(ga) == res.at[a, "parsed_ab"]
     assert res.at[a, "position_consistency_method"] == WILSON
     # Acc. = mean of the two orders with an item bootstrap (both orders of an item move together)
     assert res.at[a, "acc_method"] == BOOT
@@ -214,3 +217,24 @@ def test_published_check_measures_name_published_and_recomputed_columns():
     assert not any(m.has_interval for m in res.measures.values())
     row = res[res["judge"] == "GPT-4"].iloc[0]
     assert row["match"] and row["correct_average_pct_ours"] == pytest.approx(95.5)
+
+
+def test_a_per_order_accuracy_states_the_n_of_its_interval_when_a_reply_is_unparsed():
+    """The fresh-user case: 15 items with gold, one reply unparsed → Wilson on 11 of 14, and n says 14."""
+    rows = [{"item_id": f"q{i}", "judge": "B", "order": "ab", "gold": "1",
+             "verdict": None if i == 14 else ("1" if i < 11 else "2")} for i in range(15)]
+    res = A.pairwise_statistics(V.coerce(pd.DataFrame(rows)), ["judge"], n_resamples=0)
+    e = res.estimate("acc_ab", 0)
+    assert (e.value, e.n, e.n_unit) == (pytest.approx(11 / 14), 14, "parsed replies")
+    assert (e.low, e.high) == pytest.approx(proportion_confint(11, 14, method="wilson"))
+    assert res.at[0, "n"] == 15  # the items with gold, one of them with no parsed reply
+
+
+def test_repetition_stability_refuses_to_pool_two_strategies():
+    rows = [{"item_id": "q1", "judge": "A", "order": "ab", "sample": s, "strategy": st, "verdict": v}
+            for st, vs in (("plain", "12"), ("cot", "11")) for s, v in enumerate(vs)]
+    t = V.coerce(pd.DataFrame(rows))
+    with pytest.raises(DesignError, match=r"\['strategy'\] vary"):
+        A.repetition_stability(t, ["judge"], n_resamples=0)
+    res = A.repetition_stability(t, ["judge", "strategy"], n_resamples=0).set_index("strategy")
+    assert (res.at["plain", "repetition_stability"], res.at["cot", "repetition_stability"]) == (0.5, 1.0)
