@@ -162,7 +162,12 @@ def singular(unit: str) -> str:
     --------
     >>> singular("replies"), singular("items"), singular("pair × order units"), singular("class")
     ('reply', 'item', 'pair × order unit', 'class')
+    >>> singular("units (item, order, sample) both judges parsed")
+    'unit (item, order, sample) both judges parsed'
     """
+    head, sep, rest = unit.partition(" ")
+    if rest and not rest.endswith("s") and head.endswith("s"):  # "units both parsed": the noun comes first
+        return singular(head) + sep + rest
     if unit.endswith("ies"):
         return unit[:-3] + "y"
     return unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
@@ -269,6 +274,16 @@ class Estimate:
     label: str = ""
     note: str | None = None
     digits: int | None = None
+
+    def __post_init__(self) -> None:
+        # a NaN (or NA) value or bound is a missing one: an interval with a missing bound is no interval, so no
+        # text path can print "[nan, nan]" or "[—, —]"
+        value, low, high = _num(self.value), _num(self.low), _num(self.high)
+        if low is None or high is None:
+            low = high = None
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
 
     @property
     def has_interval(self) -> bool:

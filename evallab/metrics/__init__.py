@@ -6,8 +6,9 @@ The estimators by topic (each function's docstring gives its parameters, the col
 the source it follows and an example; the modules behind them are private):
 
 - agreement with gold and between judges — :func:`pairwise_statistics` (LLMBar's Acc. and per-order accuracy),
-  :func:`accuracy`, :func:`cohen_kappa`, :func:`cohen_kappa_vs_gold`, :func:`judge_agreement`,
-  :func:`fleiss_kappa`, :func:`krippendorff_alpha`, :func:`repetition_stability`, :func:`published_check`;
+  :func:`accuracy`, :func:`cohen_kappa_vs_gold`, :func:`judge_agreement`, :func:`fleiss_kappa`,
+  :func:`krippendorff_alpha`, :func:`repetition_stability`, :func:`majority_vote` (the majority verdict over
+  samples), :func:`published_check`;
 - position bias — :func:`position_consistency`, :func:`position_bias` (MT-Bench's breakdown, preference fairness,
   first-slot preference, McNemar's order effect), :func:`balanced_position_accuracy`, :func:`anchor_effect`;
 - drift between a baseline and a candidate judge — :func:`compare_judges`, :func:`drift_summary`,
@@ -22,8 +23,8 @@ the source it follows and an example; the modules behind them are private):
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
 - contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
-- the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a :class:`PairedDesign`
-  checked and encoded once, for several estimators).
+- the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
+  design checked and encoded once, for several estimators).
 
 The interval helpers (Wilson, McNemar, ratio intervals, p-value adjustment) and the design checks behind the
 estimators are private (``evallab.metrics._intervals``, ``evallab.metrics._design``); each estimator names the
@@ -36,7 +37,7 @@ from evallab._face import lazy_face
 _NAMES = {
     "DesignError": ("evallab.errors", "DesignError"),
     **{n: ("_agreement", n) for n in (
-        "accuracy", "cohen_kappa", "cohen_kappa_vs_gold", "fleiss_kappa", "judge_agreement", "krippendorff_alpha",
+        "accuracy", "cohen_kappa_vs_gold", "fleiss_kappa", "judge_agreement", "krippendorff_alpha", "majority_vote",
         "pairwise_statistics", "published_check", "repetition_stability")},
     **{n: ("_position", n) for n in (
         "anchor_effect", "balanced_position_accuracy", "position_bias", "position_consistency")},
@@ -53,7 +54,7 @@ _NAMES = {
         "samples_for_stable_majority")},
     **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
-    **{n: ("_design", n) for n in ("PairedDesign", "describe", "paired_design")},
+    **{n: ("_design", n) for n in ("describe", "paired_design")},
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every

@@ -33,6 +33,8 @@ Methods and their sources
   statistics of each coefficient.
 - :func:`repetition_stability` — agreement of a judge with itself across samples of the same request: Shi et al.
   (2024) repetition stability (mean share of the modal verdict), unanimity and the pairwise flip rate.
+- :func:`majority_vote` — the majority verdict over a request's samples: its accuracy beside the per-reply
+  accuracy, the requests one sample away from another majority, and the flip probability per request.
 - :func:`published_check` — LLMBar's published statistics recomputed and set beside the authors' table.
 """
 
@@ -59,6 +61,8 @@ from evallab.metrics._design import (
     item_key,
     join_notes,
     not_computable,
+    thin_note,
+    too_thin,
 )
 from evallab.metrics._position import position_consistency
 
@@ -80,14 +84,15 @@ def _interval(column: str, label: str, unit: str, n: str, n_unit: str, **kw) -> 
 
 #: the measures of :func:`pairwise_statistics`
 PAIRWISE_MEASURES = [
-    _count("n", "Items"), _count("no_gold", "Pairs without gold"),
+    _count("n", "Items"), _count("no_gold", "(Item, sample) without gold"),
     _count("unparsed_ab", "Unparsed (output 1 first)"), _count("unparsed_ba", "Unparsed (output 2 first)"),
     _count("correct_ab", "Correct (output 1 first)"), _count("correct_ba", "Correct (output 2 first)"),
     _count("parsed_ab", "Parsed with gold (output 1 first)"), _count("parsed_ba", "Parsed with gold (output 2 first)"),
     _interval("acc_ab", "Acc. output 1 first", "proportion", "parsed_ab", "parsed replies"),
     _interval("acc_ba", "Acc. output 2 first", "proportion", "parsed_ba", "parsed replies"),
     _interval("acc", "Acc. (mean of the two orders)", "proportion", "n", "items"),
-    Measure("accuracy_pooled", "Pooled accuracy", "proportion", n="n", n_unit="items"),
+    _count("parsed", "Parsed replies with gold"),
+    Measure("accuracy_pooled", "Pooled accuracy", "proportion", n="parsed", n_unit="replies"),
     _count("correct_both", "Pairs right in both orders"), _count("consistent_pairs", "Consistent pairs (Agr.)"),
     _count("both_parsed", "Pairs with both parsed"),
     _interval("position_consistency", "Position consistency", "proportion", "both_parsed", "pairs"),
@@ -105,9 +110,10 @@ KAPPA_GOLD_MEASURES = [
 ]
 #: the measures of :func:`judge_agreement`
 JUDGE_AGREEMENT_MEASURES = [
-    _count("n", "Replies"), _count("items", "Items"),
-    _interval("agreement", "Raw agreement", "proportion", "n", "replies"),
-    _interval("kappa", "Cohen's kappa", "coefficient", "n", "replies", digits=2),
+    _count("n", "Units both parsed"), _count("items", "Items"),
+    _interval("agreement", "Raw agreement", "proportion", "n", "units (item, order, sample) both judges parsed"),
+    _interval("kappa", "Cohen's kappa", "coefficient", "n", "units (item, order, sample) both judges parsed",
+              digits=2),
 ]
 #: the measures of :func:`repetition_stability`
 REPETITION_MEASURES = [
@@ -235,6 +241,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
     n_pairs = des.count("pairs")
     no_gold, unp_ab, unp_ba = (des.count("pairs", x) for x in (~gold, has_ab & (a < 0), has_ba & (b < 0)))
     correct_both = des.count("pairs", ca & cb)
+    asked_ab, asked_ba = des.count("pairs", has_ab), des.count("pairs", has_ba)
     any_gold = des.count("replies", des.replies["gold"] >= 0) > 0
     rows = []
     with intervals.shared_resamples(des.draws):
@@ -275,7 +282,10 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
                 r["acc"] = r["acc_low"] = r["acc_high"] = NAN
                 r["acc_method"] = ""
                 if len(per):
-                    notes.append(not_computable("Acc. averages the two presentation orders; only one was parsed"))
+                    one = "only one was parsed" if asked_ab[i] and asked_ba[i] else \
+                        f"the table records one ({'ab' if asked_ab[i] else 'ba'})"
+                    notes.append(not_computable(f"Acc. averages the two presentation orders; {one}"))
+            r["parsed"] = int(spa + spb)
             r["accuracy_pooled"] = (sa + sb) / (spa + spb) if spa + spb else NAN
             r["correct_both"] = int(correct_both[i])
             c = cons.iloc[i]
@@ -739,7 +749,7 @@ def _unanimous_note(value: float, low: float, high: float, counts: np.ndarray, i
 
 def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                  raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
-                 seed: int = 0) -> Results:
+                 seed: int = 0, min_items: int = 0) -> Results:
     """Fleiss' kappa across raters (judges; or samples with ``raters="sample"``) on units every rater parsed.
 
     Kappa compares the agreement within units with the agreement the verdicts' overall shares would give by
@@ -762,6 +772,10 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
         Bootstrap resamples over items (``0``: no interval).
     seed : int, default 0
         Seed of the bootstrap.
+    min_items : int, default 0
+        Fewest items a group needs for an interval (report 01 passes
+        :data:`~evallab.metrics._design.MIN_ITEMS`): below it the coefficient is given without one and ``note``
+        says so (:func:`~evallab.metrics._design.thin_note`) — a bootstrap over a handful of items is no interval.
 
     Returns
     -------
@@ -826,12 +840,15 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
                 per = np.zeros((items.max() + 1, per_unit.shape[1]))
                 np.add.at(per, items, per_unit)
                 r["items"] = len(per)
-                r["kappa_low"], r["kappa_high"] = intervals.bootstrap_sums(
-                    per, lambda t, m=m: _fleiss_totals(t, m), n_resamples=n_resamples, confidence=confidence,
-                    seed=seed)
-                r["kappa_method"] = bootstrap_method(n_resamples) if np.isfinite(r["kappa_low"]) else ""
-                r["note"] = _unanimous_note(r["kappa"], r["kappa_low"], r["kappa_high"], table, items, m, n_resamples,
-                                            confidence, "kappa")
+                if too_thin(len(per), min_items):
+                    r["note"] = thin_note(len(per), min_items)
+                else:
+                    r["kappa_low"], r["kappa_high"] = intervals.bootstrap_sums(
+                        per, lambda t, m=m: _fleiss_totals(t, m), n_resamples=n_resamples, confidence=confidence,
+                        seed=seed)
+                    r["kappa_method"] = bootstrap_method(n_resamples) if np.isfinite(r["kappa_low"]) else ""
+                    r["note"] = _unanimous_note(r["kappa"], r["kappa_low"], r["kappa_high"], table, items, m,
+                                                n_resamples, confidence, "kappa")
         rows.append(r)
     return results(pd.DataFrame(rows), _rater_measures("kappa", "Fleiss' kappa", unit_name), level=confidence,
                    keys=by)
@@ -851,7 +868,7 @@ def _alpha_totals(t: np.ndarray, L: int) -> np.ndarray:
 
 def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
                        raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
-                       seed: int = 0) -> Results:
+                       seed: int = 0, min_items: int = 0) -> Results:
     """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them),
     units with fewer than two parsed replies carry no pairable value and are dropped.
 
@@ -871,6 +888,10 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
         Bootstrap resamples over items (``0``: no interval).
     seed : int, default 0
         Seed of the bootstrap.
+    min_items : int, default 0
+        Fewest items a group needs for an interval (report 01 passes
+        :data:`~evallab.metrics._design.MIN_ITEMS`): below it the coefficient is given without one and ``note``
+        says so (:func:`~evallab.metrics._design.thin_note`) — a bootstrap over a handful of items is no interval.
 
     Returns
     -------
@@ -931,11 +952,15 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
             per = np.zeros((items.max() + 1, L * L))
             np.add.at(per, items, co.reshape(len(co), -1))
             r["items"] = len(per)
-            r["alpha_low"], r["alpha_high"] = intervals.bootstrap_sums(
-                per, lambda t, L=L: _alpha_totals(t, L), n_resamples=n_resamples, confidence=confidence, seed=seed)
-            r["alpha_method"] = bootstrap_method(n_resamples) if np.isfinite(r["alpha_low"]) else ""
-            r["note"] = _unanimous_note(r["alpha"], r["alpha_low"], r["alpha_high"], cnt, items, None, n_resamples,
-                                        confidence, "alpha")
+            if too_thin(len(per), min_items):
+                r["note"] = thin_note(len(per), min_items)
+            else:
+                r["alpha_low"], r["alpha_high"] = intervals.bootstrap_sums(
+                    per, lambda t, L=L: _alpha_totals(t, L), n_resamples=n_resamples, confidence=confidence,
+                    seed=seed)
+                r["alpha_method"] = bootstrap_method(n_resamples) if np.isfinite(r["alpha_low"]) else ""
+                r["note"] = _unanimous_note(r["alpha"], r["alpha_low"], r["alpha_high"], cnt, items, None,
+                                            n_resamples, confidence, "alpha")
         rows.append(r)
     return results(pd.DataFrame(rows), _rater_measures("alpha", "Krippendorff's alpha", _unit_name(raters)),
                    level=confidence, keys=by)
@@ -1044,6 +1069,196 @@ def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, co
                 per[:, num], per[:, den], **kw)
         rows.append(r)
     return results(pd.DataFrame(rows), REPETITION_MEASURES, level=confidence, keys=by)
+
+
+# -------------------------------------------------------------------------------------- majority vote over samples
+#: the measures of :func:`majority_vote` (one row per group)
+MAJORITY_MEASURES = [
+    _count("requests", "Requests"), _count("items", "Items"), _count("replies", "Parsed replies"),
+    _count("unparsed", "Unparsed"), _count("gold_requests", "Requests with gold"),
+    _count("gold_replies", "Parsed replies with gold"),
+    _interval("reply_accuracy", "Accuracy per reply", "proportion", "gold_replies", "replies"),
+    _interval("majority_accuracy", "Accuracy of the majority verdict", "proportion", "gold_requests", "requests"),
+    _interval("majority_gain", "Majority minus per-reply accuracy", "pp", "items", "items"),
+    _count("tied", "Requests without a majority (tied)", n="requests", n_unit="requests"),
+    _count("straddling", "Requests one sample away from another majority", n="requests", n_unit="requests"),
+    _interval("straddle_rate", "Share of requests one sample away from another majority", "proportion", "requests",
+              "requests"),
+    _interval("flip_probability", "Flip probability (a sample against its request's majority)", "proportion",
+              "requests", "requests"),
+]
+#: the measures of :func:`majority_vote` with ``per="request"`` (one row per request; no intervals)
+MAJORITY_REQUEST_MEASURES = [
+    _count("samples", "Parsed samples"), _count("margin", "Margin (samples)"),
+    Measure("majority_share", "Share of the majority verdict", "proportion", n="samples", n_unit="replies",
+            note=None),
+    Measure("flip_probability", "Flip probability", "proportion", n="samples", n_unit="replies", note=None),
+    Measure("majority_correct", "Majority correct (ties: share of tied verdicts that are gold)", "proportion",
+            note=None),
+]
+
+
+def _request_table(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """One row per request (by + dataset, item, order and the design columns not in ``by``) with two or more
+    parsed samples: the verdict counts, majority, margin, tie, flip probability, gold and the majority's
+    correctness; and the request's columns."""
+    unit = list(dict.fromkeys([*by, "dataset", "item_id", "order",
+                               *[c for c in ("judge", "model", "strategy", "anchor_set") if c not in by]]))
+    unit = [c for c in unit if c in df.columns]
+    ok = df[df["verdict"].notna()].assign(_v=lambda d: d["verdict"].astype(str))
+    counts = ok.groupby(unit + ["_v"], observed=True, dropna=False).size().unstack("_v", fill_value=0)
+    counts = counts[counts.sum(axis=1) >= 2]
+    gold = df[df["gold"].notna()].groupby(unit, observed=True, dropna=False)["gold"].first().astype(str)
+    arr = counts.to_numpy(int)
+    cats = np.asarray(counts.columns, dtype=object)
+    n = arr.sum(1)
+    top = np.sort(arr, axis=1)[:, ::-1]
+    c1, c2 = top[:, 0], top[:, 1] if arr.shape[1] > 1 else np.zeros(len(arr), int)
+    modes = arr == c1[:, None]
+    n_modes = modes.sum(1)
+    g = gold.reindex(counts.index).to_numpy(dtype=object)
+    has_gold = pd.notna(g)
+    is_gold = np.array([[has_gold[i] and cats[j] == g[i] for j in range(len(cats))] for i in range(len(arr))],
+                       dtype=bool).reshape(arr.shape)
+    req = counts.index.to_frame(index=False)
+    req["samples"] = n
+    req["majority"] = [str(cats[m.argmax()]) if k == 1 else "" for m, k in zip(modes, n_modes, strict=True)]
+    req["majority_share"] = c1 / n
+    req["margin"] = c1 - c2
+    req["tied"] = n_modes > 1
+    req["straddles"] = (c1 - c2) <= 1
+    req["flip_probability"] = 1 - c1 / n
+    req["gold"] = np.where(has_gold, g, None)
+    req["correct_replies"] = (arr * is_gold).sum(1)
+    req["majority_correct"] = np.where(has_gold, (modes & is_gold).sum(1) / n_modes, np.nan)
+    return req, unit
+
+
+def majority_vote(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, per: str = "group", confidence: float = 0.95,
+                  n_resamples: int = 1000, seed: int = 0) -> Results:
+    """The majority verdict over a request's repeated samples: its accuracy beside the accuracy per reply, and how
+    close each request is to another majority.
+
+    A request is one (dataset, item, order) within the group and its design columns, with two or more parsed
+    samples (a judge asked the same thing several times, e.g. at temperature 0.7). Its majority verdict is the most
+    frequent parsed verdict; when several verdicts tie for most frequent there is no majority (``tied``) and the
+    majority's correctness is the share of the tied verdicts that are gold — the expected accuracy of breaking the
+    tie at random. A request *straddles* the verdict when one changed sample would give another majority or a tie
+    with it: the margin between the two most frequent verdicts is at most one sample (every 2–1 split of three
+    samples). Its flip probability is the share of its samples that disagree with its majority (1 − the modal
+    share): the chance that one more sample, drawn like these, says something else.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table with several ``sample`` values per (item, order).
+    by : sequence of str, default ("judge",)
+        Grouping columns (several strategies inside one group are refused, never pooled).
+    per : {"group", "request"}, default "group"
+        ``"group"``: one row per group with the figures and their intervals; ``"request"``: one row per request
+        (the list to read the straddling requests from).
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; Wilson where every item holds one 0/1 value).
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Results
+        ``per="group"`` (measures :data:`MAJORITY_MEASURES`): ``by`` + counts ``requests``, ``items``, ``replies``
+        (parsed samples of those requests), ``unparsed`` (replies of the group), ``gold_requests``, ``gold_replies``;
+        ``reply_accuracy`` (correct / parsed replies with gold, n: replies), ``majority_accuracy`` (mean majority
+        correctness over requests with gold, n: requests), ``majority_gain`` (their difference, pp, paired item
+        bootstrap), ``tied``, ``straddling`` (counts of requests), ``straddle_rate``, ``flip_probability`` (mean
+        over requests; proportions, n: requests); each interval with ``_low``/``_high``/``_method`` (item-cluster:
+        Wilson when every item holds one 0/1 value, else an item bootstrap — see
+        :func:`~evallab.metrics._intervals.ratio_interval_method`); ``note``. ``per="request"`` (measures
+        :data:`MAJORITY_REQUEST_MEASURES`): the request's columns + ``samples``, ``majority`` (``""`` when tied),
+        ``majority_share``, ``margin``, ``tied``, ``straddles``, ``flip_probability``, ``gold``,
+        ``correct_replies``, ``majority_correct`` (NaN without gold).
+
+    Raises
+    ------
+    EvallabError
+        An unknown ``per``.
+    DesignError
+        When ``by`` leaves several replies per (item, order, sample).
+
+    References
+    ----------
+    Wang et al. (2023), "Self-Consistency Improves Chain of Thought Reasoning in Language Models", ICLR (the
+    majority over sampled answers); deepeval#3110 and trulens#2741 (a stochastic judge whose re-runs straddle the
+    verdict).
+
+    Examples
+    --------
+    Three samples per item, gold "1": q1 2–1 for "1" (majority right, straddles), q2 3–0 for "2" (wrong), q3 2–1
+    for "1": per reply 4 of 9 right, majority 2 of 3, two requests straddle, flip probability (1/3 + 0 + 1/3) / 3:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import majority_vote
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3, "judge": "A",
+    ...     "sample": [0, 1, 2] * 3, "verdict": ["1", "1", "2", "2", "2", "2", "1", "2", "1"], "gold": "1"}))
+    >>> print(majority_vote(df, n_resamples=0)[["requests", "reply_accuracy", "majority_accuracy", "straddling",
+    ...       "flip_probability"]].round(3).to_string(index=False))
+     requests  reply_accuracy  majority_accuracy  straddling  flip_probability
+            3           0.444              0.667           2             0.222
+    """
+    if per not in ("group", "request"):
+        raise EvallabError(f"per={per!r}; expected 'group' or 'request'")
+    by = list(by)
+    check_design(df, by)
+    req, unit = _request_table(df, by)
+    if per == "request":
+        return results(req, MAJORITY_REQUEST_MEASURES, keys=unit)
+    kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    rows = []
+    for key, g in groups(df, by):
+        r_ = req
+        for col, v in key.items():
+            r_ = r_[r_[col].astype(object) == v] if len(r_) else r_
+        r = dict(key, requests=len(r_), items=0, replies=int(r_["samples"].sum()) if len(r_) else 0,
+                 unparsed=int(g["verdict"].isna().sum()), note="")
+        gold = r_["gold"].notna().to_numpy() if len(r_) else np.zeros(0, bool)
+        r["gold_requests"] = int(gold.sum())
+        r["gold_replies"] = int(r_["samples"].to_numpy()[gold].sum()) if len(r_) else 0
+        r["tied"] = int(r_["tied"].sum()) if len(r_) else 0
+        r["straddling"] = int(r_["straddles"].sum()) if len(r_) else 0
+        names = ("reply_accuracy", "majority_accuracy", "majority_gain", "straddle_rate", "flip_probability")
+        for name in names:
+            r.update({name: NAN, f"{name}_low": NAN, f"{name}_high": NAN, f"{name}_method": ""})
+        if len(r_) == 0:
+            r["note"] = not_computable("no request with two or more parsed samples")
+            rows.append(r)
+            continue
+        items = pd.factorize(item_key(r_.set_index(["dataset", "item_id"]).index))[0]
+        r["items"] = int(items.max()) + 1
+        cols = np.column_stack([np.where(gold, r_["majority_correct"].fillna(0), 0), gold,
+                                np.where(gold, r_["correct_replies"], 0), np.where(gold, r_["samples"], 0),
+                                r_["straddles"], r_["flip_probability"], np.ones(len(r_))]).astype(float)
+        s = np.zeros((r["items"], cols.shape[1]))
+        np.add.at(s, items, cols)
+        for name, num, den in (("straddle_rate", 4, 6), ("flip_probability", 5, 6)):
+            r[name] = s[:, num].sum() / s[:, den].sum()
+            r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = intervals.ratio_interval_method(
+                s[:, num], s[:, den], **kw)
+        if gold.any():
+            for name, num, den in (("majority_accuracy", 0, 1), ("reply_accuracy", 2, 3)):
+                r[name] = s[:, num].sum() / s[:, den].sum()
+                r[f"{name}_low"], r[f"{name}_high"], r[f"{name}_method"] = intervals.ratio_interval_method(
+                    s[:, num], s[:, den], **kw)
+            gain = r["majority_accuracy"] - r["reply_accuracy"]
+            r["majority_gain"] = 0.0 if abs(gain) < 1e-12 else gain  # equal accuracies: 0, never "-0.0"
+            if n_resamples > 0:
+                r["majority_gain_low"], r["majority_gain_high"], r["majority_gain_method"] = \
+                    intervals.ratio_difference_interval_method(s[:, 0], s[:, 1], s[:, 2], s[:, 3], **kw)
+        else:
+            r["note"] = not_computable("no gold labels: the accuracies need gold")
+        rows.append(r)
+    return results(pd.DataFrame(rows), MAJORITY_MEASURES, level=confidence, keys=by)
 
 
 # ------------------------------------------------------------------------------------------- LLMBar's table

@@ -622,6 +622,78 @@ def join_notes(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-__all__ = ["DEFAULT_BY", "DESIGN_COLUMNS", "DesignError", "ORDERS", "PairedDesign", "UNIT", "check_design",
-           "describe", "design_of", "groups", "item_key", "join_notes", "not_computable", "order_pairs",
-           "paired_design", "pairwise"]
+# ------------------------------------------------------------------------------------------- minimum size
+#: the fewest items a row (a subset, judge, strategy cell) needs before a report headlines it or bootstraps a
+#: multi-rater coefficient on it (report 01's ``min_items``; report 07 refuses thin subsets the same way with
+#: ``min_gold``)
+MIN_ITEMS = 20
+
+
+def too_thin(items, min_items: int = MIN_ITEMS):
+    """Whether a row resting on ``items`` items is below the minimum size (never headlined; Fleiss' kappa and
+    Krippendorff's alpha get no interval).
+
+    Parameters
+    ----------
+    items : int or array of int
+        The items a row rests on.
+    min_items : int, default :data:`MIN_ITEMS`
+
+    Returns
+    -------
+    bool or array of bool
+
+    Examples
+    --------
+    >>> too_thin(5), too_thin(20), too_thin(5, min_items=0)
+    (True, False, False)
+    """
+    return np.asarray(items) < min_items if np.ndim(items) else bool(items < min_items)
+
+
+def thin_note(items: int, min_items: int = MIN_ITEMS, what: str = "items") -> str:
+    """The note of a row below the minimum size (the wording of report 07's ``min_gold``).
+
+    Parameters
+    ----------
+    items : int
+    min_items : int, default :data:`MIN_ITEMS`
+    what : str, default "items"
+        What ``items`` counts.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> thin_note(5)
+    'no interval: 5 items, fewer than min_items=20'
+    """
+    return f"no interval: {items:,} {what}, fewer than min_items={min_items}"
+
+
+def min_size_rule(min_items: int = MIN_ITEMS) -> str:
+    """The minimum-size rule as a report states it once.
+
+    Parameters
+    ----------
+    min_items : int, default :data:`MIN_ITEMS`
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(min_size_rule(20).split("; ")[1])
+    a row resting on fewer than 20 items (min_items) is shown but never headlined, ...
+    """
+    return (f"Each judge's figure over the whole table comes first, per strategy, then the breakdown by subset; a row "
+            f"resting on fewer than {min_items:,} items (min_items) is shown but never headlined, and Fleiss' kappa "
+            "and Krippendorff's alpha get no interval on it.")
+
+
+__all__ = ["DEFAULT_BY", "DESIGN_COLUMNS", "DesignError", "MIN_ITEMS", "ORDERS", "PairedDesign", "UNIT",
+           "check_design", "describe", "design_of", "groups", "item_key", "join_notes", "min_size_rule",
+           "not_computable", "order_pairs", "paired_design", "pairwise", "thin_note", "too_thin"]

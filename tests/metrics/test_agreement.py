@@ -362,3 +362,81 @@ def test_judge_agreement_diagonal_and_identical_raters_have_no_point_interval():
     assert (off["agreement_low"], off["agreement_high"]) == pytest.approx(proportion_confint(30, 30, method="wilson"))
     assert off["kappa"] == pytest.approx(1.0) and np.isnan(off["kappa_low"]) and np.isnan(off["kappa_high"])
     assert "every item gives the same value" in off["note"]
+
+
+# ------------------------------------------------- issue 26: what every n counts, on 12 items × 3 samples
+def _twelve_by_three(seed=7):
+    """One judge, both orders, 3 samples per (item, order), gold on every item; one reply unparsed."""
+    rng = np.random.default_rng(seed)
+    rows = [dict(item_id=f"q{i:02d}", judge="J", order=o, sample=s, gold="1" if i % 2 else "2",
+                 verdict=rng.choice(["1", "2"])) for i in range(12) for o in ("ab", "ba") for s in range(3)]
+    t = V.coerce(pd.DataFrame(rows))
+    t.loc[t.index[0], "verdict"] = pd.NA
+    return t
+
+
+def test_every_n_unit_says_what_its_n_column_counts_on_12_items_by_3_samples():
+    t = _twelve_by_three()
+    ok = t[t["verdict"].notna()]
+    ps = A.pairwise_statistics(t, ["judge"], n_resamples=0)
+    assert ps.at[0, "n"] == 12 and ps.measures["acc"].n_unit == "items"
+    assert ps.at[0, "parsed_ab"] == 35 and ps.at[0, "parsed_ba"] == 36
+    assert ps.measures["acc_ab"].n_unit == "parsed replies"
+    assert ps.at[0, "parsed"] == 71 and ps.estimate("accuracy_pooled").n_unit == "replies"
+    assert ps.estimate("accuracy_pooled").n == 71
+    assert ps.at[0, "accuracy_pooled"] == pytest.approx((ok["verdict"] == ok["gold"]).mean())
+    # a pair is an (item, sample) asked in both orders: 36, of which 35 parsed in both
+    assert ps.at[0, "both_parsed"] == 35 and ps.measures["position_consistency"].n_unit == "pairs"
+    acc = A.accuracy(t, ["judge"], n_resamples=0)
+    assert (acc.at[0, "parsed"], acc.at[0, "items"]) == (71, 12) and acc.measures["accuracy"].n_unit == "replies"
+    kg = A.cohen_kappa_vs_gold(t, ["judge"], n_resamples=0)
+    assert kg.at[0, "n"] == 71 and kg.measures["kappa"].n_unit == "replies"
+    rep = A.repetition_stability(t, n_resamples=0)
+    assert rep.at[0, "units"] == 24 and rep.measures["repetition_stability"].n_unit == "requests"
+    fk = A.fleiss_kappa(t, raters="sample", n_resamples=0)
+    assert fk.at[0, "units"] == 23 and fk.measures["kappa"].n_unit == "requests"  # q00 ab lost a sample
+    mv = A.majority_vote(t, n_resamples=0)
+    assert (mv.at[0, "requests"], mv.at[0, "replies"], mv.at[0, "items"]) == (24, 71, 12)
+    assert mv.measures["majority_accuracy"].n_unit == "requests" and mv.measures["reply_accuracy"].n_unit == "replies"
+    two = pd.concat([t, t.assign(judge="K")], ignore_index=True)
+    ja = A.judge_agreement(two, n_resamples=0).query("judge_a == 'J' and judge_b == 'K'")
+    assert ja["n"].iloc[0] == 71 and A.JUDGE_AGREEMENT_MEASURES[2].n_unit.startswith("units (item, order, sample)")
+
+
+def test_majority_vote_hand_counts_with_a_tie():
+    # q1: 2-1 for "1" (gold 1: right, straddles); q2: 1-1 tie of "1" and "2" with an unparsed third (gold 2: 1/2);
+    # q3: 3-0 for "2" (gold 1: wrong, does not straddle); q4: one parsed sample only (not a request with samples)
+    t = V.coerce(pd.DataFrame({"item_id": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3 + ["q4"] * 3, "judge": "A",
+                               "sample": [0, 1, 2] * 4,
+                               "verdict": ["1", "1", "2", "1", "2", None, "2", "2", "2", "1", None, None],
+                               "gold": ["1"] * 3 + ["2"] * 3 + ["1"] * 3 + ["1"] * 3}))
+    r = A.majority_vote(t, n_resamples=0)
+    assert (r.at[0, "requests"], r.at[0, "replies"], r.at[0, "unparsed"], r.at[0, "tied"]) == (3, 8, 3, 1)
+    assert r.at[0, "majority_accuracy"] == pytest.approx((1 + 0.5 + 0) / 3)
+    assert r.at[0, "reply_accuracy"] == pytest.approx((2 + 1 + 0) / 8)
+    assert r.at[0, "straddling"] == 2  # q1 (margin 1) and q2 (tied, margin 0)
+    assert r.at[0, "flip_probability"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
+    req = A.majority_vote(t, per="request").set_index("item_id")
+    assert req.loc["q2", "majority"] == "" and req.loc["q1", "majority"] == "1" and req.loc["q3", "margin"] == 3
+    with pytest.raises(EvallabError):
+        A.majority_vote(t, per="item")
+
+
+def test_majority_vote_refuses_to_pool_strategies():
+    t = _twelve_by_three()
+    two = pd.concat([t, t.assign(strategy="other")], ignore_index=True)
+    with pytest.raises(DesignError):
+        A.majority_vote(two, ["judge"])
+    assert len(A.majority_vote(two, ["judge", "strategy"], n_resamples=0)) == 2
+
+
+def test_fleiss_and_alpha_give_no_interval_below_min_items():
+    t = _twelve_by_three()
+    three = pd.concat([t.assign(judge=j) for j in ("A", "B", "C")], ignore_index=True)
+    three.loc[three["judge"] == "B", "verdict"] = three.loc[three["judge"] == "A", "verdict"].to_numpy()[::-1]
+    for fn, col in ((A.fleiss_kappa, "kappa"), (A.krippendorff_alpha, "alpha")):
+        thin = fn(three, n_resamples=50, min_items=20)
+        assert np.isnan(thin.at[0, f"{col}_low"]) and thin.at[0, f"{col}_method"] == ""
+        assert thin.at[0, "note"] == "no interval: 12 items, fewer than min_items=20"
+        full = fn(three, n_resamples=50)
+        assert thin.at[0, col] == pytest.approx(full.at[0, col]) and np.isfinite(full.at[0, f"{col}_low"])

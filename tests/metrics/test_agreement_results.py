@@ -89,7 +89,7 @@ def test_acc_interval_of_a_partly_parsed_item_is_named_as_the_pooled_accuracy():
 def test_one_order_table_says_acc_is_not_computable():
     res = A.pairwise_statistics(_table(orders=("ab",)), ["judge"], n_resamples=B)
     e = res.estimate("acc", 0)
-    assert e.value is None and "only one was parsed" in str(e) and "not computable" in str(e)
+    assert e.value is None and "the table records one (ab)" in str(e) and "not computable" in str(e)
     assert res.at[0, "acc_method"] == ""
 
 
@@ -140,8 +140,9 @@ def test_cohen_kappa_vs_gold_matches_sklearn_with_its_method():
 def test_judge_agreement_measures_and_values():
     t = _table(orders=("ab",))
     res = A.judge_agreement(t, n_resamples=B)
-    _interval_measure(res, "agreement", "n", "replies", "proportion")
-    _interval_measure(res, "kappa", "n", "replies", "coefficient")
+    # n counts the (item, order, sample) units both judges parsed: one reply of each judge per unit
+    _interval_measure(res, "agreement", "n", "units (item, order, sample) both judges parsed", "proportion")
+    _interval_measure(res, "kappa", "n", "units (item, order, sample) both judges parsed", "coefficient")
     r = res[(res["judge_a"] == "A") & (res["judge_b"] == "B")].iloc[0]
     a = t[t["judge"] == "A"].set_index("item_id")["verdict"].astype(str)
     b = t[t["judge"] == "B"].set_index("item_id")["verdict"].astype(str)

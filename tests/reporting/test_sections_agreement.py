@@ -85,11 +85,14 @@ def test_accuracy_headline_is_the_mean_of_the_two_order_accuracies(natural, csv_
         acc[judge] = sum(per) / 2
     best = max(acc, key=acc.get)
     head = sec.findings[0]
-    assert head.sentence.startswith(f"{best} on LLMBar/Natural has the highest Acc. (mean of the two order "
+    assert head.sentence.startswith(f"Over the whole table, {best} has the highest Acc. (mean of the two order "
                                     f"accuracies): {100 * acc[best]:.1f}%")
+    # every judge's whole-table figure is in the headline, highest first
+    order = sorted(acc, key=acc.get, reverse=True)
+    assert "(every judge: " + ", ".join(f"{j} {100 * acc[j]:.1f}%" for j in order) + ")" in head.sentence
     assert f"item bootstrap (percentile, {B} resamples), n = 100 items" in head.sentence
     assert head.method == f"item bootstrap (percentile, {B} resamples)"
-    assert sec.metrics["best_judge"] == f"{best} on LLMBar/Natural" and sec.metrics["best_strategy"] == "Vanilla"
+    assert sec.metrics["best_judge"] == best and sec.metrics["best_strategy"] == "Vanilla"
     assert sec.metrics["best_acc"] == pytest.approx(acc[best])
     assert {r["judge"]: r["acc"] for r in sec.metrics["accuracy"]} == pytest.approx(acc)
     assert any(hasattr(x, "savefig") for x in sec.items)  # the figure
@@ -104,8 +107,8 @@ def test_kappa_section_matches_sklearn(natural, tmp_path):
         ks[j] = cohen_kappa_score(g["gold"].astype(str), g["verdict"].astype(str))
     best, worst = max(ks, key=ks.get), min(ks, key=ks.get)
     s = sec.findings[0].sentence
-    assert s.startswith(f"{best} on LLMBar/Natural agrees best with gold: Cohen's kappa {ks[best]:.2f}")
-    assert s.endswith(f"the lowest row is {worst} on LLMBar/Natural at {ks[worst]:.2f}.")
+    assert s.startswith(f"Over the whole table, {best} agrees best with gold: Cohen's kappa {ks[best]:.2f}")
+    assert s.endswith(f"{worst} {ks[worst]:.2f}).")
     assert "nan" not in _text(sec, tmp_path).lower()
 
 
@@ -125,7 +128,8 @@ def test_judge_and_panel_sections_on_the_bundled_data(natural, tmp_path):
     assert panel.metrics["fleiss_kappa_whole_table"] == pytest.approx(fleiss_kappa(aggregate_raters(codes)[0]))
     assert panel.metrics["fleiss_kappa_units_whole_table"] == len(w)
     assert panel.metrics["whole_table_strategy"] == "Vanilla"
-    assert panel.findings[0].sentence.startswith("Across the 6 judges, Krippendorff's alpha is ")
+    assert panel.findings[0].sentence.startswith("Across the 6 judges, over the whole table, Krippendorff's alpha is ")
+    assert "(of 15 judge pairs)" in sec.findings[0].sentence  # judge pairs, never "15 pairs" beside replies
     assert "nan" not in (_text(sec, tmp_path) + _text(panel, tmp_path)).lower()
 
 
@@ -142,7 +146,7 @@ def test_one_order_table_says_acc_needs_both_orders_and_headlines_the_pooled_acc
     sec = S.accuracy_section(t, **KW)
     (f,) = sec.findings
     assert "Acc. (the mean of the two order accuracies) is not computable on this table" in f.sentence
-    assert "only one was parsed" in f.sentence and "the pooled accuracy" in f.sentence
+    assert "the table records one (ab)" in f.sentence and "the pooled accuracy" in f.sentence
     acc = {j: float((g["verdict"] == g["gold"]).mean()) for j, g in t.groupby("judge")}
     best = max(acc, key=acc.get)
     k = int((t[t["judge"] == best]["verdict"] == t[t["judge"] == best]["gold"]).sum())
@@ -150,7 +154,7 @@ def test_one_order_table_says_acc_needs_both_orders_and_headlines_the_pooled_acc
     assert f"highest for {best}: {100 * acc[best]:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (95% CI, Wilson score, " \
            "n = 30 replies)" in f.sentence
     assert sec.metrics["best_acc"] is None
-    assert [t_.caption for t_ in sec.tables] == ["Pooled accuracy against gold (correct / parsed replies)"]
+    assert [t_.caption for t_ in sec.tables] == ["Pooled accuracy against gold per judge (correct / parsed replies)"]
     text = _text(sec, tmp_path)
     assert "nan" not in text.lower() and "subset=" not in text and " on ." not in text
 
@@ -186,7 +190,8 @@ def test_two_strategies_get_a_headline_each_and_none_pooled(tmp_path):
         acc = {j: np.mean([(x["verdict"] == x["gold"]).mean() for _, x in gj.groupby("order")])
                for j, gj in g.groupby("judge")}
         best = max(acc, key=acc.get)
-        assert h.startswith(f"With strategy {s}, {best} has the highest Acc. (mean of the two order accuracies): "
+        assert h.startswith(f"With strategy {s}, over the whole table, {best} has the highest Acc. (mean of the two "
+                            "order accuracies): "
                             f"{100 * acc[best]:.1f}%")
     # every headline of every section names its strategy: none pools the two
     for s_ in (sec, S.kappa_section(t, **KW), S.judge_agreement_section(t, **KW), S.panel_section(t, **KW)):
@@ -204,7 +209,184 @@ def test_two_strategies_get_a_headline_each_and_none_pooled(tmp_path):
 def test_a_judge_named_in_lower_case_keeps_its_name():
     t = _table(judges=("h1", "h2"), orders=("ab",))
     heads = [f.sentence for f in S.kappa_section(t, **KW).findings]
-    assert heads[0].split(" ")[0] in ("h1", "h2")
+    assert heads[0].split(" ")[4] in ("h1", "h2")
     two = _table(judges=("h1", "h2"), strategies=("s1", "s2"))
-    assert [f.sentence.split(" ")[3] for f in S.kappa_section(two, **KW).findings][0] in ("h1", "h2")
+    assert [f.sentence.split(" ")[7] for f in S.kappa_section(two, **KW).findings][0] in ("h1", "h2")
     assert S.panel_section(two, **KW).conclusions[0].startswith("With strategy s1, judges agree with each other")
+
+
+# ------------------------------------------------------- issue 26: whole table first, one minimum-size rule
+def _subsets_table(sizes=(("big", 40), ("tiny", 5)), seed=2):
+    """Two judges, both orders; subset "tiny" has 5 items where judge B is right every time, "big" 40 items."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for sub, n in sizes:
+        for i in range(n):
+            g = "1" if rng.random() < 0.5 else "2"
+            for j in ("A", "B"):
+                for o in ("ab", "ba"):
+                    right = True if (sub == "tiny" and j == "B") else rng.random() < (0.8 if j == "A" else 0.6)
+                    rows.append(dict(item_id=f"{sub}{i:02d}", subset=sub, judge=j, strategy="s", order=o,
+                                     verdict=g if right else ("1" if g == "2" else "2"), gold=g))
+    return V.coerce(pd.DataFrame(rows))
+
+
+def test_whole_table_first_and_a_thin_subset_is_never_headlined(tmp_path):
+    t = _subsets_table()
+    sec = S.accuracy_section(t, **KW)
+    # hand count: Acc. over the whole table = mean over the two orders of correct / replies, per judge
+    acc = {j: np.mean([(x["verdict"] == x["gold"]).mean() for _, x in g.groupby("order")]) for j, g in t.groupby("judge")}
+    best = max(acc, key=acc.get)
+    head = sec.findings[0].sentence
+    assert head.startswith(f"Over the whole table, {best} has the highest Acc. (mean of the two order accuracies): "
+                           f"{100 * acc[best]:.1f}%") and "n = 45 items" in head
+    assert sec.metrics["best_judge"] == best
+    # B is 100% on the 5-item subset: shown in the table, named as thin, never headlined
+    by_subset = [f.sentence for f in sec.findings[1:]]
+    assert by_subset and all("tiny" not in s_ for s_ in by_subset)
+    assert "on big" in by_subset[0] and "at least 20 items" in by_subset[0]
+    thin = [x for x in sec.items if isinstance(x, str) and "fewer than 20 items (min_items)" in x]
+    assert thin == ["2 of 4 subset rows rest on fewer than 20 items (min_items): shown, never headlined (A on tiny, "
+                    "B on tiny)."]
+    assert {r["subset"] for r in sec.metrics["accuracy"]} == {"big", "tiny"}
+    kappa = S.kappa_section(t, **KW)
+    assert all("tiny" not in f.sentence for f in kappa.findings)
+    assert kappa.findings[0].sentence.startswith("Over the whole table, ")
+    assert "nan" not in (_text(sec, tmp_path) + _text(kappa, tmp_path)).lower()
+
+
+def test_min_items_is_a_parameter_and_zero_lets_every_row_be_headlined():
+    t = _subsets_table()
+    sec = S.accuracy_section(t, min_items=0, **KW)
+    assert "B on tiny" in sec.findings[1].sentence  # 100%: the highest row once the rule is off
+
+
+def test_thin_subsets_get_fleiss_and_alpha_without_an_interval_and_say_why(tmp_path):
+    t = _subsets_table()
+    panel = S.panel_section(t, **KW)
+    for cap_start in ("Fleiss' kappa", "Krippendorff's alpha"):
+        shown = next(x for x in panel.tables if x.caption.startswith(cap_start))
+        res = shown.table
+        tiny = res[res["subset"] == "tiny"].iloc[0]
+        col = "kappa" if cap_start.startswith("Fleiss") else "alpha"
+        assert np.isnan(tiny[f"{col}_low"]) and tiny["note"] == "no interval: 5 items, fewer than min_items=20"
+        big = res[res["subset"] == "big"].iloc[0]
+        assert np.isfinite(big[f"{col}_low"])
+        assert "(1 row(s) with fewer than 20 items: no interval, never headlined)" in shown.caption
+    # the kappa of the thin subset is still statsmodels' value
+    w = t[t["subset"] == "tiny"].pivot_table(index=["item_id", "order"], columns="judge", values="verdict",
+                                             aggfunc="first")
+    res = next(x for x in panel.tables if x.caption.startswith("Fleiss")).table
+    assert res.loc[res["subset"] == "tiny", "kappa"].iloc[0] == pytest.approx(
+        fleiss_kappa(aggregate_raters((w == "2").astype(int).to_numpy())[0]))
+    assert "nan" not in _text(panel, tmp_path).lower()
+
+
+def test_the_overview_states_the_rule_and_what_the_counts_count():
+    sec = S.unparsed_section(_subsets_table(), min_items=25)
+    texts = _sentences(sec)
+    assert any("fewer than 25 items (min_items) is shown but never headlined" in x for x in texts)
+    assert any("a pair is one (item, sample) asked in both presentation orders" in x for x in texts)
+    assert any("Each request was sampled once, so there is no majority vote over samples." in x for x in texts)
+    assert sec.metrics["min_items"] == 25 and sec.metrics["samples"] == 1
+
+
+def test_fleiss_kappa_from_a_single_unit_is_never_a_number(tmp_path):
+    # three judges on one item in one order, split 2-1: statsmodels would give -0.5
+    t = V.coerce(pd.DataFrame({"item_id": "q1", "judge": ["A", "B", "C"], "order": "ab",
+                               "verdict": ["1", "1", "2"], "gold": "1"}))
+    assert fleiss_kappa(aggregate_raters(np.array([[0, 0, 1]]))[0]) == pytest.approx(-0.5)
+    panel = S.panel_section(t, **KW)
+    text = _text(panel, tmp_path)
+    assert "-0.5" not in text and "−0.5" not in text and panel.metrics["fleiss_kappa_whole_table"] is None
+    assert "Fleiss' kappa is not computable: 1 unit with every judge parsed" in panel.findings[0].sentence
+
+
+# ------------------------------------------------------------------------ issue 26: majority over samples
+def _sampled(n_items=12, samples=3, seed=5, gold=True):
+    """One judge, one order, ``samples`` samples per item at a noisy temperature, with ties as a third verdict."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_items):
+        g = "1" if i % 2 else "2"
+        for s_ in range(samples):
+            rows.append(dict(item_id=f"q{i:02d}", judge="J", order="ab", sample=s_,
+                             verdict=rng.choice(["1", "2", "tie"], p=[0.45, 0.4, 0.15]), gold=g if gold else ""))
+    return V.coerce(pd.DataFrame(rows))
+
+
+def _hand_majority(t):
+    """Per item (one order): majority correctness (ties: share of the tied verdicts that are gold), straddling
+    (margin between the two most frequent verdicts at most 1), flip probability (1 - modal share)."""
+    out = {}
+    for item, g in t.groupby("item_id"):
+        counts = g["verdict"].astype(str).value_counts()
+        top = counts.max()
+        modes = list(counts[counts == top].index)
+        second = counts.iloc[1] if len(counts) > 1 else 0
+        gold = str(g["gold"].iloc[0])
+        out[item] = dict(correct=sum(m == gold for m in modes) / len(modes), straddles=top - second <= 1,
+                         flip=1 - top / len(g), right=int((g["verdict"].astype(str) == gold).sum()), n=len(g))
+    return out
+
+
+def test_majority_section_hand_counts_on_12_items_by_3_samples(tmp_path):
+    t = _sampled()
+    hand = _hand_majority(t)
+    sec = S.majority_section(t, **KW)
+    (m,) = sec.metrics["majority_vote"]
+    assert m["requests"] == 12 and m["items"] == 12  # 12 requests, not 36 "pairs"
+    assert m["reply_accuracy"] == pytest.approx(sum(h["right"] for h in hand.values()) / 36)
+    assert m["majority_accuracy"] == pytest.approx(np.mean([h["correct"] for h in hand.values()]))
+    assert m["straddling"] == sec.metrics["straddling_requests"] == sum(h["straddles"] for h in hand.values())
+    assert m["flip_probability"] == pytest.approx(np.mean([h["flip"] for h in hand.values()]))
+    head = sec.findings[0].sentence
+    assert head.startswith("Over the whole table, the majority verdict of J's samples is right on "
+                           f"{100 * m['majority_accuracy']:.1f}%")
+    assert "n = 12 requests" in head and "pairs" not in head
+    listed = next(x for x in sec.tables if x.caption.startswith("Requests one sample away")).table
+    assert set(listed["item_id"]) == {i for i, h in hand.items() if h["straddles"]}
+    assert "nan" not in _text(sec, tmp_path).lower()
+
+
+def test_majority_section_is_absent_with_one_sample_and_says_so_once_in_the_overview():
+    t = _table()
+    sec = S.majority_section(t, **KW)
+    assert not sec.items and not sec.metrics
+    over = _sentences(S.unparsed_section(t))
+    assert sum("no majority vote over samples" in x for x in over) == 1
+
+
+def test_majority_without_gold_states_the_straddling_requests_only(tmp_path):
+    t = _sampled(gold=False)
+    sec = S.majority_section(t, **KW)
+    (f,) = sec.findings
+    hand = _hand_majority(t)
+    assert f.sentence.startswith(f"Over the whole table, J: {sum(h['straddles'] for h in hand.values())} of 12 "
+                                 "requests")
+    assert "nan" not in _text(sec, tmp_path).lower()
+
+
+# ---------------------------------------------------------------- issue 26 defect 3: never "[nan, nan]"
+def test_an_estimate_with_nan_bounds_prints_no_interval_on_any_text_path():
+    from evallab._results import WILSON, Estimate, Measure, results
+    from evallab.reporting._batch_index import _finding_html
+    from evallab.reporting._tables import Finding, to_html
+
+    nan = float("nan")
+    e = Estimate(1.0, nan, nan, 0.95, WILSON, "coefficient", 5, "replies", "Cohen's kappa")
+    assert not e.has_interval and e.interval() == "" and e.low is None and e.high is None
+    assert str(e) == "1.00 (n = 5 replies)"
+    assert Estimate(nan).value is None and str(Estimate(nan, note="no gold labels")) == "not computable: no gold labels"
+    f = Finding.of(f"Cohen's kappa {e} over 5 parsed replies.", e)
+    texts = [str(e), e.describe(), f.sentence, f.html(), f.estimate_text(), _finding_html(f.as_dict()),
+             _finding_html({"sentence": "k", "value": 1.0, "low": nan, "high": nan, "unit": "coefficient",
+                            "level": 0.95, "n": 5, "n_unit": "replies"})]
+    res = results(pd.DataFrame({"kappa": [1.0, 0.5], "kappa_low": [nan, 0.1], "kappa_high": [nan, 0.9], "n": [5, 6],
+                                "note": ["", ""]}),
+                  [Measure("kappa", "Cohen's kappa", "coefficient", "kappa_low", "kappa_high", method=WILSON, n="n",
+                           n_unit="replies")], level=0.95)
+    texts += [to_html(res).html, str(res.estimate("kappa", 0))]
+    for x in texts:
+        assert "nan" not in x.lower() and "[—" not in x and "—]" not in x, x
+    assert "95% CI" not in str(e)  # no interval, so no level claimed

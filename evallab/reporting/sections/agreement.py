@@ -40,6 +40,8 @@ from evallab.reporting._context import Section
 BY = ("subset", "judge", "strategy")
 #: at most this many strategies get their own figure (the tables hold every strategy)
 MAX_FIGURES = 4
+#: the minimum-size rule's default (:data:`evallab.metrics._design.MIN_ITEMS`; the notebook's ``min_items``)
+MIN_ITEMS = design.MIN_ITEMS
 #: LLMBar's published reference row the index shows (Natural, GPT-4, Vanilla: Acc. 95.5, Agr. 95)
 REFERENCE = {"subset": "LLMBar/Natural", "judge": "GPT-4", "strategy": "Vanilla"}
 
@@ -60,7 +62,7 @@ def _strategies(res: pd.DataFrame) -> Iterator[tuple[str | None, pd.DataFrame]]:
 
 
 #: the sentence openings of this module that read in lower case after "With strategy X, "
-_OPENINGS = ("The", "Across", "Accuracy", "Agreement", "Judges")
+_OPENINGS = ("The", "Across", "Accuracy", "Agreement", "Judges", "Over", "By", "No")
 
 
 def _with(strategy: str | None, rest: str) -> str:
@@ -118,20 +120,25 @@ def _sample(n: int, noun: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ unparsed replies
-def unparsed_section(df: pd.DataFrame) -> Section:
-    """The table's shape and its unparsed replies per judge and strategy.
+def unparsed_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS) -> Section:
+    """The table's shape, what the report's counts count, its minimum-size rule, and the unparsed replies per judge
+    and strategy.
 
     Parameters
     ----------
     df : DataFrame
         The tidy verdict table of the report (:func:`evallab.datasets.load_study`).
+    min_items : int, default :data:`MIN_ITEMS`
+        The minimum-size rule every section applies (:func:`evallab.metrics._design.min_size_rule`), stated here.
 
     Returns
     -------
     Section
-        The shape in words (:func:`evallab.metrics._design.describe`), a finding on the unparsed share and its table
-        (:func:`evallab.verdicts.parse_rate`); metrics ``replies``, ``unparsed_replies``, ``judges``, ``table_shape``;
-        the caveat that unparsed replies are counted, not scored.
+        The shape in words (:func:`evallab.metrics._design.describe`); what an item, a pair and a reply are, and
+        whether the table has several samples per request (the majority-vote section appears only then); the
+        minimum-size rule; a finding on the unparsed share and its table (:func:`evallab.verdicts.parse_rate`);
+        metrics ``replies``, ``unparsed_replies``, ``judges``, ``table_shape``, ``samples``, ``min_items``; the
+        caveat that unparsed replies are counted, not scored.
     """
     shape = design.describe(df)
     by = [c for c in ("judge", "strategy") if c in df.columns]
@@ -141,8 +148,19 @@ def unparsed_section(df: pd.DataFrame) -> Section:
                       PARSE_MEASURES)
     e = overall.estimate("unparsed_rate")
     sec = Section(metrics={"replies": n, "unparsed_replies": k, "judges": int(df["judge"].nunique()),
-                           "table_shape": shape["text"]})
+                           "table_shape": shape["text"], "samples": shape["samples"], "min_items": min_items})
     sec.text(shape["text"])
+    counts = "An item is one question; a reply is one verdict of a judge"
+    if shape["kind"] != "pointwise" and set(shape["orders"]) >= set(design.ORDERS):
+        counts += "; a pair is one (item, sample) asked in both presentation orders"
+    counts += "; a request is an item in one order, asked of one judge and strategy."
+    if shape["samples"] > 1:
+        counts += (f" Requests were sampled up to {shape['samples']} times: the majority verdict over the samples "
+                   "is shown in its own section.")
+    else:
+        counts += " Each request was sampled once, so there is no majority vote over samples."
+    sec.text(counts)
+    sec.text(design.min_size_rule(min_items))
     sec.finding(f"{k:,} of {n:,} replies ({e.number()}) could not be parsed; they are counted here and left out of "
                 "every figure below, never scored as wrong.", e)
     sec.table(parse, _shown(parse, {"judge": "Judge", "strategy": "Strategy", "replies": "Replies",
@@ -212,101 +230,178 @@ def published_section(verdicts_path: str = "", data_dir: str = "", shown: pd.Dat
     return sec
 
 
+# ------------------------------------------------------------------------------- whole table, then by subset
+def _levels(df: pd.DataFrame, by: Sequence[str]) -> tuple[list[str], list[str] | None]:
+    """The keys of the whole-table figures (``by`` without ``subset``: per judge × strategy) and of the breakdown by
+    subset (``by``; None when the table has one subset or none recorded)."""
+    by = [c for c in by if c in df.columns]
+    whole = [c for c in by if c != "subset"]
+    several = "subset" in by and df["subset"].astype(str).replace("", pd.NA).dropna().nunique() > 1
+    return whole, (by if several else None)
+
+
+def _headlined(rows: pd.DataFrame, column: str, items: str, min_items: int) -> pd.DataFrame:
+    """The rows a headline may name: ``column`` computed and at least ``min_items`` items (the minimum-size rule,
+    :func:`evallab.metrics._design.too_thin`), highest first."""
+    ok = rows[rows[column].notna() & ~design.too_thin(rows[items].to_numpy(), min_items)]
+    return ok.sort_values(column, ascending=False)
+
+
+def _thin_sentence(res: pd.DataFrame, items: str, min_items: int, what: str) -> str | None:
+    """One sentence naming the breakdown rows below the minimum size (shown, never headlined), or None."""
+    thin = res[design.too_thin(res[items].to_numpy(), min_items)]
+    if not len(thin):
+        return None
+    names = sorted({_where(res, i) for i in thin.index})
+    return (f"{len(thin)} of {_sample(len(res), what + ' row')} rest on fewer than {min_items:,} items (min_items): "
+            f"shown, never headlined ({', '.join(names[:8])}{', …' if len(names) > 8 else ''}).")
+
+
+def _per_judge(res: Results, rows: pd.DataFrame, column: str) -> str:
+    """Every judge's whole-table figure in one phrase, highest first ("GPT-4 84.5%, PaLM2 70.5%")."""
+    ok = rows[rows[column].notna()].sort_values(column, ascending=False)
+    return ", ".join(f"{res.at[i, 'judge']} {res.estimate(column, i).number()}" for i in ok.index)
+
+
 # ---------------------------------------------------------------------------------------- accuracy vs gold
 ACCURACY_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "n": "Items",
                     "acc_ab": "Acc. output 1 first", "acc_ba": "Acc. output 2 first", "acc": "Acc.",
                     "accuracy_pooled": "Pooled accuracy"}
 POOLED_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "parsed": "Parsed replies",
-                  "accuracy": "Pooled accuracy"}
+                  "items": "Items", "accuracy": "Pooled accuracy"}
 
 
-def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float = 0.95, n_resamples: int = 1000,
-                     seed: int = 0) -> Section:
-    """Accuracy against gold, unparsed replies excluded: per presentation order, LLMBar's Acc. (the mean of the two
-    order accuracies) and the pooled accuracy (correct / parsed over both orders) beside it.
+def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = MIN_ITEMS,
+                     confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Accuracy against gold, unparsed replies excluded: each judge's figure over the whole table first (per
+    strategy), then the breakdown by subset; per presentation order, LLMBar's Acc. (the mean of the two order
+    accuracies) and the pooled accuracy (correct / parsed over both orders) beside it.
 
     Where only one order is recorded Acc. is not computable (it averages the two orders): the pooled accuracy is
-    headlined instead, and the sentence says so. Each strategy gets its own headline.
+    headlined instead, and the sentence says so. Each strategy gets its own headline; a subset row resting on fewer
+    than ``min_items`` items is shown but never headlined.
 
     Parameters
     ----------
     df : DataFrame
         The tidy verdict table.
     by : sequence of str, default :data:`BY`
-        The design cell.
+        The design cell of the breakdown (the whole-table figures drop ``subset``).
+    min_items : int, default :data:`MIN_ITEMS`
+        The minimum-size rule (:func:`evallab.metrics._design.too_thin`).
     confidence, n_resamples, seed : float, int, int
         Interval level, bootstrap resamples over items, seed.
 
     Returns
     -------
     Section
-        Per strategy a finding on the highest Acc. (or pooled accuracy) with how many rows are above chance; the
-        table; a figure of Acc. per judge and subset; metrics ``best_judge``, ``best_strategy``, ``best_acc``,
-        ``best_acc_low``, ``best_acc_high`` (the highest Acc. over every row), ``accuracy``, ``accuracy_pooled``,
-        ``accuracy_published_convention`` (records; the last counts an unparsed reply as wrong).
+        Per strategy a finding on each judge's whole-table Acc. (or pooled accuracy), the highest first; the
+        whole-table table; the breakdown by subset (table, the highest row among those with ``min_items`` items,
+        the thin rows named); a figure; metrics ``best_judge``, ``best_strategy``, ``best_acc``, ``best_acc_low``,
+        ``best_acc_high`` (the highest whole-table Acc.), ``accuracy_overall`` (records per judge × strategy),
+        ``accuracy``, ``accuracy_pooled``, ``accuracy_published_convention`` (records per design cell ``by``; the
+        last counts an unparsed reply as wrong).
 
     Source: Zeng et al. (2024), LLMBar, §4 ("we report the average accuracy over the two orders").
     """
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    by = [c for c in by if c in df.columns]
-    acc = agreement.pairwise_statistics(df, by, **ci)
-    pooled = agreement.accuracy(df, by, **ci)
-    published = agreement.accuracy(df, by, unparsed="published", **ci)
+    whole_by, sub_by = _levels(df, by)
+    cell = sub_by or whole_by
+    acc = agreement.pairwise_statistics(df, whole_by, **ci)
+    pooled = agreement.accuracy(df, whole_by, **ci)
+    cell_acc = agreement.pairwise_statistics(df, cell, **ci) if sub_by else acc
+    cell_pooled = agreement.accuracy(df, cell, **ci) if sub_by else pooled
+    published = agreement.accuracy(df, cell, unparsed="published", **ci)
     sec = Section(metrics={
         "best_judge": None, "best_strategy": None, "best_acc": None, "best_acc_low": None, "best_acc_high": None,
-        "accuracy": _records(acc, [*by, "n", "acc", "acc_low", "acc_high", "unparsed_ab", "unparsed_ba", "note"]),
-        "accuracy_pooled": _records(pooled, [*by, "parsed", "accuracy", "accuracy_low", "accuracy_high", "note"]),
-        "accuracy_published_convention": _records(published, [*by, "parsed", "unparsed", "accuracy", "accuracy_low",
-                                                              "accuracy_high", "note"])})
+        "accuracy_overall": _records(acc, [*whole_by, "n", "acc", "acc_low", "acc_high", "parsed",
+                                           "accuracy_pooled", "note"]),
+        "accuracy": _records(cell_acc, [*cell, "n", "acc", "acc_low", "acc_high", "unparsed_ab", "unparsed_ba",
+                                        "note"]),
+        "accuracy_pooled": _records(cell_pooled, [*cell, "parsed", "accuracy", "accuracy_low", "accuracy_high",
+                                                  "note"]),
+        "accuracy_published_convention": _records(published, [*cell, "parsed", "unparsed", "accuracy",
+                                                              "accuracy_low", "accuracy_high", "note"])})
     ranked = acc[acc["acc"].notna()].sort_values("acc", ascending=False)
     if len(ranked):
         i = ranked.index[0]
         e = acc.estimate("acc", i)
-        sec.metrics.update(best_judge=_where(acc, i), best_strategy=str(acc.at[i, "strategy"]) if "strategy" in acc
-                           else None, best_acc=e.value, best_acc_low=e.low, best_acc_high=e.high)
+        sec.metrics.update(best_judge=str(acc.at[i, "judge"]), best_strategy=str(acc.at[i, "strategy"])
+                           if "strategy" in acc else None, best_acc=e.value, best_acc_low=e.low, best_acc_high=e.high)
     for strategy, rows in _strategies(acc):
         _accuracy_finding(sec, acc, pooled, rows, strategy)
-    if len(ranked):
-        sec.table(common_methods(acc), _shown(acc, ACCURACY_COLUMNS), csv_name="accuracy",
-                  caption="Accuracy against gold: per order, LLMBar's Acc. (mean of the two) and pooled")
-        for n_fig, (strategy, rows) in enumerate(_strategies(ranked)):
-            if n_fig == MAX_FIGURES:
-                sec.text(f"Figures for the first {MAX_FIGURES} strategies; the table holds every strategy.")
-                break
-            sec.figure(plots.interval_plot(
-                rows, x="judge", y="acc", low="acc_low", high="acc_high",
-                hue="subset" if "subset" in rows and rows["subset"].nunique() > 1 else None, scale=100, ref=0.5,
-                title="Acc. (mean of the two order accuracies)" + (f", strategy {strategy}" if strategy else ""),
-                ylabel=f"accuracy (%) with {confidence:.0%} interval", xlabel="judge"))
+    has_acc = acc["acc"].notna().any()
+    where = " over the whole table" if sub_by else ""
+    if has_acc:
+        sec.table(common_methods(acc), _shown(acc, ACCURACY_COLUMNS), csv_name="accuracy_overall",
+                  caption=f"Accuracy against gold per judge{where}: per order, LLMBar's Acc. (mean of the two) "
+                          "and pooled")
     elif pooled["accuracy"].notna().any():
-        sec.table(common_methods(pooled), _shown(pooled, POOLED_COLUMNS), csv_name="pooled",
-                  caption="Pooled accuracy against gold (correct / parsed replies)")
-    small = ranked[ranked["n"] < 100]
-    if len(small):
-        sec.caveats.append(f"{_sample(len(small), 'row')} of the accuracy table rest on fewer than 100 items; "
-                           "their intervals are wide.")
+        sec.table(common_methods(pooled), _shown(pooled, POOLED_COLUMNS), csv_name="pooled_overall",
+                  caption=f"Pooled accuracy against gold per judge{where} (correct / parsed replies)")
+    if sub_by:
+        column, res = ("acc", cell_acc) if has_acc else ("accuracy", cell_pooled)
+        items = "n" if has_acc else "items"
+        if res[column].notna().any():
+            _breakdown(sec, res, column, items, min_items, "Acc." if has_acc else "the pooled accuracy",
+                       _shown(res, ACCURACY_COLUMNS if has_acc else POOLED_COLUMNS))
+    fig_rows = cell_acc[cell_acc["acc"].notna()]
+    for n_fig, (strategy, rows) in enumerate(_strategies(fig_rows)):
+        if n_fig == MAX_FIGURES:
+            sec.text(f"Figures for the first {MAX_FIGURES} strategies; the table holds every strategy.")
+            break
+        sec.figure(plots.interval_plot(
+            rows, x="judge", y="acc", low="acc_low", high="acc_high",
+            hue="subset" if sub_by else None, scale=100, ref=0.5,
+            title="Acc. (mean of the two order accuracies)" + (f", strategy {strategy}" if strategy else ""),
+            ylabel=f"accuracy (%) with {confidence:.0%} interval", xlabel="judge"))
     if (acc["no_gold"] > 0).any():
-        sec.caveats.append(f"{int(acc['no_gold'].sum()):,} pair(s) without gold are left out of the accuracy figures.")
+        sec.caveats.append(f"{int(acc['no_gold'].sum()):,} (item, sample) without gold are left out of the accuracy "
+                           "figures.")
     return sec
 
 
+def _breakdown(sec: Section, res: Results, column: str, items: str, min_items: int, what: str,
+               columns: dict[str, str]) -> None:
+    """The breakdown by subset: per strategy the highest row among those with ``min_items`` items (a sentence), the
+    rows below the minimum size named, and the table."""
+    for strategy, rows in _strategies(res):
+        ok = _headlined(rows, column, items, min_items)
+        if len(ok):
+            i = ok.index[0]
+            sec.finding(_with(strategy, f"By subset, among rows with at least {min_items:,} items, {what} is highest "
+                                        f"for {_where(res, i)}: {res.estimate(column, i)}."), res.estimate(column, i))
+        else:
+            sec.text(_with(strategy, f"By subset, no row with a computed figure rests on {min_items:,} items or more "
+                                     "(min_items): none is headlined."))
+    thin = _thin_sentence(res, items, min_items, "subset")
+    if thin:
+        sec.text(thin)
+    sec.table(common_methods(res), columns, csv_name=f"{column}_by_subset",
+              caption=f"By subset: {what}" + (f" (rows with fewer than {min_items:,} items are never headlined)"
+                                              if thin else ""))
+
+
 def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.DataFrame, strategy: str | None) -> None:
-    """One strategy's headline: the highest Acc.; the pooled accuracy, said in words, where Acc. is not computable;
-    one sentence when neither is. Its conclusion (the range of Acc., rows below chance)."""
+    """One strategy's headline on the whole table: every judge's Acc., the highest first; the pooled accuracy, said
+    in words, where Acc. is not computable; one sentence when neither is. Its conclusion (the range of Acc., judges
+    below chance)."""
     ok = rows[rows["acc"].notna()].sort_values("acc", ascending=False)
     if len(ok):
         i, w = ok.index[0], ok.index[-1]
         e = acc.estimate("acc", i)
-        above = sum(acc.estimate("acc", j).low is not None and acc.estimate("acc", j).low > 0.5 for j in ok.index)
-        sec.finding(_with(strategy, f"{_where(acc, i)} has the highest Acc. (mean of the two order accuracies): {e}; "
-                                    f"{above} of {_sample(len(ok), 'judge × subset row')} "
+        above = sum(acc.estimate("acc", j).excludes(0.5) and acc.estimate("acc", j).low > 0.5 for j in ok.index)
+        others = f" (every judge: {_per_judge(acc, rows, 'acc')})" if len(ok) > 1 else ""
+        sec.finding(_with(strategy, f"Over the whole table, {acc.at[i, 'judge']} has the highest Acc. (mean of the "
+                                    f"two order accuracies): {e}{others}; {above} of {_sample(len(ok), 'judge')} "
                                     f"{'is' if len(ok) == 1 else 'are'} above chance (interval above 50%)."), e)
-        sec.conclusions.append(_with(strategy, f"Acc. ranges from {acc.estimate('acc', w).number()} "
-                                               f"({_where(acc, w)}) to {e.number()} {e.interval()} ({_where(acc, i)})."))
+        sec.conclusions.append(_with(strategy, f"Acc. over the whole table ranges from "
+                                               f"{acc.estimate('acc', w).number()} ({acc.at[w, 'judge']}) to "
+                                               f"{e.number()} {e.interval()} ({acc.at[i, 'judge']})."))
         below = [j for j in ok.index if acc.estimate("acc", j).high is not None and acc.estimate("acc", j).high < 0.5]
         if below:
-            sec.conclusions.append(_with(strategy, f"{_sample(len(below), 'row')} below chance (whole interval under "
-                                                   f"50%): {', '.join(sorted({_where(acc, j) for j in below}))}."))
+            sec.conclusions.append(_with(strategy, f"{_sample(len(below), 'judge')} below chance (whole interval "
+                                                   f"under 50%): {', '.join(sorted({str(acc.at[j, 'judge']) for j in below}))}."))
         return
     why = _reason(results(rows, acc.measures, level=acc.level), "acc")
     p = pooled if strategy is None else pooled[pooled["strategy"].astype(str) == strategy]
@@ -314,11 +409,13 @@ def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.Data
     if len(ok):
         i = ok.index[0]
         e = pooled.estimate("accuracy", i)
+        others = f" (every judge: {_per_judge(pooled, p, 'accuracy')})" if len(ok) > 1 else ""
         sec.finding(_with(strategy, f"LLMBar's Acc. (the mean of the two order accuracies) is not computable on this "
-                                    f"table ({why}); the pooled accuracy (correct / parsed replies, the recorded "
-                                    f"orders pooled) is highest for {_where(pooled, i)}: {e}."), e)
+                                    f"table ({why}); over the whole table the pooled accuracy (correct / parsed "
+                                    f"replies, the recorded orders pooled) is highest for {pooled.at[i, 'judge']}: "
+                                    f"{e}{others}."), e)
         sec.conclusions.append(_with(strategy, f"Acc. is not computable ({why}); the pooled accuracy is at most "
-                                               f"{e.number()} ({_where(pooled, i)})."))
+                                               f"{e.number()} ({pooled.at[i, 'judge']})."))
     else:
         why = _reason(results(p, pooled.measures, level=pooled.level), "accuracy")
         sec.text(_with(strategy, f"Accuracy against gold is not computable on this table: {why}."))
@@ -326,21 +423,27 @@ def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.Data
 
 
 # ------------------------------------------------------------------------------------ Cohen's kappa vs gold
-def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float = 0.95, n_resamples: int = 1000,
-                  seed: int = 0) -> Section:
+KAPPA_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "n": "Replies", "items": "Items",
+                 "no_gold": "No gold", "unparsed": "Unparsed", "kappa": "Cohen's kappa"}
+
+
+def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = MIN_ITEMS, confidence: float = 0.95,
+                  n_resamples: int = 1000, seed: int = 0) -> Section:
     """Cohen's kappa of the verdicts against gold on the parsed replies with gold, both orders pooled (the item is
-    the resampling unit: an item's two orders are not independent).
+    the resampling unit: an item's two orders are not independent): each judge over the whole table first, per
+    strategy, then by subset (rows below ``min_items`` items shown, never headlined).
 
     Returns
     -------
     Section
-        Per strategy a finding on the row agreeing best with gold and the lowest row (one sentence when not
-        computable, from the estimator's note); the table; a conclusion on the range.
+        Per strategy a finding on every judge's whole-table kappa, the highest first (one sentence when not
+        computable, from the estimator's note); the table; the breakdown by subset; a conclusion on the range.
 
     Source: Cohen (1960); ``sklearn.metrics.cohen_kappa_score`` (:func:`evallab.metrics._agreement.cohen_kappa_vs_gold`).
     """
-    by = [c for c in by if c in df.columns]
-    kappa = agreement.cohen_kappa_vs_gold(df, by, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    whole_by, sub_by = _levels(df, by)
+    kappa = agreement.cohen_kappa_vs_gold(df, whole_by, **ci)
     sec = Section()
     for strategy, rows in _strategies(kappa):
         ok = _ranked(sec, kappa, rows, "kappa", strategy, "Cohen's kappa against gold")
@@ -348,31 +451,34 @@ def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, confidence: float
             continue
         i, w = ok[0], ok[-1]
         e, low = kappa.estimate("kappa", i), kappa.estimate("kappa", w)
-        tail = f"; the lowest row is {_where(kappa, w)} at {low.number()}" if w != i else ""
-        sec.finding(_with(strategy, f"{_where(kappa, i)} agrees best with gold: Cohen's kappa {e}{tail}."), e)
-        sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold ranges from {low.number()} to "
-                                               f"{e.number()}."))
+        others = f" (every judge: {_per_judge(kappa, rows, 'kappa')})" if len(ok) > 1 else ""
+        sec.finding(_with(strategy, f"Over the whole table, {kappa.at[i, 'judge']} agrees best with gold: Cohen's "
+                                    f"kappa {e}{others}."), e)
+        sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table ranges from "
+                                               f"{low.number()} to {e.number()}."))
     if kappa["kappa"].notna().any():
-        sec.table(common_methods(kappa), _shown(kappa, {"subset": "Subset", "judge": "Judge", "strategy": "Strategy",
-                                                        "n": "Replies", "items": "Items", "no_gold": "No gold",
-                                                        "unparsed": "Unparsed", "kappa": "Cohen's kappa"}),
-                  caption="Cohen's kappa against gold (both orders pooled)", csv_name="kappa")
+        sec.table(common_methods(kappa), _shown(kappa, KAPPA_COLUMNS), csv_name="kappa",
+                  caption="Cohen's kappa against gold per judge" + (" over the whole table" if sub_by else "")
+                          + " (both orders pooled)")
+        if sub_by:
+            cell = agreement.cohen_kappa_vs_gold(df, sub_by, **ci)
+            _breakdown(sec, cell, "kappa", "items", min_items, "Cohen's kappa against gold", _shown(cell, KAPPA_COLUMNS))
     return sec
 
 
 # ---------------------------------------------------------------------------------------- judge × judge
-def judge_agreement_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
-                            seed: int = 0) -> Section:
-    """Agreement of every two judges on the same item, strategy, order and sample (replies both parsed): raw
-    agreement and Cohen's kappa (:func:`evallab.metrics._agreement.judge_agreement`), per strategy, with the heatmap
-    of kappa.
+def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, confidence: float = 0.95,
+                            n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Agreement of every two judges on the same item, strategy, order and sample (replies both parsed) over the
+    whole table: raw agreement and Cohen's kappa (:func:`evallab.metrics._agreement.judge_agreement`), per strategy,
+    with the heatmap of kappa. A judge pair resting on fewer than ``min_items`` items is shown, never headlined.
 
     Returns
     -------
     Section
-        Per strategy a finding on the most and least concordant pairs; the table of pairs; one heatmap per strategy
-        (at most :data:`MAX_FIGURES`); metric ``judge_agreement`` (records: strategy, judge_a, judge_b, n,
-        agreement, kappa, kappa_low, kappa_high). A table with one judge gets one sentence and no table.
+        Per strategy a finding on the most and least concordant judge pairs; the table of judge pairs; one heatmap
+        per strategy (at most :data:`MAX_FIGURES`); metric ``judge_agreement`` (records: strategy, judge_a, judge_b,
+        n, agreement, kappa, kappa_low, kappa_high). A table with one judge gets one sentence and no table.
     """
     n_judges = int(df["judge"].nunique())
     sec = Section(metrics={"judge_agreement": []})
@@ -387,19 +493,24 @@ def judge_agreement_section(df: pd.DataFrame, *, confidence: float = 0.95, n_res
     sec.metrics["judge_agreement"] = _records(pairs, [*by, "judge_a", "judge_b", "n", "agreement", "kappa",
                                                       "kappa_low", "kappa_high"])
     for strategy, rows in _strategies(pairs):
-        ok = _ranked(sec, mat, rows, "kappa", strategy, "Cohen's kappa between judges")
-        if ok is None:
+        if _ranked(sec, mat, rows, "kappa", strategy, "Cohen's kappa between judges") is None:
+            continue
+        ok = _headlined(rows, "kappa", "items", min_items).index
+        if not len(ok):
+            sec.text(_with(strategy, f"No judge pair shares {min_items:,} items or more (min_items): the judge × "
+                                     "judge kappas below are shown, none is headlined."))
             continue
         b, w = ok[0], ok[-1]
         e = mat.estimate("kappa", b)
         tail = (f"; the least is {mat.at[w, 'judge_a']} and {mat.at[w, 'judge_b']} at "
-                f"{mat.estimate('kappa', w).number()} ({_sample(len(ok), 'pair')})") if w != b else ""
+                f"{mat.estimate('kappa', w).number()} (of {_sample(len(ok), 'judge pair')})") if w != b else ""
         sec.finding(_with(strategy, f"The most concordant pair of judges is {mat.at[b, 'judge_a']} and "
                                     f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{tail}."), e)
     sec.table(common_methods(pairs), _shown(pairs, {"strategy": "Strategy", "judge_a": "Judge A", "judge_b": "Judge B",
-                                                    "n": "Replies", "agreement": "Raw agreement",
-                                                    "kappa": "Cohen's kappa"}),
-              caption="Agreement between each pair of judges (same item, order, sample)", csv_name="pairs")
+                                                    "n": "Units both parsed", "items": "Items",
+                                                    "agreement": "Raw agreement", "kappa": "Cohen's kappa"}),
+              caption="Agreement between each pair of judges over the whole table (same item, order, sample)",
+              csv_name="pairs")
     for n_fig, (strategy, rows) in enumerate(_strategies(mat)):
         if n_fig == MAX_FIGURES:
             sec.text(f"Heatmaps for the first {MAX_FIGURES} strategies; the table holds every strategy.")
@@ -412,10 +523,12 @@ def judge_agreement_section(df: pd.DataFrame, *, confidence: float = 0.95, n_res
 
 
 # ---------------------------------------------------------------------------------------- all judges
-def panel_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+def panel_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, confidence: float = 0.95, n_resamples: int = 1000,
+                  seed: int = 0) -> Section:
     """Agreement across all judges: Fleiss' kappa on the units every judge parsed and Krippendorff's alpha (nominal)
-    on every unit with two or more parsed replies, per subset (when there are several) and for the whole table, per
-    strategy. Intervals resample items.
+    on every unit with two or more parsed replies, for the whole table first and then per subset (when there are
+    several), per strategy. Intervals resample items; a row resting on fewer than ``min_items`` items gets no
+    interval (its note says so) and is never headlined; Fleiss' kappa from a single unit is not computable.
 
     Returns
     -------
@@ -427,10 +540,10 @@ def panel_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: in
 
     Source: Fleiss (1971), ``statsmodels.stats.inter_rater.fleiss_kappa``; Krippendorff (2011), ``krippendorff.alpha``.
     """
-    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed, min_items=min_items)
     strat = ["strategy"] if "strategy" in df.columns else []
     scopes = [("whole table", strat)]
-    if "subset" in df.columns and df["subset"].nunique() > 1:
+    if _levels(df, BY)[1]:
         scopes.append(("per subset", [*strat, "subset"]))
     tables = {}
     for name, fn in (("kappa", agreement.fleiss_kappa), ("alpha", agreement.krippendorff_alpha)):
@@ -458,20 +571,95 @@ def panel_section(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: in
             sec.text(_with(strategy, f"Agreement across all judges is {a}."))
             continue
         k_text = f"Fleiss' kappa {k}" if k.value is not None else f"Fleiss' kappa is {k}"
-        sec.finding(_with(strategy, f"Across the {int(ka.at[i, 'raters'])} judges, Krippendorff's alpha is {a}; "
-                                    f"{k_text}."), a)
+        a_text = f"{a}" + (f" ({a.note})" if a.note and not a.has_interval else "")
+        if k.value is not None and k.note and not k.has_interval:
+            k_text += f" ({k.note})"
+        sec.finding(_with(strategy, f"Across the {int(ka.at[i, 'raters'])} judges, over the whole table, "
+                                    f"Krippendorff's alpha is {a_text}; {k_text}."), a)
         sec.conclusions.append(_with(strategy, f"Judges agree with each other at Krippendorff's alpha {a.number()} "
                                                "over the whole table."))
     cols = {"scope": "Scope", "subset": "Subset", "strategy": "Strategy"}
-    if fk["kappa"].notna().any():
-        sec.table(common_methods(fk), {**_shown(fk, cols), "kappa": "Fleiss' kappa", "units": "Units every judge parsed",
-                                       "raters": "Judges"}, caption="Fleiss' kappa across all judges")
-    if ka["alpha"].notna().any():
-        sec.table(common_methods(ka), {**_shown(ka, cols), "alpha": "Krippendorff's alpha",
-                                       "units": "Units with two parsed replies", "raters": "Judges"},
-                  caption="Krippendorff's alpha across all judges")
+    for res, column, label, units in ((fk, "kappa", "Fleiss' kappa", "Units every judge parsed"),
+                                      (ka, "alpha", "Krippendorff's alpha", "Units with two parsed replies")):
+        if res[column].notna().any():
+            thin = int((res[column].notna() & design.too_thin(res["items"].to_numpy(), min_items)).sum())
+            sec.table(common_methods(res), {**_shown(res, cols), column: label, "units": units, "items": "Items",
+                                            "raters": "Judges"},
+                      caption=f"{label} across all judges" + (f" ({thin} row(s) with fewer than {min_items:,} items: "
+                                                              "no interval, never headlined)" if thin else ""))
     return sec
 
 
-__all__ = ["accuracy_section", "judge_agreement_section", "kappa_section", "panel_section",
-           "published_section", "unparsed_section"]
+# ------------------------------------------------------------------------------------ majority over samples
+MAJORITY_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "requests": "Requests",
+                    "items": "Items", "reply_accuracy": "Accuracy per reply",
+                    "majority_accuracy": "Accuracy of the majority", "majority_gain": "Majority − per reply",
+                    "straddling": "One sample from another majority", "flip_probability": "Flip probability"}
+
+
+def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = MIN_ITEMS,
+                     confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The majority verdict over a request's samples (:func:`evallab.metrics._agreement.majority_vote`): its
+    accuracy beside the per-reply accuracy, per judge over the whole table first (per strategy), then by subset;
+    the requests one sample away from another majority, listed; each request's flip probability. Nothing when every
+    request was sampled once (the overview says so).
+
+    Returns
+    -------
+    Section
+        Per judge × strategy a finding on the majority's accuracy against the per-reply accuracy (or, without
+        gold, on the straddling requests); the table; the breakdown by subset; the list of straddling requests;
+        metrics ``majority_vote`` (records per judge × strategy), ``straddling_requests`` (count).
+
+    Source: Wang et al. (2023), self-consistency (the majority over samples); deepeval#3110, trulens#2741 (a
+    stochastic judge straddling the verdict across re-runs).
+    """
+    sec = Section()
+    if design.describe(df)["samples"] <= 1:
+        return sec
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    whole_by, sub_by = _levels(df, by)
+    mv = agreement.majority_vote(df, whole_by, **ci)
+    req = agreement.majority_vote(df, whole_by, per="request")
+    straddle = req[req["straddles"]]
+    sec.metrics.update(majority_vote=_records(mv, [*whole_by, "requests", "items", "reply_accuracy",
+                                                   "majority_accuracy", "majority_gain", "straddling", "tied",
+                                                   "flip_probability", "note"]),
+                       straddling_requests=len(straddle))
+    for strategy, rows in _strategies(mv):
+        for i in rows.index:
+            who = str(mv.at[i, "judge"])
+            m, r, s_ = (mv.estimate(c, i) for c in ("majority_accuracy", "reply_accuracy", "straddle_rate"))
+            if mv.at[i, "requests"] == 0:
+                sec.text(_with(strategy, f"{who}: the majority vote is {m}."))
+                continue
+            straddles = (f"{int(mv.at[i, 'straddling']):,} of {_sample(int(mv.at[i, 'requests']), 'request')} "
+                         f"({s_.number()}) are one sample away from another majority; a sample disagrees with its "
+                         f"request's majority with probability {mv.estimate('flip_probability', i)}")
+            if m.value is None:
+                sec.finding(_with(strategy, f"Over the whole table, {who}: {straddles}."), s_)
+                continue
+            g = mv.estimate("majority_gain", i)
+            sec.finding(_with(strategy, f"Over the whole table, the majority verdict of {who}'s samples is right on "
+                                        f"{m} against {r.number()} {r.interval()} per reply ({g.number()}"
+                                        f"{' ' + g.interval() if g.has_interval else ''}); {straddles}."), m)
+    sec.table(common_methods(mv), _shown(mv, MAJORITY_COLUMNS), csv_name="majority",
+              caption="Majority verdict over samples per judge" + (" over the whole table" if sub_by else ""))
+    if sub_by:
+        cell = agreement.majority_vote(df, sub_by, **ci)
+        column = "majority_accuracy" if cell["majority_accuracy"].notna().any() else "straddle_rate"
+        _breakdown(sec, cell, column, "items", min_items, "the majority's accuracy" if column == "majority_accuracy"
+                   else "the share of requests one sample away from another majority", _shown(cell, MAJORITY_COLUMNS))
+    if len(straddle):
+        shown = straddle.sort_values(["flip_probability", "item_id"], ascending=[False, True])
+        sec.table(shown, _shown(shown, {"judge": "Judge", "strategy": "Strategy", "item_id": "Item", "order": "Order",
+                                        "samples": "Parsed samples", "majority": "Majority (empty: tied)",
+                                        "margin": "Margin (samples)", "flip_probability": "Flip probability",
+                                        "gold": "Gold"}),
+                  caption="Requests one sample away from another majority (the majority flips if one sample changes)",
+                  csv_name="straddling")
+    return sec
+
+
+__all__ = ["accuracy_section", "judge_agreement_section", "kappa_section", "majority_section",
+           "panel_section", "published_section", "unparsed_section"]
