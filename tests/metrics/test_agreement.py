@@ -362,3 +362,21 @@ def test_judge_agreement_diagonal_and_identical_raters_have_no_point_interval():
     assert (off["agreement_low"], off["agreement_high"]) == pytest.approx(proportion_confint(30, 30, method="wilson"))
     assert off["kappa"] == pytest.approx(1.0) and np.isnan(off["kappa_low"]) and np.isnan(off["kappa_high"])
     assert "every item gives the same value" in off["note"]
+
+
+def test_coin_flip_chance_matches_enumeration():
+    import collections
+    import itertools
+
+    from evallab.metrics._agreement import coin_flip_chance
+
+    for k in (2, 3, 4, 5):
+        for c in (2, 3):
+            outcomes = list(itertools.product(range(c), repeat=k))
+            tops = [max(collections.Counter(o).values()) for o in outcomes]
+            got = coin_flip_chance(k, c)
+            assert got["repetition_stability"] == pytest.approx(sum(t / k for t in tops) / len(outcomes))
+            assert got["unanimity"] == pytest.approx(sum(t == k for t in tops) / len(outcomes))
+            pairs = [sum(a != b for a, b in itertools.combinations(o, 2)) / (k * (k - 1) / 2) for o in outcomes]
+            assert got["flip_rate"] == pytest.approx(sum(pairs) / len(outcomes))
+    assert coin_flip_chance(3, 2) == {"repetition_stability": 0.75, "unanimity": 0.25, "flip_rate": 0.5}
