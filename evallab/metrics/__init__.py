@@ -10,7 +10,8 @@ the source it follows and an example; the modules behind them are private):
   :func:`krippendorff_alpha`, :func:`repetition_stability`, :func:`majority_vote` (the majority verdict over
   samples), :func:`published_check`;
 - position bias — :func:`position_consistency`, :func:`position_bias` (MT-Bench's breakdown, preference fairness,
-  first-slot preference, McNemar's order effect), :func:`balanced_position_accuracy`, :func:`anchor_effect`;
+  first-slot preference, McNemar's order effect), :func:`balanced_position_accuracy`, :func:`anchor_effect`,
+  :func:`first_slot_lean` (a one-order table with gold: the judge's errors by slot);
 - drift between a baseline and a candidate judge — :func:`compare_judges`, :func:`drift_summary`,
   :func:`drift_gate` (MeowKit's flip-rate gate), :func:`subset_level`;
 - positive-bias inflation — :func:`pass_rate`, :func:`inflation_table`, :func:`inflation_tables`,
@@ -18,7 +19,7 @@ the source it follows and an example; the modules behind them are private):
 - evaluators and leaderboards — :func:`win_rates`, :func:`length_controlled_win_rates`, :func:`evaluator_metrics`,
   :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`;
 - corrected rates from a judge plus gold labels — :func:`corrected_rates` (PPI++, Rogan–Gladen),
-  :func:`corrected_difference`, :func:`gold_rate`, :func:`hide_gold`, :func:`side_by_side`;
+  :func:`corrected_difference`, :func:`gold_rate`, :func:`hide_gold`;
 - planning — :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change`,
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
@@ -40,7 +41,7 @@ _NAMES = {
         "accuracy", "cohen_kappa_vs_gold", "fleiss_kappa", "judge_agreement", "krippendorff_alpha", "majority_vote",
         "pairwise_statistics", "published_check", "repetition_stability")},
     **{n: ("_position", n) for n in (
-        "anchor_effect", "balanced_position_accuracy", "position_bias", "position_consistency")},
+        "anchor_effect", "balanced_position_accuracy", "first_slot_lean", "position_bias", "position_consistency")},
     "compare_judges": ("_drift", "compare_judges"), "drift_summary": ("_drift", "compare"),
     "drift_gate": ("_drift", "gate"), "subset_level": ("_drift", "subset_level"),
     **{n: ("_inflation", n) for n in ("inflation_table", "inflation_tables", "pass_rate", "position_priming")},
@@ -48,7 +49,7 @@ _NAMES = {
         "evaluator_metrics", "leaderboard_rank_agreement", "length_controlled_win_rates", "rank_correlation",
         "win_rate_rank_agreement", "win_rates")},
     **{n: ("_corrected", n) for n in (
-        "corrected_difference", "corrected_rates", "gold_rate", "hide_gold", "side_by_side")},
+        "corrected_difference", "corrected_rates", "gold_rate", "hide_gold")},
     **{n: ("_power", n) for n in (
         "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate", "mcnemar_power", "next_round",
         "samples_for_stable_majority")},

@@ -1261,6 +1261,62 @@ def majority_vote(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, per: str 
     return results(pd.DataFrame(rows), MAJORITY_MEASURES, level=confidence, keys=by)
 
 
+
+def coin_flip_chance(samples: int, categories: int = 2) -> dict[str, float]:
+    """What :func:`repetition_stability` gives for a judge that picks each of ``categories`` verdicts with equal
+    chance, independently in each of ``samples`` samples of a request: the chance levels of its three figures.
+
+    - repetition stability: E[largest verdict count] / k, with P(largest count < m) = k! / c^k · [x^k]
+      (Σ_{j<m} x^j / j!)^c (the truncated exponential generating function of c counts each below m);
+    - unanimity: c · (1/c)^k = c^(1−k), the chance that all k samples agree;
+    - flip rate: 1 − 1/c, the chance that two samples differ.
+
+    Parameters
+    ----------
+    samples : int
+        Parsed samples per request, k ≥ 2.
+    categories : int, default 2
+        Verdict categories the judge can give, c ≥ 1 (2 for 1/2; 3 with ties).
+
+    Returns
+    -------
+    dict
+        ``{"repetition_stability", "unanimity", "flip_rate"}``, proportions.
+
+    Raises
+    ------
+    EvallabError
+        ``samples < 2`` or ``categories < 1``.
+
+    References
+    ----------
+    Shi et al. (2024), "Judging the Judges", §3.1 (repetition stability: the mean share of a request's samples
+    giving its most frequent verdict).
+
+    Examples
+    --------
+    Three samples of a binary verdict: stability (¼·3 + ¾·2) / 3 = 0.75, unanimity ¼, flip rate ½:
+
+    >>> coin_flip_chance(3, 2)
+    {'repetition_stability': 0.75, 'unanimity': 0.25, 'flip_rate': 0.5}
+    """
+    from math import factorial
+
+    from numpy.polynomial import polynomial as P
+
+    from evallab.errors import EvallabError
+
+    k, c = int(samples), int(categories)
+    if k < 2 or c < 1:
+        raise EvallabError(f"samples={samples}, categories={categories}; expected samples >= 2, categories >= 1")
+    expected_max = 0.0
+    for m in range(1, k + 1):  # E[max] = Σ_m P(max >= m)
+        below = P.polypow([1 / factorial(j) for j in range(m)], c)
+        p_below = factorial(k) / c ** k * (below[k] if len(below) > k else 0.0)
+        expected_max += 1 - p_below
+    return {"repetition_stability": round(float(expected_max) / k, 12), "unanimity": round(c ** (1 - k), 12),
+            "flip_rate": round(1 - 1 / c, 12)}
+
 # ------------------------------------------------------------------------------------------- LLMBar's table
 PUBLISHED_COLUMNS = {"n": "n", "correct_order_12": "correct_ab", "correct_order_21": "correct_ba",
                      "correct_average_pct": "acc_pct", "correct_both": "correct_both",

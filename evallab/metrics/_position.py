@@ -32,14 +32,19 @@ The sources' names of the figures are quoted; their definitions are paraphrased 
   of cases where the judge prefers the same solution after the positions are swapped), MT-Bench's "Consistency"
   (Zheng et al. 2023, Table 2: the share of cases where the judge gives a consistent result when the order of the
   two assistants is swapped).
-- MT-Bench's breakdown of the same pairs (Zheng et al. 2023, Table 2): "Consistency"; "Biased toward first" (the
-  output shown first won in both orders); "Biased toward second"; "Error" — in MT-Bench a reply in the wrong output
-  format; here an unparsed reply is counted apart (``pairs_unparsed``), so ``error`` holds the remaining
-  inconsistent pairs (a tie in one order and a win in the other). The four shares sum to 1 over pairs with both
-  replies parsed.
+- MT-Bench's breakdown of every pair asked in both orders (Zheng et al. 2023, Table 2, whose caption defines it:
+  "Consistency is the percentage of cases where a judge gives consistent results when swapping the order of two
+  assistants. 'Biased toward first' is the percentage of cases when a judge favors the first answer. 'Error'
+  indicates wrong output format."): "Consistency"; "Biased toward first" (an inconsistent pair that moved toward
+  the output shown first: it won in both orders, or in one order with a tie in the other); "Biased toward second";
+  "Error" — a pair with an unparsed reply (the wrong output format; also an inconsistent pair with no direction,
+  which 1/2/tie verdicts never give). The denominator is every pair asked in both orders (``pairs``), so the four
+  shares partition the pairs and sum to 1; position consistency's denominator is the pairs with both replies
+  parsed (``both_parsed``).
 - preference fairness — Shi et al. (2024, §3.1) "preference fairness" ("positional fairness" in their first
   version): the direction of the inconsistent pairs (recency-preferred vs primacy-preferred counts); evallab
-  reports the unnormalised form (recency-preferred − primacy-preferred pairs) / pairs with both parsed, in [−1, 1]:
+  reports the unnormalised form (recency-preferred − primacy-preferred pairs, as MT-Bench's breakdown classifies
+  them) / pairs with both parsed, in [−1, 1]:
   0 = fair, negative = the first-shown output is favoured. (Shi et al. additionally min-max normalise it by bounds
   that depend on the inconsistency rate; the unnormalised share is comparable across judges with different
   consistency.) Their third measure, "repetition stability" (the share of a request's samples giving its most
@@ -73,6 +78,7 @@ from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
 from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
+    DEFAULT_BY,
     ORDERS,
     PairedDesign,
     check_design,
@@ -110,10 +116,10 @@ POSITION_BIAS_MEASURES = [
     _interval("position_consistency", "Position consistency", "both_parsed", "pairs"),
     *[_count(c, lab) for c, lab in (("consistent", "Consistent pairs"), ("biased_first", "Pairs biased to first"),
                                      ("biased_second", "Pairs biased to second"), ("error", "Error pairs"))],
-    _rate("consistent_rate", "Consistent", "both_parsed", "pairs"),
-    _rate("biased_first_rate", "Biased toward first", "both_parsed", "pairs"),
-    _rate("biased_second_rate", "Biased toward second", "both_parsed", "pairs"),
-    _rate("error_rate", "Error", "both_parsed", "pairs"),
+    _rate("consistent_rate", "Consistent", "pairs", "pairs"),
+    _rate("biased_first_rate", "Biased toward first", "pairs", "pairs"),
+    _rate("biased_second_rate", "Biased toward second", "pairs", "pairs"),
+    _rate("error_rate", "Error", "pairs", "pairs"),
     _rate("preference_fairness", "Preference fairness", "both_parsed", "pairs", unit="coefficient", digits=3),
     _count("decisive", "Decisive replies"), _count("first_slot", "Replies picking the first shown"),
     _interval("first_slot_preference", "First-slot preference", "decisive", "decisive replies"),
@@ -152,8 +158,14 @@ def _pair_flags(design: PairedDesign, unparsed: str = "exclude") -> dict[str, np
     one, two = design.code("1"), design.code("2")
     first = (a == one) & (b == two)
     second = (a == two) & (b == one)
-    f = {"asked": asked, "both": both, "cons": cons, "first": first, "second": second,
-         "error": both & ~cons & ~first & ~second, "den": both}
+    # MT-Bench's breakdown partitions every pair asked in both orders: the direction an inconsistent pair moved
+    # (+1 per order the first-shown output won, -1 per order the second-shown won, 0 for a tie) — a tie in one
+    # order and a win for the first-shown output in the other is biased toward first; an unparsed reply (MT-Bench's
+    # "Error": a wrong output format) is an error, as is an inconsistent pair with no direction
+    net = ((a == one).astype(int) - (a == two)) + ((b == two).astype(int) - (b == one))
+    mt_first, mt_second = both & ~cons & (net > 0), both & ~cons & (net < 0)
+    f = {"asked": asked, "both": both, "cons": cons, "first": first, "second": second, "mt_first": mt_first,
+         "mt_second": mt_second, "error": asked & ~cons & ~mt_first & ~mt_second, "den": both}
     if unparsed == "published":  # LLMBar: two unparsed replies agree; every pair asked in both orders counts
         f["cons"] = cons | (asked & (a < 0) & (b < 0))
         f["den"] = asked
@@ -351,7 +363,7 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
         ``position_consistency`` (proportion; + ``_low``/``_high``/``_method`` as in :func:`position_consistency`;
         n: pairs); ``consistent``, ``biased_first``, ``biased_second``, ``error`` (pair counts; MT-Bench),
         ``consistent_rate``, ``biased_first_rate``, ``biased_second_rate``, ``error_rate`` (proportions of
-        ``both_parsed``, summing to 1), ``preference_fairness`` (coefficient in [−1, 1]: (biased_second −
+        ``pairs``, summing to 1: MT-Bench's partition, module docstring), ``preference_fairness`` (coefficient in [−1, 1]: (biased_second −
         biased_first) / both_parsed; 0 fair, negative favours the first shown); ``decisive`` (parsed non-tie
         replies with a known order), ``first_slot`` (of them, picked the first shown), ``first_slot_preference``
         (proportion in [0, 1], 0.5 = none) with ``_low``/``_high`` and ``first_slot_preference_method`` (an item
@@ -367,13 +379,14 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
     References
     ----------
     Zheng et al. (2023), MT-Bench, Table 2: "Consistency", "Biased toward first", "Biased toward second", "Error"
-    (here: inconsistent otherwise; unparsed pairs apart); Shi et al. (2024), "Judging the Judges", §3.1: "position
+    ("'Error' indicates wrong output format": here a pair with an unparsed reply; denominator: every pair); Shi et al. (2024), "Judging the Judges", §3.1: "position
     consistency" and "preference fairness" (here unnormalised, see the module docstring); McNemar (1947).
 
     Examples
     --------
-    Five items: q1 consistent, q2 and q3 won by the slot shown first, q4 by the second, q5 a tie then a win
-    (MT-Bench's "Error"); 5 of the 9 decisive replies pick the first slot; McNemar b = 2, c = 1, exact p = 1:
+    Five items: q1 consistent, q2 and q3 won by the slot shown first, q4 by the second, q5 a tie then a win for
+    the output shown second (biased toward second; no reply unparsed, so no "Error"); 5 of the 9 decisive replies
+    pick the first slot; McNemar b = 2, c = 1, exact p = 1:
 
     >>> import pandas as pd
     >>> from evallab import verdicts
@@ -384,7 +397,7 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
     >>> print(r[["consistent_rate", "biased_first_rate", "biased_second_rate", "error_rate", "preference_fairness",
     ...          "first_slot_preference", "mcnemar_p"]].round(3).to_string(index=False))
      consistent_rate  biased_first_rate  biased_second_rate  error_rate  preference_fairness  first_slot_preference  mcnemar_p
-                 0.2                0.4                 0.2         0.2                 -0.2                  0.556        1.0
+                 0.2                0.4                 0.4         0.0                  0.0                  0.556        1.0
     """
     des = design_of(df, by)
     f = _pair_flags(des)
@@ -395,7 +408,7 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
     per_fs = des.item_sums("replies", decisive, [fs == 1, np.ones(len(fs))])
     shown = [des.count("replies", decisive & (order == o)) > 0 for o in (0, 1)]  # decisive replies per order
     per_mc = des.item_sums("pairs", f["both"], [f["first"], f["second"]])
-    counts = {k: des.count("pairs", f[k]) for k in ("asked", "both", "cons", "first", "second", "error")}
+    counts = {k: des.count("pairs", f[k]) for k in ("asked", "both", "cons", "mt_first", "mt_second", "error")}
     unparsed = des.count("replies", rep["verdict"] < 0)
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = []
@@ -408,10 +421,11 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
                      pairs_unparsed=int(counts["asked"][g] - nb),
                      **{k: c[k] for k in ("position_consistency", "position_consistency_low",
                                           "position_consistency_high", "position_consistency_method")})
-            for name, col in (("consistent", "cons"), ("biased_first", "first"), ("biased_second", "second"),
+            na = int(counts["asked"][g])
+            for name, col in (("consistent", "cons"), ("biased_first", "mt_first"), ("biased_second", "mt_second"),
                               ("error", "error")):
-                r[name] = int(counts[col][g]) if nb else 0
-                r[f"{name}_rate"] = r[name] / nb if nb else NAN
+                r[name] = int(counts[col][g]) if na else 0
+                r[f"{name}_rate"] = r[name] / na if na else NAN
             r["preference_fairness"] = (r["biased_second"] - r["biased_first"]) / nb if nb else NAN
             per = per_fs(g)
             r["decisive"], r["first_slot"] = int(per[:, 1].sum()), int(per[:, 0].sum())
@@ -668,3 +682,200 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
     out = results(pd.DataFrame(rows), ANCHOR_MEASURES, level=confidence, keys=[*by, "strategy"])
     out.attrs["missing_baseline"] = missing
     return out
+
+
+#: the measures of :func:`preference_fairness`
+FAIRNESS_MEASURES = [
+    _count("units", "Subsets"), _count("both_parsed", "Pairs (both parsed)"),
+    _rate("preference_fairness_mean", "Preference fairness (Shi et al.: mean over subsets)", "units", "subsets",
+          unit="coefficient", digits=3),
+    _rate("preference_fairness", "Preference fairness (pooled over subsets)", "both_parsed", "pairs",
+          unit="coefficient", digits=3),
+]
+
+
+def preference_fairness(df: pd.DataFrame, by: Sequence[str] = ("judge", "strategy"), *, unit: str = "subset"
+                        ) -> Results:
+    """Preference fairness per group as Shi et al. (2024) aggregate it — computed within each ``unit`` (their
+    task; here the subset) and averaged over the units — beside the same figure pooled over the units' pairs.
+
+    Each unit's figure is :func:`position_bias`'s ``preference_fairness`` ((biased toward second − biased toward
+    first) / pairs with both replies parsed; unnormalised, module docstring). The mean weighs every unit alike; the
+    pooled figure weighs every pair alike: they differ when units differ in size and in fairness.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table of pairwise replies in orders ``ab`` and ``ba``.
+    by : sequence of str, default ("judge", "strategy")
+        Grouping columns (must not hold ``unit``).
+    unit : str, default "subset"
+        The column whose values are averaged over (a missing column: one unit).
+
+    Returns
+    -------
+    Results
+        One row per group (measures :data:`FAIRNESS_MEASURES`): ``by`` + ``units`` (units with a pair both parsed;
+        count), ``both_parsed`` (count), ``preference_fairness_mean`` (coefficient in [−1, 1]; n: units),
+        ``preference_fairness`` (pooled; n: pairs), ``note``.
+
+    References
+    ----------
+    Shi et al. (2024), "Judging the Judges", §3 ("preference fairness"; figures per task, averaged).
+
+    Examples
+    --------
+    Subset s1: 1 pair, biased toward first (−1); s2: 3 pairs, consistent (0). Mean over subsets −0.5, pooled −0.25:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics._position import preference_fairness
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["a", "a", "b", "b", "c", "c", "d", "d"], "judge": "A",
+    ...     "subset": ["s1"] * 2 + ["s2"] * 6, "order": ["ab", "ba"] * 4,
+    ...     "verdict": ["1", "2", "1", "1", "2", "2", "1", "1"]}))
+    >>> print(preference_fairness(df, ["judge"])[["units", "preference_fairness_mean",
+    ...       "preference_fairness"]].to_string(index=False))
+     units  preference_fairness_mean  preference_fairness
+         2                      -0.5                -0.25
+    """
+    by = [c for c in by if c in df.columns]
+    d = df if unit in df.columns else df.assign(**{unit: ""})
+    kw = dict(n_resamples=0)
+    pooled = position_bias(d, by, **kw)
+    per = position_bias(d, [unit, *by], **kw)
+    per = per[per["both_parsed"] > 0]
+    mean = per.groupby(by, observed=True, dropna=False)["preference_fairness"].agg(["mean", "size"]) if by else \
+        pd.DataFrame({"mean": [per["preference_fairness"].mean()], "size": [len(per)]})
+    rows = []
+    for i in pooled.index:
+        key = {c: pooled.at[i, c] for c in by}
+        m = mean.loc[tuple(key.values()) if len(by) > 1 else key[by[0]]] if by and len(mean) else \
+            (mean.iloc[0] if len(mean) else None)
+        ok = m is not None and int(m["size"]) > 0 and pooled.at[i, "both_parsed"] > 0
+        rows.append(dict(key, units=int(m["size"]) if ok else 0, both_parsed=int(pooled.at[i, "both_parsed"]),
+                         preference_fairness_mean=float(m["mean"]) if ok else NAN,
+                         preference_fairness=float(pooled.at[i, "preference_fairness"]) if ok else NAN,
+                         note="" if ok else not_computable("needs pairs with both orders parsed")))
+    return results(pd.DataFrame(rows), FAIRNESS_MEASURES, keys=by)
+
+
+#: the measures of :func:`first_slot_lean`
+LEAN_MEASURES = [
+    _count("scored", "Decisive replies with gold"), _count("gold_first", "Gold: the output shown first"),
+    _count("gold_second", "Gold: the output shown second"),
+    _count("errors_first", "Errors picking the first shown"), _count("errors_second", "Errors picking the second shown"),
+    _rate("p_first_given_gold_second", "P(picks first shown | gold second shown)", "gold_second", "replies"),
+    _rate("p_second_given_gold_first", "P(picks second shown | gold first shown)", "gold_first", "replies"),
+    _rate("lean", "Lean to the first slot (difference)", "scored", "replies", unit="pp"),
+    _count("errors", "Errors"),
+    _interval("error_first_share", "Share of errors picking the first shown", "errors", "errors"),
+    _rate("error_first_share_null", "Share expected without a lean", "scored", "replies"),
+    _rate("fisher_p", "Fisher's exact p", "scored", "replies", unit="p-value"),
+]
+
+#: the assumption the first-slot lean rests on, in words (shown beside it)
+LEAN_ASSUMPTION = ("it assumes the outputs were not placed by quality: which slot holds the better output (the gold "
+                   "position) is independent of how hard the pair is")
+
+
+def first_slot_lean(df: pd.DataFrame, by: Sequence[str] | None = None, *, confidence: float = 0.95,
+                    n_resamples: int = 1000, seed: int = 0) -> Results:
+    """Whether a judge leans to the first slot, from its errors against gold — the figure a table with one
+    presentation order supports (first-slot preference and consistency need both orders).
+
+    On decisive (1/2) parsed replies with gold 1/2 and a recorded order, the slot of the gold output and of the
+    verdict are compared: ``p_first_given_gold_second`` = P(verdict is the first-shown output | gold is the
+    second-shown), ``p_second_given_gold_first`` = P(verdict is the second-shown | gold is the first-shown);
+    their difference ``lean`` is 0 for a judge without a lean and positive when errors fall on the first slot.
+    Equivalently, the share of errors that pick the first-shown output (``error_first_share``) against the share
+    expected without a lean (``error_first_share_null``: the share of replies whose gold is the second-shown output,
+    0.5 when gold positions are balanced). The test is Fisher's exact test of the two conditional error rates (the
+    2×2 table gold slot × error; with balanced gold positions it tests what McNemar's test of errors toward
+    first vs toward second tests). The figure assumes the outputs were not placed by quality (:data:`LEAN_ASSUMPTION`):
+    if the better output were put first more often on hard pairs, position and difficulty would mix.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table of pairwise replies with ``order`` and ``gold``.
+    by : sequence of str, optional
+        Grouping columns (default ``("subset", "judge", "strategy")``); :func:`~evallab.metrics._design.check_design`
+        applies.
+    confidence : float, default 0.95
+        Level of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (one reply per item: the Wilson score interval, no bootstrap needed).
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Results
+        One row per group (measures :data:`LEAN_MEASURES`): ``by`` + counts ``scored``, ``gold_first``,
+        ``gold_second``, ``errors_first``, ``errors_second``, ``errors``; proportions ``p_first_given_gold_second``,
+        ``p_second_given_gold_first``; ``lean`` (pp, their difference); ``error_first_share`` (proportion) with
+        ``_low``/``_high`` and ``error_first_share_method`` (:func:`~evallab.metrics._intervals.ratio_interval_method`:
+        Wilson with one reply per item, else an item bootstrap); ``error_first_share_null``; ``fisher_p``
+        (p-value, two-sided); ``note`` (why a figure is NaN: no gold, no error, gold all in one slot).
+
+    References
+    ----------
+    Zheng et al. (2023), MT-Bench, §3.4 (position bias); Fisher (1935), exact test of a 2×2 table.
+
+    Examples
+    --------
+    Six items shown in one order (``ab``): gold 1 (first shown) on q1–q3, gold 2 on q4–q6. The judge errs on q3
+    (picks output 2, second shown) and on q5 and q6 (picks output 1, first shown): P(first | gold second) = 2/3,
+    P(second | gold first) = 1/3, lean +1/3; 2 of 3 errors pick the first shown against 0.5 expected:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics import first_slot_lean
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(1, 7)], "judge": "A", "order": "ab",
+    ...     "gold": ["1", "1", "1", "2", "2", "2"], "verdict": ["1", "1", "2", "2", "1", "1"]}))
+    >>> r = first_slot_lean(df, ["judge"])
+    >>> print(r[["errors_first", "errors_second", "lean", "error_first_share", "error_first_share_null",
+    ...          "fisher_p"]].round(3).to_string(index=False))
+     errors_first  errors_second  lean  error_first_share  error_first_share_null  fisher_p
+                2              1 0.333              0.667                     0.5       1.0
+    """
+    from scipy.stats import fisher_exact
+
+    by = list(DEFAULT_BY if by is None else by)
+    by = [c for c in by if c in df.columns]
+    check_design(df, by)
+    d = df.assign(_item=item_key(df), _v=first_slot(df), _g=first_slot(df.assign(verdict=df["gold"])))
+    d = d[d["_v"].notna() & d["_g"].notna()]
+    kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    rows = []
+    for key, _ in groups(df, by):
+        s = d
+        for c, v in key.items():
+            s = s[s[c].astype(object) == v]
+        gf, gs = int((s["_g"] == 1).sum()), int((s["_g"] == 0).sum())
+        e1 = int(((s["_g"] == 0) & (s["_v"] == 1)).sum())  # gold second shown, picked the first shown
+        e2 = int(((s["_g"] == 1) & (s["_v"] == 0)).sum())
+        r = dict(key, scored=gf + gs, gold_first=gf, gold_second=gs, errors_first=e1, errors_second=e2,
+                 errors=e1 + e2, p_first_given_gold_second=e1 / gs if gs else NAN,
+                 p_second_given_gold_first=e2 / gf if gf else NAN, error_first_share=NAN,
+                 error_first_share_low=NAN, error_first_share_high=NAN, error_first_share_method="",
+                 error_first_share_null=gs / (gf + gs) if gf + gs else NAN, fisher_p=NAN, note="")
+        r["lean"] = r["p_first_given_gold_second"] - r["p_second_given_gold_first"] if gf and gs else NAN
+        if gf + gs == 0:
+            r["note"] = not_computable("needs decisive replies with gold and a recorded order")
+        elif not (gf and gs):
+            r["note"] = not_computable("gold is always the output in one slot, so position and quality cannot be "
+                                       "told apart")
+        else:
+            r["fisher_p"] = float(fisher_exact([[e1, gs - e1], [e2, gf - e2]])[1])
+            if e1 + e2 == 0:
+                r["note"] = not_computable("the share of errors needs an error; the judge made none")
+            else:
+                err = s.assign(_e1=((s["_g"] == 0) & (s["_v"] == 1)).astype(float), _e=(s["_g"] != s["_v"]))
+                per = err.groupby("_item")[["_e1", "_e"]].sum()
+                r["error_first_share"] = e1 / (e1 + e2)
+                (r["error_first_share_low"], r["error_first_share_high"],
+                 r["error_first_share_method"]) = intervals.ratio_interval_method(
+                    per["_e1"].to_numpy(float), per["_e"].to_numpy(float), **kw)
+        rows.append(r)
+    return results(pd.DataFrame(rows), LEAN_MEASURES, level=confidence, keys=by)

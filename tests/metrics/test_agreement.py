@@ -440,3 +440,21 @@ def test_fleiss_and_alpha_give_no_interval_below_min_items():
         assert thin.at[0, "note"] == "no interval: 12 items, fewer than min_items=20"
         full = fn(three, n_resamples=50)
         assert thin.at[0, col] == pytest.approx(full.at[0, col]) and np.isfinite(full.at[0, f"{col}_low"])
+
+
+def test_coin_flip_chance_matches_enumeration():
+    import collections
+    import itertools
+
+    from evallab.metrics._agreement import coin_flip_chance
+
+    for k in (2, 3, 4, 5):
+        for c in (2, 3):
+            outcomes = list(itertools.product(range(c), repeat=k))
+            tops = [max(collections.Counter(o).values()) for o in outcomes]
+            got = coin_flip_chance(k, c)
+            assert got["repetition_stability"] == pytest.approx(sum(t / k for t in tops) / len(outcomes))
+            assert got["unanimity"] == pytest.approx(sum(t == k for t in tops) / len(outcomes))
+            pairs = [sum(a != b for a, b in itertools.combinations(o, 2)) / (k * (k - 1) / 2) for o in outcomes]
+            assert got["flip_rate"] == pytest.approx(sum(pairs) / len(outcomes))
+    assert coin_flip_chance(3, 2) == {"repetition_stability": 0.75, "unanimity": 0.25, "flip_rate": 0.5}

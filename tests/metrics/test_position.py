@@ -34,7 +34,7 @@ HAND = table([
     ("p4", "2", "2", "1"),  # second slot both times
     ("p5", "2", "2", "2"),  # consistent, correct
     ("p6", "1", None, "1"),  # one reply unparsed
-    ("p7", "1", "tie", "1"),  # a tie in one order, a win in the other: MT-Bench's "error"
+    ("p7", "1", "tie", "1"),  # a tie, then output 1 won shown second: moved toward the second slot
 ])
 
 
@@ -42,11 +42,13 @@ def test_position_bias_by_hand():
     df = V.coerce(pd.DataFrame(HAND))
     r = P.position_bias(df, ["judge"], n_resamples=300).iloc[0]
     assert (r["pairs"], r["both_parsed"], r["pairs_unparsed"]) == (7, 6, 1)
-    assert (r["consistent"], r["biased_first"], r["biased_second"], r["error"]) == (2, 2, 1, 1)
+    # MT-Bench's four categories partition the 7 pairs: consistent p1 p5; first p2 p3; second p4 p7; error
+    # (unparsed: a wrong output format) p6
+    assert (r["consistent"], r["biased_first"], r["biased_second"], r["error"]) == (2, 2, 2, 1)
     assert r["position_consistency"] == pytest.approx(2 / 6)
     assert (r["consistent_rate"], r["biased_first_rate"], r["biased_second_rate"], r["error_rate"]) == \
-        pytest.approx((2 / 6, 2 / 6, 1 / 6, 1 / 6))
-    assert r["preference_fairness"] == pytest.approx((1 - 2) / 6)
+        pytest.approx((2 / 7, 2 / 7, 2 / 7, 1 / 7))
+    assert r["preference_fairness"] == pytest.approx((2 - 2) / 6)
     # decisive replies: 12 (p6/ab unparsed, p7/ab a tie); first-shown picks: ab->1: p1,p2,p3; ba->2: p2,p3,p5
     assert (r["decisive"], r["first_slot"]) == (12, 6)
     assert r["first_slot_preference"] == 0.5
@@ -185,3 +187,49 @@ def test_first_slot_preference_needs_both_orders():
     assert np.isfinite(ae.loc["Vanilla", "first_slot_preference"])
     assert np.isnan(ae.loc["Vanilla_1shot", "first_slot_preference"]) and np.isnan(ae.loc["Vanilla_1shot", "delta_first_slot"])
     assert np.isfinite(ae.loc["Vanilla_1shot", "accuracy"]) and "both presentation orders" in ae.loc["Vanilla_1shot", "note"]
+
+
+def test_first_slot_lean_by_hand_against_scipy_and_wilson():
+    from scipy.stats import fisher_exact
+    from statsmodels.stats.proportion import proportion_confint
+
+    # one order (ab): gold 1 = first shown on q1-q4, gold 2 = second shown on q5-q10; errors toward the first slot
+    # (gold 2, picked 1): q5 q6 q7; toward the second (gold 1, picked 2): q1; q11 a tie, q12 unparsed (not scored)
+    gold = ["1"] * 4 + ["2"] * 6 + ["1", "2"]
+    verdict = ["2", "1", "1", "1", "1", "1", "1", "2", "2", "2", "tie", None]
+    df = V.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(1, 13)], "judge": "J", "order": "ab",
+                                "gold": gold, "verdict": verdict}))
+    r = P.first_slot_lean(df, ["judge"], n_resamples=0).iloc[0]
+    assert (r["scored"], r["gold_first"], r["gold_second"], r["errors_first"], r["errors_second"]) == (10, 4, 6, 3, 1)
+    assert r["p_first_given_gold_second"] == pytest.approx(3 / 6) and r["p_second_given_gold_first"] == 0.25
+    assert r["lean"] == pytest.approx(0.5 - 0.25) and r["error_first_share"] == pytest.approx(3 / 4)
+    assert r["error_first_share_null"] == pytest.approx(6 / 10)
+    assert r["fisher_p"] == pytest.approx(fisher_exact([[3, 3], [1, 3]])[1])
+    # one reply per item: the Wilson interval of 3 errors of 4
+    assert r["error_first_share_method"] == "Wilson score"
+    assert (r["error_first_share_low"], r["error_first_share_high"]) == \
+        pytest.approx(proportion_confint(3, 4, method="wilson"))
+    # order ba: the first-shown output is output 2, so the same verdicts count the other way round
+    ba = P.first_slot_lean(df.assign(order="ba"), ["judge"], n_resamples=0).iloc[0]
+    assert (ba["errors_first"], ba["errors_second"], ba["gold_first"]) == (1, 3, 6)
+
+
+def test_first_slot_lean_notes_when_gold_sits_in_one_slot():
+    df = V.coerce(pd.DataFrame({"item_id": ["q1", "q2"], "judge": "J", "order": "ab", "gold": "1",
+                                "verdict": ["1", "2"]}))
+    r = P.first_slot_lean(df, ["judge"], n_resamples=0).iloc[0]
+    assert np.isnan(r["lean"]) and "one slot" in r["note"]
+
+
+def test_preference_fairness_mean_over_subsets_by_hand():
+    # s1: 2 pairs, both biased to first (-1); s2: 2 pairs, one biased to second (+0.5): mean -0.25, pooled -1/4
+    # s3 adds 4 consistent pairs: mean (-1 + 0.5 + 0) / 3, pooled (1 - 2) / 8
+    rows = table([("a", "1", "1", "2"), ("b", "1", "1", "2")], strategy="S")
+    rows = [dict(r, subset="s1") for r in rows]
+    rows += [dict(r, subset="s2") for r in table([("c", "1", "2", "1"), ("d", "1", "1", "1")])]
+    rows += [dict(r, subset="s3") for r in table([(f"e{i}", "1", "1", "1") for i in range(4)])]
+    res = P.preference_fairness(V.coerce(pd.DataFrame(rows)), ["judge", "strategy"])
+    r = res.iloc[0]
+    assert r["units"] == 3 and r["both_parsed"] == 8
+    assert r["preference_fairness_mean"] == pytest.approx((-1 + 0.5 + 0) / 3)
+    assert r["preference_fairness"] == pytest.approx((1 - 2) / 8)

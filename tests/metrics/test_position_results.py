@@ -33,7 +33,7 @@ HAND = _table([
     ("p4", "2", "2", "1"),  # biased to second
     ("p5", "2", "2", "2"),  # consistent, right
     ("p6", "1", None, "1"),  # a reply unparsed
-    ("p7", "1", "tie", "1"),  # tie then a win: error
+    ("p7", "1", "tie", "1"),  # tie, then output 1 won shown second: biased to second
     ("p8", "2", "1", "1"),  # consistent, wrong in both
 ])
 
@@ -50,9 +50,10 @@ def test_position_bias_measures_name_units_n_and_methods():
     assert m["preference_fairness"].unit == "coefficient" and m["biased_first_rate"].n_unit == "pairs"
     assert all(m[c].note == "note" for c in m)
     r = res.iloc[0]
-    # hand counts: 7 pairs both parsed (p6 not), consistent p1 p5 p8; first p2 p3; second p4; error p7
+    # hand counts: 7 pairs both parsed (p6 not), consistent p1 p5 p8; first p2 p3; second p4 p7; error p6
     assert (r["pairs"], r["both_parsed"], r["consistent"], r["biased_first"], r["biased_second"], r["error"]) == \
-        (8, 7, 3, 2, 1, 1)
+        (8, 7, 3, 2, 2, 1)
+    assert res.estimate("error_rate").value == pytest.approx(1 / 8) and res.estimate("error_rate").n == 8
     e = res.estimate("position_consistency")
     assert (e.value, e.n, e.n_unit) == (pytest.approx(3 / 7), 7, "pairs")
     # one pair per item: independent units, so Wilson computed it — and the page says so
@@ -67,7 +68,7 @@ def test_position_bias_measures_name_units_n_and_methods():
     assert (r["mcnemar_items"], r["mcnemar_items_first"], r["mcnemar_items_second"]) == (7, 2, 1)
     p = res.estimate("mcnemar_p")
     assert p.value == pytest.approx(mcnemar([[0, 2], [1, 0]], exact=True).pvalue) and p.n == 7 and p.n_unit == "items"
-    assert res.estimate("preference_fairness").value == pytest.approx((1 - 2) / 7)
+    assert res.estimate("preference_fairness").value == pytest.approx((2 - 2) / 7)
 
 
 def test_no_bootstrap_interval_at_n_resamples_0_but_wilson_stays():

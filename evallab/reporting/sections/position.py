@@ -33,10 +33,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evallab._results import Results, common_methods
+from evallab._results import Results, common_methods, results
 from evallab.metrics import _agreement as agreement
 from evallab.metrics import _position as position
-from evallab.metrics._design import describe
+from evallab.metrics._design import DESIGN_COLUMNS, describe
 from evallab.reporting import _live as live
 from evallab.reporting._context import Section
 
@@ -78,13 +78,13 @@ def _several(res: pd.DataFrame, col: str) -> bool:
     return col in res.columns and res[col].astype(str).nunique() > 1
 
 
-def _who(res: pd.DataFrame, i, cols: Sequence[str] = ("subset", "judge", "strategy")) -> str:
-    """Row ``i`` by its design columns that vary in ``res`` (the judge always): "GPT-4", "GPT-4 · CoT"."""
+def _who(res: pd.DataFrame, i, cols: Sequence[str] = DESIGN_COLUMNS) -> str:
+    """Row ``i`` by every design column that varies in ``res`` (the judge always): "GPT-4", "GPT-4 · CoT"."""
     parts = [str(res.at[i, c]) for c in cols if c in res.columns and (c == "judge" or _several(res, c))]
     return " · ".join(p for p in parts if p)
 
 
-def _rows_word(res: pd.DataFrame, cols: Sequence[str] = ("subset", "judge", "strategy")) -> str:
+def _rows_word(res: pd.DataFrame, cols: Sequence[str] = DESIGN_COLUMNS) -> str:
     """What a row of ``res`` is: "judges", "judge × strategy rows", "subset × judge rows"."""
     vary = [c for c in cols if c in res.columns and (c == "judge" or _several(res, c))]
     return "judges" if vary == ["judge"] else " × ".join(vary) + " rows"
@@ -106,6 +106,18 @@ def _bias_caveats(bias: Results) -> list[str]:
         out.append(f"Small n: at most {int(bias['pairs'].max())} pairs per row; intervals are wide.")
     out.append("McNemar's test is per row without multiplicity adjustment.")
     return out
+
+
+def _orders(df: pd.DataFrame) -> str:
+    """What the position figures can rest on: "both" (pairs judged in both orders), "one" (a pairwise table in one
+    presentation order), "pointwise" (no pairwise reply)."""
+    shape = describe(df)
+    return "pointwise" if shape["kind"] == "pointwise" else "both" if shape["both_orders"] else "one"
+
+
+def _lean_shown(df: pd.DataFrame) -> bool:
+    """The first-slot lean from gold is the report's figure: a one-order pairwise table with gold."""
+    return _orders(df) == "one" and bool((df["gold"].notna() & df["order"].isin(position.ORDERS)).any())
 
 
 # ------------------------------------------------------------------------------------------- the sections
@@ -137,10 +149,23 @@ BIAS_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "both_parsed": "Pairs 
                 "position_consistency": "Position consistency", "biased_first_rate": "Biased to first",
                 "biased_second_rate": "Biased to second", "first_slot_preference": "First-slot preference",
                 "mcnemar_p": "McNemar p"}
-BREAKDOWN_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "both_parsed": "Pairs (both parsed)",
+BREAKDOWN_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "pairs": "Pairs (asked in both orders)",
                      "consistent_rate": "Consistent", "biased_first_rate": "Biased toward first",
-                     "biased_second_rate": "Biased toward second", "error_rate": "Error",
-                     "preference_fairness": "Preference fairness"}
+                     "biased_second_rate": "Biased toward second", "error_rate": "Error (unparsed)",
+                     "units": "Subsets", "preference_fairness_mean": "Preference fairness (Shi et al.: mean over "
+                     "subsets)", "preference_fairness": "Preference fairness (pooled)"}
+
+
+BY_JUDGE_HEADING = ("## Consistency, MT-Bench's breakdown and first-slot preference per judge\n"
+                    "All selected subsets pooled by item; one row per judge and strategy (strategies are never "
+                    "pooled); the item is the resampling unit; McNemar's test pairs items. Each table names the "
+                    "method of its intervals.")
+BPC_HEADING = ("## Balanced position calibration (FairEval)\n"
+               "Each pair judged in both orders; an inconsistent pair counts as a tie worth `tie_credit`. With "
+               "`tie_credit = 0.5` its accuracy equals the mean of the two order accuracies on the same pairs (shown "
+               "beside it): the calibration neutralises the order, it does not add accuracy. \"Right in both "
+               "orders\" counts a pair right only when it is right in both orders; \"Abstention\" is the share of "
+               "pairs a consistency-only policy would leave undecided.")
 
 
 def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence: float = 0.95,
@@ -161,21 +186,38 @@ def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence:
     -------
     Section
         The headline finding (the most position-consistent row, and how many rows show an order effect), the
-        position-bias table, MT-Bench's breakdown with preference fairness, the consistency vs first-slot
-        preference figure; metrics ``pairs_per_judge``, ``unparsed_replies``, ``most_consistent_judge``,
+        position-bias table, MT-Bench's breakdown with preference fairness (Shi et al.'s mean over subsets and the
+        pooled figure), the consistency vs first-slot preference figure; metrics ``pairs_per_judge``, ``unparsed_replies``, ``most_consistent_judge``,
         ``max_position_consistency``, ``judges_with_order_effect_p_lt_0_05``, ``position_bias`` (records). On a
         table the figures cannot be computed on (one presentation order): one sentence saying why, no table.
 
     Source: Zheng et al. (2023), MT-Bench, Table 2; Shi et al. (2024), "Judging the Judges", §3.1; McNemar (1947).
     """
     df = _select(table, strategies)
+    kind = _orders(df)
+    if kind != "both":
+        why = ("This table holds pointwise verdicts: report 02's figures compare two outputs of a pair, so none "
+               "applies." if kind == "pointwise" else
+               "Every pair of this table is shown in one presentation order: position consistency, MT-Bench's "
+               "breakdown, first-slot preference, McNemar's order effect and balanced position calibration need "
+               "each pair judged in both orders, so none is computed"
+               + ("; the judge's lean to the first slot is measured from its errors against gold instead "
+                  "(below)." if _lean_shown(df) else " (and without gold no lean to the first slot can be told "
+                                                        "from quality)."))
+        sec = Section(metrics={"position_bias": []}, conclusions=[why]).text("## Position bias").text(why)
+        if _lean_shown(df):
+            lean = _first_slot_lean(df, confidence=confidence, n_resamples=n_resamples, seed=seed)
+            sec.items += lean.items
+            sec.metrics.update(lean.metrics)
+            sec.caveats += lean.caveats
+        return sec
     bias = common_methods(position.position_bias(df, list(BY), confidence=confidence, n_resamples=n_resamples,
                                                  seed=seed))
     ok = bias[bias["position_consistency"].notna()]
     sec = Section(metrics={
         "pairs_per_judge": int(bias["pairs"].max()) if len(bias) else 0,
         "unparsed_replies": int(bias["unparsed"].sum()),
-        "most_consistent_judge": str(bias.at[ok["position_consistency"].idxmax(), "judge"]) if len(ok) else None,
+        "most_consistent_judge": _who(bias, ok["position_consistency"].idxmax()) if len(ok) else None,
         "max_position_consistency": float(ok["position_consistency"].max()) if len(ok) else None,
         "judges_with_order_effect_p_lt_0_05": int((bias["mcnemar_p"] < 0.05).sum()),
         "position_bias": bias.to_frame().to_dict("records")})
@@ -185,6 +227,7 @@ def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence:
                  f"table: {why}.")
         sec.conclusions.append(f"Position bias could not be measured on this table ({why}).")
         return sec
+    sec.text(BY_JUDGE_HEADING)
     sec.caveats += _bias_caveats(bias)
     if _strategies_text(df):
         sec.text(_strategies_text(df))
@@ -213,14 +256,32 @@ def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence:
                  "shown where it is.")
     fs = bias[bias["first_slot_preference"].notna()]
     if len(fs):
-        sec.conclusions.append(f"{int((fs['first_slot_preference'] > 0.5).sum())} of {len(fs)} {words} favour the "
-                               "first-shown output (first-slot preference above 50%).")
+        est = [bias.estimate("first_slot_preference", i) for i in fs.index]
+        above = sum(e.excludes(0.5) and e.value > 0.5 for e in est)
+        below = sum(e.excludes(0.5) and e.value < 0.5 for e in est)
+        sec.metrics["rows_favouring_first_slot"] = above
+        none = sum(not e.has_interval for e in est)
+        inside = len(fs) - above - below - none
+        sec.conclusions.append(
+            f"{above} of {len(fs)} {words} favour the first-shown output (first-slot preference above 50%, its "
+            f"interval excluding 50%)" + (f", {below} the second" if below else "")
+            + (f"; {inside} {'has' if inside == 1 else 'have'} an interval that includes 50%" if inside else "")
+            + (f"; {none} have no interval (no bootstrap)" if none else "") + ".")
     cols = {c: v for c, v in BIAS_COLUMNS.items() if c != "strategy" or _several(bias, "strategy")}
     sec.table(bias, cols, caption="Position bias per judge (first-slot preference: 50% = none)", csv_name="bias")
     if len(ok):
-        sec.table(bias, {c: v for c, v in BREAKDOWN_COLUMNS.items() if c in cols or c not in BIAS_COLUMNS},
-                  caption="MT-Bench's breakdown of the pairs (Zheng et al. 2023, Table 2) and preference fairness "
-                          "(Shi et al. 2024; 0 = fair, negative = the first-shown output favoured)",
+        fair = position.preference_fairness(df, list(BY))
+        keys = [c for c in BY if c in fair.columns]
+        merged = bias.to_frame().merge(fair.to_frame()[[*keys, "units", "preference_fairness_mean"]], on=keys,
+                                       how="left")
+        both = results(merged, {**bias.measures, **{c: fair.measure(c) for c in ("units", "preference_fairness_mean")}},
+                       level=confidence, keys=bias.keys)
+        sec.metrics["preference_fairness"] = fair.to_frame().to_dict("records")
+        sec.table(both, {c: v for c, v in BREAKDOWN_COLUMNS.items() if c in cols or c not in BIAS_COLUMNS},
+                  caption="MT-Bench's breakdown of every pair asked in both orders (Zheng et al. 2023, Table 2: "
+                          "\"'Error' indicates wrong output format\", here an unparsed reply) and preference fairness "
+                          "(Shi et al. 2024; 0 = fair, negative = the first-shown output favoured): Shi et al.'s, "
+                          "computed per subset and averaged, beside the same figure pooled over the subsets' pairs",
                   csv_name="breakdown")
     shown = bias.dropna(subset=["position_consistency", "first_slot_preference"])
     if len(shown):
@@ -252,18 +313,22 @@ def by_subset(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence
         table; one sentence saying why when first-slot preference is not computable on any row.
     """
     df = _select(table, strategies)
+    if _orders(df) != "both":
+        return Section()  # by_judge says once why no position figure applies
+    if not _several(df, "subset"):
+        return Section()  # one subset: the per-judge figures are its figures
     res = common_methods(position.position_bias(df, ["subset", *BY], confidence=confidence,
                                                 n_resamples=n_resamples, seed=seed))
     ok = res[res["first_slot_preference"].notna()]
-    sec = Section()
+    sec = Section().text("## Per subset")
     if not len(ok):
         return sec.text(f"First-slot preference per subset is not computable on this table: {_why(res)}.")
     words = _rows_word(res)
     i = (ok["first_slot_preference"] - 0.5).abs().idxmax()
     e = res.estimate("first_slot_preference", i)
     off = sum(res.estimate("first_slot_preference", j).excludes(0.5) for j in ok.index)
-    where = res.at[i, "subset"] or "its table"
-    sec.finding(f"The strongest slot preference is {_who(res, i, BY)} on {where}: it picks the first-shown output "
+    where = f" on {res.at[i, 'subset']}" if str(res.at[i, "subset"]) else ""
+    sec.finding(f"The strongest slot preference is {_who(res, i, BY)}{where}: it picks the first-shown output "
                 f"in {e} (50% = none); {off} of {len(ok)} {words} have an interval excluding 50%.", e)
     cols = {"subset": "Subset", **{c: v for c, v in BIAS_COLUMNS.items()
                                    if c != "strategy" or _several(res, "strategy")}}
@@ -298,10 +363,12 @@ def balanced_calibration(table: pd.DataFrame, *, strategies: Sequence[str] = (),
     Source: Wang et al. (2023), "Large Language Models are not Fair Evaluators", §3.2; Zeng et al. (2024), LLMBar,
     §4 (Acc.).
     """
+    if _orders(_select(table, strategies)) != "both":
+        return Section(metrics={"balanced_position_calibration": []})  # by_judge says once why
     bpc = common_methods(position.balanced_position_accuracy(_select(table, strategies), list(BY),
                                                              tie_credit=tie_credit, confidence=confidence,
                                                              n_resamples=n_resamples, seed=seed))
-    sec = Section(metrics={"balanced_position_calibration": bpc.to_frame().to_dict("records")})
+    sec = Section(metrics={"balanced_position_calibration": bpc.to_frame().to_dict("records")}).text(BPC_HEADING)
     ok = bpc[bpc["bpc_accuracy"].notna()]
     if not len(ok):
         return sec.text(f"Balanced position calibration is not computable on this table: {_why(bpc)}.")
@@ -328,6 +395,65 @@ def balanced_calibration(table: pd.DataFrame, *, strategies: Sequence[str] = (),
                                    title="Balanced position calibration: accuracy (inconsistent pairs as ties)",
                                    ylabel=f"accuracy (%), {confidence:.0%} interval", xlabel="judge"))
     return sec
+
+
+LEAN_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "scored": "Decisive replies with gold",
+                "p_first_given_gold_second": "P(picks first | gold second)",
+                "p_second_given_gold_first": "P(picks second | gold first)", "lean": "Lean (difference)",
+                "errors": "Errors", "error_first_share": "Errors picking the first shown",
+                "error_first_share_null": "Expected without a lean", "fisher_p": "Fisher's exact p"}
+
+
+def _first_slot_lean(df: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000,
+                     seed: int = 0) -> Section:
+    """On a table with one presentation order and gold: whether each judge leans to the first slot, from its
+    errors (:func:`evallab.metrics._position.first_slot_lean`: P(picks the first shown | gold is the second shown)
+    against P(picks the second shown | gold is the first shown), the share of errors picking the first shown with
+    its interval, Fisher's exact test), labelled with its assumption (outputs not placed by quality). Shown by
+    :func:`by_judge` on such a table (an empty section otherwise: with both orders :func:`by_judge` measures the slot
+    directly).
+
+    Parameters
+    ----------
+    df : DataFrame
+        The selected table (:func:`by_judge`'s).
+    confidence, n_resamples, seed
+        As :func:`by_judge`.
+
+    Returns
+    -------
+    Section
+        Heading, a finding per the row with the largest lean, the table; metric ``first_slot_lean`` (records).
+
+    Source: Zheng et al. (2023), MT-Bench, §3.4 (position bias); Fisher's exact test of the 2×2 table.
+    """
+    if not _lean_shown(df):
+        return Section()
+    res = common_methods(position.first_slot_lean(df, list(BY), confidence=confidence, n_resamples=n_resamples,
+                                                  seed=seed))
+    sec = Section(metrics={"first_slot_lean": res.to_frame().to_dict("records")}).text(
+        "## Lean to the first slot, from the errors against gold\n"
+        f"One presentation order: the judge's errors are split by the slot they picked. Without a lean a judge errs "
+        f"as often when gold is the second-shown output as when it is the first; {position.LEAN_ASSUMPTION}.")
+    ok = res[res["lean"].notna()]
+    if not len(ok):
+        return sec.text(f"The lean to the first slot is not computable on this table: {_why(res)}.")
+    i = ok["lean"].abs().idxmax()
+    e, p = res.estimate("error_first_share", i), res.estimate("fisher_p", i)
+    null = res.estimate("error_first_share_null", i)
+    a = (f"{int(res.at[i, 'errors_first'])} of {int(res.at[i, 'gold_second'])}")
+    b = (f"{int(res.at[i, 'errors_second'])} of {int(res.at[i, 'gold_first'])}")
+    share = (f"of its errors, {e} pick the first-shown output ({null.number()} expected without a lean)"
+             if pd.notna(e.value) else "it made no error to split")
+    sec.finding(f"{_who(res, i, BY)} picks the first-shown output when gold is the second in {a} replies "
+                f"({res.estimate('p_first_given_gold_second', i).number()}) and the second-shown when gold is the "
+                f"first in {b} ({res.estimate('p_second_given_gold_first', i).number()}): a lean of "
+                f"{res.estimate('lean', i).number()} (Fisher's exact p = {p.number()}); {share}. This assumes the "
+                "outputs were not placed by quality.", e)
+    sec.caveats.append(f"The lean to the first slot from one order: {position.LEAN_ASSUMPTION}.")
+    cols = {c: v for c, v in LEAN_COLUMNS.items() if c != "strategy" or _several(res, "strategy")}
+    return sec.table(res, cols, caption="Lean to the first slot from the errors against gold (one presentation "
+                                        "order; outputs assumed not placed by quality)", csv_name="first_slot_lean")
 
 
 def few_shot(table: pd.DataFrame, *, baseline: str = "Vanilla",
@@ -430,8 +556,23 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
                     f"samples per pair and order), its parsed samples all agree on {every.estimate('unanimity')} of "
                     f"the (pair, order) units of both orders; the flip rate is highest with order "
                     f"{per.at[worst, 'order']}: {per.estimate('flip_rate', worst)}.", per.estimate("flip_rate", worst))
+        k = int(sampled["sample"].nunique())
+        ties = int((sampled["verdict"] == "tie").sum())
+        chance = agreement.coin_flip_chance(k, 2)  # a binary verdict: output 1 or output 2
+        per = per.assign(chance_stability=chance["repetition_stability"], chance_unanimity=chance["unanimity"],
+                         chance_flip_rate=chance["flip_rate"])
+        with_ties = agreement.coin_flip_chance(k, 3)
+        tie_text = (f" (with ties as a third verdict — {ties} of {int(sampled['verdict'].notna().sum()):,} parsed "
+                    f"samples were ties — {with_ties['repetition_stability']:.1%}, {with_ties['unanimity']:.1%} and "
+                    f"{with_ties['flip_rate']:.1%})") if ties else ""
+        sec.text(f"Chance levels: a judge tossing a fair coin between output 1 and output 2 in each of {k} samples "
+                 f"would show repetition stability {chance['repetition_stability']:.1%}, unanimity "
+                 f"{chance['unanimity']:.1%} and a flip rate of {chance['flip_rate']:.1%}{tie_text}; figures near "
+                 "them say the samples agree no more than coin tosses would.")
         sec.table(per, {"order": "Order", "units": "(Pair, order) units", "repetition_stability":
-                        "Repetition stability", "unanimity": "Unanimous", "flip_rate": "Flip rate"},
+                        "Repetition stability", "chance_stability": "Chance stability", "unanimity": "Unanimous",
+                        "chance_unanimity": "Chance unanimity", "flip_rate": "Flip rate",
+                        "chance_flip_rate": "Chance flip rate"},
                   caption=f"Sampled replies (temperature {float(temp[temp > 0].iloc[0]):g}): agreement across samples")
     structured = rates.index[(rates["study"] == "all studies")
                              & rates["response format"].str.startswith("structured")]
