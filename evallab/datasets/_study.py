@@ -10,9 +10,25 @@ from evallab import verdicts as V
 from evallab.datasets._generic import load_verdicts
 from evallab.datasets._llmbar import load_llmbar
 
+#: the bundled LLMBar's headline selection (Zeng et al. 2024, Table 3: LLMBar's Natural and Adversarial sets under
+#: Vanilla, their Vanilla+Rules): what empty ``subsets``/``strategies`` mean on the bundled data when a notebook asks
+#: for it (``llmbar_selection=True``); on the user's table empty means everything
+LLMBAR_SUBSETS = ("LLMBar/Natural", "LLMBar/Adversarial")
+LLMBAR_STRATEGIES = ("Vanilla",)
+
+
+def llmbar_defaults(verdicts_path: str, subsets: Sequence[str] | None, strategies: Sequence[str] | None = None,
+                    ) -> tuple[list[str] | None, list[str] | None]:
+    """The filters a report applies: as given, except that on the bundled LLMBar (no ``verdicts_path``) an empty
+    one means LLMBar's headline selection (:data:`LLMBAR_SUBSETS`, :data:`LLMBAR_STRATEGIES`); ``None`` = all."""
+    if verdicts_path:
+        return list(subsets or []) or None, list(strategies or []) or None
+    return list(subsets or LLMBAR_SUBSETS), list(strategies or LLMBAR_STRATEGIES)
+
 
 def load_study(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence[str] | None = None,
-               judges: Sequence[str] | None = None, strategies: Sequence[str] | None = None) -> pd.DataFrame:
+               judges: Sequence[str] | None = None, strategies: Sequence[str] | None = None,
+               llmbar_selection: bool = False) -> pd.DataFrame:
     """The tidy verdict table a report studies.
 
     Parameters
@@ -21,11 +37,16 @@ def load_study(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence
         ``""`` = the bundled LLMBar verdicts (or LLMBar at ``data_dir``).
     data_dir : LLMBar folder; ``""`` = bundled ``data/llmbar``.
     subsets, judges, strategies : filters (see :func:`evallab.verdicts.select`); empty = all.
+    llmbar_selection : on the bundled LLMBar (no ``verdicts_path``), empty ``subsets``/``strategies`` mean LLMBar's
+        headline selection (LLMBar/Natural and LLMBar/Adversarial, Vanilla) instead of all; a user's table is
+        never filtered by the bundled data's selection.
 
     Raises
     ------
     DataError / VerdictTableError naming the file, row or column and what was expected.
     """
+    if llmbar_selection:
+        subsets, strategies = llmbar_defaults(verdicts_path, subsets, strategies)
     if verdicts_path:
         df = load_verdicts(verdicts_path)
         return V.select(df, subsets=subsets, judges=judges, strategies=strategies, path=verdicts_path)

@@ -50,6 +50,9 @@ class Section:
     metrics: dict = field(default_factory=dict)
     conclusions: list[str] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
+    #: built from data bundled in ``data/`` (a demo run, a simulation, a bundled dataset), not from the table the
+    #: report studies: :meth:`Report.render` leaves it out of a report on the user's table (issue 26)
+    bundled: bool = False
 
     def finding(self, sentence: str, estimate: Estimate | None = None) -> Section:
         from evallab.reporting._tables import Finding
@@ -63,6 +66,11 @@ class Section:
 
     def figure(self, fig) -> Section:
         self.items.append(fig)
+        return self
+
+    def from_bundled(self, bundled: bool = True) -> Section:
+        """Mark the section as built from bundled data (:attr:`bundled`); returns it."""
+        self.bundled = bool(bundled)
         return self
 
     def text(self, sentence: str) -> Section:
@@ -93,6 +101,13 @@ class Report:
         by hand never overwrites the batch's reports (the batch always passes its folder).
     confidence : float
         The confidence level of every interval the report shows, in (0, 1).
+    user_table : str, default ""
+        The path of the user's own table the report studies (the notebook's ``verdicts_path``); when set, a
+        section built from bundled data (:attr:`Section.bundled`: the SmolLM2 live runs, simulations, the bundled
+        AlpacaEval …) is left out — nothing shown, nothing in ``metrics.json``, no index finding — so a report on
+        the user's table shows that table's findings only.
+    bundled_sections : bool, default False
+        Show the bundled sections on the user's table too.
 
     Attributes
     ----------
@@ -105,7 +120,8 @@ class Report:
         A name that is not a safe file stem, or a confidence outside (0, 1).
     """
 
-    def __init__(self, name: str = "adhoc", out_dir: str | Path = "", *, confidence: float = 0.95) -> None:
+    def __init__(self, name: str = "adhoc", out_dir: str | Path = "", *, confidence: float = 0.95,
+                 user_table: str | Path = "", bundled_sections: bool = False) -> None:
         from evallab.paths import reports_dir
         from evallab.reporting._params import ParameterError
 
@@ -114,6 +130,8 @@ class Report:
             raise ParameterError(f"confidence {confidence!r}; expected a level strictly between 0 and 1 (0.95: 95%)")
         self.confidence = float(confidence)
         self.out_dir = Path(out_dir) if out_dir else reports_dir() / "adhoc"
+        self.user_table = str(user_table or "")
+        self.bundled_sections = bool(bundled_sections)
         self.findings: list = []
         self.metrics: dict = {}
         self._conclusions: list[str] = []
@@ -171,10 +189,19 @@ class Report:
     # -- sections --------------------------------------------------------------------------------------
     def render(self, section: Section) -> None:
         """Show a :class:`Section`'s items in order (findings, tables, figures, sentences) and keep its metrics,
-        conclusions and caveats for :meth:`conclude` and :meth:`save`."""
+        conclusions and caveats for :meth:`conclude` and :meth:`save`. A bundled section (:attr:`Section.bundled`)
+        is left out entirely on the user's table (``user_table``) unless ``bundled_sections`` asks for it."""
         from IPython.display import HTML, Markdown, display
 
         from evallab.reporting._tables import Finding
+
+        if self.skips(section):
+            for x in section.items:  # close a figure that is not shown
+                if hasattr(x, "savefig"):
+                    import matplotlib.pyplot as plt
+
+                    plt.close(x)
+            return
 
         for x in section.items:
             if isinstance(x, Finding):
@@ -193,6 +220,10 @@ class Report:
         self.metrics.update(section.metrics)
         self._conclusions += [c for c in section.conclusions if c not in self._conclusions]
         self._caveats += [c for c in section.caveats if c not in self._caveats]
+
+    def skips(self, section: Section) -> bool:
+        """Whether :meth:`render` leaves ``section`` out: it is bundled and the report is on the user's table."""
+        return bool(section.bundled and self.user_table and not self.bundled_sections)
 
     def conclude(self, *, title: str = "Conclusions") -> str:
         """Display the conclusions and caveats the rendered sections gave; returns their HTML."""
@@ -224,6 +255,33 @@ class Report:
                 doc[k] = v
         return save_metrics(self.name, doc, title=title, reports_dir_=self.out_dir, findings=self.findings,
                             measures=meanings)
+
+
+def bundled_section(fn=None, *, when: str | None = None, unless: str | None = None):
+    """Mark what a section function returns as built from bundled data (:attr:`Section.bundled`).
+
+    Bare, always (e.g. the committed SmolLM2 live run); ``when="simulated"``: when that argument is truthy;
+    ``unless="source"``: when that argument is empty (``""``/None: the bundled copy was read).
+    """
+    import functools
+    import inspect
+
+    def wrap(f):
+        sig = inspect.signature(f)
+
+        @functools.wraps(f)
+        def section(*args, **kwargs):
+            sec = f(*args, **kwargs)
+            if when is None and unless is None:
+                return sec.from_bundled()
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            flag = bool(bound.arguments[when]) if when is not None else not bound.arguments[unless]
+            return sec.from_bundled(flag)
+
+        return section
+
+    return wrap(fn) if fn is not None else wrap
 
 
 def pd_records(frame) -> list[dict]:

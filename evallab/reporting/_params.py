@@ -158,12 +158,20 @@ def parse_value(text: str, expected: str = ""):
         return text
 
 
+def _exists(path: str, notebook: str | Path) -> bool:
+    """A ``*_path`` value names something that exists, from the working folder or the notebook's folder (where
+    the kernel runs)."""
+    p = Path(path).expanduser()
+    return p.exists() or (not p.is_absolute() and (Path(notebook).parent / p).exists())
+
+
 def check_parameters(notebook: str | Path, parameters: Mapping, *, where: str = "",
                      declared: Mapping[str, Parameter] | None = None) -> dict:
     """Check a run's parameters against the notebook's ``parameters`` cell before execution.
 
     Raises :class:`ParameterError` for an unknown name (with the closest declared name) or a value whose type
-    does not match the declared one (naming the parameter and the expected type). ``report_name`` and
+    does not match the declared one (naming the parameter and the expected type), and a ``*_path`` parameter
+    (``verdicts_path`` …) naming a file or folder that does not exist. ``report_name`` and
     ``reports_dir`` are the runner's; passing them is refused too. ``declared`` (from :func:`notebook_parameters`)
     spares reading the notebook again when many runs of one notebook are checked. Returns the parameters
     unchanged.
@@ -186,6 +194,8 @@ def check_parameters(notebook: str | Path, parameters: Mapping, *, where: str = 
         if not _fits(value, expected):
             problems.append(f"parameter {name!r} of {nb_name} expects {expected}, got {type(value).__name__} "
                             f"{value!r}")
+        elif name.endswith("_path") and isinstance(value, str) and value and not _exists(value, notebook):
+            problems.append(f"parameter {name!r} of {nb_name}: no such file or folder {value!r}")
     if problems:
         raise ParameterError(prefix + "; ".join(problems))
     return dict(parameters)

@@ -461,3 +461,29 @@ def test_serve_raises_when_the_server_dies(monkeypatch):
     with pytest.raises(local.LocalServerError, match="^the server died$"):
         local.serve(on_ready=ready.append, poll=0.01)
     assert ready == [_FakeServer.made[-1]] and ready[0].stopped and ready[0].checks == 3
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_import_attaches_a_plain_item_id_gold_table(tmp_path, capsys, suffix):
+    """Issue 26 defect 10: ``evallab import FILE --gold gold.csv`` with the plain table its --help describes."""
+    import csv as csv_module
+
+    from cli_helper import run_cli
+
+    src = data_dir("formats") / "mt_bench" / "gpt-4_pair.jsonl"
+    out = tmp_path / "t.csv"
+    code, text = run_cli(["import", src, "--out", out], capsys)
+    assert code == 0, text
+    with out.open(newline="", encoding="utf-8") as fh:
+        ids = sorted({r["item_id"] for r in csv_module.DictReader(fh)})
+    gold = tmp_path / f"gold{suffix}"
+    labels = {ids[0]: "1", ids[1]: "2"}
+    if suffix == ".csv":
+        gold.write_text("item_id,gold\n" + "".join(f"{k},{v}\n" for k, v in labels.items()))
+    else:
+        gold.write_text("".join(json.dumps({"item_id": k, "gold": v}) + "\n" for k, v in labels.items()))
+    code, text = run_cli(["import", src, "--gold", gold, "--out", tmp_path / "g.csv"], capsys)
+    assert code == 0, text
+    with (tmp_path / "g.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv_module.DictReader(fh))
+    assert {r["item_id"]: r["gold"] for r in rows if r["gold"]} == labels

@@ -56,9 +56,11 @@ def test_wrong_type_names_the_parameter_and_the_type(params, expected):
         check_parameters(REPO_ROOT / "notebooks" / "01_judge_agreement.ipynb", params)
 
 
-def test_right_types_pass():
+def test_right_types_pass(tmp_path):
     nb = REPO_ROOT / "notebooks" / "01_judge_agreement.ipynb"
-    ok = {"n_resamples": 10, "confidence": 0.9, "subsets": [], "judges": ["GPT-4"], "verdicts_path": "a.csv"}
+    (tmp_path / "a.csv").write_text("item_id,judge,verdict\n")
+    ok = {"n_resamples": 10, "confidence": 0.9, "subsets": [], "judges": ["GPT-4"],
+          "verdicts_path": str(tmp_path / "a.csv")}
     assert check_parameters(nb, ok) == ok
     assert check_parameters(nb, {"confidence": 1}) == {"confidence": 1}  # an int is a float
     assert notebook_parameters(nb)["n_resamples"].type == "int"
@@ -184,3 +186,16 @@ def test_the_command_line_loads_without_the_scientific_stack():
             "print(','.join(heavy))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert r.stdout.strip() == "", r.stdout
+
+
+def test_a_missing_path_parameter_is_refused_before_a_kernel_starts(tmp_path, capsys):
+    nb = REPO_ROOT / "notebooks" / "01_judge_agreement.ipynb"
+    missing = tmp_path / "no-such-table.csv"
+    with pytest.raises(ParameterError, match="'verdicts_path'.*no such file or folder"):
+        check_parameters(nb, {"verdicts_path": str(missing)})
+    code, text = run_cli(["run", nb, "-p", "verdicts_path", str(missing), "--out", tmp_path / "o"], capsys)
+    assert code == 2 and "verdicts_path" in text and str(missing) in text
+    assert not (tmp_path / "o").exists()  # refused before anything ran
+    table = tmp_path / "t.csv"
+    table.write_text("item_id,judge,verdict\nq1,a,1\n")
+    assert check_parameters(nb, {"verdicts_path": str(table), "data_dir": ""})  # existing / empty: accepted

@@ -27,7 +27,7 @@ from evallab.metrics import _corrected as corrected
 from evallab.metrics import _drift as drift
 from evallab.metrics import _power as power
 from evallab.metrics import _selective as selective
-from evallab.reporting._context import Section
+from evallab.reporting._context import Section, bundled_section
 from evallab.reporting._params import ParameterError
 
 #: the p-value adjustments in words
@@ -236,6 +236,7 @@ def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: in
     return sec
 
 
+@bundled_section(when="simulated")
 def paired_difference(table: pd.DataFrame, system: str, a: str, b: str, *, truth: float | None = None,
                       simulated: bool = False, min_gold: int = corrected.MIN_GOLD, confidence: float = 0.95,
                       n_resamples: int = 1000, seed: int = 0) -> Section:
@@ -339,9 +340,10 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
     return sec
 
 
+@bundled_section(unless="source")
 def trust_or_escalate(table: pd.DataFrame, *, over: Sequence[str] = ("strategy",), alpha: float = 0.1,
                       delta: float = 0.1, calibration_share: float = 0.5, splits: int = 100,
-                      seed: int = 0) -> Section:
+                      seed: int = 0, source: str = "") -> Section:
     """Selective judging: when can the judge be trusted alone? The threshold from a calibration split, the share of
     items kept and their agreement with gold on held-out splits, per judge.
 
@@ -353,6 +355,9 @@ def trust_or_escalate(table: pd.DataFrame, *, over: Sequence[str] = ("strategy",
         Design columns pooled on purpose.
     alpha, delta, calibration_share, splits, seed
         As in :func:`evallab.metrics._selective.selective_judging`.
+    source : str, default ""
+        The LLMBar folder the table was read from; ``""`` (the bundled ``data/llmbar``) marks the section bundled
+        (:attr:`evallab.Section.bundled`: left out of a report on the user's table).
 
     Returns
     -------
@@ -424,6 +429,7 @@ def _show_probe_and_calibration(sec: Section, probe: Results, cal: Results, who:
               caption=f"Before and after contextual calibration ({who})")
 
 
+@bundled_section(when="judge")
 def anchor_calibration(table: pd.DataFrame, judge=None, *, anchor: str = "pass-only", who: str = "simulated judge",
                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """Anchor calibration on a judge with a known injected leniency: the content-free probe's P(PASS) per anchor
@@ -488,6 +494,7 @@ def anchor_calibration(table: pd.DataFrame, judge=None, *, anchor: str = "pass-o
     return sec
 
 
+@bundled_section
 def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "SmolLM2",
                     min_gold: int = corrected.MIN_GOLD, confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Section:

@@ -35,7 +35,7 @@ from evallab.metrics import _evaluators as evaluators
 from evallab.metrics._agreement import judge_agreement
 from evallab.reporting import _live as live
 from evallab.reporting import _plots as plots
-from evallab.reporting._context import Section
+from evallab.reporting._context import Section, bundled_section
 from evallab.verdicts import snapshot_note
 
 #: how two AlpacaEval configurations' (or two prompts') replies are paired: the same request, the prompt aside
@@ -302,8 +302,9 @@ def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candida
     return sec
 
 
+@bundled_section(unless="source")
 def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *, confidence: float = 0.95,
-                        n_resamples: int = 1000, seed: int = 0) -> Section:
+                        n_resamples: int = 1000, seed: int = 0, source: str = "") -> Section:
     """AlpacaEval's annotator configurations: agreement between every two on the same items (raw and Cohen's
     kappa) and the evaluator metrics as measured here — P(prefer output 1), P(prefer the output shown first),
     P(prefer longer).
@@ -317,6 +318,9 @@ def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = Non
         computable.
     confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
         Interval level, bootstrap resamples over items, seed.
+    source : str, default ""
+        The AlpacaEval folder the verdicts were read from; ``""`` (the bundled ``data/alpaca_eval``) marks the
+        section bundled (:attr:`evallab.Section.bundled`: left out of a report on the user's table).
 
     Returns
     -------
@@ -358,9 +362,10 @@ def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = Non
     return sec
 
 
+@bundled_section(unless="source")
 def prompt_drift(verdicts: pd.DataFrame, baseline: str = "alpaca_eval_gpt4_turbo_fn", *,
                  tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
-                 confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+                 confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0, source: str = "") -> Section:
     """Prompt drift: every other annotator configuration against ``baseline`` on the same requests (the prompt is
     what changed), per model — the share of verdicts changed and the gate.
 
@@ -372,6 +377,9 @@ def prompt_drift(verdicts: pd.DataFrame, baseline: str = "alpaca_eval_gpt4_turbo
         The configuration treated as the baseline.
     tolerance, alpha, adjust, confidence, n_resamples, seed
         As :func:`headline`.
+    source : str, default ""
+        The AlpacaEval folder the verdicts were read from; ``""`` (the bundled ``data/alpaca_eval``) marks the
+        section bundled (:attr:`evallab.Section.bundled`: left out of a report on the user's table).
 
     Returns
     -------
@@ -419,8 +427,9 @@ def _join_notes(a: pd.Series, b: pd.Series) -> list[str]:
     return ["; ".join(x for x in (s, t) if isinstance(x, str) and x) for s, t in zip(a, b, strict=True)]
 
 
+@bundled_section(unless="source")
 def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataFrame, *, rank_min_models: int = 5,
-             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0, source: str = "") -> Section:
     """Win rates (raw and length-controlled) of each model under each configuration, and the judge-swap effect on
     rankings: Kendall's tau between the configurations' rankings and between AlpacaEval's published leaderboards,
     headlined only from ``rank_min_models`` common models.
@@ -435,6 +444,9 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
         Fewest common models a tau is headlined from (:data:`evallab.metrics._evaluators.MIN_RANK_ENTITIES`).
     confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
         Interval level, bootstrap resamples over items, seed.
+    source : str, default ""
+        The AlpacaEval folder the verdicts were read from; ``""`` (the bundled ``data/alpaca_eval``) marks the
+        section bundled (:attr:`evallab.Section.bundled`: left out of a report on the user's table).
 
     Returns
     -------
@@ -508,6 +520,7 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
     return sec
 
 
+@bundled_section
 def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05,
                       adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000,
                       seed: int = 0) -> Section:

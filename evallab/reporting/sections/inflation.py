@@ -28,7 +28,7 @@ from evallab._results import Measure, Results, results
 from evallab._results import common_methods as _common_methods
 from evallab.metrics import _inflation as inflation
 from evallab.metrics import _position as position
-from evallab.reporting._context import Section
+from evallab.reporting._context import Section, bundled_section
 
 #: the LLMBar strategies the few-shot section compares by default (0-shot first)
 FEW_SHOT = ("Vanilla", "Vanilla_1shot", "Vanilla_2shot")
@@ -58,7 +58,8 @@ def load_few_shot(verdicts_path: str = "", llmbar_dir: str = "", *, subsets: Seq
     llmbar_dir : str, default ""
         LLMBar folder; ``""``: the bundled ``data/llmbar``.
     subsets, judges : sequence of str, default ()
-        Filters (:func:`evallab.verdicts.select`); empty: all.
+        Filters (:func:`evallab.verdicts.select`); empty: all (empty ``subsets`` on the bundled LLMBar: its
+        Natural and Adversarial sets).
     strategies : sequence of str, default :data:`FEW_SHOT`
         The strategies kept (a table without them gives an empty frame, which :func:`few_shot_section` words).
 
@@ -69,8 +70,8 @@ def load_few_shot(verdicts_path: str = "", llmbar_dir: str = "", *, subsets: Seq
     """
     from evallab.datasets import load_study
 
-    d = load_study(verdicts_path, llmbar_dir, subsets=list(subsets) or None, judges=list(judges) or None,
-                   strategies=None if verdicts_path else list(strategies))
+    d = load_study(verdicts_path, llmbar_dir, subsets=subsets, judges=list(judges) or None,
+                   strategies=None if verdicts_path else list(strategies), llmbar_selection=True)
     return d[d["strategy"].isin(list(strategies))]
 
 
@@ -183,6 +184,7 @@ HARD_FAIL_MEASURES = [Measure("rubrics", "Rubrics", "count"),
                       Measure("weighted_score", "Weighted score", "coefficient", digits=2)]
 
 
+@bundled_section(unless="rubrics_dir")
 def rubric_section(rubrics_dir: str | Path | None = None) -> Section:
     """The rubric library: every rule of ``rubric-rules.md`` a file can show (plus what upstream's validator
     misses), then each preset's verdict when every rubric passes but ``functionality`` fails.
@@ -405,6 +407,7 @@ def experiment_section(runs: pd.DataFrame | None, items: pd.DataFrame, *, baseli
     return sec.table(spent, caption="Calls, tokens and cost of the run")
 
 
+@bundled_section
 def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The committed live run (``data/live/smollm2``, recorded by ``make live``): SmolLM2-135M's false-pass rate
     on gold-FAIL answers and pass rate on gold-PASS answers under PASS-only and FAIL-last anchors against balanced

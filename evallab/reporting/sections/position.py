@@ -38,7 +38,7 @@ from evallab.metrics import _agreement as agreement
 from evallab.metrics import _position as position
 from evallab.metrics._design import DESIGN_COLUMNS, describe
 from evallab.reporting import _live as live
-from evallab.reporting._context import Section
+from evallab.reporting._context import Section, bundled_section
 
 #: the design cell of the per-judge figures: strategies are compared, never pooled
 BY = ("judge", "strategy")
@@ -51,20 +51,29 @@ def load(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence[str] 
     """The report's verdict table, every strategy kept (the sections select theirs): the user's table at
     ``verdicts_path`` or the bundled LLMBar (at ``data_dir``), filtered by ``subsets`` and ``judges``.
 
+    On the bundled LLMBar, empty ``subsets`` mean LLMBar's Natural and Adversarial sets, and the sections' empty
+    ``strategies`` mean Vanilla (kept in ``attrs["default_strategies"]``); on the user's table empty means all
+    (:func:`evallab.datasets._study.llmbar_defaults`).
+
     Raises
     ------
     DataError, VerdictTableError
         From :func:`evallab.datasets.load_study`, naming the file, row or column.
     """
     from evallab.datasets import load_study
+    from evallab.datasets._study import llmbar_defaults
 
-    return load_study(verdicts_path, data_dir, subsets=list(subsets) or None, judges=list(judges) or None)
+    subsets, strategies = llmbar_defaults(verdicts_path, subsets)
+    table = load_study(verdicts_path, data_dir, subsets=subsets, judges=list(judges) or None)
+    table.attrs["default_strategies"] = strategies or []
+    return table
 
 
 def _select(table: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``strategies``; empty: the loader's default (Vanilla on the bundled LLMBar), else all."""
     from evallab import verdicts
 
-    return verdicts.select(table, strategies=list(strategies) or None)
+    return verdicts.select(table, strategies=list(strategies) or table.attrs.get("default_strategies") or None)
 
 
 def _why(res: pd.DataFrame) -> str:
@@ -498,6 +507,7 @@ def few_shot(table: pd.DataFrame, *, baseline: str = "Vanilla",
 
 
 # ------------------------------------------------------------------------------------------- the live judge
+@bundled_section
 def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The committed live run (``data/live/smollm2``, ``make live``): SmolLM2-135M's position consistency, MT-Bench's
     breakdown, preference fairness, first-slot preference and Acc. vs gold on its greedy replies (both orders);
