@@ -1,25 +1,31 @@
 """Judge drift: a baseline and a candidate judge on the same requests, per group, with MeowKit's gate.
 
 When a judge model is upgraded (or its prompt or parser changes), which verdicts moved, and by how much?
-MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"; ``data/meowkit/rules/rubric-rules.md``): replay the
-calibration set with the new model; "re-evaluator agreement with stored gold-standard verdicts must stay within 5%
-per rubric. If drift exceeds 5%, recalibrate". Drift is therefore the share of calibration verdicts that CHANGED
-— a flip rate — measured against the tolerance; the change in accuracy against gold is shown beside it (the two
-differ: a judge can change half its verdicts and keep its accuracy).
+MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"; ``data/meowkit/rules/rubric-rules.md``): "when a new
+model tier ships ..., replay the calibration set with the new model. Re-evaluator agreement with stored gold
+verdicts must stay within 5% per rubric. If drift exceeds 5%, recalibrate". What the gate here TESTS is the share of
+the calibration verdicts that changed between the old and the new judge (the flip rate) against the 5% tolerance —
+not each judge's agreement with gold. The two are related: the change in agreement with gold is at most the flip
+rate (a verdict that did not change cannot change its agreement), so a flip rate within 5% keeps the agreement with
+gold within 5%, while a larger flip rate need not move it (a judge can change half its verdicts and keep its
+accuracy). The change in accuracy against gold is shown beside the flip rate, with its own interval.
 
 Estimators (all take tidy verdict tables, :mod:`evallab.verdicts`)
 ------------------------------------------------------------------
 - :func:`compare` — baseline vs candidate replies paired on the same request (dataset, item, strategy, anchor set,
   order, sample by default), per group and over all pairs: the flip rate (changed / both parsed) and raw agreement
-  with item-cluster intervals, Cohen's kappa (:func:`evallab.metrics._agreement.cohen_kappa`), the flip table,
+  with exact intervals on items (Clopper–Pearson, each item counted once), Cohen's kappa (:func:`evallab.metrics._agreement.cohen_kappa`), the flip table,
   accuracy vs gold of each with the paired difference (item-cluster bootstrap), McNemar's test pairing ITEMS (an
   item counts for the baseline when more of its replies are right under the baseline), and the gate.
-- :func:`gate` — per group and overall: one-sided test of H0 "flip rate ≤ tolerance"
-  (:func:`evallab.metrics._intervals.ratio_test_greater`, item-cluster robust), p-values adjusted across the groups
-  (Holm by default, or Benjamini–Hochberg; statsmodels). The stated rule: a group DRIFTS when its adjusted p < α
-  (its flip rate exceeds the tolerance beyond chance); it is WITHIN tolerance when its interval's upper bound ≤
-  tolerance; otherwise INCONCLUSIVE (too few items to tell). The gate fails when any group or the overall row
-  drifts; inconclusive groups are listed.
+- :func:`gate` — per group and overall: one-sided exact test of H0 "flip rate ≤ tolerance" with the item as the
+  unit (:func:`evallab.metrics._intervals.item_exact_test_greater`), p-values adjusted across the groups (Holm by
+  default, or Benjamini–Hochberg; statsmodels; the overall row is tested alone, unadjusted). The stated rule: a
+  group DRIFTS when its adjusted p < α (its flip rate exceeds the tolerance beyond chance); it is WITHIN tolerance
+  when the upper bound of its flip-rate interval (the same exact method, per group, at the report's level) ≤
+  tolerance; otherwise INCONCLUSIVE (too few items to tell). Test and interval are one method at every count
+  (Clopper–Pearson on items, :func:`evallab.metrics._intervals.item_exact_interval`): adding a changed verdict at a
+  fixed number of items never improves a status. The gate fails when any group or the overall row drifts;
+  inconclusive groups are listed.
 - :func:`compare_judges` — the same on one table holding both judges (e.g. LLMBar's ChatGPT-0301 and ChatGPT).
 
 The tables of a :class:`DriftReport` are :class:`evallab.Results`: each estimate column's label, unit, interval
@@ -52,6 +58,9 @@ from evallab.metrics._design import item_key
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
 DEFAULT_BY = ("subset", "strategy")
+#: columns naming the two outputs a pairwise verdict compares (AlpacaEval's baseline and evaluated model): when both
+#: tables carry one, paired replies must agree on it, else they judged different pairs
+OUTPUT_COLUMNS = ("generator_1", "generator_2")
 DEFAULT_TOLERANCE = 0.05
 NAN = float("nan")
 UNPARSED = "unparsed"
@@ -164,7 +173,8 @@ def pair_verdicts(baseline: pd.DataFrame, candidate: pd.DataFrame, *, match_on: 
     ------
     DataError
         A missing column, a ``match_on`` key repeated within one table (e.g. two judges in one table), gold that
-        differs between the tables for the same reply, or no reply in common.
+        differs between the tables for the same reply, paired replies comparing different outputs
+        (:data:`OUTPUT_COLUMNS`, e.g. AlpacaEval files against different baselines), or no reply in common.
 
     Examples
     --------
@@ -206,15 +216,26 @@ def pair_verdicts(baseline: pd.DataFrame, candidate: pd.DataFrame, *, match_on: 
                 f"{match_on} (judges in it: {judges[:5]}); pass one judge per table (compare_judges splits a "
                 "table) or add columns to match_on", path=name, row=int(np.flatnonzero(dup)[0]) + 1,
                 column=match_on[0])
-    left = baseline[match_on + carry + ["verdict", "gold", "judge"]]
+    outs = [c for c in OUTPUT_COLUMNS if c in baseline.columns and c not in match_on + carry]
+    left = baseline[match_on + carry + outs + ["verdict", "gold", "judge"]]
     right = candidate[match_on + ["verdict", "gold", "judge"]]
     p = left.merge(right, on=match_on, how="inner", suffixes=("_baseline", "_candidate"))
     if p.empty:
         sample = {c: sorted(baseline[c].dropna().astype(str).unique())[:3] for c in match_on if c != "item_id"}
         sample_c = {c: sorted(candidate[c].dropna().astype(str).unique())[:3] for c in match_on if c != "item_id"}
         raise DataError(f"no reply in common on {match_on}; baseline has {sample}, candidate has {sample_c} "
-                        "(drop the differing columns from match_on, e.g. strategy for a prompt change)",
+                        "(drop the differing columns from match_on — report 05's match_on parameter —, e.g. "
+                        "strategy when the two judges are two prompts or annotator configurations)",
                         path="candidate", column="item_id")
+    for c in (c for c in OUTPUT_COLUMNS if c not in match_on and c in left.columns and c in candidate.columns):
+        other = p[match_on].merge(candidate[match_on + [c]], on=match_on, how="left")[c]
+        differ = (p[c].astype("string") != other.astype("string").to_numpy()).fillna(False).to_numpy(bool)
+        if differ.any():
+            r = p[differ].iloc[0]
+            raise DataError(f"the paired replies judge different pairs: {c} is {r[c]!r} in the baseline and "
+                            f"{other[differ].iloc[0]!r} in the candidate for item {r['item_id']!r} ({int(differ.sum())}"
+                            f" of {len(p)} paired replies); expected the same outputs compared (e.g. AlpacaEval "
+                            "annotations against the same baseline generator_1)", path="candidate", column=c)
     gb, gc = p["gold_baseline"], p["gold_candidate"]
     clash = gb.notna() & gc.notna() & (gb != gc)
     if clash.any():
@@ -256,7 +277,8 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
     confidence : float, default 0.95
         Level of the intervals.
     n_resamples : int, default 1000
-        Bootstrap resamples over items (``0``: no bootstrap; Wilson with one reply per item needs none).
+        Bootstrap resamples over items for kappa and Δ accuracy (``0``: no bootstrap; the flip rate's exact
+        interval needs none).
     seed : int, default 0
         Seed of the bootstrap.
 
@@ -265,30 +287,34 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
     Results
         One row per group with the columns listed in :class:`DriftReport` (their meanings: :data:`MEASURES`),
         each interval's method in ``flip_rate_method`` (also that of ``agreement``), ``kappa_method`` and
-        ``delta_method`` (:func:`evallab.metrics._intervals.ratio_interval_method`,
+        ``delta_method`` (:func:`evallab.metrics._intervals.item_exact_interval` — one method at every count,
+        the one the gate reads —,
         :func:`~evallab.metrics._intervals.ratio_difference_interval_method`, :func:`evallab.metrics._agreement.cohen_kappa_method`;
         ``""`` without an interval), ``note`` (why a figure is missing), and the per-item counts ``_num``/``_den``
         the gate tests. ``flip_p``, ``flip_p_adjusted`` are NaN until :func:`gate` fills them.
 
     References
     ----------
-    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
-    "must stay within 5% per rubric"; Cohen (1960) for kappa; Wilson (1927).
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``):
+    "re-evaluator agreement with stored gold verdicts must stay within 5% per rubric"; tested here as the share of
+    verdicts changed between the two judges (which bounds the change in agreement with gold); Cohen (1960) for kappa; Wilson (1927).
 
     Examples
     --------
     Six calibration items; the new judge changes q2 and q4 and leaves q6 unparsed: 2 of the 5 verdicts both parsed
-    changed (Wilson [0.118, 0.769]); kappa = (3/5 − 0.52) / (1 − 0.52) on them:
+    changed (Clopper–Pearson [0.053, 0.853]); kappa = (3/5 − 0.52) / (1 − 0.52) on them:
 
     >>> import pandas as pd
     >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
     ...     "fail", "pass", "pass", "fail"], "verdict": ["pass", "pass", "fail", "fail", "pass", "fail"]})
     >>> cand = base.assign(judge="new", verdict=["pass", "fail", "fail", "pass", "pass", None])
     >>> s = summarize_pairs(pair_verdicts(base, cand, by=()), [], n_resamples=0)
-    >>> print(s[["group", "both_parsed", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "flip_rate_method",
-    ...          "kappa"]].round(3).to_string(index=False))
-    group  both_parsed  changed  flip_rate  flip_rate_low  flip_rate_high flip_rate_method  kappa
-      all            5        2        0.4          0.118           0.769     Wilson score  0.167
+    >>> print(s[["group", "both_parsed", "changed", "flip_rate", "flip_rate_low", "flip_rate_high", "kappa"]]
+    ...       .round(3).to_string(index=False))
+    group  both_parsed  changed  flip_rate  flip_rate_low  flip_rate_high  kappa
+      all            5        2        0.4          0.053           0.853  0.167
+    >>> s["flip_rate_method"].iloc[0]
+    'Clopper–Pearson (exact binomial) on items'
     """
     by = list(by)
     a, b, g = p["verdict_baseline"], p["verdict_candidate"], p["gold"]
@@ -326,8 +352,8 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         r.update(items=len(pi), replies=int(s["_one"]), unparsed_baseline=int(s["_ua"]),
                  unparsed_candidate=int(s["_ub"]), both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
                  flip_rate=n_chg / n_both if n_both else NAN)
-        r["flip_rate_low"], r["flip_rate_high"], r["flip_rate_method"] = stats.ratio_interval_method(
-            pi["_chg"], pi["_bothp"], **kw) if n_both else (NAN, NAN, "")
+        r["flip_rate_low"], r["flip_rate_high"], r["flip_rate_method"] = stats.item_exact_interval(
+            pi["_chg"], pi["_bothp"], confidence=confidence) if n_both else (NAN, NAN, "")
         r["agreement"] = 1 - r["flip_rate"] if n_both else NAN
         r["agreement_low"], r["agreement_high"] = 1 - r["flip_rate_high"], 1 - r["flip_rate_low"]
         r["flip_p"] = NAN  # set by gate()
@@ -386,8 +412,9 @@ class GateResult:
 
     References
     ----------
-    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
-    "must stay within 5% per rubric".
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``):
+    "re-evaluator agreement with stored gold verdicts must stay within 5% per rubric"; tested here as the share of
+    verdicts changed between the two judges (which bounds the change in agreement with gold).
 
     Examples
     --------
@@ -471,8 +498,10 @@ def gate(groups: pd.DataFrame, overall: pd.DataFrame | None = None, *, tolerance
     GateResult
         ``passed``, the drifting groups (``flagged``: flip rate ``value``, ``low``, ``high`` — proportions — and
         ``p_adjusted``), the inconclusive and untested group names and the overall row's status. The p-value is
-        that of :func:`evallab.metrics._intervals.ratio_test_greater` (exact binomial with one reply per item, else
-        a cluster-robust z-test).
+        that of :func:`evallab.metrics._intervals.item_exact_test_greater` (exact binomial on items, each item
+        counted once; with one reply per item the exact binomial test of the replies), dual to the flip-rate
+        interval ``flip_rate_low``/``flip_rate_high`` of :func:`summarize_pairs` whose upper bound decides
+        "within": both move one way as verdicts change, so adding a changed verdict never improves a status.
 
     Raises
     ------
@@ -481,14 +510,15 @@ def gate(groups: pd.DataFrame, overall: pd.DataFrame | None = None, *, tolerance
 
     References
     ----------
-    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
-    "must stay within 5% per rubric"; S. Holm (1979), "A simple sequentially rejective multiple test procedure";
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``):
+    "re-evaluator agreement with stored gold verdicts must stay within 5% per rubric"; tested here as the share of
+    verdicts changed between the two judges (which bounds the change in agreement with gold); S. Holm (1979), "A simple sequentially rejective multiple test procedure";
     Y. Benjamini and Y. Hochberg (1995), "Controlling the false discovery rate".
 
     Examples
     --------
     2 of 5 verdicts changed, one reply per item: P(X ≥ 2) for X ~ Bin(5, 0.05) is 0.023, so the group drifts at
-    5%; at a tolerance of 0.5 the p-value is 26/32 and the interval's upper bound 0.769 > 0.5: inconclusive.
+    5%; at a tolerance of 0.5 the p-value is 26/32 and the interval's upper bound 0.853 > 0.5: inconclusive.
 
     >>> import pandas as pd
     >>> base = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4", "q5", "q6"], "judge": "old", "gold": ["pass", "pass",
@@ -509,7 +539,7 @@ def gate(groups: pd.DataFrame, overall: pd.DataFrame | None = None, *, tolerance
     by = list(by) if by is not None else list(groups.columns[: list(groups.columns).index("group")])
 
     def test(t: pd.DataFrame) -> np.ndarray:
-        return np.array([stats.ratio_test_greater(n, d, tolerance) if np.sum(d) else NAN
+        return np.array([stats.item_exact_test_greater(n, d, tolerance) if np.sum(d) else NAN
                          for n, d in zip(t["_num"], t["_den"], strict=True)], dtype=float)
 
     groups["flip_p"] = test(groups)
@@ -551,7 +581,8 @@ class DriftReport:
         ``both_parsed_ab``/``same_ab`` and ``_ba`` (per order), ``items_all_parsed`` and ``items_unchanged``
         (every paired reply of the item kept its verdict), ``gold_replies``, ``baseline_parsed``/``_correct``,
         ``candidate_parsed``/``_correct``, ``mcnemar_b`` (items the baseline got more right), ``mcnemar_c``;
-        proportions: ``flip_rate`` in [0, 1] (+ ``_low``/``_high``, item-cluster; method in ``flip_rate_method``;
+        proportions: ``flip_rate`` in [0, 1] (+ ``_low``/``_high``, Clopper–Pearson on items, the bound the gate
+        reads; method in ``flip_rate_method``;
         n = ``both_parsed`` replies), ``agreement`` = 1 − flip rate (+ interval, same method),
         ``baseline_accuracy``, ``candidate_accuracy`` (no interval; n = parsed replies); ``delta_accuracy``
         (candidate − baseline, unit "pp") with ``delta_low``/``delta_high`` (paired item bootstrap; method in
@@ -570,8 +601,9 @@ class DriftReport:
 
     References
     ----------
-    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
-    "must stay within 5% per rubric".
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``):
+    "re-evaluator agreement with stored gold verdicts must stay within 5% per rubric"; tested here as the share of
+    verdicts changed between the two judges (which bounds the change in agreement with gold).
 
     Examples
     --------
@@ -673,7 +705,8 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     confidence : float, default 0.95
         Level of the intervals.
     n_resamples : int, default 1000
-        Bootstrap resamples over items (``0`` skips the bootstraps; Wilson intervals remain).
+        Bootstrap resamples over items for kappa and Δ accuracy (``0`` skips them; the flip rate's exact
+        interval remains).
     seed : int, default 0
         Seed of the bootstrap.
 
@@ -694,8 +727,9 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
 
     References
     ----------
-    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
-    "must stay within 5% per rubric"; McNemar (1947) for the paired accuracy test; Cohen (1960).
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``):
+    "re-evaluator agreement with stored gold verdicts must stay within 5% per rubric"; tested here as the share of
+    verdicts changed between the two judges (which bounds the change in agreement with gold); McNemar (1947) for the paired accuracy test; Cohen (1960).
 
     Examples
     --------
@@ -758,8 +792,9 @@ def compare_judges(df: pd.DataFrame, baseline: str, candidate: str, **kwargs) ->
 
     References
     ----------
-    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``): agreement
-    "must stay within 5% per rubric".
+    MeowKit spec 001, "Calibration Set and Drift Check", rule 6 (``data/meowkit/rules/rubric-rules.md``):
+    "re-evaluator agreement with stored gold verdicts must stay within 5% per rubric"; tested here as the share of
+    verdicts changed between the two judges (which bounds the change in agreement with gold).
 
     Examples
     --------

@@ -18,6 +18,10 @@ criteria) is a ratio of sums over items; its interval resamples the ITEM (the cl
   interval is never shown as the single point [x, x]).
 - :func:`ratio_test_greater` — one-sided test of H0: ratio ≤ threshold with a cluster-robust (sandwich) standard
   error of the ratio estimator (Cochran 1977, §6.4; exact binomial when every cluster holds one reply).
+- :func:`item_exact_interval` / :func:`item_exact_test_greater` — a proportion of replies bounded and tested with
+  the ITEM as the unit, one method at every count: Clopper–Pearson (beta quantiles) and its dual exact binomial
+  test on ``n`` items with ``n · sum(num)/sum(den)`` successes (exact with one reply per item; with several, an item
+  counts once — the worst case, where all its replies move together). Monotone in the count, consistent at 0.
 - :func:`mcnemar` — McNemar's test on the discordant counts of a paired 2×2 table (statsmodels; exact binomial
   when b + c < 25, chi-square with continuity correction otherwise).
 - :func:`adjust_pvalues` — Holm or Benjamini–Hochberg across groups (statsmodels ``multipletests``).
@@ -45,6 +49,8 @@ from evallab.errors import EvallabError
 NAN = float("nan")
 #: p-value adjustments accepted by :func:`adjust_pvalues`
 ADJUSTMENTS = {"holm": "holm", "bh": "fdr_bh", "none": None}
+#: the method of :func:`item_exact_interval` (``evallab._results.CLOPPER_PEARSON`` + the unit)
+ITEM_EXACT = "Clopper–Pearson (exact binomial) on items"
 
 
 def _check_confidence(confidence: float) -> None:
@@ -548,6 +554,102 @@ def ratio_test_greater(num: Sequence[float], den: Sequence[float], threshold: fl
             return 1.0
         return float(sps.binomtest(int(round(r * n)), n, threshold, alternative="greater").pvalue)
     return float(sps.norm.sf((r - threshold) / se))
+
+
+
+def _item_counts(num: Sequence[float], den: Sequence[float]) -> tuple[float, int]:
+    """``(k, n)``: ``n`` items with ``den > 0`` and ``k = n · sum(num) / sum(den)`` (``(nan, 0)`` when none)."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    use = den > 0
+    n = int(use.sum())
+    if n == 0:
+        return NAN, 0
+    return float(n * num[use].sum() / den[use].sum()), n
+
+
+def item_exact_interval(num: Sequence[float], den: Sequence[float], *,
+                        confidence: float = 0.95) -> tuple[float, float, str]:
+    """Clopper–Pearson interval of ``sum(num) / sum(den)`` with the item (cluster) as the unit, at every count.
+
+    ``n`` = clusters with ``den > 0``, ``k = n · sum(num) / sum(den)`` "successes" (fractional when a cluster holds
+    several replies); the bounds are the beta quantiles of Clopper and Pearson (1934): ``low = B(α/2; k, n − k + 1)``
+    (0 when k = 0), ``high = B(1 − α/2; k + 1, n − k)`` (1 when k = n), α = 1 − confidence. With one reply per
+    cluster this is the exact binomial interval; with several, each cluster counts once, as if all its replies
+    moved together (the least information its replies can carry, so never narrower than the truth allows). One
+    method whatever the count: the upper bound grows with every reply counted as a success (no switch between
+    methods at 0), so a status read from it is monotone in the count.
+
+    Parameters
+    ----------
+    num, den : arrays of shape (n_clusters,)
+        Per-cluster counts (e.g. changed and both-parsed replies of one item).
+    confidence : float, default 0.95
+        Level of the two-sided interval.
+
+    Returns
+    -------
+    (low, high, method) : tuple of (float, float, str)
+        Bounds in [0, 1] and :data:`ITEM_EXACT`; ``(nan, nan, "")`` when ``sum(den) == 0``.
+
+    References
+    ----------
+    C. J. Clopper and E. S. Pearson (1934), "The use of confidence or fiducial limits illustrated in the case of the
+    binomial", Biometrika 26(4), 404–413.
+
+    Examples
+    --------
+    1 of 108 independent replies; then 1 changed reply among 54 items of two replies (k = 0.5 of 54 items):
+
+    >>> [round(x, 4) for x in item_exact_interval([1] + [0] * 107, [1] * 108)[:2]]
+    [0.0002, 0.0505]
+    >>> low, high, method = item_exact_interval([1] + [0] * 53, [2] * 54)
+    >>> round(low, 4), round(high, 4), method
+    (0.0, 0.0833, 'Clopper–Pearson (exact binomial) on items')
+    """
+    _check_confidence(confidence)
+    k, n = _item_counts(num, den)
+    if n == 0:
+        return NAN, NAN, ""
+    a = (1 - confidence) / 2
+    low = 0.0 if k <= 0 else float(sps.beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k >= n else float(sps.beta.ppf(1 - a, k + 1, n - k))
+    return low, high, ITEM_EXACT
+
+
+def item_exact_test_greater(num: Sequence[float], den: Sequence[float], threshold: float) -> float:
+    """One-sided p-value of H0 ``sum(num)/sum(den) <= threshold``, dual to :func:`item_exact_interval`.
+
+    ``P(X ≥ k)`` for ``X ~ Binomial(n, threshold)`` with ``k``, ``n`` as in :func:`item_exact_interval`, written as
+    the regularised incomplete beta ``I_threshold(k, n − k + 1)`` so a fractional ``k`` is allowed; 1 when k = 0.
+    With one reply per item it equals ``scipy.stats.binomtest(k, n, threshold, alternative="greater")``. It falls
+    as ``k`` grows, so a status read from it never improves when a success is added.
+
+    Parameters
+    ----------
+    num, den : arrays of shape (n_clusters,)
+        Per-cluster counts.
+    threshold : float
+        The proportion of the null hypothesis, in [0, 1].
+
+    Returns
+    -------
+    float
+        The p-value; NaN when nothing was observed.
+
+    Examples
+    --------
+    >>> round(item_exact_test_greater([1] * 8 + [0] * 2, [1] * 10, 0.5), 4)
+    0.0547
+    >>> item_exact_test_greater([0] * 54, [2] * 54, 0.05)
+    1.0
+    """
+    k, n = _item_counts(num, den)
+    if n == 0:
+        return NAN
+    if k <= 0:
+        return 1.0
+    return float(sps.beta.cdf(threshold, k, n - k + 1))
 
 
 def mcnemar(b: int, c: int) -> dict:

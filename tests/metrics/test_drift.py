@@ -156,15 +156,16 @@ def _drifted(df: pd.DataFrame, subset: str, n_items: int) -> pd.DataFrame:
 
 
 def _flip_test(base, cand, subset, tolerance=0.05):
-    """One-sided p of H0 flip rate <= tolerance, by hand: per item changed / both-parsed replies, ratio estimator
-    with the cluster-robust standard error (Cochran 1977, 6.4)."""
+    """One-sided p of H0 flip rate <= tolerance, by hand: the exact binomial test on the n items with k = n · flip
+    rate successes (here every changed item changed in both orders, so k is whole: scipy's binomtest)."""
     j = base.merge(cand, on=["item_id", "order"], suffixes=("_b", "_c"))
     j = j[j["subset_b"] == subset]
     per = j.assign(ch=(j["verdict_b"] != j["verdict_c"]).astype(float), n=1.0).groupby("item_id")[["ch", "n"]].sum()
     num, den = per["ch"].to_numpy(), per["n"].to_numpy()
     r, n = num.sum() / den.sum(), len(num)
-    se = np.sqrt(n / (n - 1) * ((num - r * den) ** 2).sum()) / den.sum()
-    return r, float(sps.norm.sf((r - tolerance) / se)) if se > 0 else (0.0 if r > tolerance else 1.0)
+    k = r * n
+    assert k == round(k)
+    return r, float(sps.binomtest(round(k), n, tolerance, alternative="greater").pvalue) if k else 1.0
 
 
 def test_gate_flags_synthetic_drift_and_passes_identical_copy(vanilla):
@@ -206,7 +207,8 @@ def test_gate_boundary_exactly_tolerance_is_not_drift(vanilla):
     five = drift.compare(base, _drifted(base, "LLMBar/Natural", 5), n_resamples=200)
     g = five.groups.set_index("subset").loc["LLMBar/Natural"]
     assert g["flip_rate"] == pytest.approx(0.05)
-    assert g["flip_p"] == pytest.approx(0.5)  # z = 0: a flip rate of exactly the tolerance is not "more than" it
+    # 5 of 100 items changed: P(X >= 5) for X ~ Bin(100, 0.05); exactly the tolerance is not "more than" it
+    assert g["flip_p"] == pytest.approx(sps.binomtest(5, 100, 0.05, alternative="greater").pvalue)
     assert g["status"] == "inconclusive" and five.passed  # 100 items cannot show it is within 5% either
     assert five.gate.inconclusive == ["subset=LLMBar/Natural, strategy=Vanilla"]
     with pytest.raises(EvallabError, match="alpha"):
@@ -558,3 +560,60 @@ def test_judge_agreement_single_category_kappa_has_a_note():
     r = judge_agreement(df, n_resamples=0).query("judge_a == 'X' and judge_b == 'Y'").iloc[0]
     assert r["agreement"] == 1.0 and np.isnan(r["kappa"])  # sklearn: kappa undefined with one category
     assert r["note"] == "not computable: a single category (kappa undefined)"
+
+
+# ------------------------------------------------------------------ the gate is monotone in the changed verdicts
+_ORDER = {"within": 0, "inconclusive": 1, "drift": 2}
+
+
+def _gate_status(changed_per_item: list[int], replies: int, tolerance: float = 0.05) -> str:
+    """The gate's status for items each with ``replies`` paired replies, ``changed_per_item[i]`` of them changed."""
+    rows = []
+    for i, c in enumerate(changed_per_item):
+        for o in range(replies):
+            rows.append(dict(item_id=f"i{i}", sample=o, judge="old", verdict="1"))
+            rows.append(dict(item_id=f"i{i}", sample=o, judge="new", verdict="2" if o < c else "1"))
+    t = V.coerce(pd.DataFrame(rows))
+    rep = drift.compare_judges(t, "old", "new", by=(), n_resamples=0, tolerance=tolerance)
+    return str(rep.overall["status"].iloc[0])
+
+
+@pytest.mark.parametrize("n_items, replies", [(20, 1), (80, 1), (27, 2)])
+def test_status_never_improves_when_a_verdict_changes(n_items, replies):
+    """Defect 11: at a fixed number of replies, status(k + 1) is never better than status(k), k = 0 .. all replies;
+    the flips fill items one reply at a time (the second reply of an item before a new item) and, for two replies
+    per item, also one reply per item first — both placements."""
+    total = n_items * replies
+    placements = [[min(replies, max(0, k - replies * i)) for i in range(n_items)] for k in range(total + 1)]
+    if replies > 1:
+        spread = [[(k // n_items) + (1 if i < k % n_items else 0) for i in range(n_items)] for k in range(total + 1)]
+        placements_all = [placements, spread]
+    else:
+        placements_all = [placements]
+    for plan in placements_all:
+        statuses = [_gate_status(c, replies) for c in plan]
+        ranks = [_ORDER[s] for s in statuses]
+        assert statuses[-1] == "drift"
+        assert ranks == sorted(ranks), list(zip(range(len(ranks)), statuses, strict=True))
+
+
+@pytest.mark.parametrize("n", [20, 108])
+def test_gate_bound_and_p_are_the_exact_binomial_of_scipy(n):
+    """One verdict per item: the interval is scipy's exact (Clopper–Pearson) interval and the p-value binomtest's,
+    at every count including 0; the status follows from them as documented."""
+    for k in range(0, min(n, 25) + 1):
+        rep = drift.compare_judges(V.coerce(pd.DataFrame(
+            [dict(item_id=f"i{i}", judge="old", verdict="1") for i in range(n)]
+            + [dict(item_id=f"i{i}", judge="new", verdict="2" if i < k else "1") for i in range(n)])),
+            "old", "new", by=(), n_resamples=0)
+        o = rep.overall.iloc[0]
+        ci = sps.binomtest(k, n).proportion_ci(0.95, method="exact")
+        p = sps.binomtest(k, n, 0.05, alternative="greater").pvalue
+        assert (o["flip_rate_low"], o["flip_rate_high"]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+        assert o["flip_p"] == pytest.approx(p, abs=1e-12)
+        want = "drift" if p < 0.05 else "within" if ci.high <= 0.05 else "inconclusive"
+        assert o["status"] == want, (n, k)
+    # 1 changed of 108: the exact upper bound 5.05% exceeds 5% (inconclusive); 0 of 108: 3.4% (within); 80 items
+    # with one verdict start "within" (0 of 80: 4.5%), so the loop above passes through all three statuses
+    assert sps.beta.ppf(0.975, 2, 107) > 0.05 > sps.beta.ppf(0.975, 1, 108)
+    assert _gate_status([0] * 80, 1) == "within" and _gate_status([1] + [0] * 79, 1) == "inconclusive"

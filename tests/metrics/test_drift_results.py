@@ -19,6 +19,7 @@ from evallab.metrics import _drift as drift
 from evallab.metrics import _evaluators as evaluators
 from evallab.reporting._tables import to_html
 
+CP = "Clopper–Pearson (exact binomial) on items"
 N_RES = 200
 
 
@@ -82,19 +83,21 @@ def test_two_orders_bootstrap_and_one_order_wilson_and_kappa_methods():
     rep = drift.compare(base, _flip(base, 5), by=[], n_resamples=N_RES)
     e = rep.overall.estimate("flip_rate")
     per = _per_item(rep)
-    # two replies per item: the item bootstrap, the same interval scipy gives on the per-item counts
-    assert e.method == bootstrap_method(N_RES, "item") == rep.overall.estimate("agreement").method
-    assert (e.low, e.high) == pytest.approx(_scipy_ratio_bootstrap(per["ch"], per["n"]))
+    # two replies per item: Clopper–Pearson on the items, k = items · flip rate (scipy's beta quantiles)
+    assert e.method == CP == rep.overall.estimate("agreement").method
+    k, n_items = len(per) * per["ch"].sum() / per["n"].sum(), len(per)
+    assert (e.low, e.high) == pytest.approx((sps.beta.ppf(0.025, k, n_items - k + 1),
+                                             sps.beta.ppf(0.975, k + 1, n_items - k)))
     assert e.n == len(rep.pairs) and e.n_unit == "replies"
     assert rep.overall["kappa_method"].iloc[0] == bootstrap_method(N_RES, "item")
     assert rep.overall["delta_method"].iloc[0] == bootstrap_method(N_RES, "item", paired=True)
-    # one reply per item: Wilson for the flip rate (statsmodels), the asymptotic standard error for kappa
+    # one reply per item: the exact binomial interval (statsmodels' "beta"), the asymptotic standard error for kappa
     one = _table(orders=("ab",))
     rep1 = drift.compare(one, _flip(one, 4), by=[], n_resamples=N_RES)
     o = rep1.overall.iloc[0]
     e1 = rep1.overall.estimate("flip_rate")
-    assert e1.method == WILSON
-    assert (e1.low, e1.high) == pytest.approx(proportion_confint(o["changed"], o["both_parsed"], method="wilson"))
+    assert e1.method == CP
+    assert (e1.low, e1.high) == pytest.approx(proportion_confint(o["changed"], o["both_parsed"], method="beta"))
     assert o["kappa_method"] == agreement.KAPPA_ASYMPTOTIC
     labels = sorted({"1", "2"})
     p = rep1.pairs
@@ -111,15 +114,15 @@ def test_no_change_names_the_wilson_fallbacks_not_a_bootstrap():
     same = drift.compare(base, base.assign(judge="copy"), by=[], n_resamples=N_RES)
     o = same.overall.iloc[0]
     n = base["item_id"].nunique()
-    # every item changed 0 of 2: the Wilson interval on the items, named as such (statsmodels' bounds)
-    assert o["flip_rate_method"] == f"{WILSON} on {n} items (every item has the same share)"
-    assert (o["flip_rate_low"], o["flip_rate_high"]) == pytest.approx(proportion_confint(0, n, method="wilson"))
+    # every item changed 0 of 2: the same exact method as at any other count, 0 of n items (statsmodels' bounds)
+    assert o["flip_rate_method"] == CP
+    assert (o["flip_rate_low"], o["flip_rate_high"]) == pytest.approx(proportion_confint(0, n, method="beta"))
     assert o["delta_method"] == f"bound from the {WILSON} interval of 0 of {n} items changed"
     assert o["kappa_method"] == "" and np.isnan(o["kappa_low"])  # degenerate: no interval, no method
     assert "every item gives the same value" in o["note"]
     # the page names the method that computed each interval (under the table: one row, so the column's method)
     text = to_html(same.overall, columns=["group", "flip_rate", "delta_accuracy"]).html
-    assert f": {WILSON} on {n} items (every item has the same share)" in text and "paired item bootstrap" not in text
+    assert f": {CP}" in text and "paired item bootstrap" not in text
     assert f"bound from the {WILSON} interval of 0 of {n} items changed" in text
 
 

@@ -8,8 +8,10 @@ A section the table cannot support holds one sentence saying so and no empty tab
 Sources
 -------
 - The gate: MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"; ``data/meowkit/rules/rubric-rules.md``):
-  at most 5% of a group's calibration verdicts may change; here tested one-sided per group
-  (:func:`evallab.metrics._drift.gate`).
+  "replay the calibration set with the new model. Re-evaluator agreement with stored gold verdicts must stay within
+  5% per rubric". What is tested here is the share of verdicts that changed between the two judges (the flip rate,
+  which bounds the change in agreement with gold) against 5%, one-sided per group, exact on items
+  (:func:`evallab.metrics._drift.gate`); the change in accuracy against gold is shown beside it.
 - The model upgrade: LLMBar (Zeng et al. 2024, "Evaluating Large Language Models at Evaluating Instruction
   Following"), the released verdicts of gpt-3.5-turbo-0301 (``ChatGPT-0301``) and -0613 (``ChatGPT``) in both
   orders (``data/llmbar/verdicts.csv``).
@@ -50,8 +52,9 @@ BY_STRATEGY_COLUMNS = ["strategy", "items", "replies", "flip_rate", "status", "k
 UNPARSED_CAVEAT = "Unparsed replies are counted, not scored: a verdict changes only where both judges parsed the reply."
 ALPACA_CAVEAT = ("AlpacaEval: output 1 is always the baseline and the longer output is mostly the baseline's, so a "
                  "preference for output 1 mixes baseline identity with length.")
-LC_CAVEAT = ("The length-controlled win rate omits AlpacaEval's instruction-difficulty fit; difficulty is estimated "
-             "from the other models.")
+LC_CAVEAT = ("The length-controlled win rate's instruction-difficulty term is estimated here from the other models "
+             "judged by the same configuration on the same instruction (leave-this-model-out), where AlpacaEval fits "
+             "it over its whole leaderboard; AlpacaEval's regularisation toward the baseline is not applied.")
 
 
 def _share(x: float) -> str:
@@ -81,12 +84,50 @@ def _missing_section(reason: str) -> Section:
 
 
 def _upgrade(table: pd.DataFrame, baseline_judge: str, candidate_judge: str, by: Sequence[str],
-             **kw) -> drift.DriftReport | Section:
-    """The model-upgrade comparison grouped by ``by``, or the one-sentence section saying why it is missing."""
+             match_on: Sequence[str] = (), **kw) -> drift.DriftReport | Section:
+    """The model-upgrade comparison grouped by ``by`` (replies paired on ``match_on``; empty: the same request,
+    :data:`evallab.metrics._drift.MATCH_ON`), or the one-sentence section saying why it is missing (a judge absent,
+    or replies that cannot be paired)."""
     missing = upgrade_missing(table, baseline_judge, candidate_judge)
     if missing:
         return _missing_section(missing)
-    return drift.compare_judges(table, baseline_judge, candidate_judge, by=list(by), **kw)
+    try:
+        return drift.compare_judges(table, baseline_judge, candidate_judge, by=list(by),
+                                    match_on=list(match_on) or drift.MATCH_ON, **kw)
+    except DataError as exc:  # nothing to pair, or pairs of different outputs
+        return _missing_section(f"Model-upgrade drift is not computable on this table: {exc.message}.")
+
+
+def _adjustment(adjust: str, groups: int, unit: str) -> str:
+    """Whether (and across what) the gate's drift test is adjusted: "holm-adjusted across 45 groups", "unadjusted"."""
+    return "unadjusted" if adjust == "none" or groups <= 1 else f"{adjust}-adjusted across {groups} {unit}"
+
+
+def _status_label(adjust: str, groups: int, unit: str, *, overall: bool = False) -> str:
+    """The status column's label, saying how its drift test is adjusted: "Status (holm-adjusted across 45 groups)",
+    "Status (unadjusted)"; ``overall``: the table also holds the overall row, tested alone."""
+    return f"Status ({_adjustment(adjust, groups, unit)}{'; the overall row alone' if overall else ''})"
+
+
+def _status_note(adjust: str, groups: int, unit: str, tolerance: float, alpha: float, *, overall: bool = False) -> str:
+    """The sentence a status table's caption ends with: how its status was decided (:func:`evallab.metrics._drift.
+    gate`)."""
+    how = _adjustment(adjust, groups, unit) + ("; the overall row tested alone" if overall else "")
+    return (f"Status: drift when the one-sided exact p of 'more than {_share(tolerance)} changed' is below "
+            f"{alpha:g} ({how}); within when the interval's upper bound is at most {_share(tolerance)}; else "
+            "inconclusive.")
+
+
+def _strategies(table: pd.DataFrame, baseline_judge: str, candidate_judge: str) -> str:
+    """The strategies the compared replies carry: "strategy Vanilla", "strategies CoT, Vanilla", or "strategy A →
+    B" when the two judges' replies carry different ones (two prompts paired without ``strategy``)."""
+    def names(j: str) -> list[str]:
+        return sorted(map(str, table.loc[table["judge"] == j, "strategy"].dropna().unique())) or ["(none)"]
+
+    a, b = names(baseline_judge), names(candidate_judge)
+    if a == b:
+        return f"{'strategy' if len(a) == 1 else 'strategies'} {', '.join(a)}"
+    return f"{'strategy' if len(a) == 1 and len(b) == 1 else 'strategies'} {', '.join(a)} → {', '.join(b)}"
 
 
 def overview(table: pd.DataFrame) -> Section:
@@ -123,8 +164,8 @@ def _accuracy_clause(res: Results, row: int = 0) -> str:
 
 def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
              strategy: str = "Vanilla", subsets: Sequence[str] = ("LLMBar/Natural", "LLMBar/Adversarial"),
-             tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
-             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+             match_on: Sequence[str] = (), tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05,
+             adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The model upgrade on the headline pairs: how many verdicts changed (per subset and overall), Cohen's kappa,
     accuracy vs gold before and after with the paired difference, the flip table.
 
@@ -138,6 +179,10 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
         The prompting strategy of the headline (LLMBar's Vanilla+Rules); ``""``: every strategy and subset.
     subsets : sequence of str, default ("LLMBar/Natural", "LLMBar/Adversarial")
         The subsets of the headline (with ``strategy``).
+    match_on : sequence of str, default ()
+        Columns pairing the two judges' replies (:func:`evallab.metrics._drift.pair_verdicts`); empty: the same
+        request, :data:`evallab.metrics._drift.MATCH_ON`. Leave ``strategy`` out when the two judges are two prompts
+        or annotator configurations whose tables name their own strategy (AlpacaEval annotations).
     tolerance, alpha, adjust : float, float, str, default 0.05, 0.05, "holm"
         The gate (:func:`evallab.metrics._drift.gate`).
     confidence, n_resamples, seed : float, int, int, default 0.95, 1000, 0
@@ -146,10 +191,12 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
     Returns
     -------
     Section
-        A finding on the overall flip rate (MeowKit's drift measure), the per-subset table with the overall row,
-        the flip table; metrics ``llmbar_headline_*`` and ``headline_by_subset``; a conclusion and the caveat on
-        unparsed replies. One sentence instead when either judge is missing, and a sentence when no reply matches
-        the strategy and subsets (the whole table is used then).
+        A finding on the overall flip rate (MeowKit's drift measure; its status from the overall row tested alone,
+        unadjusted), the per-subset table with the overall row (its status column says how it is adjusted; the
+        replies that kept their verdict per order, and the items that kept every verdict), the flip table; metrics
+        ``llmbar_headline_*`` and ``headline_by_subset``; a conclusion and the caveat on unparsed replies. One
+        sentence instead when either judge is missing or no reply pairs, and a sentence when no reply matches the
+        strategy and subsets (the whole table is used then).
 
     Notes
     -----
@@ -161,12 +208,14 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
         return _missing_section(missing)
     sec = Section(caveats=[UNPARSED_CAVEAT])
     head = table[(table["strategy"] == strategy) & table["subset"].isin(list(subsets))] if strategy else table
-    scope = strategy or "all strategies"
     if head.empty:
         sec.text(f"No replies for strategy {strategy} in {', '.join(subsets)}: the headline uses the whole table.")
-        head, scope = table, "all strategies"
-    rep = drift.compare_judges(head, baseline_judge, candidate_judge, by=["subset"], tolerance=tolerance,
-                               alpha=alpha, adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        head = table
+    scope = _strategies(head, baseline_judge, candidate_judge)
+    rep = _upgrade(head, baseline_judge, candidate_judge, ["subset"], match_on, tolerance=tolerance, alpha=alpha,
+                   adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if isinstance(rep, Section):
+        return rep
     o, ov = rep.overall, rep.overall.iloc[0]
     flip = o.estimate("flip_rate")
     move = f"{baseline_judge} → {candidate_judge}"
@@ -174,15 +223,21 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
         sec.finding(f"The flip rate of {move} is not computable on this table: no reply both judges parsed.")
     else:
         sec.finding(f"{move} changes {flip} of verdicts on {int(ov['items']):,} items ({scope}), status "
-                    f"{ov['status']} against MeowKit's {_share(tolerance)} tolerance{_accuracy_clause(o)}.", flip)
-        sec.conclusions.append(f"{move} changes {flip} of headline verdicts (status {ov['status']})"
+                    f"{ov['status']} against MeowKit's {_share(tolerance)} tolerance (all these replies tested "
+                    f"together, unadjusted){_accuracy_clause(o)}.", flip)
+        sec.conclusions.append(f"{move} changes {flip} of headline verdicts (status {ov['status']}, unadjusted)"
                                f"{_accuracy_clause(o)}.")
-    sec.table(rep.with_overall(), {"group": "Subset", "items": "Items", "flip_rate": "Verdicts changed",
-                                   "status": "Status", "kappa": "Cohen's kappa",
-                                   "baseline_accuracy": f"{baseline_judge} accuracy",
+    n_sub = len(rep.groups)
+    kept = {f"same_{x}": f"Same verdict, order {x}" for x in ("ab", "ba") if ov[f"both_parsed_{x}"]}
+    sec.table(rep.with_overall(), {"group": "Subset", "items": "Items", **kept,
+                                   "items_unchanged": "Items with no verdict changed",
+                                   "flip_rate": "Verdicts changed",
+                                   "status": _status_label(adjust, n_sub, "subsets", overall=True),
+                                   "kappa": "Cohen's kappa", "baseline_accuracy": f"{baseline_judge} accuracy",
                                    "candidate_accuracy": f"{candidate_judge} accuracy",
                                    "delta_accuracy": "Δ accuracy"},
-              caption=f"Headline: {move} overall and per subset", csv_name="headline")
+              caption=f"Headline: {move} overall and per subset. "
+                      + _status_note(adjust, n_sub, "subsets", tolerance, alpha, overall=True), csv_name="headline")
     flips = rep.flip_table()
     sec.table(flips, {"baseline verdict": f"{baseline_judge} verdict",
                       **{c: f"{candidate_judge}: {c}" for c in flips.columns}},
@@ -200,15 +255,15 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
 
 
 def by_strategy(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
-                tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
-                confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+                match_on: Sequence[str] = (), tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05,
+                adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The model upgrade per prompting strategy, every subset pooled: the share of verdicts changed, the gate's
     adjusted p and status, kappa and the accuracy change, and the figure of the flip rates.
 
     Parameters
     ----------
-    table, baseline_judge, candidate_judge, tolerance, alpha, adjust, confidence, n_resamples, seed
-        As :func:`headline`.
+    table, baseline_judge, candidate_judge, match_on, tolerance, alpha, adjust, confidence, n_resamples, seed
+        As :func:`headline` (strategies are the baseline's when ``match_on`` leaves ``strategy`` out).
 
     Returns
     -------
@@ -220,7 +275,7 @@ def by_strategy(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candi
     -----
     Source: LLMBar's ten prompting strategies (Zeng et al. 2024, Table 3) run by both models.
     """
-    rep = _upgrade(table, baseline_judge, candidate_judge, ["strategy"], tolerance=tolerance, alpha=alpha,
+    rep = _upgrade(table, baseline_judge, candidate_judge, ["strategy"], match_on, tolerance=tolerance, alpha=alpha,
                    adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
     if isinstance(rep, Section):
         return rep
@@ -235,9 +290,11 @@ def by_strategy(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candi
     else:
         sec.text("No strategy has a reply both judges parsed, so no flip rate is computable per strategy.")
     sec.table(g, {"strategy": "Strategy", "items": "Items", "flip_rate": "Verdicts changed",
-                  "flip_p_adjusted": "Adjusted p", "status": "Status", "kappa": "Cohen's kappa",
-                  "delta_accuracy": "Δ accuracy", "unparsed_candidate": "Unparsed (candidate)"},
-              caption=f"{baseline_judge} → {candidate_judge} per strategy", csv_name="by-strategy")
+                  "flip_p_adjusted": "Adjusted p", "status": _status_label(adjust, len(g), "strategies"),
+                  "kappa": "Cohen's kappa", "delta_accuracy": "Δ accuracy",
+                  "unparsed_candidate": "Unparsed (candidate)"},
+              caption=f"{baseline_judge} → {candidate_judge} per strategy. "
+                      + _status_note(adjust, len(g), "strategies", tolerance, alpha), csv_name="by-strategy")
     sec.figure(plots.plot_flip_rates(rep, label="strategy", confidence=confidence,
                                      title=f"{baseline_judge} → {candidate_judge}: verdicts changed per strategy"))
     o = rep.overall.iloc[0]
@@ -248,8 +305,8 @@ def by_strategy(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candi
 
 
 def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
-              tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05, adjust: str = "holm",
-              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+              match_on: Sequence[str] = (), tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05,
+              adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """MeowKit's drift gate per subset × strategy: which groups change more than ``tolerance`` of their verdicts
     (one-sided test, adjusted across the groups), which are within it, which cannot tell; the overall row gated on
     its own.
@@ -259,7 +316,7 @@ def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candida
     table : DataFrame
         As :func:`headline`; its subsets (as cut by :func:`evallab.metrics._drift.subset_level`) × strategies are
         the groups.
-    baseline_judge, candidate_judge, tolerance, alpha, adjust, confidence, n_resamples, seed
+    baseline_judge, candidate_judge, match_on, tolerance, alpha, adjust, confidence, n_resamples, seed
         As :func:`headline`.
 
     Returns
@@ -274,24 +331,29 @@ def gate_grid(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candida
     Source: MeowKit rule 6 (spec 001, "Calibration Set and Drift Check"); the test and statuses:
     :func:`evallab.metrics._drift.gate`.
     """
-    rep = _upgrade(table, baseline_judge, candidate_judge, ["subset", "strategy"], tolerance=tolerance, alpha=alpha,
-                   adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    rep = _upgrade(table, baseline_judge, candidate_judge, ["subset", "strategy"], match_on, tolerance=tolerance,
+                   alpha=alpha, adjust=adjust, confidence=confidence, n_resamples=n_resamples, seed=seed)
     if isinstance(rep, Section):
         return rep
     gate, tol = rep.gate, _share(tolerance)
     ov = rep.overall.estimate("flip_rate")
     verdict = "passes" if gate.passed else "fails"
     k = len(gate.inconclusive)
-    sec = Section(caveats=[f"Statuses are {adjust}-adjusted one-sided tests of 'flip rate > {tol}'; 'inconclusive' "
-                           "means the interval straddles the tolerance — more items are needed, not a pass."])
+    n_groups = len(rep.groups)
+    adj = _adjustment(adjust, n_groups, "groups")
+    sec = Section(caveats=[f"Statuses are one-sided exact tests on items of 'flip rate > {tol}' ({adj}); "
+                           "'inconclusive' means the interval straddles the tolerance — more items are needed, not a "
+                           "pass."])
     sec.finding(f"The drift gate {verdict}: {len(gate.flagged)} of {gate.groups} subset × strategy groups change "
-                f"more than {tol} of their verdicts ({adjust}-adjusted one-sided p < {alpha:g}), {k} "
+                f"more than {tol} of their verdicts (one-sided p < {alpha:g}, {adj}), {k} "
                 f"{'is' if k == 1 else 'are'} inconclusive; overall {ov} of verdicts changed "
-                f"({gate.overall.get('status', 'untested')}).", ov)
+                f"({gate.overall.get('status', 'untested')}; every reply tested together, unadjusted).", ov)
     sec.table(rep.groups, {"subset": "Subset", "strategy": "Strategy", "items": "Items",
-                           "flip_rate": "Verdicts changed", "flip_p_adjusted": "Adjusted p", "status": "Status",
-                           "kappa": "Cohen's kappa", "delta_accuracy": "Δ accuracy"},
-              caption="The gate: verdicts changed per subset × strategy", csv_name="gate")
+                           "flip_rate": "Verdicts changed", "flip_p_adjusted": "Adjusted p",
+                           "status": _status_label(adjust, n_groups, "groups"), "kappa": "Cohen's kappa",
+                           "delta_accuracy": "Δ accuracy"},
+              caption="The gate: verdicts changed per subset × strategy. "
+                      + _status_note(adjust, n_groups, "groups", tolerance, alpha), csv_name="gate")
     sec.figure(plots.plot_flip_rates(rep, confidence=confidence, title=f"{baseline_judge} → {candidate_judge}: "
                                                                         "verdicts changed per subset × strategy"))
     sec.conclusions.append(f"The drift gate {verdict}: {len(gate.flagged)} of {gate.groups} subset × strategy "
@@ -407,11 +469,14 @@ def prompt_drift(verdicts: pd.DataFrame, baseline: str = "alpaca_eval_gpt4_turbo
         flips[cand] = est
         sec.finding(f"Changing the prompt from {baseline} to {cand} changes {est} of verdicts on "
                     f"{int(rep.overall['items'].iloc[0]):,} items; {len(rep.gate.flagged)} of {rep.gate.groups} "
-                    f"models drift beyond {_share(tolerance)}.", est)
+                    f"models drift beyond {_share(tolerance)} "
+                    f"({_adjustment(adjust, rep.gate.groups, 'models')}).", est)
+        n_models = len(rep.groups)
         sec.table(rep.groups, {"generator_2": "Model", "items": "Items", "both_parsed": "Both parsed",
-                               "changed": "Changed", "flip_rate": "Verdicts changed", "status": "Status",
-                               "kappa": "Cohen's kappa"},
-                  caption=f"{baseline} → {cand}: verdicts changed per model", csv_name=f"prompt-{cand}")
+                               "changed": "Changed", "flip_rate": "Verdicts changed",
+                               "status": _status_label(adjust, n_models, "models"), "kappa": "Cohen's kappa"},
+                  caption=f"{baseline} → {cand}: verdicts changed per model. "
+                          + _status_note(adjust, n_models, "models", tolerance, alpha), csv_name=f"prompt-{cand}")
     sec.metrics["alpaca_prompt_drift_flip_rate"] = {k: e.value for k, e in flips.items()}
     rated = {k: e for k, e in flips.items() if e.value is not None}
     if rated:
@@ -423,6 +488,21 @@ def prompt_drift(verdicts: pd.DataFrame, baseline: str = "alpaca_eval_gpt4_turbo
     return sec
 
 
+def _annotator_change(verdicts: pd.DataFrame, leaderboard_a: str, leaderboard_b: str) -> str:
+    """What differs between two leaderboards' annotators (``<version>/<annotator>``), from the judge model each
+    configuration calls (the verdicts' ``model`` column, :func:`evallab.datasets.load_alpaca_eval`): "one model,
+    gpt-4-1106-preview, under two prompts and parsers: prompt drift", "judge models gpt-4 and claude", or "two
+    annotator configurations" when a model is unknown."""
+    known = verdicts.dropna(subset=["model"]) if "model" in verdicts.columns else verdicts.iloc[:0]
+    models = known.groupby("judge")["model"].first().astype(str).to_dict()
+    a, b = (models.get(x.rsplit("/", 1)[-1]) for x in (leaderboard_a, leaderboard_b))
+    if a and a == b:
+        return f"one model, {a}, under two prompts and parsers: prompt drift"
+    if a and b:
+        return f"judge models {a} and {b}"
+    return "two annotator configurations"
+
+
 def _join_notes(a: pd.Series, b: pd.Series) -> list[str]:
     return ["; ".join(x for x in (s, t) if isinstance(x, str) and x) for s, t in zip(a, b, strict=True)]
 
@@ -430,8 +510,8 @@ def _join_notes(a: pd.Series, b: pd.Series) -> list[str]:
 @bundled_section(unless="source")
 def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataFrame, *, rank_min_models: int = 5,
              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0, source: str = "") -> Section:
-    """Win rates (raw and length-controlled) of each model under each configuration, and the judge-swap effect on
-    rankings: Kendall's tau between the configurations' rankings and between AlpacaEval's published leaderboards,
+    """Win rates (raw and length-controlled) of each model under each configuration, and the effect of changing the
+    annotator on rankings: Kendall's tau between the configurations' rankings and between AlpacaEval's published leaderboards,
     headlined only from ``rank_min_models`` common models.
 
     Parameters
@@ -460,7 +540,9 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
     Notes
     -----
     Sources: AlpacaEval ``get_winrate`` (win rate from the continuous preference); Dubois et al. (2024)
-    (length-controlled win rate, here without the instruction-difficulty fit); Kendall (1938) tau with the exact
+    (length-controlled win rate; its instruction-difficulty term estimated here from the other models of the same
+    configuration on the same instruction, :func:`evallab.metrics._evaluators.length_controlled_win_rates`, where
+    AlpacaEval fits it over its whole leaderboard); Kendall (1938) tau with the exact
     p-value (:func:`evallab.metrics._evaluators.perfect_agreement_pvalue`: with 4 models even identical rankings give
     p = 0.083).
     """
@@ -483,15 +565,16 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
     if wb["tau"] is not None:
         tau = boards.estimate("tau", wb["row"])
         p = boards.estimate("pvalue", wb["row"]).number()
-        sec.finding(f"Swapping the judge reorders AlpacaEval's published leaderboards: among the {wb['pairs']} pairs "
-                    f"of leaderboards sharing at least {rank_min_models} models, Kendall's tau is as low as {tau} "
-                    f"between {wb['leaderboard_a']} and {wb['leaderboard_b']} (p = {p}) and at most "
+        what = _annotator_change(verdicts, wb["leaderboard_a"], wb["leaderboard_b"])
+        sec.finding(f"Changing the annotator reorders AlpacaEval's published leaderboards: among the {wb['pairs']} "
+                    f"pairs of leaderboards sharing at least {rank_min_models} models, Kendall's tau is as low as "
+                    f"{tau} between {wb['leaderboard_a']} and {wb['leaderboard_b']} ({what}; p = {p}) and at most "
                     f"{format_number(wb['max_tau'], 'coefficient', 2)}; {wb['pairs_below_min']} pair(s) with fewer "
                     f"models are listed but not headlined (with {rank_min_models - 1}, even identical rankings give "
                     f"p = {p_at_min}).", tau)
-        sec.conclusions.append(f"Swapping the judge reorders published leaderboards down to Kendall's tau "
-                               f"{tau.number()} on {wb['n']} models (p = {p}; pairs with fewer than {rank_min_models} "
-                               "models not headlined).")
+        sec.conclusions.append(f"Changing the annotator ({what}) reorders published leaderboards down to Kendall's "
+                               f"tau {tau.number()} on {wb['n']} models (p = {p}; pairs with fewer than "
+                               f"{rank_min_models} models not headlined).")
     elif len(boards):
         sec.finding(f"No two published leaderboards share {rank_min_models} or more models, so no rank agreement is "
                     f"headlined (with {rank_min_models - 1}, even identical rankings give p = {p_at_min}).")
@@ -564,7 +647,7 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
                 f"accuracy vs gold {o.estimate('baseline_accuracy').number()} → "
                 f"{o.estimate('candidate_accuracy').number()}.", est)
     sec.table(o, {"both_parsed": "Paired verdicts", "changed": "Changed", "flip_rate": "Verdicts changed",
-                  "flip_p_adjusted": "One-sided p", "status": "Gate", "kappa": "Cohen's kappa",
+                  "flip_p_adjusted": "One-sided p", "status": "Gate (one row, unadjusted)", "kappa": "Cohen's kappa",
                   "baseline_accuracy": "Accuracy, plain prompt", "candidate_accuracy": "Accuracy, rules",
                   "delta_accuracy": "Δ accuracy"}, caption="SmolLM2-135M: plain prompt → rules prompt, same pairs")
     sec.table(rep.flips, {"subset": "Subset", "verdict_baseline": "Plain prompt verdict",
