@@ -26,3 +26,14 @@ def _fresh_learnt_limits():
     OpenAICompatibleJudge.forget_learnt_limits()
     yield
     OpenAICompatibleJudge.forget_learnt_limits()
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Figures a test made (section functions return open figures for the report to show) are closed after it."""
+    yield
+    import sys
+
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
