@@ -19,7 +19,7 @@ the source it follows and an example; the modules behind them are private):
 - evaluators and leaderboards — :func:`win_rates`, :func:`length_controlled_win_rates`, :func:`evaluator_metrics`,
   :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`;
 - corrected rates from a judge plus gold labels — :func:`corrected_rates` (PPI++, Rogan–Gladen),
-  :func:`corrected_difference`, :func:`gold_rate`, :func:`hide_gold`;
+  :func:`corrected_difference`, :func:`hide_gold`;
 - planning — :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change`,
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
@@ -49,7 +49,7 @@ _NAMES = {
         "evaluator_metrics", "leaderboard_rank_agreement", "length_controlled_win_rates", "rank_correlation",
         "win_rate_rank_agreement", "win_rates")},
     **{n: ("_corrected", n) for n in (
-        "corrected_difference", "corrected_rates", "gold_rate", "hide_gold")},
+        "corrected_difference", "corrected_rates", "hide_gold")},
     **{n: ("_power", n) for n in (
         "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate", "mcnemar_power", "next_round",
         "samples_for_stable_majority")},

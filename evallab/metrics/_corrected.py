@@ -189,6 +189,40 @@ def power_tuning(y, f, f_unlabeled) -> float:
     return float(np.clip(cov / ((1 + n / N) * var_f), 0.0, 1.0))
 
 
+def judge_adds_nothing(lam: float, n_eff: float, gold_items: float) -> bool:
+    """Whether PPI++'s power tuning gives the judge (next to) no weight, so the corrected figure is the gold-only
+    estimate: λ̂ rounds to 0.00, or the interval is worth less than one gold label more than the gold labels alone.
+
+    With λ = 0 the PPI++ estimate ``λ·mean(f_unlabeled) + mean(y − λ·f)`` is ``mean(y)`` and its interval the
+    normal interval of the gold labels (Angelopoulos, Duchi & Zrnic 2023, eq. 2): worth exactly ``gold_items``
+    labels (issue 26, defect 15).
+
+    Parameters
+    ----------
+    lam : float
+        The tuned λ (:func:`power_tuning`).
+    n_eff : float
+        Effective gold labels of the PPI++ interval (:func:`ppi_mean`).
+    gold_items : float
+        The gold labels it was computed from.
+
+    Returns
+    -------
+    bool
+        False when any value is missing.
+
+    Examples
+    --------
+    >>> judge_adds_nothing(0.0, 150.0, 150), judge_adds_nothing(0.03, 150.2, 150), judge_adds_nothing(0.37, 182, 150)
+    (True, True, False)
+    """
+    vals = [float(x) if x is not None else NAN for x in (lam, n_eff, gold_items)]
+    if not all(np.isfinite(vals)):
+        return False
+    lam, n_eff, gold_items = vals
+    return round(lam, 2) == 0 or n_eff - gold_items < 1
+
+
 def ppi_mean(y, f, f_unlabeled, *, confidence: float = 0.95, null: float | None = None,
              alternative: str = "two-sided") -> dict:
     """PPI++ estimate of the mean gold value with its interval (``ppi_py``, power-tuned).
@@ -375,7 +409,25 @@ _PPI_COLS = ["ppi", "ppi_low", "ppi_high", "ppi_lam", "ppi_n_eff", "ppi_p"]
 _RG_COLS = ["rg", "rg_low", "rg_high", "rg_sensitivity", "rg_specificity", "rg_n_eff", "rg_p"]
 
 
-def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
+def rate_keys(table: pd.DataFrame) -> list[str]:
+    """The rows a report corrects: one per judge, and per value of every other design column (model, strategy,
+    anchor set) that varies within a judge — never pooled. On the bundled LLMBar (one strategy): ``["judge"]``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rate_keys(pd.DataFrame({"judge": ["a", "a", "b"], "strategy": ["x", "y", "x"], "model": ["m", "m", "n"]}))
+    ['judge', 'strategy']
+    """
+    by = ["judge"]
+    for c in ("model", "strategy", "anchor_set"):
+        if c in table.columns and len(table) and (table.groupby("judge", observed=True, dropna=False)[c]
+                                                  .nunique(dropna=False) > 1).any():
+            by.append(c)
+    return by
+
+
+def corrected_rates(df: pd.DataFrame, by: Sequence[str] | None = None, *, confidence: float = 0.95,
                     min_gold: int = MIN_GOLD, min_youden: float = MIN_YOUDEN, null: float | None = None,
                     adjust: str = "holm", n_resamples: int = 1000, seed: int = 0) -> Results:
     """Judge-only, gold-only and corrected (PPI++, Rogan–Gladen) rates per group, side by side.
@@ -384,7 +436,8 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
     ----------
     df : tidy verdict table with verdicts on every item and gold on a subset (a random subset: the corrections
         assume the gold items are a simple random sample of the items).
-    by : grouping columns (e.g. ``["judge", "subset"]``); each group is corrected on its own.
+    by : grouping columns (e.g. ``["judge", "subset"]``); each group is corrected on its own. Default: the
+        judge and every other design column that varies within a judge (:func:`rate_keys`), never pooled.
     confidence : level of every interval.
     min_gold : fewest gold items (with a parsed verdict) a group needs; fewer → the corrected figures are NaN with
         the reason in ``note`` (a plain refusal, never a number from too few labels).
@@ -434,7 +487,7 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confide
     items  gold_items  judge_only  gold_only  ppi  ppi_lam  rg
         8           4        0.75        0.5  0.5   0.2917 0.5
     """
-    by = list(by)
+    by = rate_keys(df) if by is None else list(by)
     iv = item_values(df, by)
     unparsed = df.assign(_u=df["verdict"].isna().to_numpy(int))
     rate = rate_name(df)
@@ -765,5 +818,5 @@ def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str]
 
 
 __all__ = ["CLT_METHOD", "METHODS", "MIN_GOLD", "MIN_YOUDEN", "PPI_METHOD", "RG_METHOD", "VALUE",
-           "corrected_difference", "corrected_rates", "gold_rate", "hide_gold", "item_values", "power_tuning",
-           "ppi_mean", "rate_name", "rogan_gladen", "side_by_side"]
+           "corrected_difference", "corrected_rates", "gold_rate", "hide_gold", "item_values", "judge_adds_nothing",
+           "power_tuning", "ppi_mean", "rate_keys", "rate_name", "rogan_gladen", "side_by_side"]

@@ -209,9 +209,12 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
     """Per group: the trust threshold from a calibration split and what it gives on the held-out items.
 
     Items with gold and a majority verdict are split at random (``calibration_share`` to calibrate, the rest
-    held out), ``splits`` times. The first split's threshold is the reported one; over all splits: the share whose
-    held-out agreement among kept items is ≥ 1 − α (``held_out_guarantee_rate``; the guarantee is on the
-    population, so a finite held-out set adds its own noise), mean coverage and agreement.
+    held out), ``splits`` times. A split *certifies* when Algorithm 1 accepts a threshold on its calibration part;
+    one that certifies nothing escalates every item. What the procedure gives is stated over the certifying splits
+    (issue 26, defect 14: never one split's threshold beside a mean over all splits): the share of splits that
+    certify, the thresholds they certify (median, lowest, highest), the held-out coverage and agreement among them,
+    and the share whose held-out agreement among kept items is ≥ 1 − α (the guarantee is on the population, so a
+    finite held-out set adds its own noise). The first split's threshold and figures are kept as a worked example.
 
     Parameters
     ----------
@@ -227,14 +230,18 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
 
     - counts: ``items`` (gold and a majority verdict), ``no_majority`` (escalated: tied top verdicts or nothing
       parsed), ``held_out_items`` (first split), ``splits``;
-    - ``threshold`` (coefficient, the confidence λ̂ of the first split; NaN with a note when no threshold passes:
-      abstain on all, or when there are too few calibration items);
-    - proportions: ``calibration_coverage``, ``calibration_agreement``, ``upper_risk`` (the one-sided
-      Clopper–Pearson 1 − δ upper bound of the disagreement rate among kept calibration items, an estimate
-      itself), ``held_out_coverage`` (first split; n = ``held_out_items``), ``held_out_agreement`` (first split),
-      ``mean_coverage`` (over splits, each of ``held_out_items``), ``mean_agreement`` (over splits that kept
-      something), ``held_out_guarantee_rate`` (share of splits meeting 1 − α among those that kept something;
-      n = ``splits``), ``overall_agreement`` (all items, no abstention; n = ``items``);
+    - over the splits: ``certified_splits`` and ``certify_rate`` (share of the ``splits`` whose calibration part
+      certifies a threshold); ``threshold_median``, ``threshold_min``, ``threshold_max`` (coefficients, the
+      certified thresholds; NaN when no split certifies, with a note: every item is escalated);
+      ``certified_coverage`` (mean held-out coverage over the certifying splits); ``mean_coverage`` (over every
+      split, a split certifying nothing counted as 0: the procedure's expected coverage); ``mean_agreement``
+      (held-out agreement among kept items, averaged over the ``kept_splits`` splits that kept a held-out item —
+      certifying ones); ``held_out_guarantee_rate`` (share of those ``kept_splits`` meeting 1 − α; n =
+      ``kept_splits``); ``overall_agreement`` (all items, no abstention; n = ``items``);
+    - the first split, a worked example: ``threshold`` (its λ̂; NaN when it certifies nothing),
+      ``calibration_coverage``, ``calibration_agreement``, ``upper_risk`` (the one-sided Clopper–Pearson 1 − δ
+      upper bound of the disagreement rate among kept calibration items), ``held_out_coverage``,
+      ``held_out_agreement``;
     - ``alpha``, ``delta`` (the parameters), ``note``.
 
     Raises
@@ -278,7 +285,7 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
             continue
         c, a = use["confidence"].to_numpy(float), use["agrees"].to_numpy(float)
         rng = np.random.default_rng(seed)
-        cov, agr, met = [], [], []
+        cov, agr, met, lam = [], [], [], []
         for s in range(splits):
             perm = rng.permutation(len(use))
             cal, test = perm[:n_cal], perm[n_cal:]
@@ -288,6 +295,8 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
             ag = float(a[kept].mean()) if len(kept) else NAN
             cov.append(cv)
             agr.append(ag)
+            if np.isfinite(fit["threshold"]):
+                lam.append(fit["threshold"])
             if len(kept):
                 met.append(ag >= 1 - alpha)
             if s == 0:
@@ -295,26 +304,40 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
                          calibration_coverage=fit["coverage"],
                          calibration_agreement=fit["agreement"], upper_risk=fit["upper_risk"],
                          held_out_items=len(test), held_out_coverage=cv, held_out_agreement=ag)
-        r.update(mean_coverage=float(np.mean(cov)),
+        r.update(certified_splits=len(lam), certify_rate=len(lam) / splits, kept_splits=len(met),
+                 mean_coverage=float(np.mean(cov)),
+                 certified_coverage=float(np.sum(cov) / len(lam)) if lam else NAN,  # 0 on the others
+                 threshold_median=float(np.median(lam)) if lam else NAN,
+                 threshold_min=float(np.min(lam)) if lam else NAN,
+                 threshold_max=float(np.max(lam)) if lam else NAN,
                  mean_agreement=float(np.nanmean(agr)) if np.isfinite(agr).any() else NAN,
                  held_out_guarantee_rate=float(np.mean(met)) if met else NAN)
-        if not np.isfinite(r["threshold"]):
-            r["note"] = "no threshold passes the test: every item is escalated (coverage 0)"
+        if not lam:
+            r["note"] = not_computable(f"no threshold passes the test in any of {splits} calibration splits: every "
+                                       "item is escalated (coverage 0)")
         rows.append(r)
     held = dict(unit="proportion", n="held_out_items", n_unit="items")
     measures = [
         Measure("items", "Items", "count"), Measure("no_majority", "No majority (escalated)", "count"),
-        Measure("threshold", "Threshold", "coefficient", digits=2),
-        Measure("calibration_coverage", "Coverage (calibration)", "proportion"),
-        Measure("calibration_agreement", "Agreement kept (calibration)", "proportion"),
-        Measure("upper_risk", f"Disagreement bound (calibration; {CLOPPER_PEARSON}, one-sided 1 − δ)",
+        Measure("threshold", "Threshold (first split)", "coefficient", digits=2),
+        Measure("calibration_coverage", "Coverage (first calibration split)", "proportion"),
+        Measure("calibration_agreement", "Agreement kept (first calibration split)", "proportion"),
+        Measure("upper_risk", f"Disagreement bound (first calibration split; {CLOPPER_PEARSON}, one-sided 1 − δ)",
                 "proportion"),
         Measure("held_out_items", "Held-out items", "count"),
         Measure("held_out_coverage", "Coverage (first held-out split)", **held),
         Measure("held_out_agreement", "Agreement kept (first held-out split)", "proportion"),
-        Measure("mean_coverage", "Coverage (held out)", **held),
-        Measure("mean_agreement", "Agreement kept (held out)", "proportion"),
-        Measure("held_out_guarantee_rate", "Splits meeting 1 − α", "proportion", n="splits", n_unit="splits"),
+        Measure("certified_splits", "Splits certifying a threshold", "count"),
+        Measure("certify_rate", "Splits certifying a threshold", "proportion", n="splits", n_unit="splits"),
+        Measure("threshold_median", "Threshold (median over certifying splits)", "coefficient", digits=2),
+        Measure("threshold_min", "Threshold (lowest certified)", "coefficient", digits=2),
+        Measure("threshold_max", "Threshold (highest certified)", "coefficient", digits=2),
+        Measure("certified_coverage", "Coverage (held out, certifying splits)", **held),
+        Measure("mean_coverage", "Coverage (held out, every split; 0 where none certified)", **held),
+        Measure("kept_splits", "Splits keeping a held-out item", "count"),
+        Measure("mean_agreement", "Agreement kept (held out, certifying splits)", "proportion"),
+        Measure("held_out_guarantee_rate", "Splits meeting 1 − α (of those keeping an item)", "proportion",
+                n="kept_splits", n_unit="splits"),
         Measure("overall_agreement", "Agreement without abstaining", "proportion", n="items", n_unit="items"),
         Measure("splits", "Splits", "count"),
     ]

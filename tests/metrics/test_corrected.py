@@ -266,3 +266,20 @@ def test_side_by_side_keeps_each_rows_method_n_and_unit():
     assert long.estimate("estimate", "judge only").n == 400 and long.estimate("estimate", "gold labels only").n == 100
     assert truth.measures["truth"].unit == "proportion" and truth.estimate("truth", 0).n == 400
     assert long["covers"].notna().all()
+
+
+def test_judge_adds_nothing_where_ppi_gives_it_no_weight():
+    # gold items: the judge fails every gold PASS and passes every gold FAIL, Cov(Y, f) < 0: λ is clipped to 0
+    y = np.array([1.0, 0.0] * 20)
+    f, fu = 1 - y, np.array([1.0, 1.0, 0.0] * 20)
+    r = C.ppi_mean(y, f, fu)
+    assert r["lam"] == 0.0
+    assert r["estimate"] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=0.0))[0]))
+    assert r["estimate"] == pytest.approx(y.mean()) and r["n_eff"] == pytest.approx(len(y))
+    assert C.judge_adds_nothing(r["lam"], r["n_eff"], len(y))
+    # a judge that agrees with gold on 36 of 40 gets weight and is worth more than the 40 labels
+    good = y.copy()
+    good[:4] = 1 - good[:4]
+    q = C.ppi_mean(y, good, np.array([1.0, 0.0] * 100))
+    assert q["lam"] > 0.5 and q["n_eff"] > 41 and not C.judge_adds_nothing(q["lam"], q["n_eff"], len(y))
+    assert not C.judge_adds_nothing(float("nan"), 40, 40)

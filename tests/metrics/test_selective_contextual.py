@@ -166,7 +166,9 @@ def test_selective_judging_measures():
     assert isinstance(r, Results)
     m = r.measures
     assert (m["threshold"].unit, m["mean_coverage"].unit, m["items"].unit) == ("coefficient", "proportion", "count")
-    assert (m["held_out_guarantee_rate"].n, m["held_out_guarantee_rate"].n_unit) == ("splits", "splits")
+    assert (m["held_out_guarantee_rate"].n, m["held_out_guarantee_rate"].n_unit) == ("kept_splits", "splits")
+    assert (m["certify_rate"].n, m["certify_rate"].unit, m["threshold_median"].unit) == ("splits", "proportion",
+                                                                                         "coefficient")
     assert r.estimate("overall_agreement", 0).n == r["items"].iloc[0]
 
 
@@ -197,3 +199,47 @@ def test_probe_and_calibrated_rates_name_wilson_and_the_bootstrap_per_row():
     assert e.method == WILSON and (e.low, e.high) == pytest.approx(proportion_confint(10, 30, 0.05, "wilson"))
     assert cal.estimate("pass_rate", "b").method == bootstrap_method(100, "item")
     assert cal.estimate("false_pass_rate", "a").n == 15 and cal.measures["agreement"].n == "gold_items"
+
+
+def _confident_table(n: int, wrong: int) -> pd.DataFrame:
+    """``n`` items, each with 4 unanimous replies (confidence 1); the first ``wrong`` disagree with gold."""
+    from evallab import verdicts as V
+
+    rows = [dict(item_id=f"i{k}", judge="j", sample=s, verdict="fail" if k < wrong else "pass", gold="pass")
+            for k in range(n) for s in range(4)]
+    return V.coerce(pd.DataFrame(rows))
+
+
+def test_every_split_certifies_when_every_item_agrees():
+    # 60 items, 30 to calibrate, all agreeing at confidence 1: p = 0.9^30 = 0.042 <= delta, so each split certifies 1.0
+    r = L.selective_judging(_confident_table(60, 0), alpha=0.1, delta=0.1, splits=7).iloc[0]
+    assert 0.9**30 <= 0.1
+    assert (r["certified_splits"], r["certify_rate"], r["kept_splits"]) == (7, 1.0, 7)
+    assert (r["threshold_median"], r["threshold_min"], r["threshold_max"]) == (1.0, 1.0, 1.0)
+    assert r["certified_coverage"] == r["mean_coverage"] == 1.0 and r["mean_agreement"] == 1.0
+    assert r["held_out_guarantee_rate"] == 1.0 and r["note"] == ""
+
+
+def test_no_split_certifies_and_the_mean_over_splits_is_never_stated_as_coverage():
+    # 60 items at confidence 1, 12 wrong: in any calibration half the errors e give P(Bin(30, 0.1) <= e), and
+    # the test rejects only for e = 0 (0.042); e >= 1 gives 0.18 > delta. With 12 wrong among 60 a calibration
+    # half of 30 holds no wrong item with probability C(48,30)/C(60,30), about 1e-5
+    from scipy import stats
+
+    assert stats.binom.cdf(1, 30, 0.1) > 0.1
+    r = L.selective_judging(_confident_table(60, 12), alpha=0.1, delta=0.1, splits=20).iloc[0]
+    assert r["certified_splits"] == 0 and r["certify_rate"] == 0 and r["kept_splits"] == 0
+    assert np.isnan(r["certified_coverage"]) and np.isnan(r["threshold_median"]) and r["mean_coverage"] == 0
+    assert r["note"] == "not computable: no threshold passes the test in any of 20 calibration splits: every item " \
+                        "is escalated (coverage 0)"
+
+
+def test_coverage_among_certifying_splits_is_the_mean_over_all_divided_by_their_share():
+    df = S.simulate_repeated(S.RepeatedJudgeDesign(n_items=300, samples=5), 2)
+    r = L.selective_judging(df, alpha=0.1, delta=0.1, splits=30).iloc[0]
+    k = r["certified_splits"]
+    assert 0 < k <= 30 and r["certify_rate"] == k / 30
+    assert r["certified_coverage"] == pytest.approx(r["mean_coverage"] * 30 / k)  # uncertified splits keep 0
+    assert r["threshold_min"] <= r["threshold_median"] <= r["threshold_max"]
+    ic = L.item_confidence(df)
+    assert {r["threshold_min"], r["threshold_max"]} <= set(ic["confidence"].round(12))

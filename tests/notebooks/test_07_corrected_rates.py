@@ -162,3 +162,73 @@ def test_live_section_counts_by_hand(run):
     # balanced: answers with i % 3 != 0 pass -> 26 of 40 (judge only)
     assert r["balanced"]["judge_only"] == pytest.approx(26 / 40) and r["balanced"]["gold_items"] == 20
     assert r["pass-only"]["judge_only"] == 1.0
+
+
+# -- the user's table (issue 26: notebook 07 on verdicts_path) -----------------------------------------------------
+def _user_rows() -> list[dict]:
+    """One judge, 3 samples per item on 200 items in two subsets; gold on the first 60 items."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(200):
+        truth = "pass" if rng.random() < 0.35 else "fail"
+        for s in range(3):
+            v = truth if rng.random() < 0.85 else ("fail" if truth == "pass" else "pass")
+            v = "pass" if rng.random() < 0.2 else v  # a lenient judge
+            rows.append(dict(item_id=f"q{i}", subset="math" if i % 2 else "code", judge="my-judge", sample=s,
+                             verdict=v, gold=truth if i < 60 else ""))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def user_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nb07_user")
+    rows = _user_rows()
+    path = tmp / "mine.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp / "reports"
+    res = run_one(ReportSpec("07_user", NB, {"verdicts_path": str(path), "n_resamples": 20, "splits": 5,
+                                             "sim_scenarios": 1, "sim_samples": 2}), out)
+    return res, rows, out
+
+
+def test_notebook_07_on_the_users_table_corrects_with_its_gold_sample(user_run):
+    res, rows, out = user_run
+    assert res.status == "ok", f"cell {res.cell}: {res.error}"
+    m = json.loads((out / "07_user.metrics.json").read_text())["metrics"]
+    # the judge's value of an item is the mean of its 3 samples; PPI++ from the 60 gold items, by ppi_py
+    per = defaultdict(list)
+    gold = {}
+    for r in rows:
+        per[r["item_id"]].append(r["verdict"] == "pass")
+        gold[r["item_id"]] = r["gold"]
+    ids = sorted(per)
+    f = np.array([np.mean(per[i]) for i in ids])
+    lab = np.array([gold[i] != "" for i in ids])
+    y = np.array([gold[i] == "pass" for i in ids], float)
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y[lab], f[lab], f[~lab]))[0])
+    lo, hi = ppi_py.ppi_mean_ci(y[lab], f[lab], f[~lab], alpha=0.05)
+    (r,) = m["rates"]
+    assert (r["judge"], r["items"], r["gold_items"]) == ("my-judge", 200, 60)
+    assert r["judge_only"] == pytest.approx(f.mean())
+    assert r["ppi"] == pytest.approx(est) and r["ppi_low"] == pytest.approx(float(lo[0]))
+    assert r["ppi_high"] == pytest.approx(float(hi[0]))
+    assert m["n_gold"] == 60 and m["truth"] is None and len(m["visible_gold_items"]) == 60
+    assert m["plan_judge"] == "my-judge" and m["plan"] is not None
+    assert m["selective"][0]["items"] == sum(1 for i in ids if gold[i] and Counter(per[i]).most_common(1)[0][1] >= 2)
+
+
+def test_notebook_07_on_the_users_table_shows_no_bundled_finding(user_run):
+    res, _, out = user_run
+    doc = json.loads((out / "07_user.metrics.json").read_text())
+    for key in ("difference", "difference_truth", "probe", "contextual", "live"):
+        assert key not in doc["metrics"], key
+    sentences = [f["sentence"] if isinstance(f, dict) else str(f) for f in doc.get("findings", [])]
+    assert sentences and all("truth" not in s and "simulated" not in s.lower() for s in sentences)
+    assert not any(w in s for s in sentences for w in ("SmolLM2", "A − B", "content-free", "LLMBar"))
+    executed = json.loads((out / "07_user.ipynb").read_text(encoding="utf-8"))
+    shown = json.dumps([c.get("outputs", []) for c in executed["cells"] if c["cell_type"] == "code"])
+    for word in ("SmolLM2", "content-free probe", "Paired difference", "[nan", "NaN"):
+        assert word not in shown, word

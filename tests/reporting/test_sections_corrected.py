@@ -135,8 +135,7 @@ def test_a_pointwise_table_with_too_few_gold_items_is_not_corrected_and_says_so(
     rates = corrected.corrected_rates(hidden, ["judge"], n_resamples=0)  # min_gold 30 > 10
     sec = sections.judge_only_corrected_and_truth(full, hidden, rates, source="sim")
     assert texts(sec)[0] == "360 replies of 1 judge to 120 sim items; gold kept on 10 random items, hidden on the rest."
-    assert texts(sec)[1] == ("No judge is corrected: not computable: 10 gold items with a verdict, fewer than "
-                             "min_gold=30.")
+    assert texts(sec)[1] == "No judge is corrected: 10 gold items with a verdict, fewer than min_gold=30."
     # only the gold-only interval exists (no bootstrap asked, several samples per item): Wilson of the 10 gold items
     gold = hidden.dropna(subset=["gold"]).drop_duplicates("item_id")["gold"].eq("pass")
     lo, hi = proportion_confint(int(gold.sum()), 10, 0.05, "wilson")
@@ -260,9 +259,14 @@ def test_trust_or_escalate_on_llmbar_states_the_overall_agreement_counted_here()
             agree[key[0]].append(c[0][0] == g)
     sel = sec.tables[0].table.set_index("judge")
     s = sentences(sec)[0]
-    judge = s.split(" can be trusted")[0]
+    judge = s.split(": a threshold")[0]
     assert judge in agree and s.endswith(f"against {pct(np.mean(agree[judge]))} without abstaining.")
-    assert sel.loc[judge, "mean_coverage"] == sel["mean_coverage"][sel["threshold"].notna()].max()
+    assert sel.loc[judge, "mean_coverage"] == sel["mean_coverage"][sel["certified_splits"] > 0].max()
+    k = int(sel.loc[judge, "certified_splits"])
+    assert s.startswith(f"{judge}: a threshold is certified in {k} of 5 calibration splits ({pct(k / 5)}; ")
+    # the coverage stated is the mean over the certifying splits: the mean over every split divided by their share
+    assert sel.loc[judge, "certified_coverage"] == pytest.approx(sel.loc[judge, "mean_coverage"] * 5 / k)
+    assert f"trusted alone on {pct(sel.loc[judge, 'certified_coverage'])} of the held-out pairs" in s
     assert sel["items"].to_dict() == {j: len(a) for j, a in agree.items()}
     assert sec.caveats == [sections.SELECTIVE_CAVEAT] and sec.metrics["alpha"] == 0.2
 
@@ -271,8 +275,8 @@ def test_every_item_escalated_when_no_threshold_passes():
     df = S.simulate_repeated(S.RepeatedJudgeDesign(n_items=200, samples=3, beta_a=1.0, beta_b=1.0), 0)
     df["strategy"] = ""
     sec = sections.trust_or_escalate(df, over=[], alpha=0.01, delta=0.01, splits=3)
-    assert sentences(sec) == ["No judge reaches 99% agreement on any confident subset of items: every item is "
-                              "escalated."]
+    assert sentences(sec) == ["No judge reaches 99% agreement on any confident subset of items in any of 3 "
+                              "calibration splits: every item is escalated."]
 
 
 # -- anchor calibration -------------------------------------------------------------------------------------------
@@ -336,7 +340,9 @@ def test_live_recordings_with_probes_and_gold_on_part_of_the_answers():
     est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f[:20], f[20:]))[0])
     s = sentences(sec)[1]
     assert s.startswith(f"j under the balanced anchors: its own pass rate is {pct(f.mean())} ")
-    assert f"PPI++ from 20 gold answers gives {pct(est)} [" in s
+    # on the gold answers Cov(Y, f) = 0 (5 of the 10 passed answers are gold PASS): λ = 0, the judge adds nothing
+    assert np.mean((y - y.mean()) * (f[:20] - f[:20].mean())) == 0
+    assert f"so j adds nothing: the figure is the gold-only estimate, {pct(est)} [" in s and est == y.mean()
     live = sec.metrics["live"]
     assert live["studies"] == ["probe", "inflation"] and live["replies"] == 100
     assert [r["p_cf"] for r in live["probe"]] == [pytest.approx(0.3), pytest.approx(0.8)]
@@ -353,3 +359,137 @@ def test_live_recordings_without_graded_answers_or_gold():
     assert texts(sec)[1:] == ["The live recordings hold no content-free probe replies: no anchor calibration for "
                               "them.", "The live recordings have no gold labels: no corrected rate for them."]
     assert sec.metrics["live"]["probe"] is None and sec.metrics["live"]["rates"] is None
+
+
+def test_selective_judging_needs_several_replies_per_item():
+    d, j = S.LabellingDesign(n_items=120, n_gold=120), S.MisclassifyingJudge(0.8, 0.7)
+    sec = sections.trust_or_escalate(S.simulate_labelled(d, j, 0), over=[], splits=3, source="mine.csv")
+    assert texts(sec) == ["Every item has at most one parsed reply per judge, so every confidence is the same: "
+                          "selective judging needs several replies per item (samples, both orders or several "
+                          "prompts) to rank items by confidence, and is not run."]
+    assert sec.findings == [] and sec.tables == [] and not sec.bundled and sec.metrics["selective"] is None
+
+
+# -- PPI++ at λ = 0: the judge adds nothing (issue 26, defect 15) ---------------------------------------------------
+def _anti_correlated(n_items: int = 100, n_gold: int = 40) -> pd.DataFrame:
+    """A pointwise judge that fails every gold-PASS item and passes every gold-FAIL one among the gold items
+    (Cov(Y, f) < 0, so PPI++'s tuned λ is clipped to 0), and passes two in three of the rest."""
+    rows = []
+    for i in range(n_items):
+        gold = ("pass" if i % 2 else "fail") if i < n_gold else None
+        verdict = ("fail" if gold == "pass" else "pass") if gold else ("pass" if i % 3 else "fail")
+        rows.append(dict(item_id=f"q{i}", judge="j", verdict=verdict, gold=gold))
+    from evallab import verdicts
+
+    return verdicts.coerce(pd.DataFrame(rows))
+
+
+def test_a_judge_with_zero_weight_is_stated_as_adding_nothing():
+    df = _anti_correlated()
+    rates = corrected.corrected_rates(df, ["judge"], n_resamples=0)
+    f = np.array([0.0 if i % 2 else 1.0 for i in range(40)])
+    y = np.array([1.0 if i % 2 else 0.0 for i in range(40)])
+    fu = np.array([1.0 if i % 3 else 0.0 for i in range(40, 100)])
+    cov = np.mean((y - y.mean()) * (f - f.mean()))
+    assert cov < 0  # so the clipped λ is 0 and PPI++ is mean(y): the gold-only estimate
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=0.0))[0])
+    lo, hi = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=0.0))
+    assert est == pytest.approx(y.mean()) and rates["ppi"].iloc[0] == pytest.approx(est)
+    assert rates["ppi_n_eff"].iloc[0] == pytest.approx(40)  # worth exactly the 40 gold labels
+    sec = sections.judge_only_corrected_and_truth(df, df, rates, user_table="mine.csv")
+    assert sentences(sec) == [
+        f"j: its own pass rate is {pct(fu.sum() / 100 + f.sum() / 100)} "
+        f"{interval(*proportion_confint(int(fu.sum() + f.sum()), 100, 0.05, 'wilson'))} (95% CI, Wilson score, "
+        f"n = 100 items); PPI++ tunes the weight λ of its verdicts to 0.00 (the interval is worth 40 gold labels "
+        f"against the 40 gold items alone), so j adds nothing: the figure is the gold-only estimate, {pct(est)} "
+        f"{interval(lo, hi)} (95% CI, {corrected.PPI_METHOD}, n = 100 items)."]
+    assert sec.conclusions == [f"From 40 gold items, j's pass rate is {pct(est)} {interval(lo, hi)} (the gold-only "
+                               "estimate: its verdicts add nothing)."]
+
+
+def test_the_bundled_headline_says_the_judge_adds_nothing_at_zero_weight():
+    full = load_llmbar(strategies=["Vanilla"]).verdicts
+    full = full[full["order"] == "ab"]
+    hidden = corrected.hide_gold(full, 150, seed=0)
+    rates = corrected.corrected_rates(hidden, ["judge"], n_resamples=0)
+    sec = sections.judge_only_corrected_and_truth(full, hidden, rates)
+    head = sentences(sec)[0]
+    judge = head.split(":")[0]
+    g = hidden[(hidden["judge"] == judge) & hidden["verdict"].notna()]
+    f, lab = (g["verdict"] == "2").to_numpy(float), g["gold"].notna().to_numpy()
+    y = (g["gold"] == "2").to_numpy(float)
+    lam = float(np.ravel(ppi_py.ppi_mean_pointestimate(y[lab], f[lab], f[~lab], lam=0.0))[0])
+    # λ computed here as ppi_py does for a mean: Cov(Y, f) / ((1 + n/N) Var(f)), clipped to [0, 1]
+    n, N = lab.sum(), (~lab).sum()
+    tuned = np.clip(np.mean((y[lab] - y[lab].mean()) * (f[lab] - f[lab].mean()))
+                    / ((1 + n / N) * np.var(f, ddof=1)), 0, 1)
+    if round(float(tuned), 2) == 0:
+        assert f"so {judge} adds nothing: the figure is the gold-only estimate, {pct(y[lab].mean())}" in head
+        assert lam == pytest.approx(y[lab].mean())
+        assert "adds nothing" in sec.conclusions[0] and "moves" not in sec.conclusions[0]
+    else:
+        assert "adds nothing" not in head and f"PPI++ from {n} gold pairs gives" in head
+
+
+# -- the user's table (notebook 07 on verdicts_path) ----------------------------------------------------------------
+def _user_table(tmp_path, samples: int = 3):
+    """Two strategies of one judge on 200 items (two subsets), gold on the first 60; written as a CSV."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(200):
+        truth = "pass" if rng.random() < 0.4 else "fail"
+        for strategy in ("plain", "cot"):
+            for s in range(samples):
+                v = truth if rng.random() < 0.8 else ("fail" if truth == "pass" else "pass")
+                rows.append(dict(item_id=f"q{i}", subset="math" if i % 2 else "code", judge="mine",
+                                 strategy=strategy, sample=s, verdict=v, gold=truth if i < 60 else ""))
+    path = tmp_path / "mine.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path), pd.DataFrame(rows)
+
+
+def test_on_the_users_table_each_strategy_is_corrected_apart_without_a_truth(tmp_path):
+    path, raw = _user_table(tmp_path)
+    # LLMBar's filters and the simulated labelling round do not apply to the user's table
+    full, hidden = sections.load_table(path, subsets=[], strategies=["Vanilla"], orders=["ab"], n_gold=10)
+    assert len(full) == len(raw) and corrected.rate_keys(full) == ["judge", "strategy"]
+    assert hidden["gold"].notna().sum() == (raw["gold"] != "").sum()  # the user's gold sample, untouched
+    rates = corrected.corrected_rates(hidden, n_resamples=0)  # by default: judge and strategy, never pooled
+    assert sorted(rates["strategy"]) == ["cot", "plain"] and set(rates["judge"]) == {"mine"}
+    sec = sections.judge_only_corrected_and_truth(full, hidden, rates, user_table=path)
+    assert texts(sec)[0] == "1,200 replies of 1 judge to 200 items of mine.csv (plain, cot); 60 have gold: the gold " \
+                            "sample the corrections use."
+    assert sec.metrics["truth"] is None and not any("truth" in x for x in sentences(sec))
+    for strategy, line in zip(("cot", "plain"), sentences(sec), strict=True):
+        g = raw[raw["strategy"] == strategy].assign(v=lambda d: (d["verdict"] == "pass").astype(float))
+        per = g.groupby("item_id", sort=True).agg(f=("v", "mean"), gold=("gold", "first"))
+        lab = (per["gold"] != "").to_numpy()
+        f, y = per["f"].to_numpy(), (per["gold"] == "pass").to_numpy(float)
+        est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y[lab], f[lab], f[~lab]))[0])
+        lo, hi = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(y[lab], f[lab], f[~lab], alpha=0.05))
+        assert line.startswith(f"mine · {strategy}: its own pass rate is {pct(f.mean())} ")
+        assert f"PPI++ from 60 gold items gives {pct(est)} {interval(lo, hi)}" in line
+    assert sec.tables[0].columns == ["judge", "strategy", "method", "estimate", "n_eff"]  # no truth column
+
+
+def test_on_the_users_table_the_plan_and_subsets_take_its_own_judge(tmp_path):
+    path, raw = _user_table(tmp_path)
+    full, _ = sections.load_table(path)
+    rates = corrected.corrected_rates(full, n_resamples=0)
+    plan = sections.next_round_plan(rates, judge="GPT-4", items=2000, half_width=0.05, flip_rate=0.1,
+                                    tolerance=0.05, delta=0.05, discordance=0.2, repetition_flip_rate=0.1,
+                                    user_table=path)
+    best = rates["ppi_n_eff"].idxmax()
+    assert texts(plan) == [f"The plan is for mine · {rates['strategy'].iloc[best]}, the row whose corrected rate is worth "
+                           "the most gold labels (plan_judge names a judge the table does not hold)."]
+    assert plan.metrics["plan"] is not None
+    with pytest.raises(ParameterError):
+        sections.next_round_plan(rates, judge="GPT-4", items=2000, half_width=0.05, flip_rate=0.1, tolerance=0.05,
+                                 delta=0.05, discordance=0.2, repetition_flip_rate=0.1)
+    sub = sections.per_subset(full, judge="GPT-4", min_gold=20, user_table=path, n_resamples=0)
+    counts = raw[raw["gold"] != ""].groupby(["strategy", "subset"])["item_id"].nunique()
+    assert sentences(sub)[0].startswith(f"For mine, {int((counts >= 20).sum())} of {len(counts)} subsets have at "
+                                        "least 20 gold items and are corrected")
+    one = sections.per_subset(full.assign(subset="all"), judge="mine", user_table=path, n_resamples=0)
+    assert texts(one) == ["The table has one subset: no per-subset breakdown (the rates above are the whole "
+                          "table's)."] and one.metrics["by_subset"] is None

@@ -17,6 +17,7 @@ content-free probes and contextual calibration (Zhao et al. 2021, "Calibrate Bef
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ from evallab.metrics import _power as power
 from evallab.metrics import _selective as selective
 from evallab.reporting._context import Section, bundled_section
 from evallab.reporting._params import ParameterError
+from evallab.reporting.sections.position import _who, _why
 
 #: the p-value adjustments in words
 _ADJUSTMENT = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no"}
@@ -86,31 +88,83 @@ def _with_judge(t: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     return (["judge"] if several else []) + list(columns)
 
 
+def _ppi_words(rates: Results, i: int, unit: str, who: str) -> tuple[str, bool]:
+    """How row ``i``'s PPI++ figure is stated: "PPI++ from 150 gold pairs gives 48.7% […]", or — when the tuned
+    λ gives the judge no weight (:func:`evallab.metrics._corrected.judge_adds_nothing`) — that the judge adds
+    nothing and the figure is the gold-only estimate; and whether it does."""
+    ppi, lam, worth = rates.estimate("ppi", i), rates.estimate("ppi_lam", i), rates.estimate("ppi_n_eff", i)
+    gold = int(rates["gold_items"].iloc[i])
+    if corrected.judge_adds_nothing(lam.value, worth.value, gold):
+        return (f"PPI++ tunes the weight λ of its verdicts to {lam.number()} (the interval is worth "
+                f"{worth.number()} gold labels against the {gold:,} gold {unit} alone), so {who} adds nothing: the "
+                f"figure is the gold-only estimate, {ppi}", True)
+    return f"PPI++ from {gold:,} gold {unit} gives {ppi}", False
+
+
+def load_table(verdicts_path: str = "", llmbar_path: str = "", *, subsets: Sequence[str] = (),
+               strategies: Sequence[str] = (), orders: Sequence[str] = (), n_gold: int | None = None,
+               gold_seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The verdicts report 07 corrects, and the table the corrections see.
+
+    The user's table at ``verdicts_path`` is filtered by ``subsets`` only (every strategy and order it holds is
+    kept, and kept apart by :func:`evallab.metrics._corrected.rate_keys`), and its items with gold ARE the gold
+    sample: both tables are the user's. The bundled LLMBar (at ``llmbar_path``) is restricted to ``subsets``
+    (empty: all), ``strategies`` and ``orders`` (empty: all); every pair has gold, so with ``n_gold`` the second
+    table keeps gold on ``n_gold`` random pairs only (:func:`evallab.metrics._corrected.hide_gold` with
+    ``gold_seed``): a simulated labelling round whose truth is the first table.
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+        The table, and the table with gold where the corrections may use it.
+
+    Raises
+    ------
+    DataError, VerdictTableError
+        From :func:`evallab.datasets.load_study`, naming the file, row or column.
+    """
+    from evallab.datasets import load_study
+
+    if verdicts_path:
+        table = load_study(verdicts_path, subsets=list(subsets) or None)
+        return table, table
+    table = load_study("", llmbar_path, subsets=list(subsets) or None, strategies=list(strategies) or None)
+    table = table[table["order"].isin(list(orders))] if orders else table
+    return table, (table if n_gold is None else corrected.hide_gold(table, n_gold, seed=gold_seed))
+
+
 # ---------------------------------------------------------------------------------------------------- sections
 def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rates: Results, *,
-                                   source: str = "LLMBar") -> Section:
+                                   source: str = "LLMBar", user_table: str = "") -> Section:
     """Judge only, corrected, and the truth: per judge, its own rate, the gold labels alone, PPI++ and
-    Rogan–Gladen beside the rate of every item's gold.
+    Rogan–Gladen beside the rate of every item's gold — or, on the user's table, beside nothing (it has no truth).
 
     Parameters
     ----------
     full : DataFrame
-        The tidy verdict table with every item's gold (the truth).
+        The tidy verdict table with every item's gold (the truth); on the user's table, the table itself.
     hidden : DataFrame
-        The same table with gold kept on a random subset only (:func:`evallab.metrics._corrected.hide_gold`).
+        The same table with gold kept on a random subset only (:func:`load_table`); the user's table as it is.
     rates : Results
-        :func:`evallab.metrics._corrected.corrected_rates` of ``hidden`` by ``["judge"]``.
+        :func:`evallab.metrics._corrected.corrected_rates` of ``hidden`` (by the judge and every design column
+        that varies within a judge: :func:`evallab.metrics._corrected.rate_keys`).
     source : str, default "LLMBar"
         The data's name in the sentences.
+    user_table : str, default ""
+        The user's table (the notebook's ``verdicts_path``): its items with gold are the gold sample, there is no
+        truth to compare with, every row is stated (the per-judge overall figures) and the data is named by the
+        file's name.
 
     Returns
     -------
     Section
-        A sentence on the data; the finding for the judge whose own rate is farthest from the truth among those
-        corrected (its judge-only, PPI++ and true rates, the PPI++ interval's worth in gold labels); how many
-        judges' intervals hold the truth, per method; the side-by-side table and its figure. Metrics
-        ``strategy``, ``orders``, ``n_gold`` (items whose gold stayed visible), ``pairs``,
-        ``visible_gold_items``, ``rates``, ``truth``; one conclusion; the random-sample and Rogan–Gladen caveats.
+        A sentence on the data. On the bundled data: the finding for the judge whose own rate is farthest from
+        the truth among those corrected (its judge-only, PPI++ and true rates, the PPI++ interval's worth in gold
+        labels — or, when the tuned λ gives the judge no weight, that it adds nothing and the figure is the
+        gold-only estimate); how many judges' intervals hold the truth, per method. On the user's table: one
+        finding per row. The side-by-side table and its figure. Metrics ``strategy``, ``orders``, ``n_gold``
+        (items whose gold is visible), ``pairs``, ``visible_gold_items``, ``rates``, ``truth`` (null on the
+        user's table); one conclusion; the random-sample and Rogan–Gladen caveats.
 
     Notes
     -----
@@ -121,63 +175,96 @@ def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rat
     visible = hidden.dropna(subset=["gold"])["item_id"].unique()
     strategies = [x for x in dict.fromkeys(full["strategy"].dropna().astype(str)) if x] if "strategy" in full else []
     orders = sorted(x for x in map(str, full["order"].dropna().unique()) if x) if "order" in full else []
-    truth = corrected.gold_rate(full, ["judge"])
-    long = corrected.side_by_side(rates, ["judge"], truth)
+    keys = [c for c in rates.keys if c in rates.columns] if getattr(rates, "keys", None) else ["judge"]
+    truth = None if user_table else corrected.gold_rate(full, keys)
+    long = corrected.side_by_side(rates, keys, truth)
     sec = Section(metrics={"strategy": ", ".join(strategies), "orders": orders, "n_gold": len(visible),
                            "pairs": int(full["item_id"].nunique()),
                            "visible_gold_items": sorted(map(str, visible)), "rates": _records(rates),
                            "truth": _records(truth)},
                   caveats=[RANDOM_SAMPLE_CAVEAT.format(unit=unit), ROGAN_GLADEN_CAVEAT])
     detail = ([", ".join(strategies)] if strategies else []) + ([f"order {', '.join(orders)}"] if orders else [])
-    what = f"{source} {unit}" + (f" ({', '.join(detail)})" if detail else "")
+    source = Path(user_table).name if user_table else source
+    what = (f"{unit} of {source}" if user_table else f"{source} {unit}") + (f" ({', '.join(detail)})" if detail else "")
+    gold_words = (f"{len(visible):,} have gold: the gold sample the corrections use" if user_table else
+                  f"gold kept on {len(visible):,} random {unit}, hidden on the rest")
     sec.text(f"{len(full):,} replies of {_count(full['judge'].nunique(), 'judge')} to "
-             f"{full['item_id'].nunique():,} {what}; gold kept on {len(visible):,} random {unit}, hidden on the rest.")
-    t = rates.merge(truth[["judge", "truth"]], on="judge", how="left")
-    done = t[t["ppi"].notna()]
-    if done.empty:
-        sec.text(f"No judge is corrected: {rates['note'].iloc[0] if len(rates) else 'the table has no judge'}.")
+             f"{full['item_id'].nunique():,} {what}; {gold_words}.")
+    t = rates.reset_index(drop=True)
+    done = np.flatnonzero(t["ppi"].notna().to_numpy())
+    if not len(done):
+        sec.text(f"No judge is corrected: {_why(t) if len(t) else 'the table has no judge'}.")
+    elif user_table:
+        for i in done:
+            own, ppi = t.estimate("judge_only", i), t.estimate("ppi", i)
+            words, nothing = _ppi_words(t, i, unit, _who(t, i))
+            sec.finding(f"{_who(t, i)}: its own {rate} is {own}; {words}.", ppi)
+            sec.conclusions.append(f"From {int(t['gold_items'].iloc[i]):,} gold {unit}, {_who(t, i)}'s {rate} is "
+                                   f"{ppi.number()} {ppi.interval()} "
+                                   + ("(the gold-only estimate: its verdicts add nothing)." if nothing else
+                                      f"against its own {own.number()}."))
+        if len(done) < len(t):
+            sec.text(f"Not corrected: {', '.join(_who(t, i) for i in range(len(t)) if i not in set(done))} "
+                     f"({_why(t)}).")
     else:
-        i = int((done["judge_only"] - done["truth"]).abs().to_numpy().argmax())
-        i = int(np.flatnonzero(t.index == done.index[i])[0])
-        j = str(t["judge"].iloc[i])
-        own, ppi = rates.estimate("judge_only", i), rates.estimate("ppi", i)
-        tr = truth.estimate("truth", _position(truth, judge=j))
-        worth = rates.estimate("ppi_n_eff", i)
-        sec.finding(f"{j}: its own {rate} is {own}; PPI++ from {int(t['gold_items'].iloc[i]):,} gold {unit} gives "
-                    f"{ppi} against a truth of {tr.number()}; its interval is worth {worth.number()} gold labels.",
-                    ppi)
-        sec.conclusions.append(f"With {len(visible):,} random gold {unit}, PPI++ moves {j}'s {rate} from its own "
-                               f"{own.number()} to {ppi.number()} {ppi.interval()}; the truth is {tr.number()}.")
-    covered = long.dropna(subset=["covers"])
+        t = t.merge(truth[[*keys, "truth"]], on=keys, how="left")
+        i = int(done[int((t["judge_only"].iloc[done] - t["truth"].iloc[done]).abs().to_numpy().argmax())])
+        j = _who(t, i)
+        own, ppi, worth = rates.estimate("judge_only", i), rates.estimate("ppi", i), rates.estimate("ppi_n_eff", i)
+        tr = truth.estimate("truth", _position(truth, **{k: t[k].iloc[i] for k in keys}))
+        words, nothing = _ppi_words(rates, i, unit, j)
+        tail = "." if nothing else f"; its interval is worth {worth.number()} gold labels."
+        sec.finding(f"{j}: its own {rate} is {own}; {words} against a truth of {tr.number()}{tail}", ppi)
+        if nothing:
+            sec.conclusions.append(f"With {len(visible):,} random gold {unit}, PPI++ gives {j}'s verdicts no weight "
+                                   f"(λ = {rates.estimate('ppi_lam', i).number()}): its {rate} of {ppi.number()} "
+                                   f"{ppi.interval()} is the gold-only estimate, worth the "
+                                   f"{int(t['gold_items'].iloc[i]):,} gold labels alone, and {j}'s own "
+                                   f"{own.number()} adds nothing; the truth is {tr.number()}.")
+        else:
+            sec.conclusions.append(f"With {len(visible):,} random gold {unit}, PPI++ moves {j}'s {rate} from its own "
+                                   f"{own.number()} to {ppi.number()} {ppi.interval()}; the truth is {tr.number()}.")
+    covered = long.dropna(subset=["covers"]) if "covers" in long else long.iloc[:0]
     if len(covered):
         held = [f"{int(c['covers'].sum())} of {_count(len(c), 'judge')} ({m})"
                 for m, c in covered.groupby("method", sort=False)]
         sec.finding("The interval holds the truth for " + "; ".join(held) + ".")
-    sec.table(long, ["judge", "method", "estimate", "truth", "n_eff"], csv_name="side_by_side",
-              caption=f"{' '.join([source, *strategies[:1]]) if len(strategies) == 1 else source}: judge only, "
-                      f"corrected from {len(visible):,} gold {unit}, and the truth")
-    sec.figure(_side_by_side_figure(long, truth, rate, len(visible), unit, rates.level))
+    name = " ".join([source, *strategies[:1]]) if len(strategies) == 1 else source
+    sec.table(long, [*keys, "method", "estimate", *([] if user_table else ["truth"]), "n_eff"],
+              csv_name="side_by_side",
+              caption=f"{name}: judge only and corrected from {len(visible):,} gold {unit}" if user_table else
+              f"{name}: judge only, corrected from {len(visible):,} gold {unit}, and the truth")
+    sec.figure(_side_by_side_figure(long, truth, rate, len(visible), unit, rates.level, keys))
     return sec
 
 
-def _side_by_side_figure(long: Results, truth: Results, rate: str, n_gold: int, unit: str, level):
-    """Estimates with interval bars per judge and method, the truth as a black line over each judge."""
+def _side_by_side_figure(long: Results, truth: Results | None, rate: str, n_gold: int, unit: str, level,
+                         keys: Sequence[str] = ("judge",)):
+    """Estimates with interval bars per row (judge, and every other key) and method; the truth, when known, as a
+    black line over each row."""
     from evallab.reporting import _plots as plots
 
+    keys = list(keys)
+
+    def name(d: pd.DataFrame) -> list[str]:
+        return [" · ".join(map(str, r)) for r in d[keys].itertuples(index=False)]
+
+    data = pd.DataFrame(long).assign(row=name(long))
     lvl = f", {level:.0%} CI" if level else ""
-    fig = plots.interval_plot(long, x="judge", y="estimate", low="estimate_low", high="estimate_high", hue="method",
+    fig = plots.interval_plot(data, x="row", y="estimate", low="estimate_low", high="estimate_high", hue="method",
                               scale=100, title=f"{rate[:1].upper()}{rate[1:]}: judge only vs corrected "
                                                f"({n_gold:,} gold {unit})",
-                              ylabel=f"{rate} (%{lvl})", xlabel="judge")
-    at = dict(zip(truth["judge"].astype(str), truth["truth"], strict=True))
-    for i, j in enumerate(dict.fromkeys(long["judge"].astype(str))):
-        fig.axes[0].plot([i - 0.4, i + 0.4], [100 * at[j]] * 2, color="black", lw=1)
+                              ylabel=f"{rate} (%{lvl})", xlabel=" × ".join(keys))
+    if truth is not None:
+        at = dict(zip(name(truth), truth["truth"], strict=True))
+        for i, j in enumerate(dict.fromkeys(data["row"])):
+            fig.axes[0].plot([i - 0.4, i + 0.4], [100 * at[j]] * 2, color="black", lw=1)
     return fig
 
 
 def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: int = corrected.MIN_GOLD,
                null: float | None = 0.5, adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000,
-               seed: int = 0) -> Section:
+               seed: int = 0, user_table: str = "") -> Section:
     """Per subset, with multiplicity control: the correction within each subset (cut to ``depth`` parts), tested
     against ``null`` with the p-values adjusted across subsets; a thin subset refused with the reason.
 
@@ -197,29 +284,45 @@ def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: in
         The adjustment across subsets.
     confidence, n_resamples, seed
         Level of the intervals; the judge-only interval's item bootstrap.
+    user_table : str, default ""
+        The user's table (the notebook's ``verdicts_path``): a ``judge`` it does not hold means every judge's
+        subsets are shown (rows by judge and :func:`evallab.metrics._corrected.rate_keys`).
 
     Returns
     -------
     Section
         How many subsets are corrected, differ from ``null`` after adjustment, and are refused; the table of
-        ``judge``'s subsets. Metrics ``by_subset`` (every judge).
+        ``judge``'s subsets (or every row's, see ``user_table``). Metrics ``by_subset`` (every judge). A table
+        without two subsets: one sentence saying so, ``by_subset`` null.
 
     Raises
     ------
     ParameterError
-        ``judge`` is not in the table.
+        ``judge`` is not in the table (bundled data).
     """
     unit, rate = _units(hidden), corrected.rate_name(hidden)
-    by_subset = corrected.corrected_rates(drift.subset_level(hidden, depth), ["judge", "subset"], min_gold=min_gold,
+    named = hidden["subset"].dropna().astype(str) if "subset" in hidden else pd.Series(dtype=str)
+    if named[named != ""].nunique() < 2:
+        return Section(metrics={"by_subset": None}).text(
+            f"The table has {'one subset' if named[named != ''].nunique() else 'no subset column'}: no per-subset "
+            "breakdown (the rates above are the whole table's).")
+    keys = corrected.rate_keys(hidden)
+    by_subset = corrected.corrected_rates(drift.subset_level(hidden, depth), [*keys, "subset"], min_gold=min_gold,
                                           null=null, adjust=adjust, confidence=confidence, n_resamples=n_resamples,
                                           seed=seed)
     sec = Section(metrics={"by_subset": _records(by_subset)})
-    _pick(by_subset, judge, "per_subset")
-    one = by_subset[by_subset["judge"].astype(str) == str(judge)].reset_index(drop=True)
+    every = bool(user_table) and _position(by_subset, judge=judge) is None
+    if every and by_subset["judge"].nunique() == 1:  # the user's one judge
+        judge, every = str(by_subset["judge"].iloc[0]), False
+    if not every:
+        _pick(by_subset, judge, "per_subset")
+    one = by_subset if every else by_subset[by_subset["judge"].astype(str) == str(judge)]
+    one = one.reset_index(drop=True)
+    who, cells = ("every judge", " × ".join([*keys, "subset"]) + " cells") if every else (judge, "subsets")
     thin = int((one["gold_items"] < min_gold).sum())
     other = int((one["ppi"].isna() & (one["gold_items"] >= min_gold)).sum())
-    parts = [f"For {judge}, {len(one) - thin - other} of {len(one)} subsets have at least {min_gold} gold {unit} and "
-             "are corrected"]
+    parts = [f"For {who}, {len(one) - thin - other} of {len(one)} {cells} have at least "
+             f"{min_gold} gold {unit} and are corrected"]
     if null is not None:
         a = 1 - confidence
         sig = int((one["ppi_p_adjusted"] < a).sum())
@@ -229,10 +332,12 @@ def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: in
     if other:
         parts.append(f"{other} not corrected because every {unit[:-1]} has gold")
     sec.finding("; ".join(parts) + ".")
-    sec.table(one, {"subset": "Subset", "items": unit.capitalize(), "gold_items": f"Gold {unit}",
+    sec.table(one, {**({c: c.replace("_", " ").capitalize() for c in keys} if every else {}),
+                    "subset": "Subset", "items": unit.capitalize(), "gold_items": f"Gold {unit}",
                     "judge_only": "Judge only", "ppi": "PPI++", "rg": "Rogan–Gladen",
                     **({"ppi_p_adjusted": by_subset.measures["ppi_p_adjusted"].label} if null is not None else {})},
-              caption=f"{judge} per subset ({_ADJUSTMENT.get(adjust, adjust)} adjustment across subsets)")
+              caption=f"{'Every judge' if every else judge} per subset ({_ADJUSTMENT.get(adjust, adjust)} "
+                      f"adjustment across {cells})")
     return sec
 
 
@@ -282,7 +387,7 @@ def paired_difference(table: pd.DataFrame, system: str, a: str, b: str, *, truth
 
 def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float, flip_rate: float,
                     tolerance: float, delta: float, discordance: float, repetition_flip_rate: float,
-                    confidence: float = 0.95) -> Section:
+                    confidence: float = 0.95, user_table: str = "") -> Section:
     """The plan for the next labelling round from ``judge``'s corrected rate and its measured sensitivity and
     specificity (Rogan–Gladen's estimates on this round's gold items).
 
@@ -294,6 +399,9 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
         The judge the plan is for.
     items, half_width, flip_rate, tolerance, delta, discordance, repetition_flip_rate, confidence
         As in :func:`evallab.metrics._power.next_round`.
+    user_table : str, default ""
+        The user's table (the notebook's ``verdicts_path``): a ``judge`` it does not hold means the plan is for
+        its row whose PPI++ interval is worth the most gold labels, and a sentence says so.
 
     Returns
     -------
@@ -305,7 +413,7 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
     Raises
     ------
     ParameterError
-        ``judge`` is not in ``rates``.
+        ``judge`` is not in ``rates`` (bundled data).
 
     Notes
     -----
@@ -313,9 +421,21 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
     items: exact binomial power from Fleiss, Levin & Paik (2003) §2.5 and exact McNemar power from Connor (1987);
     samples: the binomial majority (Condorcet).
     """
-    i = _pick(rates, judge, "next_round_plan")
-    rate, se, sp = (rates.estimate(c, i) for c in ("ppi", "rg_sensitivity", "rg_specificity"))
     sec = Section(metrics={"plan": None, "plan_judge": judge})
+    rates = rates.reset_index(drop=True)
+    if user_table and _position(rates, judge=judge) is None:
+        usable = rates["ppi"].notna() & rates["rg_sensitivity"].notna() & rates["rg_specificity"].notna()
+        if not usable.any():
+            return sec.text(f"No plan for the next round: no judge of the table has a corrected rate with its "
+                            f"sensitivity and specificity ({_why(rates)}).")
+        i = int(np.where(usable, rates["ppi_n_eff"].fillna(0).to_numpy(float), -np.inf).argmax())
+        sec.metrics["plan_judge"] = judge = _who(rates, i)
+        best = ("the table's only judge" if len(rates) == 1 else
+                "the row whose corrected rate is worth the most gold labels")
+        sec.text(f"The plan is for {judge}, {best} (plan_judge names a judge the table does not hold).")
+    else:
+        i = _pick(rates, judge, "next_round_plan")
+    rate, se, sp = (rates.estimate(c, i) for c in ("ppi", "rg_sensitivity", "rg_specificity"))
     if None in (rate.value, se.value, sp.value):
         why = rates["note"].iloc[i] or "its sensitivity or specificity is not estimated"
         sec.text(f"No plan for the next round from {judge}: {why}.")
@@ -344,52 +464,82 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
 def trust_or_escalate(table: pd.DataFrame, *, over: Sequence[str] = ("strategy",), alpha: float = 0.1,
                       delta: float = 0.1, calibration_share: float = 0.5, splits: int = 100,
                       seed: int = 0, source: str = "") -> Section:
-    """Selective judging: when can the judge be trusted alone? The threshold from a calibration split, the share of
-    items kept and their agreement with gold on held-out splits, per judge.
+    """Selective judging: when can the judge be trusted alone? Over random calibration / held-out splits: the share
+    of splits that certify a confidence threshold, the thresholds they certify, and — among the certifying splits
+    — the share of held-out items kept and their agreement with gold, per judge.
 
     Parameters
     ----------
     table : DataFrame
         Tidy verdicts with gold, pooled over ``over`` (simulated annotators).
     over : sequence of str, default ("strategy",)
-        Design columns pooled on purpose.
+        Design columns pooled on purpose (a sentence names them when they vary); the table's other varying
+        design columns are kept apart (:func:`evallab.metrics._corrected.rate_keys`).
     alpha, delta, calibration_share, splits, seed
         As in :func:`evallab.metrics._selective.selective_judging`.
     source : str, default ""
-        The LLMBar folder the table was read from; ``""`` (the bundled ``data/llmbar``) marks the section bundled
-        (:attr:`evallab.Section.bundled`: left out of a report on the user's table).
+        The user's table or LLMBar folder the table was read from; ``""`` (the bundled ``data/llmbar``) marks
+        the section bundled (:attr:`evallab.Section.bundled`: left out of a report on the user's table).
 
     Returns
     -------
     Section
-        The judge kept on the largest share of items with its threshold, agreement and the splits meeting
-        1 − α (or that every item is escalated); the table. Metrics ``selective``, ``alpha``, ``delta``; the
-        caveat on the guarantee.
+        For the judge with the largest expected coverage: in how many of ``splits`` a threshold is certified,
+        the certified thresholds (median, range), the held-out coverage and agreement among the certifying splits
+        and the share of them meeting 1 − α, beside the agreement without abstaining — never one split's
+        threshold beside a mean over all splits (issue 26, defect 14); or that every item is escalated; the
+        table. One sentence instead when every item has a single reply (no confidence to rank by) or too few
+        gold items. Metrics ``selective``, ``alpha``, ``delta``; the caveat on the guarantee.
 
     Notes
     -----
     Jung, Brahman & Choi (2024), §2.2, Algorithm 1 (fixed-sequence testing with the exact binomial bound).
     """
     unit = _units(table)
-    sel = selective.selective_judging(table, ["judge"], over=over, alpha=alpha, delta=delta,
+    over = [c for c in over if c in table.columns]
+    by = [c for c in corrected.rate_keys(table) if c not in over]
+    sec = Section(metrics={"selective": None, "alpha": alpha, "delta": delta})
+    parsed = table[table["verdict"].notna()]
+    if parsed.empty or parsed.groupby([*by, "dataset", "item_id"], observed=True).size().max() < 2:
+        return sec.text(f"Every {unit[:-1]} has at most one parsed reply per judge, so every confidence is the same: "
+                        "selective judging needs several replies per item (samples, both orders or several prompts) "
+                        "to rank items by confidence, and is not run.")
+    sel = selective.selective_judging(table, by, over=over, alpha=alpha, delta=delta,
                                       calibration_share=calibration_share, splits=splits, seed=seed)
-    sec = Section(metrics={"selective": _records(sel), "alpha": alpha, "delta": delta}, caveats=[SELECTIVE_CAVEAT])
+    sec.metrics["selective"] = _records(sel)
+    sec.caveats.append(SELECTIVE_CAVEAT)
+    pooled = [f"{c} ({', '.join(sorted(map(str, table[c].dropna().unique())))})" for c in over
+              if table[c].astype(str).nunique() > 1]
+    if pooled:
+        sec.text(f"An item's confidence pools its replies over {' and '.join(pooled)}: simulated annotators, on "
+                 "purpose.")
     target = format_number(1 - alpha, "proportion", 0) + "%"
-    kept = sel[sel["threshold"].notna()]
+    sel = sel.reset_index(drop=True)
+    if sel["certified_splits"].isna().all():
+        return sec.text(f"Selective judging is not run: {_why(sel)}.")
+    kept = sel[sel["certified_splits"] > 0]
     if kept.empty:
-        sec.finding(f"No judge reaches {target} agreement on any confident subset of {unit}: every {unit[:-1]} is "
-                    "escalated.")
+        sec.finding(f"No judge reaches {target} agreement on any confident subset of {unit} in any of {splits} "
+                    f"calibration splits: every {unit[:-1]} is escalated.")
     else:
-        i = int(np.flatnonzero(sel.index == kept["mean_coverage"].idxmax())[0])
-        cov, agree, met, overall = (sel.estimate(c, i) for c in ("mean_coverage", "mean_agreement",
+        i = int(kept["mean_coverage"].idxmax())
+        cov, agree, met, overall = (sel.estimate(c, i) for c in ("certified_coverage", "mean_agreement",
                                                                  "held_out_guarantee_rate", "overall_agreement"))
-        sec.finding(f"{sel['judge'].iloc[i]} can be trusted alone on {cov.number()} of {unit} (confidence ≥ "
-                    f"{sel.estimate('threshold', i).number()}), agreeing with gold on {agree.number()} of those held "
-                    f"out (target ≥ {target}, met in {format_number(met.value, 'proportion', 0)}% of {splits} "
-                    f"splits) against {overall.number()} without abstaining.", cov)
-    sec.table(sel, {"judge": "Judge", "items": unit.capitalize(), "no_majority": "No majority (escalated)",
-                    "threshold": "Threshold", "mean_coverage": "Coverage (held out)",
-                    "mean_agreement": "Agreement kept (held out)", "held_out_guarantee_rate": "Splits meeting 1 − α",
+        k, n_kept = int(sel["certified_splits"].iloc[i]), int(sel["kept_splits"].iloc[i])
+        lo, mid, hi = (sel.estimate(c, i).number() for c in ("threshold_min", "threshold_median", "threshold_max"))
+        thresholds = f"confidence ≥ {mid} in each" if lo == hi else f"confidence ≥ {mid} at the median, {lo}–{hi}"
+        sec.finding(f"{_who(sel, i)}: a threshold is certified in {k} of {splits} calibration splits "
+                    f"({sel.estimate('certify_rate', i).number()}; {thresholds}); in those splits it is trusted alone "
+                    f"on {cov.number()} of the held-out {unit}, agreeing with gold on {agree.number()} of those kept "
+                    f"(target ≥ {target}, met in {met.number()} of the {_count(n_kept, 'split')} keeping any), "
+                    f"against {overall.number()} without abstaining.", cov)
+    sec.table(sel, {**{c: c.replace("_", " ").capitalize() for c in by}, "items": unit.capitalize(),
+                    "no_majority": "No majority (escalated)", "certify_rate": "Splits certifying a threshold",
+                    "threshold_median": "Threshold (median)", "threshold_min": "Lowest",
+                    "threshold_max": "Highest", "certified_coverage": "Coverage (held out, certifying splits)",
+                    "mean_agreement": "Agreement kept (held out, certifying splits)",
+                    "held_out_guarantee_rate": "Splits meeting 1 − α",
+                    "mean_coverage": "Coverage (held out, every split; 0 where none certified)",
                     "overall_agreement": "Agreement without abstaining"},
               caption=f"Trust or escalate: alpha {alpha:g}, delta {delta:g}, {splits} calibration / held-out splits")
     return sec
@@ -560,9 +710,9 @@ def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "S
         done = np.flatnonzero(rates["ppi"].notna().to_numpy())
         if len(done):
             i = int(done[0])
+            words, _ = _ppi_words(rates, i, "answers", str(rates["judge"].iloc[i]))
             sec.finding(f"{rates['judge'].iloc[i]} under the {rates['anchor_set'].iloc[i]} anchors: its own pass rate "
-                        f"is {rates.estimate('judge_only', i)}; PPI++ from {int(rates['gold_items'].iloc[i]):,} gold "
-                        f"answers gives {rates.estimate('ppi', i)}.", rates.estimate("ppi", i))
+                        f"is {rates.estimate('judge_only', i)}; {words}.", rates.estimate("ppi", i))
         long = corrected.side_by_side(rates, ["judge", "anchor_set"])
         sec.table(long, ["judge", "anchor_set", "method", "estimate", "n_eff"],
                   caption=f"Live {model}: judge only and corrected pass rates")
@@ -575,5 +725,5 @@ def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "S
     return sec
 
 
-__all__ = ["anchor_calibration", "judge_only_corrected_and_truth", "live_recordings", "next_round_plan",
-           "paired_difference", "per_subset", "trust_or_escalate"]
+__all__ = ["anchor_calibration", "judge_only_corrected_and_truth", "live_recordings", "load_table",
+           "next_round_plan", "paired_difference", "per_subset", "trust_or_escalate"]
