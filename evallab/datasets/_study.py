@@ -15,6 +15,8 @@ from evallab.datasets._llmbar import load_llmbar
 #: for it (``llmbar_selection=True``); on the user's table empty means everything
 LLMBAR_SUBSETS = ("LLMBar/Natural", "LLMBar/Adversarial")
 LLMBAR_STRATEGIES = ("Vanilla",)
+#: the ``DataFrame.attrs`` key naming where :func:`load_study` read a table ("llmbar" for LLMBar)
+SOURCE = "source"
 
 
 def llmbar_defaults(verdicts_path: str, subsets: Sequence[str] | None, strategies: Sequence[str] | None = None,
@@ -50,5 +52,20 @@ def load_study(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence
     if verdicts_path:
         df = load_verdicts(verdicts_path)
         return V.select(df, subsets=subsets, judges=judges, strategies=strategies, path=verdicts_path)
-    return load_llmbar(data_dir or None, subsets=subsets or None, judges=judges or None,
-                       strategies=strategies or None).verdicts
+    df = load_llmbar(data_dir or None, subsets=subsets or None, judges=judges or None,
+                     strategies=strategies or None).verdicts
+    df.attrs[SOURCE] = "llmbar"
+    return df
+
+
+def is_llmbar(df: pd.DataFrame) -> bool:
+    """Whether ``df`` (or a selection of it) is LLMBar as :func:`load_study` read it — the bundled copy or LLMBar at
+    ``data_dir``, not a user's table: only there do LLMBar's own conventions (unparsed = wrong, its few-shot
+    prompts) apply.
+
+    Examples
+    --------
+    >>> is_llmbar(load_study("", subsets=["LLMBar/Natural"])), is_llmbar(pd.DataFrame())
+    (True, False)
+    """
+    return df.attrs.get(SOURCE) == "llmbar"

@@ -50,7 +50,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
-from evallab._results import Measure, Results, bootstrap_method, results
+from evallab._results import Measure, Results, bootstrap_method, relabel, results
 from evallab.errors import EvallabError
 from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
@@ -61,6 +61,7 @@ from evallab.metrics._design import (
     item_key,
     join_notes,
     not_computable,
+    pairwise,
     thin_note,
     too_thin,
 )
@@ -257,8 +258,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
             if n_pairs[i] == 0:
                 if not any_gold[i]:
                     notes.append(not_computable("no gold labels"))
-                notes.append(not_computable("needs both presentation orders 'ab' and 'ba'; this group has none "
-                                            "recorded (accuracy() pools whatever orders a table has)"))
+                notes.append(not_computable(des.no_pairs_reason(i)))
             elif len(per) == 0:
                 notes.append(not_computable("no gold labels"))
             for name, cc, d, col in (("acc_ab", sa, spa, 1), ("acc_ba", sb, spb, 3)):
@@ -284,7 +284,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
                 if len(per):
                     one = "only one was parsed" if asked_ab[i] and asked_ba[i] else \
                         f"the table records one ({'ab' if asked_ab[i] else 'ba'})"
-                    notes.append(not_computable(f"Acc. averages the two presentation orders; {one}"))
+                    notes.append(not_computable(f"Acc. averages the two presentation orders, and {one}"))
             r["parsed"] = int(spa + spb)
             r["accuracy_pooled"] = (sa + sb) / (spa + spb) if spa + spb else NAN
             r["correct_both"] = int(correct_both[i])
@@ -690,7 +690,11 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
                 agreement_method="", kappa=1.0, kappa_low=NAN, kappa_high=NAN, kappa_method="",
                 note=SELF_AGREEMENT_NOTE))
     out = pd.DataFrame(rows).sort_values([*by, "judge_a", "judge_b"]).reset_index(drop=True)
-    return results(out, JUDGE_AGREEMENT_MEASURES, level=confidence, keys=[*by, "judge_a", "judge_b"])
+    measures = JUDGE_AGREEMENT_MEASURES
+    if {"order", "verdict", "gold"} <= set(df.columns) and not pairwise(df).any():  # pointwise: (item, sample)
+        measures = [relabel(m, n_unit="units (item, sample) both judges parsed") if m.n_unit else m
+                    for m in measures]
+    return results(out, measures, level=confidence, keys=[*by, "judge_a", "judge_b"])
 
 
 def _rater_tables(df: pd.DataFrame, by: Sequence[str], raters: str, judges: Sequence[str] | None):

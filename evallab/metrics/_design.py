@@ -184,8 +184,9 @@ def describe(df: pd.DataFrame) -> dict:
                          "needs both")
     parts.append("no gold labels: gold-based figures are not computable" if gold == 0 else
                  f"gold on {gold_items:,} of {items:,} items" if gold_items < items else "gold on every item")
-    parts.append(f"up to {samples} sample(s) per item and order" if samples > 1 else "one sample per item and order")
-    parts.append(f"{unparsed:,} unparsed replies (counted, never scored)")
+    per = "per item" if kind == "pointwise" else "per item and order"
+    parts.append(f"up to {samples} sample(s) {per}" if samples > 1 else f"one sample {per}")
+    parts.append(f"{unparsed:,} unparsed repl{'y' if unparsed == 1 else 'ies'} (counted, never scored)")
     if design:
         plural = {"dataset": "datasets", "subset": "subsets", "judge": "judges", "model": "models",
                   "strategy": "strategies", "anchor_set": "anchor sets"}
@@ -342,6 +343,14 @@ class PairedDesign:
         rows = np.asarray(rows, dtype=bool)
         return _per_group(t["group"][rows], self.n_groups, t["item"][rows], self.n_items,
                           [np.asarray(v)[rows] for v in values])
+
+    def no_pairs_reason(self, g: int) -> str:
+        """Why group ``g`` has no pair asked in both orders, as a note's reason: its verdicts are pointwise (no
+        pairwise reply: nothing about orders applies), or the presentation orders it records."""
+        if not self.count("replies", pairwise(self.table).to_numpy(float))[g]:
+            return POINTWISE_REASON
+        return ("needs both presentation orders (the table has "
+                + " and ".join(o or "an unrecorded order" for o in self.orders[g]) + ")")
 
     def order_pairs(self) -> pd.DataFrame:
         """The pairs in words: :func:`order_pairs`."""
@@ -603,12 +612,38 @@ def not_computable(reason: str) -> str:
     return f"not computable: {reason}"
 
 
+#: why a figure of pairwise verdicts is missing on a pointwise group (a note's reason: nothing about orders applies)
+POINTWISE_REASON = "needs pairwise verdicts (two outputs compared), and this group's verdicts are pointwise"
+#: the prefix of a ``note`` saying why a figure is missing (:func:`not_computable`)
+NOT_COMPUTABLE = "not computable: "
+
+
+def _note_parts(notes) -> tuple[list[str], list[str]]:
+    """The other remarks and the distinct reasons ("not computable: ...") of ``notes``, each once, in order.
+
+    A note is read as its "; "-separated parts; a part opening with "not computable: " starts the reasons, and
+    every part after it is a reason (the form :func:`join_notes` writes)."""
+    other, why = [], []
+    for n in notes:
+        if not isinstance(n, str) or not n.strip():
+            continue
+        in_why = False
+        for part in (p.strip() for p in n.split("; ")):
+            if part.startswith(NOT_COMPUTABLE):
+                in_why, part = True, part.removeprefix(NOT_COMPUTABLE).strip()
+            if part:
+                (why if in_why else other).append(part)
+    return list(dict.fromkeys(other)), list(dict.fromkeys(why))
+
+
 def join_notes(*notes: str) -> str:
-    """Several notes as one cell (empty strings dropped).
+    """Several notes as one cell: each remark and each reason once, the reasons after one "not computable: "
+    (empty strings dropped).
 
     Parameters
     ----------
     *notes : str
+        Notes, each possibly already joined (remarks, then "not computable: reason; reason").
 
     Returns
     -------
@@ -618,8 +653,30 @@ def join_notes(*notes: str) -> str:
     --------
     >>> join_notes("no gold labels", "", "one order only")
     'no gold labels; one order only'
+    >>> join_notes("not computable: no gold labels", "baseline", "not computable: no gold labels; no pair")
+    'baseline; not computable: no gold labels; no pair'
     """
-    return "; ".join(n for n in notes if n)
+    other, why = _note_parts(notes)
+    return "; ".join(other + ([NOT_COMPUTABLE + "; ".join(why)] if why else []))
+
+
+def note_reasons(*notes: str) -> list[str]:
+    """The distinct reasons of ``notes`` ("not computable: a; b" → ``["a", "b"]``), each once, in order.
+
+    Parameters
+    ----------
+    *notes : str
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> note_reasons("not computable: no gold labels; no pair", "baseline; not computable: no pair", None)
+    ['no gold labels', 'no pair']
+    """
+    return _note_parts(notes)[1]
 
 
 # ------------------------------------------------------------------------------------------- minimum size
@@ -694,6 +751,7 @@ def min_size_rule(min_items: int = MIN_ITEMS) -> str:
             "and Krippendorff's alpha get no interval on it.")
 
 
-__all__ = ["DEFAULT_BY", "DESIGN_COLUMNS", "DesignError", "MIN_ITEMS", "ORDERS", "PairedDesign", "UNIT",
+__all__ = ["DEFAULT_BY", "DESIGN_COLUMNS", "DesignError", "MIN_ITEMS", "NOT_COMPUTABLE", "ORDERS", "POINTWISE_REASON",
+           "PairedDesign", "UNIT",
            "check_design", "describe", "design_of", "groups", "item_key", "join_notes", "min_size_rule",
-           "not_computable", "order_pairs", "paired_design", "pairwise", "thin_note", "too_thin"]
+           "not_computable", "note_reasons", "order_pairs", "paired_design", "pairwise", "thin_note", "too_thin"]

@@ -43,7 +43,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import check_design, groups, item_key, not_computable
+from evallab.metrics._design import check_design, groups, item_key, join_notes, not_computable
 
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
@@ -486,7 +486,7 @@ def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by
         elif not lk:
             notes.append(not_computable(f"P(prefer longer) needs decisive replies on pairs whose lengths differ by "
                                         f"more than {min_length_gap} characters"))
-        r["note"] = "; ".join(notes)
+        r["note"] = join_notes(*notes)
         rows.append(r)
     return results(pd.DataFrame(rows), EVALUATOR_MEASURES, level=confidence, keys=by)
 

@@ -11,7 +11,8 @@ Estimators (all take the tidy verdict table; unparsed replies are excluded and c
   pass rate, inflation = pass rate(variant) / pass rate(baseline) − 1, false-pass rate on gold-FAIL items,
   agreement with gold, each with a percentile bootstrap interval over items (``scipy.stats.bootstrap``, paired:
   the same resampled items for variant and baseline), and McNemar's test on one verdict pair per item (the
-  majority verdict of the item's parsed samples; even splits dropped and counted) (:func:`evallab.metrics._intervals.mcnemar`).
+  majority verdict of the item's parsed samples; even splits dropped and counted) (:func:`evallab.metrics._intervals.mcnemar`),
+  both of the pass/fail flips and of the right/wrong changes against gold (two tests, each labelled for what it tests).
 - :func:`position_priming` — verdict shift between ``fail-last`` (grouped, FAIL last) and ``balanced``
   (alternating): pass-rate difference with a paired bootstrap interval, flip rate and McNemar.
 
@@ -67,6 +68,10 @@ INFLATION_MEASURES = [
     _count("mcnemar_b", "Items to pass (McNemar b)"), _count("mcnemar_c", "Items to fail (McNemar c)"),
     Measure("mcnemar_p", "Pass/fail flips, McNemar p", "p-value"),
     _count("mcnemar_ties", "Items tied (McNemar)"),
+    _count("agreement_mcnemar_b", "Items turned right (McNemar b)"),
+    _count("agreement_mcnemar_c", "Items turned wrong (McNemar c)"),
+    Measure("agreement_mcnemar_p", "Right/wrong changes against gold, McNemar p", "p-value"),
+    _count("agreement_mcnemar_ties", "Items tied (agreement McNemar)"),
 ]
 PRIMING_MEASURES = [
     _count("items", "Items"), _count("pairs", "Items paired"), _count("ties", "Items tied"),
@@ -162,15 +167,18 @@ def _diff_fn(t):
     return _ratio_fn(t[..., :2]) - _ratio_fn(t[..., 2:])
 
 
-def _majority(g: pd.DataFrame) -> pd.Series:
-    """Per item: share of its parsed replies that are ``pass`` (NaN when none parsed)."""
+def _majority(g: pd.DataFrame, num: str = "_pass", den: str = "_parsed") -> pd.Series:
+    """Per item: share ``num / den`` of its replies — by default of its parsed replies that are ``pass`` (NaN when
+    ``den`` is 0)."""
     it = _per_item(g)
-    return (it["_pass"] / it["_parsed"].where(it["_parsed"] > 0)).astype(float)
+    return (it[num] / it[den].where(it[den] > 0)).astype(float)
 
 
-def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame, num: str = "_pass", den: str = "_parsed"
+                     ) -> tuple[pd.DataFrame, int]:
     """One verdict pair per item for McNemar: each item's majority verdict (pass / not pass) across its parsed
-    samples in anchor set ``a`` and in ``b``.
+    samples in anchor set ``a`` and in ``b`` (with ``num="_correct", den="_gold_n"``: right / not right against
+    gold, "pass" meaning right).
 
     McNemar's test assumes independent pairs; the samples of one item are not, so they are reduced to the
     item's majority before pairing. Items parsed in both sets whose samples split evenly (a tie: pass share
@@ -181,7 +189,7 @@ def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, in
     (DataFrame with columns item_id, _v_a, _v_b in {"pass", "fail"}, one row per item; number of tied items
     dropped).
     """
-    sa, sb = _majority(a), _majority(b)
+    sa, sb = _majority(a, num, den), _majority(b, num, den)
     both = sa.index.intersection(sb.index)
     sa, sb = sa.loc[both], sb.loc[both]
     parsed = sa.notna() & sb.notna()
@@ -319,8 +327,12 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
         baseline pass), ``mcnemar_p`` (p-value), ``mcnemar_ties`` — McNemar's exact test of the pass/fail flips
         (not of agreement with gold) on ONE pair per item (its samples are not independent): each item's majority
         verdict across its parsed samples in the variant and in the baseline; an item whose samples split evenly
-        (pass share 0.5) in either set is dropped and counted in ``mcnemar_ties``. ``note``: why the ratio has no
-        interval. Measures: :data:`INFLATION_MEASURES` (n: the items of the estimate's gold class).
+        (pass share 0.5) in either set is dropped and counted in ``mcnemar_ties``. ``agreement_mcnemar_b`` (items
+        right against gold under the variant, not under the baseline), ``agreement_mcnemar_c`` (the reverse),
+        ``agreement_mcnemar_p``, ``agreement_mcnemar_ties`` — the same exact test of the changes in agreement with
+        gold, on each item's majority of right replies among its parsed replies with gold (the test beside
+        ``agreement``; it differs from the pass/fail one when an item turns from a right FAIL to a wrong PASS and
+        another from a wrong FAIL to a right PASS). ``note``: why the ratio has no interval. Measures: :data:`INFLATION_MEASURES` (n: the items of the estimate's gold class).
 
     Raises
     ------
@@ -387,7 +399,8 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                     r[c] = r[f"{c}_low"] = r[f"{c}_high"] = NAN
                     r[f"{c}_method"] = ""
                 r["mcnemar_b"] = r["mcnemar_c"] = r["mcnemar_ties"] = 0
-                r["mcnemar_p"] = NAN
+                r["agreement_mcnemar_b"] = r["agreement_mcnemar_c"] = r["agreement_mcnemar_ties"] = 0
+                r["mcnemar_p"] = r["agreement_mcnemar_p"] = NAN
                 r["note"] = f"baseline: the anchor set the others are compared with ({baseline})"
             else:
                 r["inflation"] = float(_inflation_fn(np.array([np.sum(a) for a in arrays], dtype=float)))
@@ -400,18 +413,20 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                     arr = [x[num], x[den], b[num], b[den]]
                     r[c] = float(_diff_fn(np.array([np.sum(a) for a in arr], dtype=float)))
                     r[f"{c}_low"], r[f"{c}_high"], r[f"{c}_method"] = _boot(arr, _diff_fn, **kw)
-                pv, ties = _paired_verdicts(gv, gb[gb["item_id"].isin(common)])
-                m = stats.mcnemar(int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum()),
-                                  int(((pv["_v_a"] != "pass") & (pv["_v_b"] == "pass")).sum()))
-                r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"]
-                r["mcnemar_ties"] = ties
+                for pre, num, den in (("", "_pass", "_parsed"), ("agreement_", "_correct", "_gold_n")):
+                    pv, ties = _paired_verdicts(gv, gb[gb["item_id"].isin(common)], num, den)
+                    m = stats.mcnemar(int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum()),
+                                      int(((pv["_v_a"] != "pass") & (pv["_v_b"] == "pass")).sum()))
+                    r[f"{pre}mcnemar_b"], r[f"{pre}mcnemar_c"], r[f"{pre}mcnemar_p"] = m["b"], m["c"], m["pvalue"]
+                    r[f"{pre}mcnemar_ties"] = ties
             rows.append(r)
     keys = [c for c in by if c in d.columns]
     cols = [*keys, "anchor_set", "baseline", "items", "replies", "unparsed", "gold_fail_items", "gold_pass_items",
             "gold_items"]
     for c in _INFLATION_ESTIMATES:
         cols += [c, f"{c}_low", f"{c}_high", f"{c}_method"]
-    cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties", "note"]
+    cols += ["mcnemar_b", "mcnemar_c", "mcnemar_p", "mcnemar_ties", "agreement_mcnemar_b", "agreement_mcnemar_c",
+             "agreement_mcnemar_p", "agreement_mcnemar_ties", "note"]
     return results(pd.DataFrame(rows, columns=cols), INFLATION_MEASURES, level=confidence,
                    keys=[*keys, "anchor_set"])
 

@@ -80,12 +80,15 @@ from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
     DEFAULT_BY,
     ORDERS,
+    POINTWISE_REASON,
     PairedDesign,
     check_design,
     design_of,
     groups,
     item_key,
+    join_notes,
     not_computable,
+    pairwise,
 )
 
 NAN = float("nan")
@@ -176,7 +179,7 @@ def _one_order_text(orders: Sequence[str]) -> str:
     """The note of first-slot preference on decisive replies shown in ``orders`` ("" when both)."""
     if not orders or set(orders) == set(ORDERS):
         return ""
-    return not_computable(f"first-slot preference needs both presentation orders; with only {orders[0]} it is the "
+    return not_computable(f"first-slot preference needs both presentation orders: with only {orders[0]} it is the "
                           "share choosing the output shown first (always the same one), which mixes position with "
                           "which output is better")
 
@@ -254,9 +257,8 @@ def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | No
                      position_consistency_low=NAN, position_consistency_high=NAN, position_consistency_method="",
                      note="")
             if len(per) == 0:
-                r["note"] = not_computable("needs both presentation orders; the table has "
-                                           + (" and ".join(o or "an unrecorded order" for o in des.orders[g])
-                                              if asked[g] == 0 else "no pair with both replies parsed"))
+                r["note"] = not_computable(des.no_pairs_reason(g) if asked[g] == 0
+                                           else "needs both presentation orders, and no pair has both replies parsed")
             else:
                 r["position_consistency"] = float(per[:, 0].sum() / per[:, 1].sum())
                 (r["position_consistency_low"], r["position_consistency_high"],
@@ -296,7 +298,7 @@ def one_order_note(df: pd.DataFrame) -> str:
     >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1"], "judge": "A", "order": ["ab", "ba"],
     ...                                    "verdict": ["1", "1"]}))
     >>> one_order_note(df), one_order_note(df[df["order"] == "ab"])
-    ('', 'not computable: first-slot preference needs both presentation orders; with only ab ...')
+    ('', 'not computable: first-slot preference needs both presentation orders: with only ab ...')
     """
     fs = first_slot(df)
     return _one_order_text(sorted(set(df.loc[fs.notna(), "order"].astype(str))))
@@ -445,10 +447,11 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
             r["unparsed"] = int(unparsed[g])
             notes = [c["note"]] if c["note"] else []
             if not r["decisive"]:
-                notes.append(not_computable("first-slot preference needs decisive replies with a recorded order"))
+                notes.append(not_computable(des.no_pairs_reason(g) if not counts["asked"][g] else
+                                            "first-slot preference needs decisive replies with a recorded order"))
             elif one_order:
                 notes.append(one_order)
-            r["note"] = "; ".join(notes)
+            r["note"] = join_notes(*notes)
             rows.append(r)
     return results(pd.DataFrame(rows), POSITION_BIAS_MEASURES, level=confidence, keys=des.by)
 
@@ -535,8 +538,7 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
             r = dict(des.key(g), pairs_with_gold=n, excluded=len(h) - n)
             if n == 0:
                 both = p["has_ab"][sl] & p["has_ba"][sl]
-                why = ("needs both presentation orders; the table has "
-                       + " and ".join(o or "an unrecorded order" for o in des.orders[g]) if not both.any()
+                why = (des.no_pairs_reason(g) if not both.any()
                        else "no gold labels (it scores pairs against gold)" if not (gold[sl][both] >= 0).any()
                        else "needs pairs with both orders parsed and gold")
                 r.update(acc_ab=NAN, acc_ba=NAN, bpc_accuracy=NAN, bpc_accuracy_low=NAN, bpc_accuracy_high=NAN,
@@ -673,8 +675,8 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                     r[f"delta_{name}_low"] = r[f"delta_{name}_high"] = NAN
                     r[f"delta_{name}_method"] = ""
             undefined = [n for n in ("first_slot_preference", "accuracy") if not np.isfinite(r[n])]
-            r["note"] = "; ".join((["baseline"] if s == baseline else [])
-                                  + [(one_order[s] or not_computable(f"{n} has no decisive reply"))
+            r["note"] = join_notes(*(["baseline"] if s == baseline else []),
+                                   *[(one_order[s] or not_computable(f"{n} has no decisive reply"))
                                      if n == "first_slot_preference"
                                      else not_computable("accuracy has no parsed reply with gold")
                                      for n in undefined])
@@ -848,7 +850,7 @@ def first_slot_lean(df: pd.DataFrame, by: Sequence[str] | None = None, *, confid
     d = d[d["_v"].notna() & d["_g"].notna()]
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = []
-    for key, _ in groups(df, by):
+    for key, grp in groups(df, by):
         s = d
         for c, v in key.items():
             s = s[s[c].astype(object) == v]
@@ -862,7 +864,8 @@ def first_slot_lean(df: pd.DataFrame, by: Sequence[str] | None = None, *, confid
                  error_first_share_null=gs / (gf + gs) if gf + gs else NAN, fisher_p=NAN, note="")
         r["lean"] = r["p_first_given_gold_second"] - r["p_second_given_gold_first"] if gf and gs else NAN
         if gf + gs == 0:
-            r["note"] = not_computable("needs decisive replies with gold and a recorded order")
+            r["note"] = not_computable("needs decisive replies with gold and a recorded order" if pairwise(grp).any()
+                                       else POINTWISE_REASON)
         elif not (gf and gs):
             r["note"] = not_computable("gold is always the output in one slot, so position and quality cannot be "
                                        "told apart")

@@ -240,3 +240,39 @@ def test_prepared_design_refuses_another_grouping_and_checks_once():
     gold_clash.loc[(gold_clash["order"] == "ba") & (gold_clash["item_id"] == "it1"), "gold"] = "tie"
     with pytest.raises(D.DesignError, match="one gold label per item"):
         D.paired_design(gold_clash, ["judge"])
+
+
+# ------------------------------------------------------------------------------------- notes (issue 26, defect 8)
+def test_join_notes_says_each_reason_once_after_one_prefix():
+    a, b = D.not_computable("no gold labels"), D.not_computable("no pair")
+    joined = D.join_notes(a, "baseline", a, "", D.join_notes(b, a))
+    assert joined == "baseline; not computable: no gold labels; no pair"
+    assert joined.count("not computable") == 1
+    assert D.note_reasons(joined, a, None) == ["no gold labels", "no pair"]
+    assert D.join_notes("a remark", "another") == "a remark; another" and D.join_notes("", None) == ""
+
+
+def test_a_pointwise_group_is_told_apart_from_one_without_recorded_orders():
+    pointwise = V.coerce(pd.DataFrame({"item_id": ["q1", "q2"], "judge": "J", "verdict": ["pass", "fail"],
+                                       "gold": ["pass", "pass"]}))
+    unrecorded = _pairs([("a", "1", "1", "-")]).assign(order="")
+    assert D.paired_design(pointwise, ["judge"]).no_pairs_reason(0) == D.POINTWISE_REASON
+    assert "order" not in D.POINTWISE_REASON
+    assert D.paired_design(unrecorded, ["judge"]).no_pairs_reason(0) == \
+        "needs both presentation orders (the table has an unrecorded order)"
+
+
+def test_pairwise_estimators_on_a_pointwise_table_name_no_order_and_say_it_once():
+    from evallab.metrics import _agreement as A
+    from evallab.metrics import _position as P
+
+    d = V.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(6)] * 2, "judge": ["A"] * 6 + ["B"] * 6,
+                               "verdict": ["pass", "fail"] * 6, "gold": ["pass"] * 12}))
+    for res in (A.pairwise_statistics(d, ["judge"], n_resamples=0), P.position_bias(d, ["judge"], n_resamples=0),
+                P.position_consistency(d, ["judge"], n_resamples=0),
+                P.balanced_position_accuracy(d, ["judge"], n_resamples=0), P.first_slot_lean(d, ["judge"])):
+        for note in res["note"]:
+            assert note == f"not computable: {D.POINTWISE_REASON}", note  # one reason, once, no "order"
+    # the pointwise table's shape in words: one sample per item, no order; 1 unparsed reply, singular
+    text = D.describe(d.assign(verdict=d["verdict"].where(d.index != 0)))["text"]
+    assert "one sample per item;" in text and "order" not in text and "1 unparsed reply (" in text

@@ -431,3 +431,23 @@ def test_position_priming_measures_and_flip_rate_interval():
         proportion_confint(3, 5, alpha=0.05, method="wilson"))
     assert row["shift_method"] == "paired item bootstrap (percentile, 100 resamples)"
     assert str(r.estimate("flip_rate", 0)).startswith("60.0% [")
+
+
+def test_agreement_mcnemar_tests_right_wrong_changes_not_pass_fail_flips():
+    """Issue 26 defect 19: the McNemar beside agreement tests the changes in agreement with gold. i1 (gold fail)
+    turns from a right fail to a wrong pass and i2 (gold pass) from a wrong fail to a right pass: two pass/fail flips
+    both to pass (b 2, c 0), but one item turned right and one wrong (b 1, c 1); i3 turns wrong by a flip to fail."""
+    t = _table([
+        ("i1", "balanced", 0, "fail", "fail"), ("i2", "balanced", 0, "fail", "pass"),
+        ("i3", "balanced", 0, "pass", "pass"), ("i4", "balanced", 0, "fail", "fail"),
+        ("i1", "pass-only", 0, "pass", "fail"), ("i2", "pass-only", 0, "pass", "pass"),
+        ("i3", "pass-only", 0, "fail", "pass"), ("i4", "pass-only", 0, "fail", "fail"),
+    ])
+    r = I.inflation_table(t, n_resamples=0).set_index("anchor_set").loc["pass-only"]
+    assert (r["mcnemar_b"], r["mcnemar_c"]) == (2, 1)  # to pass: i1, i2; to fail: i3
+    assert (r["agreement_mcnemar_b"], r["agreement_mcnemar_c"]) == (1, 2)  # right: i2; wrong: i1, i3
+    assert r["mcnemar_p"] == pytest.approx(sps.binomtest(2, 3).pvalue)
+    assert r["agreement_mcnemar_p"] == pytest.approx(sps.binomtest(1, 3).pvalue)
+    m = I.inflation_table(t, n_resamples=0).measures
+    assert m["mcnemar_p"].label == "Pass/fail flips, McNemar p"
+    assert m["agreement_mcnemar_p"].label == "Right/wrong changes against gold, McNemar p"

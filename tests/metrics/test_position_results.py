@@ -110,7 +110,7 @@ def test_balanced_position_accuracy_says_what_is_missing():
     no_gold = HAND.assign(gold=pd.NA)
     assert "no gold labels" in P.balanced_position_accuracy(no_gold, ["judge"])["note"].iloc[0]
     one = HAND[HAND["order"] == "ab"]
-    assert "needs both presentation orders; the table has ab" in \
+    assert "needs both presentation orders (the table has ab)" in \
         P.balanced_position_accuracy(one, ["judge"])["note"].iloc[0]
 
 

@@ -6,6 +6,7 @@ one judge, two strategies)."""
 from __future__ import annotations
 
 import csv
+import re
 
 import numpy as np
 import pandas as pd
@@ -390,3 +391,52 @@ def test_an_estimate_with_nan_bounds_prints_no_interval_on_any_text_path():
     for x in texts:
         assert "nan" not in x.lower() and "[—" not in x and "—]" not in x, x
     assert "95% CI" not in str(e)  # no interval, so no level claimed
+
+
+# ------------------------------------------------------------------ a pointwise user table (issue 26, defect 8)
+def _pointwise(tmp_path):
+    """40 items graded pass/fail by two judges against human gold, two subsets, one reply of judge-b unparsed."""
+    rows = []
+    for i in range(40):
+        g = "pass" if i % 3 else "fail"
+        for j, wrong in (("judge-a", 4), ("judge-b", 3)):
+            v = ("fail" if g == "pass" else "pass") if i % wrong == 0 else g
+            rows.append({"item_id": f"q{i}", "judge": j, "subset": "s1" if i < 25 else "s2",
+                         "verdict": None if (j, i) == ("judge-b", 7) else v, "gold": g})
+    path = tmp_path / "pointwise.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path), pd.DataFrame(rows)
+
+
+def test_a_pointwise_users_table_gets_no_word_on_orders_nor_llmbar_conventions(tmp_path):
+    path, raw = _pointwise(tmp_path)
+    df = load_study(path, "", llmbar_selection=True)
+    secs = [S.unparsed_section(df), S.published_section(path, "", df), S.accuracy_section(df, **KW),
+            S.kappa_section(df, **KW), S.judge_agreement_section(df, **KW), S.panel_section(df, **KW),
+            S.majority_section(df, **KW)]
+    for sec in secs:
+        said = " ".join([_text(sec, tmp_path), *sec.caveats, *sec.conclusions])
+        assert not re.search(r"\borders?\b", said.lower()) and "accuracy()" not in said and "Acc." not in said, said
+        assert "unparsed = wrong" not in said and "nan" not in said.lower()
+        assert said.count("not computable: not computable") == 0
+    # the accuracy headline: hand counts of the pointwise table (correct / parsed), Wilson (one reply per item)
+    acc = secs[2]
+    ok = raw.dropna(subset=["verdict"]).assign(right=lambda x: x["verdict"] == x["gold"])
+    k, n = int(ok[ok["judge"] == "judge-a"]["right"].sum()), int((ok["judge"] == "judge-a").sum())
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert (k, n) == (30, 40)  # judge-a is wrong on every 4th item: q0, q4, ..., q36
+    assert acc.findings[0].sentence.startswith(
+        f"Over the whole table, accuracy against gold (correct / parsed replies) is highest for judge-a: "
+        f"{100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (95% CI, Wilson score, n = {n} replies)")
+    assert secs[0].caveats == ["1 unparsed reply (1.2%) is counted, not scored."]
+
+
+def test_the_llmbar_convention_caveat_stays_on_the_bundled_llmbar(natural):
+    k = int(natural["verdict"].isna().sum())
+    assert k > 0
+    (caveat,) = S.unparsed_section(natural).caveats
+    assert caveat.startswith(f"{k:,} unparsed replies (") and "LLMBar's own convention (unparsed = wrong)" in caveat
+    plain = natural.copy()
+    plain.attrs = {}  # the same rows, not read by load_study as LLMBar: no LLMBar convention
+    assert S.unparsed_section(plain).caveats == [f"{k:,} unparsed replies ({caveat.split('(')[1].split(')')[0]}) "
+                                                 "are counted, not scored."]

@@ -5,6 +5,8 @@ sentences state the independently computed numbers, never a value the code print
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -294,8 +296,10 @@ def test_live_prompt_drift_from_the_recording():
     assert f.startswith(f"Changing only the prompt (adding LLMBar's rules) changes "
                         f"{_stated(per['ch'].sum() / per['both'].sum(), lo, hi)} (95% CI, {CP}, "
                         f"n = {int(per['both'].sum())} replies) of SmolLM2-135M's paired verdicts")
-    assert _texts(sec)[0].startswith(live.CAVEAT) and sec.metrics["live_prompt_pairs"] == per["both"].sum()
-    assert _texts(S.live_prompt_drift(None)) == [live.absent(None, "drift")]
+    # the section carries its own heading (a skipped section leaves none on the page), then the judge's caveat
+    assert _texts(sec)[0] == S.LIVE_HEADING and S.LIVE_HEADING.startswith("## Live judge: SmolLM2-135M")
+    assert _texts(sec)[1].startswith(live.CAVEAT) and sec.metrics["live_prompt_pairs"] == per["both"].sum()
+    assert _texts(S.live_prompt_drift(None)) == [S.LIVE_HEADING, live.absent(None, "drift")]
 
 
 # ----------------------------------------------------------------------------------------- hand-made tables
@@ -452,3 +456,19 @@ def test_rankings_word_the_annotator_change_and_the_lc_difficulty_term(ae):
            "gpt-4-1106-preview, under two prompts and parsers: prompt drift" in f
     assert "Swapping the judge" not in f + " ".join(sec.conclusions)
     assert "estimated here from the other models" in S.LC_CAVEAT and "omits" not in S.LC_CAVEAT
+
+
+def test_headline_defaults_mean_llmbars_selection_on_llmbar_and_the_tables_own_on_a_users_table(llm):
+    """Issue 26 leftover: empty ``strategy``/``subsets`` are LLMBar's Vanilla on Natural + Adversarial on the bundled
+    data (the published 838 verdicts on 419 items, unchanged) and every strategy and subset of a user's table."""
+    bundled = S.headline(llm, BASE, CAND, n_resamples=0)
+    explicit = S.headline(llm, BASE, CAND, strategy="Vanilla", subsets=["LLMBar/Natural", "LLMBar/Adversarial"],
+                          n_resamples=0)
+    assert json.dumps(bundled.metrics, default=str) == json.dumps(explicit.metrics, default=str)
+    assert bundled.metrics["llmbar_headline_items"] == 419 and _findings(bundled) == _findings(explicit)
+    t = _hand(samples=1, gold=True, strategy="Mine")
+    mine = S.headline(t, BASE, CAND, verdicts_path="mine.csv", n_resamples=0)
+    assert not any("No replies for" in x for x in _texts(mine))  # no LLMBar strategy asked of the user's table
+    assert "(strategy Mine)" in _findings(mine)[0] and mine.metrics["llmbar_headline_items"] == 30
+    other = S.headline(t, BASE, CAND, verdicts_path="mine.csv", strategy="Other", n_resamples=0)
+    assert _texts(other) == ["No replies for strategy Other: the headline uses the whole table."]

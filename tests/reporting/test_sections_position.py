@@ -5,6 +5,8 @@ pooled over strategies."""
 
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -179,7 +181,8 @@ def test_few_shot_on_llmbar_names_the_paired_bootstrap(natural):
 
 def test_live_section_without_a_run_is_one_sentence():
     sec = S.live_section(None)
-    assert sec.findings == [] and sec.tables == [] and len(sec.items) == 1 and "make live" in sec.items[0]
+    assert sec.findings == [] and sec.tables == [] and len(sec.items) == 2 and "make live" in sec.items[1]
+    assert sec.items[0] == S.LIVE_HEADING and sec.items[0].startswith("## Live judge: SmolLM2-135M")
 
 
 def test_live_section_parse_rate_is_wilson_on_requests():
@@ -196,3 +199,19 @@ def test_live_section_parse_rate_is_wilson_on_requests():
     assert f.method == "Wilson score" and f.n == n
     assert (f.low, f.high) == pytest.approx(proportion_confint(k, n, alpha=0.05, method="wilson"))
     assert sec.metrics["live_parse_rate_structured"] == pytest.approx(k / n)
+
+
+def test_pointwise_table_notes_and_figures_name_no_order(tmp_path):
+    """Issue 26 defect 8: on a pointwise table report 02 says once why it has nothing, and the estimators' notes
+    behind it give one reason, without a word on presentation orders."""
+    from evallab.metrics import _position as P
+    from evallab.metrics._design import POINTWISE_REASON
+
+    d = V.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(6)] * 2, "judge": ["J"] * 6 + ["K"] * 6,
+                               "verdict": ["pass", "fail"] * 6, "gold": ["pass"] * 12}))
+    assert set(P.position_bias(d, ["judge"], n_resamples=0)["note"]) == {f"not computable: {POINTWISE_REASON}"}
+    sec = S.by_judge(d, n_resamples=B)
+    said = " ".join([_text(sec, tmp_path), *sec.caveats, *sec.conclusions])
+    assert said.count("pointwise") == 2 and not re.search(r"\borders?\b", said.lower())  # sentence, conclusion
+    assert S.overview(d).items == ["12 pointwise replies to 6 items; gold on every item; one sample per item; "
+                                   "0 unparsed replies (counted, never scored); several judges (2)."]

@@ -94,9 +94,9 @@ def _shown(res: pd.DataFrame, columns: dict[str, str]) -> dict[str, str]:
 
 def _reason(res: Results, column: str) -> str:
     """Why ``column`` is missing in every row: the distinct notes of the rows, as one phrase."""
-    first = {(res.estimate(column, i).note or "").split("; not computable: ")[0] for i in range(len(res))}
-    return "; ".join(sorted(n.removeprefix("not computable: ") for n in first - {""})) or \
-        "the table has no row it can be computed from"
+    notes = [res.estimate(column, i).note or "" for i in range(len(res))]
+    first = [(design.note_reasons(n) or [n])[0] for n in notes]  # a row's first reason
+    return "; ".join(sorted(set(first) - {""})) or "the table has no row it can be computed from"
 
 
 def _ranked(sec: Section, res: Results, rows: pd.DataFrame, column: str, strategy: str | None,
@@ -138,8 +138,12 @@ def unparsed_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS) -> Section
         whether the table has several samples per request (the majority-vote section appears only then); the
         minimum-size rule; a finding on the unparsed share and its table (:func:`evallab.verdicts.parse_rate`);
         metrics ``replies``, ``unparsed_replies``, ``judges``, ``table_shape``, ``samples``, ``min_items``; the
-        caveat that unparsed replies are counted, not scored.
+        caveat that unparsed replies are counted, not scored (and, on LLMBar only —
+        :func:`evallab.datasets._study.is_llmbar` — that its own convention, unparsed = wrong, is reported
+        separately).
     """
+    from evallab.datasets._study import is_llmbar
+
     shape = design.describe(df)
     by = [c for c in ("judge", "strategy") if c in df.columns]
     parse = results(V.parse_rate(df, by=by), PARSE_MEASURES, keys=by)
@@ -153,7 +157,8 @@ def unparsed_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS) -> Section
     counts = "An item is one question; a reply is one verdict of a judge"
     if shape["kind"] != "pointwise" and set(shape["orders"]) >= set(design.ORDERS):
         counts += "; a pair is one (item, sample) asked in both presentation orders"
-    counts += "; a request is an item in one order, asked of one judge and strategy."
+    counts += ("; a request is an item asked of one judge and strategy." if shape["kind"] == "pointwise" else
+               "; a request is an item in one order, asked of one judge and strategy.")
     if shape["samples"] > 1:
         counts += (f" Requests were sampled up to {shape['samples']} times: the majority verdict over the samples "
                    "is shown in its own section.")
@@ -167,8 +172,9 @@ def unparsed_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS) -> Section
                                     "unparsed": "Unparsed", "unparsed_rate": "Unparsed share"}),
               caption="Unparsed replies per judge and strategy", csv_name="unparsed")
     if k:
-        sec.caveats.append(f"{k:,} unparsed replies ({e.number()}) are counted, not scored; LLMBar's own convention "
-                           "(unparsed = wrong) is reported separately.")
+        sec.caveats.append(f"{k:,} unparsed {'reply' if k == 1 else 'replies'} ({e.number()}) "
+                           f"{'is' if k == 1 else 'are'} counted, not scored" + ("; LLMBar's own convention (unparsed = wrong) is reported separately."
+                                       if is_llmbar(df) else "."))
     return sec
 
 
@@ -328,23 +334,27 @@ def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
         e = acc.estimate("acc", i)
         sec.metrics.update(best_judge=str(acc.at[i, "judge"]), best_strategy=str(acc.at[i, "strategy"])
                            if "strategy" in acc else None, best_acc=e.value, best_acc_low=e.low, best_acc_high=e.high)
+    pointwise = design.describe(df)["kind"] == "pointwise"  # no pair, no order: accuracy is correct / parsed
     for strategy, rows in _strategies(acc):
-        _accuracy_finding(sec, acc, pooled, rows, strategy)
+        _accuracy_finding(sec, acc, pooled, rows, strategy, pointwise=pointwise)
     has_acc = acc["acc"].notna().any()
     where = " over the whole table" if sub_by else ""
+    pooled_columns = {**POOLED_COLUMNS, "accuracy": "Accuracy"} if pointwise else POOLED_COLUMNS
     if has_acc:
         sec.table(common_methods(acc), _shown(acc, ACCURACY_COLUMNS), csv_name="accuracy_overall",
                   caption=f"Accuracy against gold per judge{where}: per order, LLMBar's Acc. (mean of the two) "
                           "and pooled")
     elif pooled["accuracy"].notna().any():
-        sec.table(common_methods(pooled), _shown(pooled, POOLED_COLUMNS), csv_name="pooled_overall",
-                  caption=f"Pooled accuracy against gold per judge{where} (correct / parsed replies)")
+        sec.table(common_methods(pooled), _shown(pooled, pooled_columns), csv_name="pooled_overall",
+                  caption=f"{'Accuracy' if pointwise else 'Pooled accuracy'} against gold per judge{where} "
+                          "(correct / parsed replies)")
     if sub_by:
         column, res = ("acc", cell_acc) if has_acc else ("accuracy", cell_pooled)
         items = "n" if has_acc else "items"
         if res[column].notna().any():
-            _breakdown(sec, res, column, items, min_items, "Acc." if has_acc else "the pooled accuracy",
-                       _shown(res, ACCURACY_COLUMNS if has_acc else POOLED_COLUMNS))
+            _breakdown(sec, res, column, items, min_items,
+                       "Acc." if has_acc else "accuracy" if pointwise else "the pooled accuracy",
+                       _shown(res, ACCURACY_COLUMNS if has_acc else pooled_columns))
     fig_rows = cell_acc[cell_acc["acc"].notna()]
     for n_fig, (strategy, rows) in enumerate(_strategies(fig_rows)):
         if n_fig == MAX_FIGURES:
@@ -382,10 +392,12 @@ def _breakdown(sec: Section, res: Results, column: str, items: str, min_items: i
                                               if thin else ""))
 
 
-def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.DataFrame, strategy: str | None) -> None:
+def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.DataFrame, strategy: str | None, *,
+                      pointwise: bool = False) -> None:
     """One strategy's headline on the whole table: every judge's Acc., the highest first; the pooled accuracy, said
     in words, where Acc. is not computable; one sentence when neither is. Its conclusion (the range of Acc., judges
-    below chance)."""
+    below chance). On a ``pointwise`` table (no pair, no order) the accuracy is stated as it is, without a word on
+    Acc. or orders."""
     ok = rows[rows["acc"].notna()].sort_values("acc", ascending=False)
     if len(ok):
         i, w = ok.index[0], ok.index[-1]
@@ -410,6 +422,12 @@ def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.Data
         i = ok.index[0]
         e = pooled.estimate("accuracy", i)
         others = f" (every judge: {_per_judge(pooled, p, 'accuracy')})" if len(ok) > 1 else ""
+        if pointwise:
+            sec.finding(_with(strategy, f"Over the whole table, accuracy against gold (correct / parsed replies) is "
+                                        f"highest for {pooled.at[i, 'judge']}: {e}{others}."), e)
+            sec.conclusions.append(_with(strategy, f"Accuracy against gold over the whole table is at most "
+                                                   f"{e.number()} ({pooled.at[i, 'judge']})."))
+            return
         sec.finding(_with(strategy, f"LLMBar's Acc. (the mean of the two order accuracies) is not computable on this "
                                     f"table ({why}); over the whole table the pooled accuracy (correct / parsed "
                                     f"replies, the recorded orders pooled) is highest for {pooled.at[i, 'judge']}: "
@@ -459,7 +477,7 @@ def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = 
     if kappa["kappa"].notna().any():
         sec.table(common_methods(kappa), _shown(kappa, KAPPA_COLUMNS), csv_name="kappa",
                   caption="Cohen's kappa against gold per judge" + (" over the whole table" if sub_by else "")
-                          + " (both orders pooled)")
+                          + ("" if design.describe(df)["kind"] == "pointwise" else " (both orders pooled)"))
         if sub_by:
             cell = agreement.cohen_kappa_vs_gold(df, sub_by, **ci)
             _breakdown(sec, cell, "kappa", "items", min_items, "Cohen's kappa against gold", _shown(cell, KAPPA_COLUMNS))
@@ -488,6 +506,7 @@ def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, con
         sec.caveats.append("Only one judge: agreement between judges is not computable.")
         return sec
     by = ["strategy"] if "strategy" in df.columns else []
+    unit = "item, sample" if design.describe(df)["kind"] == "pointwise" else "item, order, sample"
     mat = agreement.judge_agreement(df, by=by, confidence=confidence, n_resamples=n_resamples, seed=seed)
     pairs = mat[mat["judge_a"] < mat["judge_b"]]
     sec.metrics["judge_agreement"] = _records(pairs, [*by, "judge_a", "judge_b", "n", "agreement", "kappa",
@@ -509,14 +528,14 @@ def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, con
     sec.table(common_methods(pairs), _shown(pairs, {"strategy": "Strategy", "judge_a": "Judge A", "judge_b": "Judge B",
                                                     "n": "Units both parsed", "items": "Items",
                                                     "agreement": "Raw agreement", "kappa": "Cohen's kappa"}),
-              caption="Agreement between each pair of judges over the whole table (same item, order, sample)",
+              caption=f"Agreement between each pair of judges over the whole table (same {unit})",
               csv_name="pairs")
     for n_fig, (strategy, rows) in enumerate(_strategies(mat)):
         if n_fig == MAX_FIGURES:
             sec.text(f"Heatmaps for the first {MAX_FIGURES} strategies; the table holds every strategy.")
             break
         sec.figure(plots.heatmap(plots.square(rows, "kappa"), xlabel="judge", ylabel="judge",
-                                 title="Cohen's kappa between judges (same item, order, sample"
+                                 title=f"Cohen's kappa between judges (same {unit}"
                                        + (f"; strategy {strategy})" if strategy else ")"),
                                  cbar_label="Cohen's kappa (unitless, −1 to 1)"))
     return sec

@@ -56,6 +56,37 @@ LC_CAVEAT = ("The length-controlled win rate's instruction-difficulty term is es
              "judged by the same configuration on the same instruction (leave-this-model-out), where AlpacaEval fits "
              "it over its whole leaderboard; AlpacaEval's regularisation toward the baseline is not applied.")
 
+#: the AlpacaEval sections' heading (shown with :func:`annotator_agreement` only)
+ALPACA_HEADING = ("## AlpacaEval: prompt drift between annotator configurations\n"
+    "Pairs of configurations on the pairs both judged (verdicts `1`, `2`, `tie`). Evaluator metrics as "
+    "measured here: P(prefer output 1) = 2 − mean(preference) (AlpacaEval's definition, the weighted "
+    "configuration's continuous preference used as is) — on these pairs output 1 is ALWAYS the baseline "
+    "model, so it is the baseline's win rate, not a position effect; P(prefer longer) counts pairs whose "
+    "lengths differ by more than 30 characters — the longer output is mostly the baseline's "
+    "(`longer_is_output_1`), so it is confounded with quality; read it beside the length-controlled win "
+    "rates below.")
+
+#: the rankings section's heading and what it measures (shown with the section only)
+RANKINGS_HEADING = ("## Win rates, length-controlled, and the annotator change's effect on rankings\n"
+    "Win rate of each model against the baseline output under each configuration, from the continuous "
+    "preference where the configuration gives one (AlpacaEval's leaderboard figure), and the "
+    "length-controlled win rate (Dubois et al. 2024: a logistic GLM of the preference on tanh(Δlength / "
+    "sd) and an instruction-difficulty term, estimated here from the other models of the same "
+    "configuration on the same instruction where AlpacaEval fits it over its whole leaderboard). "
+    "Kendall's tau between the rankings of the models two configurations share — from these verdicts, and"
+    " from AlpacaEval's published leaderboards (same version = same baseline; the baseline's own 50% row "
+    "left out); n is the number of models, p the exact two-sided p-value. A tau is headlined only from "
+    "`rank_min_models` models: below five, even two identical rankings cannot be told from chance at the "
+    "5% level (the smallest possible p is 2/n!: 0.083 with four models). Pairs with fewer models are "
+    "listed, never headlined.")
+
+#: the live section's heading and what it runs (shown with the section only)
+LIVE_HEADING = ("## Live judge: SmolLM2-135M on llama.cpp — prompt drift\n"
+    "A prompt change on a real judge: SmolLM2-135M-Instruct on llama.cpp (recorded by `make live`, "
+    "replayed here) judged the same LLMBar Natural pairs in both orders, greedy, under evallab's plain "
+    "pairwise prompt and under the prompt with LLMBar's rules. The flip rate is the share of paired "
+    "verdicts that changed; MeowKit's gate allows at most `tolerance` (one-sided test).")
+
 
 def _share(x: float) -> str:
     """A tolerance or level as a percentage in words ("5%", "2.5%")."""
@@ -163,7 +194,7 @@ def _accuracy_clause(res: Results, row: int = 0) -> str:
 
 
 def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidate_judge: str = "ChatGPT", *,
-             strategy: str = "Vanilla", subsets: Sequence[str] = ("LLMBar/Natural", "LLMBar/Adversarial"),
+             strategy: str = "", subsets: Sequence[str] = (), verdicts_path: str = "",
              match_on: Sequence[str] = (), tolerance: float = drift.DEFAULT_TOLERANCE, alpha: float = 0.05,
              adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The model upgrade on the headline pairs: how many verdicts changed (per subset and overall), Cohen's kappa,
@@ -175,10 +206,15 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
         Tidy verdict table holding both judges (subsets cut by :func:`evallab.metrics._drift.subset_level`).
     baseline_judge, candidate_judge : str, default "ChatGPT-0301", "ChatGPT"
         Before and after the upgrade (LLMBar's gpt-3.5-turbo-0301 and -0613).
-    strategy : str, default "Vanilla"
-        The prompting strategy of the headline (LLMBar's Vanilla+Rules); ``""``: every strategy and subset.
-    subsets : sequence of str, default ("LLMBar/Natural", "LLMBar/Adversarial")
-        The subsets of the headline (with ``strategy``).
+    strategy : str, default ""
+        The prompting strategy of the headline; ``""``: on the bundled LLMBar its headline strategy ``Vanilla``
+        (LLMBar's Vanilla+Rules), on the user's table (``verdicts_path``) every strategy of the table, each named.
+    subsets : sequence of str, default ()
+        The subsets of the headline; empty: on the bundled LLMBar LLMBar/Natural and LLMBar/Adversarial, on the
+        user's table every subset (:func:`evallab.datasets._study.llmbar_defaults`).
+    verdicts_path : str, default ""
+        The report's ``verdicts_path``: set, ``table`` is the user's own and empty ``strategy``/``subsets`` mean the
+        table's own; ``""``: the bundled LLMBar.
     match_on : sequence of str, default ()
         Columns pairing the two judges' replies (:func:`evallab.metrics._drift.pair_verdicts`); empty: the same
         request, :data:`evallab.metrics._drift.MATCH_ON`. Leave ``strategy`` out when the two judges are two prompts
@@ -206,10 +242,18 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
     missing = upgrade_missing(table, baseline_judge, candidate_judge)
     if missing:
         return _missing_section(missing)
+    from evallab.datasets._study import llmbar_defaults
+
     sec = Section(caveats=[UNPARSED_CAVEAT])
-    head = table[(table["strategy"] == strategy) & table["subset"].isin(list(subsets))] if strategy else table
+    subsets, strategies = llmbar_defaults(verdicts_path, subsets, [strategy] if strategy else [])
+    keep = pd.Series(True, index=table.index)
+    for column, values in (("strategy", strategies), ("subset", subsets)):
+        if values:
+            keep &= table[column].isin(values)
+    head = table[keep]
     if head.empty:
-        sec.text(f"No replies for strategy {strategy} in {', '.join(subsets)}: the headline uses the whole table.")
+        want = ([f"strategy {', '.join(strategies)}"] if strategies else []) + ([", ".join(subsets)] if subsets else [])
+        sec.text(f"No replies for {' in '.join(want)}: the headline uses the whole table.")
         head = table
     scope = _strategies(head, baseline_judge, candidate_judge)
     rep = _upgrade(head, baseline_judge, candidate_judge, ["subset"], match_on, tolerance=tolerance, alpha=alpha,
@@ -399,7 +443,7 @@ def annotator_agreement(verdicts: pd.DataFrame, items: pd.DataFrame | None = Non
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     pairs = judge_agreement(verdicts, **ci)
     ev = evaluators.evaluator_metrics(verdicts, items, **ci)
-    sec = Section(caveats=[ALPACA_CAVEAT])
+    sec = Section(caveats=[ALPACA_CAVEAT]).text(ALPACA_HEADING)
     known = np.flatnonzero(ev["p_prefer_output_1"].notna().to_numpy())
     if len(known):
         row = int(known[0])
@@ -561,7 +605,7 @@ def rankings(verdicts: pd.DataFrame, items: pd.DataFrame, leaderboards: pd.DataF
         t["enough_models"] = t["n"] >= rank_min_models
     wb = evaluators.rank_headline(boards, min_n=rank_min_models)
     p_at_min = format_number(wb["p_at_min"], "p-value")
-    sec = Section(caveats=[LC_CAVEAT])
+    sec = Section(caveats=[LC_CAVEAT]).text(RANKINGS_HEADING)
     if wb["tau"] is not None:
         tau = boards.estimate("tau", wb["row"])
         p = boards.estimate("pvalue", wb["row"]).number()
@@ -631,7 +675,7 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
     """
     missing = live.absent(run, "drift") or live.absent(run, "position")
     if missing:
-        return Section().text(missing)
+        return Section().text(LIVE_HEADING).text(missing)
     card = live._card_line(run)
     pos = run["position"]
     base = pos[pd.to_numeric(pos["temperature"], errors="coerce") == 0]
@@ -641,7 +685,7 @@ def live_prompt_drift(run: dict | None, *, tolerance: float = drift.DEFAULT_TOLE
                         n_resamples=n_resamples, seed=seed)
     o, ov = rep.overall, rep.overall.iloc[0]
     est = o.estimate("flip_rate")
-    sec = Section().text(f"{live.CAVEAT}\n\nRun: {card}")
+    sec = Section().text(LIVE_HEADING).text(f"{live.CAVEAT}\n\nRun: {card}")
     sec.finding(f"Changing only the prompt (adding LLMBar's rules) changes {est} of SmolLM2-135M's paired verdicts "
                 f"on the same pairs: MeowKit's gate (at most {_share(tolerance)} may change) says {ov['status']}; "
                 f"accuracy vs gold {o.estimate('baseline_accuracy').number()} → "

@@ -34,6 +34,22 @@ from evallab.reporting._context import Section, bundled_section
 FEW_SHOT = ("Vanilla", "Vanilla_1shot", "Vanilla_2shot")
 
 
+#: the rubric section's heading and what it checks (shown with the section only)
+RUBRIC_HEADING = ("## The rubric library: validation and hard-fail propagation\n"
+    "Every rule of `rubric-rules.md` a file can show, plus what upstream's validator misses (a preset "
+    "naming a missing rubric, weights out of range, an unknown threshold, instruction-like text). Then "
+    "each preset's verdict when every rubric passes but `functionality` fails: hard-fail makes it FAIL "
+    "whatever the weighted average.")
+
+#: the live section's heading and what it runs (shown with the section only)
+LIVE_HEADING = ("## Live judge: SmolLM2-135M on llama.cpp\n"
+    "The anchor-set experiment run for real: the keryx calibration answers graded by "
+    "SmolLM2-135M-Instruct on llama.cpp (recorded by `make live`, replayed here) under balanced, "
+    "PASS-only and FAIL-last anchors drawn from other scenarios, greedy, with structured verdicts; plus "
+    "the content-free probe — an empty answer graded against each scenario's rubric under each anchor set"
+    " (Zhao et al. 2021, \"Calibrate Before Use\").")
+
+
 # ------------------------------------------------------------------------------------------------ helpers
 def _largest(res: Results, rows: pd.DataFrame, column: str):
     """``(row, estimate, k)``: the row of ``rows`` (a subset of ``res``) with the largest ``|column|``, its
@@ -225,6 +241,7 @@ def rubric_section(rubrics_dir: str | Path | None = None) -> Section:
     said = "passes every validation rule" if not len(found) else f"has {len(found)} validation findings (below)"
     sec = Section(metrics={"rubric_findings": int(len(found)), "presets_hard_failed_on_functionality": n_hard,
                            "hard_fail": hard.to_frame().to_dict("records")})
+    sec.text(RUBRIC_HEADING)
     sec.finding(f"The rubric library {said}; {n_hard} of {len(hard)} presets FAIL when only functionality fails, "
                 f"whatever their weighted score (hard-fail propagation).")
     if len(found):
@@ -407,6 +424,16 @@ def experiment_section(runs: pd.DataFrame | None, items: pd.DataFrame, *, baseli
     return sec.table(spent, caption="Calls, tokens and cost of the run")
 
 
+#: the live inflation table's columns: each McNemar test beside the figures it tests (pass/fail flips beside the
+#: pass rates, right/wrong changes against gold beside agreement)
+LIVE_COLUMNS = {"anchor_set": "Anchor set", "items": "Answers", "false_pass_rate": "False-pass rate (gold FAIL)",
+                "delta_false_pass": "Δ false-pass rate vs balanced", "true_pass_rate": "Pass rate (gold PASS)",
+                "delta_true_pass": "Δ pass rate (gold PASS) vs balanced",
+                "mcnemar_p": "Pass/fail flips vs balanced, McNemar p", "agreement": "Agreement with gold",
+                "delta_agreement": "Δ agreement vs balanced",
+                "agreement_mcnemar_p": "Right/wrong changes vs balanced, McNemar p"}
+
+
 @bundled_section
 def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """The committed live run (``data/live/smollm2``, recorded by ``make live``): SmolLM2-135M's false-pass rate
@@ -424,9 +451,10 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     Returns
     -------
     Section
-        The judge's caveat and run card, a finding per anchor set, the inflation table (each interval's method
-        named: Wilson for a rate on one reply per answer, a paired item bootstrap for a change, the Wilson bound
-        when no answer changed), the probe's pass rate per anchor set (Wilson) and its finding; metrics
+        The judge's caveat and run card, a finding per anchor set, the inflation table (:data:`LIVE_COLUMNS`;
+        each interval's method named: Wilson for a rate on one reply per answer, a paired item bootstrap for a
+        change, the Wilson bound when no answer changed; McNemar's test of the pass/fail flips beside the pass rates
+        and of the right/wrong changes beside agreement), the probe's pass rate per anchor set (Wilson) and its finding; metrics
         ``live_card``, ``live_inflation``, ``live_balanced_agreement``, ``live_probe``.
 
     Source: MeowKit spec 001 and rules 4–5 (as :func:`experiment_section`); the probe after Zhao et al. (2021),
@@ -434,7 +462,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     """
     from evallab.reporting import _live as live
 
-    sec = Section()
+    sec = Section().text(LIVE_HEADING)
     missing = live.absent(run, "inflation")
     if missing:
         return sec.text(missing)
@@ -448,11 +476,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     if sec.findings:
         s = sec.findings[0].sentence
         sec.conclusions.append(f"On the committed live run of {judge}: {s[:1].lower()}{s[1:]}")
-    sec.table(infl, {"anchor_set": "Anchor set", "items": "Answers", "false_pass_rate": "False-pass rate (gold FAIL)",
-                     "delta_false_pass": "Δ false-pass rate vs balanced", "true_pass_rate": "Pass rate (gold PASS)",
-                     "delta_true_pass": "Δ pass rate (gold PASS) vs balanced", "agreement": "Agreement with gold",
-                     "mcnemar_p": "Pass/fail flips, McNemar p"},
-              caption=f"{judge}, keryx answers per anchor set against balanced anchors")
+    sec.table(infl, LIVE_COLUMNS, caption=f"{judge}, keryx answers per anchor set against balanced anchors")
     base = infl[infl["anchor_set"] == "balanced"]
     sec.metrics = {"live_card": live._card_line(run), "live_inflation": infl.to_frame().to_dict("records"),
                    "live_balanced_agreement": float(base["agreement"].iloc[0]) if len(base) else None,

@@ -36,13 +36,23 @@ import pandas as pd
 from evallab._results import Results, common_methods, results
 from evallab.metrics import _agreement as agreement
 from evallab.metrics import _position as position
-from evallab.metrics._design import DESIGN_COLUMNS, describe
+from evallab.metrics._design import DESIGN_COLUMNS, describe, note_reasons
 from evallab.reporting import _live as live
 from evallab.reporting._context import Section, bundled_section
 
 #: the design cell of the per-judge figures: strategies are compared, never pooled
 BY = ("judge", "strategy")
 SMALL_N = 100  # pairs per row below which the intervals are called wide
+
+
+#: the live section's heading and what it measures (shown with the section only)
+LIVE_HEADING = ("## Live judge: SmolLM2-135M on llama.cpp\n"
+    "The same measurements on a real judge that runs on this machine: llama.cpp's server "
+    "(llama-cpp-python) serving SmolLM2-135M-Instruct, recorded by `make live` and replayed here offline."
+    " LLMBar Natural, every pair in both orders: one greedy reply (temperature 0) for position "
+    "consistency, MT-Bench's breakdown, first-slot preference and accuracy, and sampled replies "
+    "(temperature 0.7) for repetition stability. Structured verdicts (grammar-constrained JSON) are "
+    "compared with the text prompt alone for the parse rate.")
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -78,9 +88,8 @@ def _select(table: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
 
 def _why(res: pd.DataFrame) -> str:
     """The distinct reasons in a table's notes, without their "not computable: " prefix, as one phrase."""
-    notes = [p.strip().removeprefix("not computable: ") for n in res.get("note", pd.Series(dtype=str)).dropna()
-             for p in str(n).split("; not computable: ") if p.strip()]
-    return "; ".join(dict.fromkeys(notes)) or "the table has no rows it can be computed from"
+    return "; ".join(note_reasons(*res.get("note", pd.Series(dtype=str)).dropna().astype(str))) or \
+        "the table has no rows it can be computed from"
 
 
 def _several(res: pd.DataFrame, col: str) -> bool:
@@ -532,7 +541,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     """
     missing = live.absent(run, "position")
     if missing:
-        return Section().text(missing)
+        return Section().text(LIVE_HEADING).text(missing)
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     card = live._card_line(run)
     pos = run["position"]
@@ -541,7 +550,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     bias = common_methods(position.position_bias(greedy, list(BY), **ci))
     acc = agreement.pairwise_statistics(greedy, list(BY), **ci)
     rates = live.parse_rates(run, confidence=confidence)
-    sec = Section().text(f"{live.CAVEAT}\n\nRun: {card}")
+    sec = Section().text(LIVE_HEADING).text(f"{live.CAVEAT}\n\nRun: {card}")
     pc, fs = bias.estimate("position_consistency"), bias.estimate("first_slot_preference")
     where = ", ".join(sorted(map(str, greedy["subset"].dropna().unique()))) or "its"
     sec.finding(f"SmolLM2-135M gives the same verdict in both orders on {pc} of {where} pairs (greedy); MT-Bench's "
