@@ -549,7 +549,7 @@ def test_evaluator_metrics_say_why_a_figure_is_missing():
     df = V.coerce(pd.DataFrame({"item_id": ["a", "b"], "judge": "J", "verdict": ["1", "2"]}))
     m = evaluators.evaluator_metrics(df, items, n_resamples=0).iloc[0]
     assert m["longer_pairs"] == 0 and np.isnan(m["p_prefer_longer"])
-    assert "not computable: P(prefer longer) needs decisive replies" in m["note"]
+    assert m["note"].startswith("not computable: ") and "P(prefer longer) needs decisive replies" in m["note"]
     none = evaluators.evaluator_metrics(df.assign(verdict=pd.NA), n_resamples=0).iloc[0]
     assert np.isnan(none["p_prefer_output_1"]) and "not computable: no parsed reply" in none["note"]
 
