@@ -82,7 +82,7 @@ def interval_plot(df: pd.DataFrame, *, x: str, y: str, low: str, high: str, hue:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel or x)
-    if hue:
+    if hue and ax.get_legend_handles_labels()[0]:
         ax.legend(title=hue.replace("_", " "), loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     return fig

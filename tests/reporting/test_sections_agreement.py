@@ -440,3 +440,20 @@ def test_the_llmbar_convention_caveat_stays_on_the_bundled_llmbar(natural):
     plain.attrs = {}  # the same rows, not read by load_study as LLMBar: no LLMBar convention
     assert S.unparsed_section(plain).caveats == [f"{k:,} unparsed replies ({caveat.split('(')[1].split(')')[0]}) "
                                                  "are counted, not scored."]
+
+
+def test_no_acc_figure_without_acc():
+    """A one-order table has no Acc.: the accuracy section draws no empty figure (and no legend warning)."""
+    import warnings
+
+    import pandas as pd
+
+    from evallab import verdicts
+    from evallab.reporting.sections import agreement as S
+
+    rows = [{"item_id": f"q{i}", "judge": "J", "order": "ab", "subset": "s1" if i % 2 else "s2", "gold": "1",
+             "verdict": "1" if i % 3 else "2"} for i in range(30)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sec = S.accuracy_section(verdicts.coerce(pd.DataFrame(rows)), n_resamples=0)
+    assert not [x for x in sec.items if hasattr(x, "savefig")]

@@ -356,7 +356,7 @@ def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
                        "Acc." if has_acc else "accuracy" if pointwise else "the pooled accuracy",
                        _shown(res, ACCURACY_COLUMNS if has_acc else pooled_columns))
     fig_rows = cell_acc[cell_acc["acc"].notna()]
-    for n_fig, (strategy, rows) in enumerate(_strategies(fig_rows)):
+    for n_fig, (strategy, rows) in enumerate(_strategies(fig_rows) if len(fig_rows) else ()):  # no Acc.: no figure
         if n_fig == MAX_FIGURES:
             sec.text(f"Figures for the first {MAX_FIGURES} strategies; the table holds every strategy.")
             break
