@@ -37,3 +37,40 @@ def _close_figures():
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None:
         plt.close("all")
+
+
+# ------------------------------------------------------------------ the bundled keryx pack, shared by the tests of
+# scenarios (tests/skills/) and of report 06's sections (tests/reporting/): loaded once per module that asks
+@pytest.fixture(scope="module")
+def specs():
+    """The bundled keryx pack's scenarios (``data/keryx``: :func:`evallab.skills.load_tree`)."""
+    from evallab import skills
+    from evallab.paths import data_dir
+
+    return skills.load_tree(data_dir("keryx"))
+
+
+@pytest.fixture(scope="module")
+def recs():
+    """The bundled keryx pack's judge recordings."""
+    from evallab.judges import load_recordings
+    from evallab.paths import data_dir
+
+    return load_recordings(data_dir("keryx") / "judge-recordings")
+
+
+@pytest.fixture(scope="module")
+def ag(specs, recs):
+    """The AG matrix of the bundled recordings (:func:`evallab.experiments.check_recordings`)."""
+    from evallab.experiments import check_recordings
+
+    return check_recordings(specs, recs)
+
+
+@pytest.fixture(scope="module")
+def reports():
+    """The bundled go/governance ``eval.json`` report."""
+    from evallab import skills
+    from evallab.paths import data_dir
+
+    return skills.load_eval_report(data_dir("keryx") / "stacks/go/governance/eval.json")

@@ -23,7 +23,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evallab import skills
 from evallab._results import WILSON, Results
 from evallab.experiments import _judge_check as judge_check
-from evallab.judges import load_recordings, to_verdicts
+from evallab.judges import to_verdicts
 from evallab.judges._recordings import KINDS, load_recording
 from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
@@ -47,26 +47,6 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
-
-
-@pytest.fixture(scope="module")
-def specs():
-    return skills.load_tree(KERYX)
-
-
-@pytest.fixture(scope="module")
-def recs():
-    return load_recordings(KERYX / "judge-recordings")
-
-
-@pytest.fixture(scope="module")
-def ag(specs, recs):
-    return judge_check.check_recordings(specs, recs)
-
-
-@pytest.fixture(scope="module")
-def reports():
-    return skills.load_eval_report(EVAL)
 
 
 @pytest.fixture(scope="module")

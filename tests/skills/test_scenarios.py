@@ -19,7 +19,7 @@ from cli_helper import run_cli
 from evallab import skills as S
 from evallab.errors import DataError
 from evallab.experiments import _judge_check as judge_check
-from evallab.judges import RecordingError, load_recordings, to_verdicts
+from evallab.judges import RecordingError, to_verdicts
 from evallab.judges._recordings import EXPECTED, KINDS, load_recording
 from evallab.metrics import _agreement as agreement
 from evallab.paths import REPO_ROOT, data_dir
@@ -32,26 +32,6 @@ from evallab.skills._trials import trial_causes, trial_disagreements
 
 KERYX = data_dir("keryx")
 TD = REPO_ROOT / "tests" / "data" / "scenarios"
-
-
-@pytest.fixture(scope="module")
-def specs():
-    return S.load_tree(KERYX)
-
-
-@pytest.fixture(scope="module")
-def recs():
-    return load_recordings(KERYX / "judge-recordings")
-
-
-@pytest.fixture(scope="module")
-def ag(specs, recs):
-    return judge_check.check_recordings(specs, recs)
-
-
-@pytest.fixture(scope="module")
-def reports():
-    return S.load_eval_report(KERYX / "stacks/go/governance/eval.json")
 
 
 @pytest.fixture
