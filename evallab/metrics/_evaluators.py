@@ -856,7 +856,8 @@ def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model
     Arena-Hard's ``show_result.py`` (``load_judgments(weight=3)``) repeats it; the win rate is the weighted mean
     over the replies of the model's items. An item with an unparsed reply is left out whole, as Arena-Hard drops a
     question either of whose games has no score (counted in ``items_dropped``). Without strong-preference labels
-    every reply weighs 1: the plain win rate with ties as half a win.
+    every reply weighs 1: the plain win rate with ties as half a win. (The strength is read from ``raw_verdict``
+    only: ``score`` means other things in other tables — AlpacaEval's preference, LLMBar's rating difference.)
 
     Pointwise: the pass rate = replies ``pass`` / parsed replies (``warn`` is not a pass), unparsed replies left out
     and counted.

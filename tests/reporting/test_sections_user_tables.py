@@ -80,6 +80,9 @@ def test_kappa_of_a_judge_that_says_pass_everywhere_is_zero_with_its_reason(tmp_
     assert "Cohen's kappa against gold is 0.00 (n = 40 replies); not informative: the judge says 'pass'" \
         in f.sentence
     assert "ranges from" not in " ".join(sec.conclusions)  # one judge: no range
+    two = V.coerce(pd.concat([df, df.assign(judge="K", verdict=df["gold"])]))
+    pair = S.judge_agreement_section(two, **KW).findings[0]
+    assert pair.value == 0.0 and pair.low is None and "not informative: J says 'pass' on every unit" in pair.sentence
 
 
 def test_items_without_gold_are_said_once_in_items():

@@ -531,8 +531,9 @@ def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, con
         e = mat.estimate("kappa", b)
         tail = (f"; the least is {mat.at[w, 'judge_a']} and {mat.at[w, 'judge_b']} at "
                 f"{mat.estimate('kappa', w).number()} (of {_sample(len(ok), 'judge pair')})") if w != b else ""
+        why = f"; {e.note}" if e.note and not e.has_interval else ""  # e.g. one judge gave one verdict throughout
         sec.finding(_with(strategy, f"The most concordant pair of judges is {mat.at[b, 'judge_a']} and "
-                                    f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{tail}."), e)
+                                    f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{why}{tail}."), e)
     sec.table(common_methods(pairs), _shown(pairs, {"strategy": "Strategy", "judge_a": "Judge A", "judge_b": "Judge B",
                                                     "n": "Units both parsed", "items": "Items",
                                                     "agreement": "Raw agreement", "kappa": "Cohen's kappa"}),
