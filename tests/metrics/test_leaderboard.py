@@ -165,3 +165,21 @@ def test_kappa_with_one_constant_rater_is_zero_without_an_interval():
     pair = judge_agreement(pd.concat([df, df.assign(judge="other", verdict=gold)]), n_resamples=0)
     row = pair.query("judge_a == 'lazy' and judge_b == 'other'").iloc[0]
     assert row["kappa"] == 0.0 and np.isnan(row["kappa_low"]) and "lazy says 'pass'" in row["note"]
+
+
+def test_alpaca_eval_annotations_give_the_published_leaderboard_row():
+    """AlpacaEval's annotations of alpaca-7b by alpaca_eval_gpt4 (data/formats): the leaderboard row published in
+    ``alpaca_eval_gpt4_leaderboard.csv`` (win rate 26.4596 = (205 + 16/2) / 805, 205 wins, 584 losses, 16 draws)."""
+    import csv
+
+    from evallab.paths import data_dir
+
+    table = import_file(data_dir("formats") / "alpaca_eval" / "alpaca-7b__alpaca_eval_gpt4__annotations.json")
+    with open(data_dir("alpaca_eval") / "leaderboards" / "data_AlpacaEval" / "alpaca_eval_gpt4_leaderboard.csv",
+              newline="", encoding="utf-8") as fh:
+        row = next(r for r in csv.DictReader(fh) if r[""] == "alpaca-7b")
+    lb = model_leaderboard(table, n_resamples=0).iloc[0]
+    assert lb["generator_2"] == "alpaca-7b" and lb["baseline"] == "text_davinci_003"
+    assert (lb["wins"], lb["losses"], lb["ties"], lb["items"]) == (int(row["n_wins"]), int(row["n_wins_base"]),
+                                                                   int(row["n_draws"]), int(row["n_total"]))
+    assert 100 * lb["win_rate"] == pytest.approx(float(row["win_rate"]), abs=1e-9)
