@@ -70,7 +70,8 @@ MIN_GOLD = 30
 MIN_YOUDEN = 0.1
 #: the interval methods, as a report names them
 PPI_METHOD = "PPI++ normal interval (ppi_py, power-tuned λ)"
-RG_METHOD = "Wald, delta-method variance with the uncertainty of Se and Sp (Greenland 1988)"
+RG_METHOD = ("Wald, delta-method variance with the uncertainty of Se and Sp (Greenland 1988) and their covariance "
+             "with the judge's rate (the gold items are among the items it counts)")
 CLT_METHOD = "normal (CLT) interval of the mean (ppi_py.classical_mean_ci)"
 #: names of the p-value adjustments in column labels
 _ADJUSTED = {"holm": "Holm-adjusted", "bh": "BH-adjusted", "none": "unadjusted"}

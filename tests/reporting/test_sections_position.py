@@ -215,3 +215,25 @@ def test_pointwise_table_notes_and_figures_name_no_order(tmp_path):
     assert said.count("pointwise") == 2 and not re.search(r"\borders?\b", said.lower())  # sentence, conclusion
     assert S.overview(d).items == ["12 pointwise replies to 6 items; gold on every item; one sample per item; "
                                    "0 unparsed replies (counted, never scored); several judges (2)."]
+
+
+def test_each_position_table_uses_one_denominator_per_row(tmp_path):
+    # a judge with unparsed replies (LLaMA2: 2 of 419 pairs): the per-judge table is over pairs with both replies
+    # parsed; MT-Bench's breakdown is over every pair asked, so its four shares add up to 100% (hand count)
+    d = S.load(judges=["LLaMA2"])
+    d = d[d["strategy"] == "Vanilla"]
+    sec = S.by_judge(d, n_resamples=B)
+    per_judge, breakdown = sec.tables[0], sec.tables[1]
+    assert set(per_judge.columns) & {"biased_first_rate", "biased_second_rate"} == set()
+    w = _wide(d)
+    both = w.dropna(subset=["ab", "ba"])
+    row = per_judge.table.iloc[0]
+    assert row["both_parsed"] == len(both) and row["position_consistency"] == pytest.approx(
+        (both["ab"] == both["ba"]).mean())
+    b = breakdown.table.iloc[0]
+    assert b["pairs"] == len(w) and len(w) > len(both)
+    first = ((w["ab"] == "1") & (w["ba"] == "2")).sum()  # the first-shown output picked in both orders
+    assert b["biased_first_rate"] == pytest.approx(first / len(w))
+    total = b["consistent_rate"] + b["biased_first_rate"] + b["biased_second_rate"] + b["error_rate"]
+    assert total == pytest.approx(1.0)
+    assert "exact binomial test when fewer than 25 items are discordant" in per_judge.caption

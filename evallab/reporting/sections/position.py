@@ -163,10 +163,14 @@ def overview(table: pd.DataFrame, *, strategies: Sequence[str] = ()) -> Section:
     return Section(metrics={"table_shape": text}).text(text)
 
 
+# one denominator per row: pairs with both replies parsed (MT-Bench's biased-toward shares, over every pair asked,
+# are in the breakdown table)
 BIAS_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "both_parsed": "Pairs (both parsed)",
-                "position_consistency": "Position consistency", "biased_first_rate": "Biased to first",
-                "biased_second_rate": "Biased to second", "first_slot_preference": "First-slot preference",
+                "position_consistency": "Position consistency", "first_slot_preference": "First-slot preference",
                 "mcnemar_p": "McNemar p"}
+#: how the McNemar p-value beside first-slot preference is computed (:func:`evallab.metrics._intervals.mcnemar`)
+MCNEMAR_NOTE = ("McNemar p: exact binomial test when fewer than 25 items are discordant, else χ² with continuity "
+                "correction")
 BREAKDOWN_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "pairs": "Pairs (asked in both orders)",
                      "consistent_rate": "Consistent", "biased_first_rate": "Biased toward first",
                      "biased_second_rate": "Biased toward second", "error_rate": "Error (unparsed)",
@@ -286,7 +290,8 @@ def by_judge(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence:
             + (f"; {inside} {'has' if inside == 1 else 'have'} an interval that includes 50%" if inside else "")
             + (f"; {none} have no interval (no bootstrap)" if none else "") + ".")
     cols = {c: v for c, v in BIAS_COLUMNS.items() if c != "strategy" or _several(bias, "strategy")}
-    sec.table(bias, cols, caption="Position bias per judge (first-slot preference: 50% = none)", csv_name="bias")
+    sec.table(bias, cols, caption=f"Position bias per judge (first-slot preference: 50% = none; {MCNEMAR_NOTE})",
+              csv_name="bias")
     if len(ok):
         fair = position.preference_fairness(df, list(BY))
         keys = [c for c in BY if c in fair.columns]
@@ -350,7 +355,7 @@ def by_subset(table: pd.DataFrame, *, strategies: Sequence[str] = (), confidence
                 f"in {e} (50% = none); {off} of {len(ok)} {words} have an interval excluding 50%.", e)
     cols = {"subset": "Subset", **{c: v for c, v in BIAS_COLUMNS.items()
                                    if c != "strategy" or _several(res, "strategy")}}
-    return sec.table(res, cols, caption="Position bias per subset and judge", csv_name="by_subset")
+    return sec.table(res, cols, caption=f"Position bias per subset and judge ({MCNEMAR_NOTE})", csv_name="by_subset")
 
 
 BPC_COLUMNS = {"judge": "Judge", "strategy": "Strategy", "pairs_with_gold": "Pairs with gold",
@@ -564,7 +569,7 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     sec.table(bias, {"judge": "Judge", "pairs": "Pairs", "position_consistency": "Position consistency",
                      "biased_first_rate": "Biased to first", "biased_second_rate": "Biased to second",
                      "preference_fairness": "Preference fairness", "first_slot_preference": "First-slot preference",
-                     "mcnemar_p": "McNemar p"}, caption="SmolLM2-135M, greedy replies")
+                     "mcnemar_p": "McNemar p"}, caption=f"SmolLM2-135M, greedy replies ({MCNEMAR_NOTE})")
     sec.table(acc, {"judge": "Judge", "n": "Items", "acc_ab": "Accuracy, output 1 first",
                     "acc_ba": "Accuracy, output 2 first", "acc": "Acc."}, caption="Accuracy against the gold labels")
     if len(sampled):
