@@ -341,7 +341,13 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
         Measure("overall_agreement", "Agreement without abstaining", "proportion", n="items", n_unit="items"),
         Measure("splits", "Splits", "count"),
     ]
-    return results(pd.DataFrame(rows), measures, keys=by)
+    # every column in every row, NaN where a group could not be calibrated (a table where no group can still has them)
+    cols = [*by, "items", "no_majority", "alpha", "delta", "splits", "note", "overall_agreement", "threshold",
+            "calibration_coverage", "calibration_agreement", "upper_risk", "held_out_items", "held_out_coverage",
+            "held_out_agreement", "certified_splits", "certify_rate", "kept_splits", "mean_coverage",
+            "certified_coverage", "threshold_median", "threshold_min", "threshold_max", "mean_agreement",
+            "held_out_guarantee_rate"]
+    return results(pd.DataFrame(rows, columns=cols), measures, keys=by)
 
 
 __all__ = ["fixed_sequence_threshold", "item_confidence", "selective_judging"]

@@ -257,11 +257,12 @@ class Report:
                             measures=meanings)
 
 
-def bundled_section(fn=None, *, when: str | None = None, unless: str | None = None):
+def bundled_section(fn=None, *, when: str | None = None, unless: str | None = None, heading: str | None = None):
     """Mark what a section function returns as built from bundled data (:attr:`Section.bundled`).
 
     Bare, always (e.g. the committed SmolLM2 live run); ``when="simulated"``: when that argument is truthy;
-    ``unless="source"``: when that argument is empty (``""``/None: the bundled copy was read).
+    ``unless="source"``: when that argument is empty (``""``/None: the bundled copy was read). ``heading``
+    (markdown) opens the section, so a section left out of a report on the user's table leaves no heading.
     """
     import functools
     import inspect
@@ -272,6 +273,8 @@ def bundled_section(fn=None, *, when: str | None = None, unless: str | None = No
         @functools.wraps(f)
         def section(*args, **kwargs):
             sec = f(*args, **kwargs)
+            if heading:
+                sec.items.insert(0, heading)
             if when is None and unless is None:
                 return sec.from_bundled()
             bound = sig.bind(*args, **kwargs)

@@ -58,12 +58,16 @@ def interval_plot(df: pd.DataFrame, *, x: str, y: str, low: str, high: str, hue:
                   ref: float | None = None, ax=None):
     """Point estimates with interval bars: one point per row, grouped along ``x`` and coloured by ``hue``.
 
-    ``scale`` multiplies values (e.g. 100 for percent); ``ref`` draws a dashed reference line.
+    ``scale`` multiplies values (e.g. 100 for percent); ``ref`` draws a dashed reference line. A ``hue`` group
+    with no finite value (e.g. a correction no row could compute) is left out: no slot, no legend entry.
     """
     use_style()
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, 4))
     cats = list(dict.fromkeys(df[x].astype(str)))
     hues = list(dict.fromkeys(df[hue].astype(str))) if hue else [None]
+    if hue:  # a group with no value to draw takes no slot and no legend entry
+        finite = np.isfinite(pd.to_numeric(df[y], errors="coerce").to_numpy(float))
+        hues = [h for h in hues if finite[(df[hue].astype(str) == h).to_numpy()].any()] or hues[:1]
     width = 0.8 / max(len(hues), 1)
     for i, h in enumerate(hues):
         d = df if h is None else df[df[hue].astype(str) == h]

@@ -231,3 +231,18 @@ def test_degenerate_interval_is_never_printed_as_a_point():
     assert tables.DEGENERATE_NOTE in html  # the point interval is footnoted, not shown
     assert "no interval: every item agrees" in html  # a missing interval carries its row's note
     assert format_estimate(1.0, 1.0, 1.0, unit="", n=20) == "1.00 (no interval: a single point, n = 20)"
+
+
+def test_interval_plot_leaves_out_a_group_with_nothing_to_draw():
+    import pandas as pd
+
+    from evallab.reporting import _plots
+
+    df = pd.DataFrame({"row": ["A", "B", "A", "B"], "est": [0.4, 0.6, float("nan"), float("nan")],
+                       "lo": [0.3, 0.5, float("nan"), float("nan")], "hi": [0.5, 0.7, float("nan"), float("nan")],
+                       "method": ["judge only", "judge only", "PPI++", "PPI++"]})
+    fig = _plots.interval_plot(df, x="row", y="est", low="lo", high="hi", hue="method", title="t", ylabel="y (%)")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["judge only"]
+    # the one drawn group sits on its ticks (no slot kept for the empty group)
+    assert len(ax.containers) == 1 and list(ax.containers[0].lines[0].get_xdata()) == [0.0, 1.0]

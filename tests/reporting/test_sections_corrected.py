@@ -493,3 +493,23 @@ def test_on_the_users_table_the_plan_and_subsets_take_its_own_judge(tmp_path):
     one = sections.per_subset(full.assign(subset="all"), judge="mine", user_table=path, n_resamples=0)
     assert texts(one) == ["The table has one subset: no per-subset breakdown (the rates above are the whole "
                           "table's)."] and one.metrics["by_subset"] is None
+
+
+def test_selective_judging_on_a_table_no_judge_can_calibrate_says_why_per_judge():
+    # two judges, 2 samples, gold on 12 items each: 6 calibration items per judge, fewer than min_calibration=30
+    rows = [{"item_id": f"q{i}", "judge": j, "sample": s, "verdict": "pass" if (i + s) % 3 else "fail",
+             "gold": ("pass" if i % 2 else "fail") if i < 12 else None}
+            for i in range(40) for j in ("A", "B") for s in (0, 1)]
+    from evallab import verdicts as V
+
+    t = V.coerce(pd.DataFrame(rows))
+    sec = sections.trust_or_escalate(t, over=[], alpha=0.15, delta=0.1, calibration_share=0.5, splits=5,
+                                     source="mine.csv")
+    # items with gold and a majority verdict, counted by hand: an item's 2 samples agree when (i + 0) % 3 and
+    # (i + 1) % 3 are both nonzero or both zero
+    majority = [i for i in range(12) if bool(i % 3) == bool((i + 1) % 3)]
+    n_cal = round(0.5 * len(majority))
+    text = [x for x in sec.items if isinstance(x, str)]
+    assert text == [f"Selective judging is not run (it calibrates on gold items with a majority verdict): "
+                    f"A — {n_cal} calibration items, fewer than min_calibration=30; B — {n_cal} calibration items, "
+                    f"fewer than min_calibration=30."]

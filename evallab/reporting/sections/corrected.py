@@ -28,6 +28,7 @@ from evallab.metrics import _corrected as corrected
 from evallab.metrics import _drift as drift
 from evallab.metrics import _power as power
 from evallab.metrics import _selective as selective
+from evallab.metrics._design import note_reasons
 from evallab.reporting._context import Section, bundled_section
 from evallab.reporting._params import ParameterError
 from evallab.reporting.sections.position import _who, _why
@@ -43,6 +44,16 @@ SIMULATED_DIFFERENCE_CAVEAT = ("Differences of two systems are shown on simulate
                                "answering the same prompts.")
 SELECTIVE_CAVEAT = ("The selective guarantee is over calibration draws from the same distribution; a held-out split "
                     "adds its own noise, so a split may miss 1 − α even when the guarantee holds.")
+
+
+#: the heading and method text of a bundled section (shown only where the section is)
+TWO_SYSTEMS_HEADING = "## Two systems, one judge: the paired corrected difference\nLLMBar has no two systems answering the same prompts, so this section runs on a simulated table with a known truth:\nsystems A and B answer the same 2,000 prompts, a judge with sensitivity 0.9 and specificity 0.7 grades both, gold on\n300 prompts. PPI++ on the per-prompt differences corrects the difference of pass rates; the judge-only difference is\nshrunk by the judge's errors."
+
+#: the heading and method text of a bundled section (shown only where the section is)
+ANCHOR_HEADING = '## Anchor calibration on the simulated judge (known injected leniency)\nThe simulated judge grades `sim_scenarios` keryx scenarios\' calibration answers under balanced and PASS-only anchors,\n`sim_samples` times each, and the content-free answers "N/A", "" and "[MASK]" under the same prompts. Its leniency is\ninjected: P(pass) × (1 + `sim_pass_only_inflation`) under PASS-only anchors, so the probe\'s true P(PASS) is known.\nContextual calibration (W = diag(p_cf)⁻¹) then passes an answer only when its P(PASS) exceeds the probe\'s.'
+
+#: the heading and method text of a bundled section (shown only where the section is)
+LIVE_HEADING = '## Live SmolLM2 recordings\nThe run recorded under `live_dir` by `make live` (the graded answers and content-free probe replies of its inflation\nand probe studies): the content-free probe and contextual calibration per anchor set where probe replies are\nrecorded, and the corrected pass rate where gold is recorded on part of the answers.'
 
 
 def _units(df: pd.DataFrame) -> str:
@@ -341,7 +352,7 @@ def per_subset(hidden: pd.DataFrame, *, judge: str, depth: int = 1, min_gold: in
     return sec
 
 
-@bundled_section(when="simulated")
+@bundled_section(when="simulated", heading=TWO_SYSTEMS_HEADING)
 def paired_difference(table: pd.DataFrame, system: str, a: str, b: str, *, truth: float | None = None,
                       simulated: bool = False, min_gold: int = corrected.MIN_GOLD, confidence: float = 0.95,
                       n_resamples: int = 1000, seed: int = 0) -> Section:
@@ -516,7 +527,10 @@ def trust_or_escalate(table: pd.DataFrame, *, over: Sequence[str] = ("strategy",
     target = format_number(1 - alpha, "proportion", 0) + "%"
     sel = sel.reset_index(drop=True)
     if sel["certified_splits"].isna().all():
-        return sec.text(f"Selective judging is not run: {_why(sel)}.")
+        why = "; ".join(f"{_who(sel, i)} — {note_reasons(str(sel.at[i, 'note']))[0]}" if str(sel.at[i, "note"])
+                        else _who(sel, i) for i in sel.index)
+        return sec.text(f"Selective judging is not run (it calibrates on gold {unit} with a majority verdict): "
+                        f"{why}.")
     kept = sel[sel["certified_splits"] > 0]
     if kept.empty:
         sec.finding(f"No judge reaches {target} agreement on any confident subset of {unit} in any of {splits} "
@@ -579,7 +593,7 @@ def _show_probe_and_calibration(sec: Section, probe: Results, cal: Results, who:
               caption=f"Before and after contextual calibration ({who})")
 
 
-@bundled_section(when="judge")
+@bundled_section(when="judge", heading=ANCHOR_HEADING)
 def anchor_calibration(table: pd.DataFrame, judge=None, *, anchor: str = "pass-only", who: str = "simulated judge",
                        confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
     """Anchor calibration on a judge with a known injected leniency: the content-free probe's P(PASS) per anchor
@@ -644,7 +658,7 @@ def anchor_calibration(table: pd.DataFrame, judge=None, *, anchor: str = "pass-o
     return sec
 
 
-@bundled_section
+@bundled_section(heading=LIVE_HEADING)
 def live_recordings(live: pd.DataFrame | None, *, live_dir: str, model: str = "SmolLM2",
                     min_gold: int = corrected.MIN_GOLD, confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Section:
