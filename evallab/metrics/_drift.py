@@ -81,12 +81,13 @@ MEASURES = (
     _count("both_parsed", "Both parsed"),
     _count("same", "Same verdict"),
     _count("changed", "Changed"),
+    # the share is over replies; its exact interval and test count each item once, so their n is items
     Measure("flip_rate", "Verdicts changed", "proportion", "flip_rate_low", "flip_rate_high",
-            method_column="flip_rate_method", n="both_parsed", n_unit="replies"),
+            method_column="flip_rate_method", n="items_compared", n_unit="items"),
     Measure("agreement", "Raw agreement", "proportion", "agreement_low", "agreement_high",
-            method_column="flip_rate_method", n="both_parsed", n_unit="replies"),
-    Measure("flip_p", "One-sided p", "p-value", n="both_parsed", n_unit="replies"),
-    Measure("flip_p_adjusted", "Adjusted p", "p-value", n="both_parsed", n_unit="replies"),
+            method_column="flip_rate_method", n="items_compared", n_unit="items"),
+    Measure("flip_p", "One-sided p", "p-value", n="items_compared", n_unit="items"),
+    Measure("flip_p_adjusted", "Adjusted p", "p-value", n="items_compared", n_unit="items"),
     Measure("kappa", "Cohen's kappa", "coefficient", "kappa_low", "kappa_high", method_column="kappa_method",
             n="both_parsed", n_unit="replies", digits=2),
     _count("both_parsed_ab", "Both parsed (order ab)"),
@@ -94,7 +95,8 @@ MEASURES = (
     _count("both_parsed_ba", "Both parsed (order ba)"),
     _count("same_ba", "Same verdict (order ba)"),
     _count("items_all_parsed", "Items with every reply parsed"),
-    _count("items_unchanged", "Items with no verdict changed"),
+    _count("items_compared", "Items compared (a reply of both parsed)"),
+    _count("items_unchanged", "Items with every reply parsed and none changed"),
     _count("gold_replies", "Paired replies with gold"),
     _count("baseline_parsed", "Baseline parsed"),
     _count("baseline_correct", "Baseline correct"),
@@ -349,7 +351,8 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         r["group"] = _group_name(by, key_t) if by else "all"
         n_both, n_chg = int(s["_bothp"]), int(s["_chg"])
         full = pi["_bothp"] == pi["_one"]
-        r.update(items=len(pi), replies=int(s["_one"]), unparsed_baseline=int(s["_ua"]),
+        r.update(items=len(pi), items_compared=int((pi["_bothp"] > 0).sum()), replies=int(s["_one"]),
+                 unparsed_baseline=int(s["_ua"]),
                  unparsed_candidate=int(s["_ub"]), both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
                  flip_rate=n_chg / n_both if n_both else NAN)
         r["flip_rate_low"], r["flip_rate_high"], r["flip_rate_method"] = stats.item_exact_interval(
@@ -578,12 +581,12 @@ class DriftReport:
     groups : Results
         One row per group (``by`` columns, ``group`` name) with counts (unit "count"): ``items``, ``replies``
         (paired), ``unparsed_baseline``, ``unparsed_candidate``, ``both_parsed``, ``same``, ``changed``,
-        ``both_parsed_ab``/``same_ab`` and ``_ba`` (per order), ``items_all_parsed`` and ``items_unchanged``
+        ``both_parsed_ab``/``same_ab`` and ``_ba`` (per order), ``items_compared``, ``items_all_parsed`` and ``items_unchanged``
         (every paired reply of the item kept its verdict), ``gold_replies``, ``baseline_parsed``/``_correct``,
         ``candidate_parsed``/``_correct``, ``mcnemar_b`` (items the baseline got more right), ``mcnemar_c``;
         proportions: ``flip_rate`` in [0, 1] (+ ``_low``/``_high``, Clopper–Pearson on items, the bound the gate
         reads; method in ``flip_rate_method``;
-        n = ``both_parsed`` replies), ``agreement`` = 1 − flip rate (+ interval, same method),
+        n = ``items_compared``, the items with a reply both judges parsed: the interval's unit), ``agreement`` = 1 − flip rate (+ interval, same method),
         ``baseline_accuracy``, ``candidate_accuracy`` (no interval; n = parsed replies); ``delta_accuracy``
         (candidate − baseline, unit "pp") with ``delta_low``/``delta_high`` (paired item bootstrap; method in
         ``delta_method``); ``kappa`` (Cohen, unit "coefficient", + ``_low``/``_high``, method in

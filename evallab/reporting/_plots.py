@@ -295,7 +295,9 @@ def plot_flip_rates(report, *, label: str = "group", title: str | None = None, c
     ax.axvline(100 * report.gate.tolerance, ls="--", lw=1, color="black",
                label=f"tolerance {report.gate.tolerance:.0%}")
     ax.set_yticks(y)
-    ax.set_yticklabels(g[label].astype(str))
+    # a key column with no value recorded ("subset=") is left out of the tick label
+    ax.set_yticklabels([", ".join(x for x in str(t).split(", ") if not x.endswith("=")) or "all"
+                        for t in g[label].astype(str)])
     ax.set_xlabel(f"verdicts changed, baseline → candidate (% of replies both parsed; {confidence:.0%} interval)")
     ax.set_ylabel(label)
     ax.set_title(title or f"Drift {report.baseline_judge} → {report.candidate_judge}")

@@ -130,12 +130,13 @@ def test_headline_states_the_flip_rate_and_accuracy_change(llm, pairs):
     dlo, dhi = _boot([per[c] for c in ("c_b", "p_b", "c_a", "p_a")],
                      lambda cb, pb, ca, pa, axis: cb.sum(axis) / pb.sum(axis) - ca.sum(axis) / pa.sum(axis))
     (f,) = _findings(sec)
-    assert f.startswith(f"{BASE} → {CAND} changes {_stated(ch / both, lo, hi)} (95% CI, {CP}, n = 838 replies) "
+    # the share is over the 838 paired replies; its exact interval counts each of the 419 items once (its n)
+    assert f.startswith(f"{BASE} → {CAND} changes {_stated(ch / both, lo, hi)} (95% CI, {CP}, n = {len(per)} items) "
                         "of verdicts on 419 items (strategy Vanilla), status drift against MeowKit's 5% tolerance "
                         "(all these replies tested together, unadjusted)")
     assert f"accuracy {_pct(acc_a)}% → {_pct(acc_b)}%, a change of {100 * (acc_b - acc_a):+.1f} pp " \
            f"[{100 * dlo:+.1f}, {100 * dhi:+.1f}] (95% CI, paired {BOOT}, n = 838 replies)" in f
-    assert sec.findings[0].method == CP and sec.findings[0].n_unit == "replies"
+    assert sec.findings[0].method == CP and sec.findings[0].n_unit == "items"
     assert sec.metrics["llmbar_headline_items"] == 419
     assert sec.metrics["llmbar_headline_flip_rate"] == pytest.approx(ch / both)
     assert sec.metrics["llmbar_headline_same_both_orders"] == 291
@@ -171,9 +172,9 @@ def test_by_strategy_names_the_most_affected_strategy(llm, pairs):
     per = _per_item(pairs[pairs["strategy"] == top])
     lo, hi = _flip_interval(per)
     (f,) = _findings(sec)
-    assert f == (f"{sum(v < 0.05 for v in adj.values())} of {len(rate)} strategies drift beyond 5% (holm-adjusted); "
-                 f"the most affected is {top} with {_stated(rate[top], lo, hi)} (95% CI, {CP}, "
-                 f"n = {int(per['both'].sum()):,} replies) of verdicts changed on {len(per):,} items.")
+    assert f == (f"{sum(v < 0.05 for v in adj.values())} of {len(rate)} strategies drift beyond 5% (holm-adjusted "
+                 f"across {len(rate)} strategies); the most affected is {top} with {_stated(rate[top], lo, hi)} (95% CI, "
+                 f"{CP}, n = {int((per['both'] > 0).sum()):,} items) of verdicts changed on {len(per):,} items.")
     assert len(sec.items) == 3 and hasattr(sec.items[2], "savefig")  # finding, table, figure
     assert sec.metrics["llmbar_overall_flip_rate"] == pytest.approx(pairs["ch"].sum() / pairs["both"].sum())
 
@@ -192,7 +193,7 @@ def test_gate_counts_flagged_and_inconclusive_groups(llm, pairs):
     assert f == (f"The drift gate fails: {flagged} of {len(groups)} subset × strategy groups change more than 5% of "
                  f"their verdicts (one-sided p < 0.05, holm-adjusted across 45 groups), {inconclusive} are "
                  f"inconclusive; overall {_stated(per['ch'].sum() / per['both'].sum(), lo, hi)} (95% CI, {CP}, "
-                 f"n = {int(per['both'].sum()):,} replies) of verdicts changed (drift; every reply tested together, "
+                 f"n = {int((per['both'] > 0).sum()):,} items) of verdicts changed (drift; every reply tested together, "
                  "unadjusted).")
     assert (sec.metrics["gate_groups"], sec.metrics["gate_flagged"]) == (len(groups), flagged) == (45, 29)
     assert sec.metrics["gate_passed"] is False and len(sec.metrics["gate_flagged_groups"]) == flagged
@@ -254,7 +255,7 @@ def test_prompt_drift_from_the_csv(ae):
     ci = sps.binomtest(changed, len(both)).proportion_ci(method="exact")  # one reply per item: exact binomial
     lo, hi = ci.low, ci.high
     assert f.startswith(f"Changing the prompt from {base} to {cot} changes {_stated(changed / len(both), lo, hi)} "
-                        f"(95% CI, {CP}, n = {len(both):,} replies) of verdicts")
+                        f"(95% CI, {CP}, n = {len(both):,} items) of verdicts")
     assert sec.metrics["alpaca_prompt_drift_flip_rate"][cot] == pytest.approx(changed / len(both))
     assert sec.conclusions == [f"A prompt change alone ({base} → {cot}) changes {_pct(changed / len(both))}% of "
                                "AlpacaEval verdicts."]
@@ -295,7 +296,7 @@ def test_live_prompt_drift_from_the_recording():
     (f,) = _findings(sec)
     assert f.startswith(f"Changing only the prompt (adding LLMBar's rules) changes "
                         f"{_stated(per['ch'].sum() / per['both'].sum(), lo, hi)} (95% CI, {CP}, "
-                        f"n = {int(per['both'].sum())} replies) of SmolLM2-135M's paired verdicts")
+                        f"n = {int((per['both'] > 0).sum())} items) of SmolLM2-135M's paired verdicts")
     # the section carries its own heading (a skipped section leaves none on the page), then the judge's caveat
     assert _texts(sec)[0] == S.LIVE_HEADING and S.LIVE_HEADING.startswith("## Live judge: SmolLM2-135M")
     assert _texts(sec)[1].startswith(live.CAVEAT) and sec.metrics["live_prompt_pairs"] == per["both"].sum()
@@ -326,9 +327,15 @@ def test_one_order_several_samples_no_gold():
     lo, hi = _flip_interval(per)  # three replies per item: each item counted once
     (f,) = _findings(sec)
     assert f == (f"{BASE} → {CAND} changes {_stated(per['ch'].sum() / per['both'].sum(), lo, hi)} (95% CI, {CP}, "
-                 f"n = {int(per['both'].sum())} replies) of verdicts on 30 items (strategy Vanilla), status "
+                 f"n = {int((per['both'] > 0).sum())} items) of verdicts on 30 items (strategy Vanilla), status "
                  f"{sec.metrics['headline_by_subset'][0]['status']} against MeowKit's 5% tolerance (all these replies "
                  "tested together, unadjusted); no gold labels, so no accuracy change.")
+    # sampled judges: each judge's own change between its samples 0 and 1, counted by hand, sits beside the flip rate
+    own = []
+    for j in (BASE, CAND):
+        w = t[t["judge"] == j].pivot_table(index="item_id", columns="sample", values="verdict", aggfunc="first")
+        own.append(f"{100 * (w[0] != w[1]).mean():.1f}% ({j}, {len(w)} replies)")
+    assert any(f"samples 0 and 1 on {own[0]} and {own[1]} of the replies" in x for x in _texts(sec))
     assert "same_ba" not in sec.tables[0].columns and "same_ab" in sec.tables[0].columns  # one order: no ba column
     assert np.isnan(sec.metrics["llmbar_headline_delta_accuracy"])
     assert sec.metrics["llmbar_headline_same_ba"] == 0  # no order ba in this table
@@ -344,7 +351,7 @@ def test_one_reply_per_item_is_wilson_and_a_missing_strategy_uses_the_whole_tabl
     ci = sps.binomtest(ch, both).proportion_ci(method="exact")
     (f,) = _findings(sec)
     assert f.startswith(f"{BASE} → {CAND} changes {_stated(ch / both, ci.low, ci.high)} (95% CI, {CP}, n = {both} "
-                        "replies) of verdicts on 30 items (strategy Mine)")
+                        "items) of verdicts on 30 items (strategy Mine)")  # one reply per item: items = replies
     assert sec.findings[0].method == CP
 
 
@@ -443,7 +450,7 @@ def test_two_annotators_on_the_same_baseline_pair_and_name_their_strategies(ae_f
     ci = sps.binomtest(changed, 400).proportion_ci(method="exact")
     f = _findings(sec)[0]
     assert f.startswith(f"{a} → other_annotator changes {_stated(changed / 400, ci.low, ci.high)} (95% CI, {CP}, "
-                        f"n = 400 replies) of verdicts on 400 items (strategy {a} → other_prompt)")
+                        f"n = 400 items) of verdicts on 400 items (strategy {a} → other_prompt)")
     assert "Vanilla)" not in f
 
 

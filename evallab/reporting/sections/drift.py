@@ -149,11 +149,29 @@ def _status_note(adjust: str, groups: int, unit: str, tolerance: float, alpha: f
             "inconclusive.")
 
 
+def _own_sample_flip(table: pd.DataFrame, judges: Sequence[str]) -> list[str]:
+    """Each judge's own flip rate between its samples 0 and 1 (same item, order, strategy, anchor set; both
+    parsed), as "12.0% (ChatGPT, 50 replies)" phrases; empty unless every judge has a sample 1."""
+    out = []
+    keys = [c for c in ("dataset", "item_id", "strategy", "anchor_set", "order") if c in table.columns]
+    for j in judges:
+        t = table[(table["judge"] == j) & table["verdict"].notna()]
+        a = t[t["sample"] == 0].set_index(keys)["verdict"]
+        b = t[t["sample"] == 1].set_index(keys)["verdict"]
+        both = a.index.intersection(b.index)
+        if not len(both):
+            return []
+        changed = (a.loc[both].astype(str) != b.loc[both].astype(str)).mean()
+        out.append(f"{format_number(float(changed), 'proportion')}% ({j}, {len(both):,} replies)")
+    return out
+
+
 def _strategies(table: pd.DataFrame, baseline_judge: str, candidate_judge: str) -> str:
     """The strategies the compared replies carry: "strategy Vanilla", "strategies CoT, Vanilla", or "strategy A →
     B" when the two judges' replies carry different ones (two prompts paired without ``strategy``)."""
     def names(j: str) -> list[str]:
-        return sorted(map(str, table.loc[table["judge"] == j, "strategy"].dropna().unique())) or ["(none)"]
+        values = table.loc[table["judge"] == j, "strategy"].dropna().astype(str)
+        return sorted(v for v in values.unique() if v.strip()) or ["(none recorded)"]
 
     a, b = names(baseline_judge), names(candidate_judge)
     if a == b:
@@ -271,10 +289,17 @@ def headline(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candidat
                     f"together, unadjusted){_accuracy_clause(o)}.", flip)
         sec.conclusions.append(f"{move} changes {flip} of headline verdicts (status {ov['status']}, unadjusted)"
                                f"{_accuracy_clause(o)}.")
+    own = _own_sample_flip(head, [baseline_judge, candidate_judge])
+    if own:
+        sec.text("Both judges were sampled more than once, and replies are paired by sample index, so the flip rate "
+                 "compares independent draws: part of it is each judge disagreeing with itself. Each judge's own "
+                 "verdicts change between its samples 0 and 1 on " + " and ".join(own) + " of the replies it parsed "
+                 "twice — a flip rate near those says the two judges differ no more than a judge differs from "
+                 "itself.")
     n_sub = len(rep.groups)
     kept = {f"same_{x}": f"Same verdict, order {x}" for x in ("ab", "ba") if ov[f"both_parsed_{x}"]}
     sec.table(rep.with_overall(), {"group": "Subset", "items": "Items", **kept,
-                                   "items_unchanged": "Items with no verdict changed",
+                                   "items_unchanged": "Items with every reply parsed and none changed",
                                    "flip_rate": "Verdicts changed",
                                    "status": _status_label(adjust, n_sub, "subsets", overall=True),
                                    "kappa": "Cohen's kappa", "baseline_accuracy": f"{baseline_judge} accuracy",
@@ -325,12 +350,16 @@ def by_strategy(table: pd.DataFrame, baseline_judge: str = "ChatGPT-0301", candi
         return rep
     g = rep.groups
     sec = Section()
+    if len(g) < 2:
+        return sec.text("The compared replies carry one strategy (or none recorded), so there is no breakdown per "
+                        "strategy: the headline above is that strategy's.")
     if g["flip_rate"].notna().any():
         top = g.index.get_loc(g["flip_rate"].idxmax())
         est = g.estimate("flip_rate", top)
         sec.finding(f"{int((g['status'] == 'drift').sum())} of {len(g)} strategies drift beyond "
-                    f"{_share(tolerance)} ({adjust}-adjusted); the most affected is {g['strategy'].iloc[top]} with "
-                    f"{est} of verdicts changed on {int(g['items'].iloc[top]):,} items.", est)
+                    f"{_share(tolerance)} ({_adjustment(adjust, len(g), 'strategies')}); the most affected is "
+                    f"{g['strategy'].iloc[top]} with {est} of verdicts changed on {int(g['items'].iloc[top]):,} "
+                    "items.", est)
     else:
         sec.text("No strategy has a reply both judges parsed, so no flip rate is computable per strategy.")
     sec.table(g, {"strategy": "Strategy", "items": "Items", "flip_rate": "Verdicts changed",
