@@ -10,7 +10,10 @@ recovering a bias we injected; it can hold every reply for ``latency`` seconds, 
 (``rate_limit=``); and it injects faults (:class:`Fault`): 429 with Retry-After (seconds, an HTTP date,
 ``retry-after-ms``, ``x-ms-retry-after-ms``), 500/503, a dropped connection, a timeout (a reply slower than the
 client waits), a malformed JSON body, empty ``choices`` or content, a reply cut by max_tokens, prose with no
-verdict, a 503 echoing the API key, and 400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
+verdict, a 503 echoing the API key, 400/401/403/404, refusals and quota/billing errors (OpenAI's bodies). It
+speaks today's reply shapes (``reply_shape=``: content parts, ``reasoning_content``, ``reasoning``, ``thinking``,
+a verdict left in the reasoning), refuses parameters with the 400 bodies OpenAI sends (``refuse_params=``, in
+OpenAI's or vLLM's envelope), reports cached prompt tokens and answers ``n`` choices (``takes_n=True``). The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
 request's ``seed``.
 
 Control routes (for tests): ``GET /_evallab/stats`` (requests seen, completions served, faults injected),

@@ -68,6 +68,8 @@ def judge(
                                                 "NA, failure_kind reasoning_only)"),
     keep_reasoning: bool = typer.Option(True, "--keep-reasoning/--reasoning-digest", help="Keep the reasoning "
                                         "text in the table, or only its sha256 and length"),
+    share_samples: bool = typer.Option(False, "--share-samples", help="Ask the samples of one item in one request "
+                                       "(n choices) where the endpoint takes n (detected): the prompt is paid once"),
     param: list[str] = typer.Option([], "--param", help="How to send a parameter the model refuses, overriding "
                                     "detection: NAME=NEW_NAME (max_tokens=max_completion_tokens) or NAME=drop "
                                     "(temperature=drop); repeatable"),
@@ -85,7 +87,7 @@ def judge(
             raise typer.Exit(2)
         adapt[name.strip()] = None if use.strip() == "drop" else use.strip()
     live = {"param_adapt": adapt, "verdict_from_reasoning": verdict_from_reasoning,
-            "keep_reasoning": keep_reasoning} if not judge_spec.startswith("replay:") else {}
+            "keep_reasoning": keep_reasoning, "share_samples": share_samples} if not judge_spec.startswith("replay:") else {}
     j = make_judge(base_url, model, api_key_env, spec=judge_spec, label=label or None,
                    cache=False if no_cache else cache or True, refresh_cache=refresh_cache, timeout=timeout,
                    max_concurrency=concurrency, max_retries=retries, prices=str(prices) if prices else None,

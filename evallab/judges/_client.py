@@ -21,8 +21,21 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   (connection refused, no such host) through a request's retries, before it ever answered, stops the run the same
   way (a wrong port, or a server not running: one line, not a failed row per request). Once it has answered, a
   refused connection is retried and marked failed like any transport failure (a server restarting mid-run);
+- every reply shape (issue 27): ``content`` a string or a list of parts (:func:`split_parts`: text parts joined,
+  thinking/reasoning parts kept apart), the reasoning in ``reasoning_content`` / ``reasoning`` / ``thinking``
+  (kept in the reply's ``reasoning``, never read for the verdict unless ``verdict_from_reasoning``), and
+  ``refusal``. A refusal, an empty reply or a cut one under greedy or seeded decoding is NOT retried (the same
+  request writes it again): it is an NA reply with its ``failure_kind`` and reason, cached like any reply; when
+  sampling without a seed a refusal is asked again at once. Quota and billing errors (:data:`QUOTA_CODES` in the
+  error's ``code`` or ``type``) stop the run at once (:class:`~evallab.errors.QuotaError`), as 401 does;
+- parameter dialects: a 400 refusing one parameter (:func:`param_refusal`) teaches the judge to rename it or
+  leave it out (:attr:`OpenAICompatibleJudge.adapt`, remembered per (base URL, model) in the process and the
+  cache file; ``param_adapt=`` overrides), and the request is asked again at once with the adapted body — which
+  is what the cache key and the sent digest hash;
+- several samples in one request (``share_samples=True``, :meth:`OpenAICompatibleJudge.judge_samples`);
 - the on-disk :class:`~evallab.judges._cache.Cache` (a hit makes no HTTP call);
-- usage and cost (token counts from the response × the price table, :mod:`evallab.judges._pricing`);
+- usage and cost (token counts from the response × the price table, :mod:`evallab.judges._pricing`; reasoning
+  tokens and cached prompt tokens counted, the cached ones at the cached-input rate);
 - the model and ``system_fingerprint`` the server reported, and the latency, on every reply.
 
 Transport: completions go through an ``aiohttp.ClientSession`` directly (``transport="aiohttp"``, the default:

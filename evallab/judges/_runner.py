@@ -683,6 +683,12 @@ def _entry_ids(meta: dict, order: str, anchor_set: str) -> tuple[str, str]:
     return sid, kind
 
 
+#: verdict-table columns kept in a recording's samples (:data:`evallab.judges._recordings.SAMPLE_EXTRAS`)
+_RECORDED_EXTRAS = (("reasoning", "reasoning"), ("reasoning_sha256", "reasoningSha256"),
+                    ("reasoning_chars", "reasoningChars"), ("failure_kind", "failureKind"),
+                    ("verdict_source", "verdictSource"))
+
+
 def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Sequence[tuple],
                         rows: dict[tuple, dict], path: str | Path) -> Path:
     """Write the replies of a run as a keryx-format recording at ``path`` (merged into an existing one).
@@ -716,7 +722,8 @@ def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Se
         if row is None or row.get("failed") is True or str(row.get("failed")) == "True":
             continue
         dg = row.get("request_digest") or request_digest(req)
-        s = Sample(row.get("verdict"), str(row.get("reason") or ""), row.get("error"))
+        extra = {camel: _scalar(row.get(col)) for col, camel in _RECORDED_EXTRAS if _scalar(row.get(col)) is not None}
+        s = Sample(row.get("verdict"), str(row.get("reason") or ""), row.get("error"), extra)
         if s.verdict is None and not s.error:
             s.error = "no verdict"
         grouped.setdefault(dg, {})[int(row.get("sample") or 0)] = s
@@ -764,9 +771,10 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
     -------
     DataFrame
         Columns ``by + [replies, live_calls, cache_hits, unparsed, failed, input_tokens, output_tokens, cost_usd,
-        unpriced, mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made) and
-        is NA when any answered reply of the group has no price (``unpriced`` counts them); failed calls cost
-        nothing here.
+        unpriced, mean_latency_s, cost_per_verdict]`` (and ``reasoning_tokens``, ``cached_tokens`` when the table
+        has them); ``cost_usd`` counts every reply (cached ones at what they cost when made) and is NA when any
+        answered reply of the group has no price (``unpriced`` counts them); failed calls cost nothing here;
+        ``cost_per_verdict`` is ``cost_usd`` over the replies with a parsed verdict (NA when none).
     """
     by = [c for c in by if c in df.columns]
     d = df.assign(_cached=df["cached"].fillna(False).astype(bool) if "cached" in df else False,
@@ -781,8 +789,11 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
                 output_tokens=("output_tokens", "sum"),
                 cost_usd=("_cost", lambda c: c.sum() if c.notna().all() else float("nan")),
                 unpriced=("_unpriced", "sum"),
-                mean_latency_s=("latency_s", "mean")).reset_index()
+                mean_latency_s=("latency_s", "mean"),
+                **{c: (c, "sum") for c in ("reasoning_tokens", "cached_tokens") if c in d}).reset_index()
     out.insert(len(by) + 1, "live_calls", out["replies"] - out["cache_hits"])
+    parsed = out["replies"] - out["unparsed"] - out["failed"]
+    out["cost_per_verdict"] = (out["cost_usd"] / parsed.where(parsed > 0)).astype(float)
     return out
 
 

@@ -332,3 +332,31 @@ def test_an_endpoint_ignoring_n_is_detected_and_the_other_samples_asked_one_by_o
         assert srv.stats()["requests"] == 6
         assert _N_MEMORY.pop((srv.base_url, "sim-judge")) is False
     assert df["verdict"].tolist() == [SIM.decide(r.system, r.user, r.metadata["sample"])[0] for r in reqs]
+
+
+def test_the_recording_keeps_the_reasoning_and_the_failure_kind(tmp_path):
+    from evallab.judges import load_recordings
+
+    reqs = _reqs(3)
+    with LocalJudgeServer(SIM, reply_shape="reasoning_content", faults=[Fault("refusal", match="answer 2")]) as srv:
+        run_jobs(_judge(srv), reqs, record=tmp_path / "rec.json", progress=False)
+    (rec,) = load_recordings(tmp_path).values()
+    samples = [e.samples[0] for e in sorted(rec.entries, key=lambda e: e.scenario_id)]
+    assert [s.extra.get("reasoning") for s in samples[:2]] == [reasoning_text(None)] * 2
+    assert samples[2].extra == {"failureKind": "refusal"} and samples[2].verdict is None
+    doc = json.loads((tmp_path / "rec.json").read_text())
+    assert all("reasoning" in e["samples"][0] or "failureKind" in e["samples"][0] for e in doc["entries"])
+
+
+def test_usage_summary_gives_reasoning_and_cached_tokens_and_the_cost_per_verdict():
+    from evallab.judges import usage_summary
+
+    reqs = _reqs(4)
+    with LocalJudgeServer(SIM, reply_shape="reasoning_content", cached_tokens=8,
+                          faults=[Fault("refusal", match="answer 3")]) as srv:
+        df = run_jobs(_judge(srv, prices={"sim-judge": [1.0, 2.0, 0.5]}), reqs, progress=False)
+    s = usage_summary(df).iloc[0]
+    # the server reports the reasoning tokens of every reply (a refusal is paid for its reasoning too)
+    assert s["reasoning_tokens"] == 4 * (len(reasoning_text(None)) // 4)
+    assert s["cached_tokens"] == 4 * 8
+    assert s["cost_per_verdict"] == pytest.approx(df["cost_usd"].sum() / 3)  # 4 paid, 3 verdicts
