@@ -788,10 +788,20 @@ class OpenAICompatibleJudge:
             body = self.body(request, d)
             payload = json.dumps(body, ensure_ascii=False).encode()
             value = None
-            for n in range(self.max_retries + 1):
+            n = 0
+            while n <= self.max_retries:
                 try:
                     value = await self._attempt(client, payload, headers, request)
                     break
+                except UnsupportedParameterError as exc:  # a refused parameter, not the format: adapt, ask again
+                    self.stats.param_refusals += 1
+                    self._learn(exc)
+                    body = self.body(request, d)
+                    if json.dumps(body, ensure_ascii=False).encode() == payload:
+                        self._fatal = exc
+                        raise
+                    payload = json.dumps(body, ensure_ascii=False).encode()
+                    continue
                 except JudgeFatalError as exc:
                     if exc.status not in _REFUSAL_STATUSES:
                         self._fatal = exc
@@ -803,6 +813,7 @@ class OpenAICompatibleJudge:
                     w = self._backoff(exc, n + 1)
                     self._count_retry(exc, w, n + 1)
                     await asyncio.sleep(w)
+                    n += 1
             if value is None:
                 log.info("judge %s: %s refused the %s response format", self.label, self.base_url, d)
                 continue

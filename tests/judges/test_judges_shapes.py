@@ -360,3 +360,16 @@ def test_usage_summary_gives_reasoning_and_cached_tokens_and_the_cost_per_verdic
     assert s["reasoning_tokens"] == 4 * (len(reasoning_text(None)) // 4)
     assert s["cached_tokens"] == 4 * 8
     assert s["cost_per_verdict"] == pytest.approx(df["cost_usd"].sum() / 3)  # 4 paid, 3 verdicts
+
+
+def test_structured_output_detection_adapts_a_refused_parameter_instead_of_dropping_the_format():
+    """An o-series model behind an OpenAI-dialect endpoint: the format probe's 400 for max_tokens is a refused
+    parameter, not a refused format — the probe is asked again with max_completion_tokens and keeps the dialect."""
+    reqs = _reqs(3, max_tokens=64)
+    with LocalJudgeServer(SIM, dialect="openai", refuse_params=("max_tokens",)) as srv:
+        j = _judge(srv, structured="auto")
+        df = run_jobs(j, reqs, progress=False)
+        # the probe: a 400, then the openai format accepted (no cache: its reply is not reused); then the 3 rows
+        assert srv.stats()["requests"] == 2 + 3 and srv.stats()["param_refusals"] == 1
+    assert j.dialect == "openai" and df["response_format"].tolist() == ["openai"] * 3
+    assert df["verdict"].tolist() == _expected(reqs)
