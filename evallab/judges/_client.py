@@ -9,10 +9,10 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   the send only; server rate-limit headers (``x-ratelimit-remaining-*``) pause new requests before a 429 happens,
   and optional ``requests_per_minute`` / ``tokens_per_minute`` budgets (aiolimiter) hold them client-side;
 - retries with tenacity: exponential backoff with jitter on 429, 5xx, 408, connection errors, timeouts, a
-  malformed (non-JSON) 200 body and a 200 with no verdict-bearing content (no choices, empty content, or cut at
-  ``max_tokens`` before any verdict — a cut reply is asked again at once, without backoff, and only when the
-  request samples without a seed: greedy (temperature 0) or seeded decoding writes the same text again, so such a
-  reply is marked failed at once, its error saying to raise ``max_tokens``), honouring Retry-After in every form
+  malformed (non-JSON) 200 body and a 200 with no verdict-bearing content (no choices; empty content or a reply
+  cut at ``max_tokens`` before any verdict when the request samples without a seed — a cut reply is asked again
+  at once, without backoff; greedy (temperature 0) or seeded decoding writes the same text again, so there an
+  empty or cut reply is an NA reply at once, its error saying why — "raise max_tokens" for a cut one), honouring Retry-After in every form
   (``retry-after-ms``, ``x-ms-retry-after-ms``, ``Retry-After`` seconds or HTTP date; a 429's wait also pauses
   the other requests); after ``max_retries`` retries the reply is returned with ``failed=True`` and the reason in
   ``error`` (a resumed run asks again). ``stats.retries`` / ``stats.waits`` count the retries actually made;
