@@ -19,6 +19,10 @@ Issue 13, a server answering ONE request at a time (``LocalJudgeServer(serial=Tr
 one slot): 30 pairs in both orders = 60 calls at 0.5 s each, timeout 3 s, every other option at its default. The
 wall time over the sequential service time (60 × 0.5 s = 30 s) must stay <= 1.3 with 0 failed calls.
 
+Issue 27, several samples in one request (``share_samples=True``: ``n`` choices where the endpoint takes it): 100
+items x 5 samples at temperature 0.7 against a server answering ``n`` (50 ms latency), once with one request per
+sample and once with one request per item; the prompt tokens the server counted and the wall time of each.
+
 Each live variant runs ``REPEATS`` times, interleaved (a round runs every variant once), each timed from its call
 to its return (event loop, session set-up and closing included for every variant, as they are in ``run_jobs``).
 The gated ratios against bare aiohttp are PAIRED: the ratio within each round, whose variants ran one after the
@@ -220,8 +224,42 @@ def run() -> list[dict]:
          "detail": f"{N} replies from sqlite; live evallab run {best['evallab']:.2f} s"},
     ]
     rows.append(_serial())
+    rows += _shared_samples()
     rows.append(_batch_kill())
     return rows
+
+
+def _shared_samples() -> list[dict]:
+    """Issue 27: 100 items x 5 samples, one request per sample vs one request per item (``n`` = 5)."""
+    from dataclasses import replace
+
+    from evallab.judges import OpenAICompatibleJudge, run_jobs
+    from evallab.testing import LocalJudgeServer, SimulatedJudge
+
+    items, k = 100, 5
+    reqs = [replace(r, temperature=0.7, metadata={**r.metadata, "sample": s}) for r in _requests()[:items]
+            for s in range(k)]
+    got = {}
+    with LocalJudgeServer(SimulatedJudge(seed=5), latency=LATENCY, takes_n=True, process=True) as srv:
+        for share in (False, True):
+            srv.reset()
+            judge = OpenAICompatibleJudge(srv.base_url, "sim-judge", max_concurrency=CONCURRENCY,
+                                          share_samples=share)
+            t0 = time.perf_counter()
+            df = run_jobs(judge, reqs, progress=False)
+            dt = time.perf_counter() - t0
+            assert len(df) == len(reqs) and df["verdict"].notna().all(), "a shared-sample run lost replies"
+            got[share] = (dt, srv.stats()["requests"], int(df["input_tokens"].sum()),
+                          int(df["output_tokens"].sum()))
+    (t1, r1, p1, o1), (t2, r2, p2, o2) = got[False], got[True]
+    return [
+        {"name": "n samples in one request: prompt tokens, shared / one per sample", "value": p2 / p1,
+         "target": "<= 0.25", "ok": p2 / p1 <= 0.25 and r2 == items,
+         "detail": f"{items} items x {k} samples: {r1} requests, {p1} prompt + {o1} completion tokens one per "
+                   f"sample; {r2} requests, {p2} prompt + {o2} completion tokens shared"},
+        {"name": "n samples in one request: wall time, shared / one per sample", "value": t2 / t1, "target": "",
+         "ok": None, "detail": f"{t1:.2f} s vs {t2:.2f} s (50 ms server latency, concurrency ceiling 32)"},
+    ]
 
 
 def _batch_kill() -> dict:

@@ -181,6 +181,27 @@ class JudgeFatalError(EvallabError):
         self.status, self.url = status, url
 
 
+class UnsupportedParameterError(JudgeFatalError):
+    """An HTTP 400 by which the model refuses one request parameter (OpenAI's ``unsupported_parameter`` /
+    ``unsupported_value`` codes, "Unsupported parameter: 'max_tokens' ..."). The judge adapts the body and asks
+    again (:class:`evallab.judges.OpenAICompatibleJudge`, ``param_adapt``); it stops the run only when the
+    parameter cannot be adapted.
+
+    Attributes: ``param`` (the parameter named), ``use`` (the name to send it under instead, e.g.
+    ``max_completion_tokens``; ``None`` = leave it out and take the model's default)."""
+
+    def __init__(self, message: str, *, param: str, use: str | None = None, status: int | None = 400,
+                 url: str = "") -> None:
+        super().__init__(message, status=status, url=url)
+        self.param, self.use = param, use
+
+
+class QuotaError(JudgeFatalError):
+    """The account is out of credit or over its billing limit (``insufficient_quota``,
+    ``billing_hard_limit_reached`` ... in the error body's ``code`` or ``type``, often under HTTP 429): the run
+    stops at once, as on 401 — waiting does not bring credit back."""
+
+
 class TransientError(Exception):
     """A failed attempt that is retried (429/5xx/timeout/connection/malformed or empty body).
 

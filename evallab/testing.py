@@ -10,7 +10,10 @@ recovering a bias we injected; it can hold every reply for ``latency`` seconds, 
 (``rate_limit=``); and it injects faults (:class:`Fault`): 429 with Retry-After (seconds, an HTTP date,
 ``retry-after-ms``, ``x-ms-retry-after-ms``), 500/503, a dropped connection, a timeout (a reply slower than the
 client waits), a malformed JSON body, empty ``choices`` or content, a reply cut by max_tokens, prose with no
-verdict, a 503 echoing the API key, and 400/401/403/404. The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
+verdict, a 503 echoing the API key, 400/401/403/404, refusals and quota/billing errors (OpenAI's bodies). It
+speaks today's reply shapes (``reply_shape=``: content parts, ``reasoning_content``, ``reasoning``, ``thinking``,
+a verdict left in the reasoning), refuses parameters with the 400 bodies OpenAI sends (``refuse_params=``, in
+OpenAI's or vLLM's envelope), reports cached prompt tokens and answers ``n`` choices (``takes_n=True``). The sample index is read from the ``X-Evallab-Sample`` header only (default 0) — never from the
 request's ``seed``.
 
 Control routes (for tests): ``GET /_evallab/stats`` (requests seen, completions served, faults injected),
@@ -40,7 +43,18 @@ from evallab.judges._prompts import anchor_headings, answer_text, shown_outputs
 
 #: fault kinds :class:`Fault` understands
 FAULT_KINDS = ("429", "500", "503", "503_echo_key", "drop", "timeout", "malformed", "empty_choices",
-               "empty_content", "length_cut", "prose", "400", "401", "403", "404")
+               "empty_content", "length_cut", "prose", "400", "401", "403", "404", "refusal", "insufficient_quota",
+               "billing_hard_limit")
+#: how the server writes a reply (``LocalJudgeServer(reply_shape=...)``)
+REPLY_SHAPES = ("string", "parts", "reasoning_content", "reasoning", "thinking", "reasoning_only")
+#: the refusal a ``"refusal"`` fault sends (OpenAI's structured-output refusal shape: ``content`` null)
+REFUSAL_TEXT = "I'm sorry, I can't help with that request."
+#: OpenAI's 429 body when the account is out of credit (as quoted in public bug reports, e.g. NextChat#3123)
+QUOTA_BODY = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                        "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+#: OpenAI's body when the billing hard limit is reached
+BILLING_BODY = {"error": {"message": "Billing hard limit has been reached", "type": "invalid_request_error",
+                          "param": None, "code": "billing_hard_limit_reached"}}
 #: how a 429 fault says when to come back (``Fault.retry_header``)
 RETRY_HEADERS = ("retry-after", "retry-after-date", "retry-after-ms", "x-ms-retry-after-ms")
 
@@ -59,7 +73,9 @@ class Fault:
         ``"malformed"`` (a 200 with a cut-off JSON body), ``"empty_choices"`` (a 200 with ``choices: []``),
         ``"empty_content"`` (a 200 whose message content is empty), ``"length_cut"`` (a 200 cut by max_tokens
         before any verdict: ``finish_reason: "length"``),
-        ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``.
+        ``"prose"`` (a 200 whose text holds no verdict), ``"400"``/``"401"``/``"403"``/``"404"``,
+        ``"refusal"`` (a 200 with ``content: null`` and ``refusal``: :data:`REFUSAL_TEXT`), ``"insufficient_quota"``
+        (HTTP 429 with :data:`QUOTA_BODY`), ``"billing_hard_limit"`` (HTTP 400 with :data:`BILLING_BODY`).
     times : int
         How many requests it hits (then it is used up); ``-1`` = every matching request.
     rate : float, optional
@@ -218,12 +234,28 @@ class _Config:
     rate_limit: tuple[int, float] | None = None
     dialect: str | None = None
     batch_seconds: float = 1.0
+    reply_shape: str = "string"
+    refuse_params: tuple = ()
+    error_style: str = "openai"
+    cached_tokens: int = 0
+    takes_n: bool = False
 
 
 #: structured-output dialects the server can emulate (``LocalJudgeServer(dialect=...)``)
 DIALECTS = ("openai", "llamacpp", "ollama", "none")
 #: the log-probability the server gives the verdict token of a structured reply (when logprobs are asked)
 VERDICT_LOGPROB = -0.1335  # ln(0.875)
+
+
+#: reasoning sentences per ``reasoning_effort`` (the simulated reasoning grows with the effort asked)
+EFFORT_SENTENCES = {"minimal": 1, "low": 1, "medium": 2, "high": 4}
+
+
+def reasoning_text(effort: str | None = None) -> str:
+    """The simulated reasoning: :data:`EFFORT_SENTENCES` sentences for ``effort`` (2, the medium default, when
+    ``None``). It names no verdict (a reply's verdict is in its final answer)."""
+    return " ".join(f"Step {i + 1}: weighing the answer against the rubric." for i in
+                    range(EFFORT_SENTENCES.get(str(effort), 2)))
 
 
 class _App:
@@ -241,7 +273,7 @@ class _App:
 
     def reset(self) -> None:
         self.stats = {"requests": 0, "completions": 0, "faults": {}, "unauthorized": 0, "max_in_flight": 0,
-                      "rate_limited": 0}
+                      "rate_limited": 0, "param_refusals": 0, "choices": 0}
         self._window = (0.0, 0)  # (start, requests) of the rate-limit window
 
     def _rate_limit(self):
@@ -408,6 +440,47 @@ class _App:
         return web.json_response({"error": {"message": message, "type": "evallab_sim", "code": status}},
                                  status=status, headers=headers)
 
+    def _param_refusal(self, doc: dict):
+        """The 400 refusing the first parameter of ``cfg.refuse_params`` in the body, or ``None``. The messages
+        and codes are OpenAI's (as quoted in public bug reports: "Unsupported parameter: 'max_tokens' is not
+        supported with this model. Use 'max_completion_tokens' instead." / ``unsupported_parameter``; "Unsupported
+        value: 'temperature' does not support 0 with this model. Only the default (1) value is supported." /
+        ``unsupported_value``), in OpenAI's envelope ``{"error": {message, type: invalid_request_error, param,
+        code}}`` or vLLM's (``error_style="vllm"``: ``{"object": "error", message, type: BadRequestError, param,
+        code: 400}``). Temperature is refused unless it is 1."""
+        from aiohttp import web
+
+        for p in self.cfg.refuse_params:
+            if p not in doc or (p == "temperature" and doc[p] == 1):
+                continue
+            if p == "max_tokens":
+                msg, code = ("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                             "'max_completion_tokens' instead.", "unsupported_parameter")
+            elif p == "temperature":
+                msg, code = (f"Unsupported value: 'temperature' does not support {doc[p]:g} with this model. Only "
+                             "the default (1) value is supported.", "unsupported_value")
+            else:
+                msg, code = f"Unsupported parameter: '{p}' is not supported with this model.", "unsupported_parameter"
+            self.stats["param_refusals"] += 1
+            if self.cfg.error_style == "vllm":
+                body = {"object": "error", "message": msg, "type": "BadRequestError", "param": p, "code": 400}
+            else:
+                body = {"error": {"message": msg, "type": "invalid_request_error", "param": p, "code": code}}
+            return web.json_response(body, status=400)
+        return None
+
+    def _shaped(self, message: dict, text: str, reasoning: str) -> None:
+        """Write ``text`` (the final answer) and ``reasoning`` into ``message`` in ``cfg.reply_shape``."""
+        shape = self.cfg.reply_shape
+        if shape == "parts":  # Mistral's Magistral: a thinking part (itself a list of text chunks), then text
+            message["content"] = [{"type": "thinking", "thinking": [{"type": "text", "text": reasoning}]},
+                                  {"type": "text", "text": text}]
+        elif shape == "reasoning_only":  # vLLM's reasoning parser that kept everything as reasoning
+            message["content"] = None
+            message["reasoning_content"] = f"{reasoning}\n{text}"
+        elif shape in ("reasoning_content", "reasoning", "thinking"):
+            message[shape] = reasoning
+
     async def completions(self, request):
         self.stats["requests"] += 1
         self._in_flight += 1
@@ -468,10 +541,16 @@ class _App:
                 structured = isinstance(rf, dict) and rf.get("type") == "json_object"
             elif d == "ollama":
                 structured = fmt is not None
+        if self.cfg.refuse_params and (refused := self._param_refusal(doc)) is not None:
+            return refused
         fault = self._take(user)
         if fault is not None:
             self.stats["faults"][fault.kind] = self.stats["faults"].get(fault.kind, 0) + 1
             k = fault.kind
+            if k == "insufficient_quota":
+                return web.json_response(QUOTA_BODY, status=429)
+            if k == "billing_hard_limit":
+                return web.json_response(BILLING_BODY, status=400)
             if k == "429":
                 return self._error(429, "Rate limit reached; retry later.", fault.headers())
             if k in ("400", "401", "403", "404", "500", "503"):
@@ -499,16 +578,33 @@ class _App:
                                         for i, t in enumerate(toks)]}
         if fault is not None and fault.kind == "prose":
             text = "Both approaches have merits and the answer is reasonably written overall."
+        n = int(doc.get("n") or 1) if self.cfg.takes_n else 1
+        texts = [text] + [self.cfg.sim.reply_text(system, user, sample + i) for i in range(1, n)]
+        reasoning = ""
+        choices = []
+        for i, t in enumerate(texts):
+            message = {"role": "assistant", "content": t}
+            if self.cfg.reply_shape != "string":
+                reasoning = reasoning_text(doc.get("reasoning_effort"))
+                self._shaped(message, t, reasoning)
+            choices.append({"index": i, "finish_reason": "stop", "logprobs": logprobs, "message": message})
+        self.stats["choices"] += n
+        prompt = max(1, len(raw) // 4)
+        out = sum(max(1, len(t) // 4) + len(reasoning) // 4 for t in texts)
         body = {"id": f"chatcmpl-sim-{self.stats['requests']}", "object": "chat.completion",
                 "created": int(time.time()), "model": model, "system_fingerprint": "fp_evallab_sim",
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(text) // 4),
-                          "total_tokens": max(1, len(raw) // 4) + max(1, len(text) // 4)}}
+                "choices": choices,
+                "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}}
+        if reasoning:
+            body["usage"]["completion_tokens_details"] = {"reasoning_tokens": len(texts) * (len(reasoning) // 4)}
+        if self.cfg.cached_tokens:
+            body["usage"]["prompt_tokens_details"] = {"cached_tokens": min(self.cfg.cached_tokens, prompt)}
         if fault is not None and fault.kind == "empty_choices":
             body["choices"] = []
         if fault is not None and fault.kind == "empty_content":
-            body["choices"][0]["message"]["content"] = ""
+            body["choices"][0]["message"] = {"role": "assistant", "content": ""}
+        if fault is not None and fault.kind == "refusal":
+            body["choices"][0]["message"] = {"role": "assistant", "content": None, "refusal": REFUSAL_TEXT}
         if fault is not None and fault.kind == "length_cut":
             body["choices"][0].update(finish_reason="length", message={"role": "assistant",
                                                                        "content": "Let me compare the two"})
@@ -589,6 +685,26 @@ class LocalJudgeServer:
         ``(requests, window_seconds)``: a fixed-window rate limit with OpenAI's headers
         (``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests``) on every reply, and a 429 with
         ``retry-after-ms`` past the limit (counted in ``stats()["rate_limited"]``).
+    reply_shape : str
+        How replies are written (:data:`REPLY_SHAPES`; the simulated reasoning is :func:`reasoning_text`, longer
+        at a higher ``reasoning_effort``, and counted in ``completion_tokens_details.reasoning_tokens``):
+        ``"string"`` (``content`` a string, default), ``"parts"`` (Mistral's Magistral: ``content`` a list — a
+        ``thinking`` part, then a ``text`` part), ``"reasoning_content"`` (vLLM's reasoning parser, DeepSeek),
+        ``"reasoning"`` (OpenRouter, Ollama's OpenAI route), ``"thinking"`` (Ollama's native field) — each with
+        the verdict in ``content`` — and ``"reasoning_only"`` (``content: null``, the reasoning and the verdict
+        both in ``reasoning_content``, as vLLM's parser gives when the model never closes its think block).
+    refuse_params : sequence of str
+        Parameters the "model" refuses with HTTP 400, in OpenAI's words and codes (``max_tokens`` → use
+        ``max_completion_tokens``; ``temperature`` other than 1 → ``unsupported_value``; any other →
+        ``unsupported_parameter``), one per request as OpenAI does; counted in ``stats()["param_refusals"]``.
+    error_style : {"openai", "vllm"}
+        The envelope of those 400s: OpenAI's ``{"error": {...}}`` or vLLM's top-level ``{"object": "error",
+        ...}``.
+    cached_tokens : int
+        Prompt tokens reported as cached (``prompt_tokens_details.cached_tokens``, at most the prompt's).
+    takes_n : bool
+        Answer ``n`` choices when the body asks ``n`` (choice ``i`` is sample ``header sample + i``); otherwise
+        ``n`` is ignored (one choice), as some servers do. ``stats()["choices"]`` counts the choices written.
     process : bool
         Run in a separate process (``python -m evallab.testing``, config pickled over stdin; ``sim.truth`` must
         then be a function of an importable module) instead of a background thread.
@@ -603,11 +719,17 @@ class LocalJudgeServer:
                  api_key: str | None = None, served_model: str | None = None, process: bool = False,
                  host: str = "127.0.0.1", serial: bool = False, backlog: int = 1024,
                  rate_limit: tuple[int, float] | None = None, dialect: str | None = None,
-                 batch_seconds: float = 1.0) -> None:
+                 batch_seconds: float = 1.0, reply_shape: str = "string", refuse_params: Sequence[str] = (),
+                 error_style: str = "openai", cached_tokens: int = 0, takes_n: bool = False) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ArgumentError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
+        if reply_shape not in REPLY_SHAPES:
+            raise ArgumentError(f"reply_shape {reply_shape!r}; expected one of {list(REPLY_SHAPES)}")
+        if error_style not in ("openai", "vllm"):
+            raise ArgumentError(f"error_style {error_style!r}; expected 'openai' or 'vllm'")
         self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
-                           tuple(rate_limit) if rate_limit else None, dialect, batch_seconds)
+                           tuple(rate_limit) if rate_limit else None, dialect, batch_seconds, reply_shape,
+                           tuple(refuse_params), error_style, int(cached_tokens), bool(takes_n))
         self.process, self.host = process, host
         self.port: int | None = None
         self._thread = self._loop = self._runner = self._proc = None

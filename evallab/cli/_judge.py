@@ -59,18 +59,43 @@ def judge(
     poll: float = typer.Option(10.0, "--poll", help="Seconds between Batch API status polls"),
     rpm: float = typer.Option(None, "--rpm", help="Client-side budget of requests per minute"),
     tpm: float = typer.Option(None, "--tpm", help="Client-side budget of tokens per minute (estimated)"),
+    reasoning_effort: str = typer.Option("", "--reasoning-effort", help="reasoning_effort sent (low, medium, high "
+                                         "...); several, comma-separated, ask every item at each (a design column)"),
+    thinking_budget: int = typer.Option(None, "--thinking-budget", help="Thinking tokens allowed (sent as "
+                                        "thinking.budget_tokens)"),
+    verdict_from_reasoning: bool = typer.Option(False, "--verdict-from-reasoning", help="Read the verdict from the "
+                                                "reasoning when the final answer holds none (off: such rows are "
+                                                "NA, failure_kind reasoning_only)"),
+    keep_reasoning: bool = typer.Option(True, "--keep-reasoning/--reasoning-digest", help="Keep the reasoning "
+                                        "text in the table, or only its sha256 and length"),
+    share_samples: bool = typer.Option(False, "--share-samples", help="Ask the samples of one item in one request "
+                                       "(n choices) where the endpoint takes n (detected): the prompt is paid once"),
+    param: list[str] = typer.Option([], "--param", help="How to send a parameter the model refuses, overriding "
+                                    "detection: NAME=NEW_NAME (max_tokens=max_completion_tokens) or NAME=drop "
+                                    "(temperature=drop); repeatable"),
 ) -> None:
     """Judge every item of ITEMS and append one row per reply to OUT (resumable, cached, recorded)."""
     from evallab.judges import judge_items, make_judge, usage_summary
     from evallab.judges._runner import describe_run
 
+    adapt = {}
+    for p in param:
+        name, sep, use = p.partition("=")
+        if not sep or not name.strip() or not use.strip():
+            typer.echo(f"--param {p!r}: expected NAME=NEW_NAME or NAME=drop, e.g. max_tokens=max_completion_tokens",
+                       err=True)
+            raise typer.Exit(2)
+        adapt[name.strip()] = None if use.strip() == "drop" else use.strip()
+    live = {"param_adapt": adapt, "verdict_from_reasoning": verdict_from_reasoning,
+            "keep_reasoning": keep_reasoning, "share_samples": share_samples} if not judge_spec.startswith("replay:") else {}
     j = make_judge(base_url, model, api_key_env, spec=judge_spec, label=label or None,
                    cache=False if no_cache else cache or True, refresh_cache=refresh_cache, timeout=timeout,
                    max_concurrency=concurrency, max_retries=retries, prices=str(prices) if prices else None,
-                   requests_per_minute=rpm, tokens_per_minute=tpm, structured=structured, logprobs=logprobs)
+                   requests_per_minute=rpm, tokens_per_minute=tpm, structured=structured, logprobs=logprobs, **live)
     df = judge_items(items, j, out=out, kind=kind, orders=[o.strip() for o in orders.split(",") if o.strip()],
                      samples=samples, temperature=temperature, seed=seed, max_tokens=max_tokens, limit=limit,
-                     progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll)
+                     progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll,
+                     reasoning_effort=reasoning_effort or None, thinking_budget=thinking_budget)
     run = df.attrs.get("run", {})
     typer.echo(f"wrote {out}: {len(df)} rows. This run: {describe_run(run)}")
     if record:

@@ -19,6 +19,7 @@ table's price; the ``cost_usd`` column holds that.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evallab.errors import EvallabError
-from evallab.judges._types import JudgeReply, JudgeRequest, Usage
+from evallab.judges._types import JudgeReply, JudgeRequest
 
 log = logging.getLogger("evallab.judges")
 
@@ -169,8 +170,7 @@ async def run_openai_batch(judge, todo: Sequence[tuple[JudgeRequest, tuple]], st
                 else:
                     reply = judge._reply(req, value, cached=False)
                     if reply.usage.cost_usd is not None:
-                        reply.usage = Usage(reply.usage.input_tokens, reply.usage.output_tokens,
-                                            reply.usage.cost_usd * discount)
+                        reply.usage = dataclasses.replace(reply.usage, cost_usd=reply.usage.cost_usd * discount)
                     if judge.cache is not None:
                         judge.cache.put(judge.cache_key(req), value)
             on_reply(req, key, reply)

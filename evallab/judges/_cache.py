@@ -35,15 +35,20 @@ CACHE_FORMAT = 2
 
 def chat_body(model: str, request: JudgeRequest, extra_body: Mapping | None = None) -> dict:
     """The JSON body of a ``/chat/completions`` request, exactly as :class:`~evallab.judges.OpenAICompatibleJudge`
-    sends it: ``model``, ``messages``, ``temperature``, ``seed``/``max_tokens`` when set, then ``extra_body``
-    merged over them (an ``extra_body`` field overrides a field of the same name)."""
+    sends it: ``model``, ``messages``, ``temperature``, ``seed``/``max_tokens``/``reasoning_effort``/``thinking``
+    when set, then ``extra_body`` merged over them (an ``extra_body`` field overrides a field of the same name)."""
     b = {"model": model, "messages": [{"role": m.role, "content": m.content} for m in request.messages],
          "temperature": request.temperature}
     if request.seed is not None:
         b["seed"] = request.seed
     if request.max_tokens is not None:
         b["max_tokens"] = request.max_tokens
-    b.update(extra_body or {})
+    if request.reasoning_effort is not None:
+        b["reasoning_effort"] = request.reasoning_effort
+    if request.thinking_budget is not None:
+        b["thinking"] = {"type": "enabled", "budget_tokens": int(request.thinking_budget)}
+    if extra_body:
+        b.update(extra_body)
     return b
 
 

@@ -9,10 +9,10 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   the send only; server rate-limit headers (``x-ratelimit-remaining-*``) pause new requests before a 429 happens,
   and optional ``requests_per_minute`` / ``tokens_per_minute`` budgets (aiolimiter) hold them client-side;
 - retries with tenacity: exponential backoff with jitter on 429, 5xx, 408, connection errors, timeouts, a
-  malformed (non-JSON) 200 body and a 200 with no verdict-bearing content (no choices, empty content, or cut at
-  ``max_tokens`` before any verdict — a cut reply is asked again at once, without backoff, and only when the
-  request samples without a seed: greedy (temperature 0) or seeded decoding writes the same text again, so such a
-  reply is marked failed at once, its error saying to raise ``max_tokens``), honouring Retry-After in every form
+  malformed (non-JSON) 200 body and a 200 with no verdict-bearing content (no choices; empty content or a reply
+  cut at ``max_tokens`` before any verdict when the request samples without a seed — a cut reply is asked again
+  at once, without backoff; greedy (temperature 0) or seeded decoding writes the same text again, so there an
+  empty or cut reply is an NA reply at once, its error saying why — "raise max_tokens" for a cut one), honouring Retry-After in every form
   (``retry-after-ms``, ``x-ms-retry-after-ms``, ``Retry-After`` seconds or HTTP date; a 429's wait also pauses
   the other requests); after ``max_retries`` retries the reply is returned with ``failed=True`` and the reason in
   ``error`` (a resumed run asks again). ``stats.retries`` / ``stats.waits`` count the retries actually made;
@@ -21,8 +21,21 @@ Works with OpenAI, DeepSeek, vLLM, llama.cpp server and Ollama (their OpenAI-com
   (connection refused, no such host) through a request's retries, before it ever answered, stops the run the same
   way (a wrong port, or a server not running: one line, not a failed row per request). Once it has answered, a
   refused connection is retried and marked failed like any transport failure (a server restarting mid-run);
+- every reply shape (issue 27): ``content`` a string or a list of parts (:func:`split_parts`: text parts joined,
+  thinking/reasoning parts kept apart), the reasoning in ``reasoning_content`` / ``reasoning`` / ``thinking``
+  (kept in the reply's ``reasoning``, never read for the verdict unless ``verdict_from_reasoning``), and
+  ``refusal``. A refusal, an empty reply or a cut one under greedy or seeded decoding is NOT retried (the same
+  request writes it again): it is an NA reply with its ``failure_kind`` and reason, cached like any reply; when
+  sampling without a seed a refusal is asked again at once. Quota and billing errors (:data:`QUOTA_CODES` in the
+  error's ``code`` or ``type``) stop the run at once (:class:`~evallab.errors.QuotaError`), as 401 does;
+- parameter dialects: a 400 refusing one parameter (:func:`param_refusal`) teaches the judge to rename it or
+  leave it out (:attr:`OpenAICompatibleJudge.adapt`, remembered per (base URL, model) in the process and the
+  cache file; ``param_adapt=`` overrides), and the request is asked again at once with the adapted body — which
+  is what the cache key and the sent digest hash;
+- several samples in one request (``share_samples=True``, :meth:`OpenAICompatibleJudge.judge_samples`);
 - the on-disk :class:`~evallab.judges._cache.Cache` (a hit makes no HTTP call);
-- usage and cost (token counts from the response × the price table, :mod:`evallab.judges._pricing`);
+- usage and cost (token counts from the response × the price table, :mod:`evallab.judges._pricing`; reasoning
+  tokens and cached prompt tokens counted, the cached ones at the cached-input rate);
 - the model and ``system_fingerprint`` the server reported, and the latency, on every reply.
 
 Transport: completions go through an ``aiohttp.ClientSession`` directly (``transport="aiohttp"``, the default:
@@ -55,7 +68,13 @@ from dataclasses import dataclass, field
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from evallab.errors import EvallabError, JudgeFatalError, TransientError
+from evallab.errors import (
+    EvallabError,
+    JudgeFatalError,
+    QuotaError,
+    TransientError,
+    UnsupportedParameterError,
+)
 from evallab.judges import _jsoncodec as jsoncodec
 from evallab.judges._cache import CACHE_FORMAT, Cache, body_key, canonical_json, chat_body
 from evallab.judges._limits import OK, OTHER, OVERLOAD, AdaptiveLimiter, parse_duration, ratelimit_pause
@@ -80,6 +99,66 @@ _DIALECT_MEMORY: dict[tuple[str, str], str] = {}
 #: adaptive limits learnt in this process, per (base URL, model): (limit, still in slow start)
 _LIMIT_MEMORY: dict[tuple[str, str], tuple[float, bool]] = {}
 _VERDICT_ENUM = {"pairwise": ["a", "b", "tie"], "pointwise": ["pass", "fail"]}
+#: error ``code``/``type`` values by which an account is out of credit or over its billing limit (OpenAI's
+#: ``insufficient_quota`` 429 and ``billing_hard_limit_reached``/``billing_not_active``, DeepSeek's and
+#: OpenRouter's balance errors): the run stops at once, as on 401
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
+                         "insufficient_balance", "insufficient_credits", "quota_exceeded"})
+#: request parameters a model may refuse that the judge adapts (renamed when the server says what to use
+#: instead, otherwise left out so the model's default applies)
+ADAPTABLE = ("max_tokens", "temperature", "top_p", "seed", "logprobs", "top_logprobs", "n", "presence_penalty",
+             "frequency_penalty", "reasoning_effort", "thinking", "stop")
+#: parameter adaptations learnt in this process, per (base URL, model): {param: name sent instead or None}
+_PARAM_MEMORY: dict[tuple[str, str], dict[str, str | None]] = {}
+#: whether an endpoint answers ``n`` choices in one request, per (base URL, model), learnt in this process
+_N_MEMORY: dict[tuple[str, str], bool] = {}
+_NOT_SUPPORTED = re.compile(r"unsupported\s+(?:parameter|value|argument)s?\s*:?\s*'?([A-Za-z_]+)'?|'([A-Za-z_]+)'"
+                            r"\s+is\s+not\s+supported|(?:parameter|argument|field)s?\s+'?([A-Za-z_]+)'?\s+(?:is\s+)?"
+                            r"not\s+supported", re.I)
+_USE_INSTEAD = re.compile(r"\buse\s+'?([A-Za-z_]+)'?\s+instead", re.I)
+
+
+def _error_doc(body: bytes) -> dict:
+    """The error object of an error reply: OpenAI's ``{"error": {message, type, param, code}}`` or vLLM's
+    top-level ``{"object": "error", message, type, param, code}``; ``{}`` when the body is not JSON."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, TypeError):
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    err = doc.get("error", doc)
+    return err if isinstance(err, dict) else {"message": str(err)}
+
+
+def quota_code(err: Mapping) -> str | None:
+    """The quota/billing code of an error object (:data:`QUOTA_CODES` in its ``code`` or ``type``), else
+    ``None``."""
+    for k in ("code", "type"):
+        v = err.get(k)
+        if isinstance(v, str) and v.lower() in QUOTA_CODES:
+            return v.lower()
+    return None
+
+
+def param_refusal(err: Mapping) -> tuple[str, str | None] | None:
+    """``(param, use)`` when a 400's error object says the model refuses one request parameter — OpenAI's
+    ``code`` ``unsupported_parameter`` / ``unsupported_value`` with ``param``, or a message "Unsupported
+    parameter: 'X' ..." / "'X' is not supported" — and the parameter is one of :data:`ADAPTABLE`; ``use`` is
+    the name the message says to use instead ("Use 'max_completion_tokens' instead."), ``None`` = leave it out.
+    ``None`` for any other 400."""
+    msg = str(err.get("message") or "")
+    code = str(err.get("code") or "").lower()
+    if code not in ("unsupported_parameter", "unsupported_value") and "support" not in msg.lower():
+        return None
+    name = err.get("param") if isinstance(err.get("param"), str) else None
+    if not name:
+        m = _NOT_SUPPORTED.search(msg)
+        name = next((g for g in m.groups() if g), None) if m else None
+    if not name or name not in ADAPTABLE:
+        return None
+    use = _USE_INSTEAD.search(msg)
+    return name, (use.group(1) if use and use.group(1) != name else None)
 
 
 def verdict_schema(kind: str) -> dict:
@@ -152,6 +231,11 @@ class Encoded:
     cache_key: str
     sent_digest: str
     sample: int
+    #: how the body differs from what the request asked (:attr:`OpenAICompatibleJudge.adapt`), "" when it does not
+    adapted: str = ""
+    #: the judge's adaptation generation it was encoded under (a request waiting for its slot while another one
+    #: taught the judge an adaptation is re-encoded before it is sent)
+    gen: int = 0
 
 
 @dataclass
@@ -187,6 +271,10 @@ class JudgeStats:
     empty: int = 0
     paused: int = 0
     waits: list[tuple[str, float]] = field(default_factory=list)
+    #: replies that were refusals (each asked again only when sampling without a seed)
+    refusals: int = 0
+    #: HTTP 400s by which the model refused a parameter (each taught the judge an adaptation, or stopped the run)
+    param_refusals: int = 0
 
 
 def parse_retry_after(value: str | Mapping[str, str] | None) -> float | None:
@@ -232,6 +320,35 @@ def redact(text: str, key_env: str | None = None) -> str:
     if key and len(key) >= 4:
         text = text.replace(key, "***")
     return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
+
+
+def split_parts(content) -> tuple[str, str]:
+    """``(text, reasoning)`` of a message ``content`` that is not a string: a list of parts — ``{"type": "text",
+    "text"}`` (also ``output_text``) joined into the text; ``{"type": "thinking", "thinking": [parts] or str}``
+    (Mistral's Magistral) and ``{"type": "reasoning", ...}`` joined into the reasoning; others ignored — or
+    ``None`` (``("", "")``). A plain string is returned as the text."""
+    if content is None:
+        return "", ""
+    if isinstance(content, str):
+        return content, ""
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return str(content), ""
+    text, think = [], []
+    for part in content:
+        if isinstance(part, str):
+            text.append(part)
+            continue
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in ("thinking", "reasoning", "redacted_thinking"):
+            inner = part.get("thinking") or part.get("reasoning") or part.get("text") or part.get("summary")
+            think.append(inner if isinstance(inner, str) else split_parts(inner)[0])
+        elif kind in ("text", "output_text", None) and isinstance(part.get("text"), str):
+            text.append(part["text"])
+    return "".join(text), "\n".join(t for t in think if t)
 
 
 def _server_message(resp, key_env: str | None, body: bytes | None = None) -> str:
@@ -356,6 +473,27 @@ class OpenAICompatibleJudge:
     logprobs : bool
         Also ask for token log-probabilities (``logprobs: true, top_logprobs: 5``) and record the verdict
         token's in the ``verdict_logprob`` column when the server returns them.
+    param_adapt : mapping, optional
+        How to send parameters the model refuses, overriding detection: ``{param: new_name}`` renames it (e.g.
+        ``{"max_tokens": "max_completion_tokens"}`` for OpenAI's o-series and GPT-5 models), ``{param: None}``
+        (or ``"drop"``) leaves it out so the model's default applies (``{"temperature": None}``). Without it a
+        refusal is detected from the 400 body (:func:`param_refusal`: OpenAI's ``unsupported_parameter`` /
+        ``unsupported_value``, "Unsupported parameter: 'X' ...") the first time, the request adapted and asked
+        again at once, and the adaptation remembered per (base URL, model) in this process and the cache file.
+        The adapted body is what is hashed for the cache key and ``sent_digest``; each row's ``adapted`` column
+        says what was changed (e.g. "temperature 0 not sent (model default)") and the run summary counts them.
+    verdict_from_reasoning : bool
+        Read the verdict from the reasoning (``reasoning_content``/``reasoning``/``thinking`` fields, thinking
+        parts) when the final answer holds none; the row's ``verdict_source`` is then ``"reasoning"``. Off
+        (default): such a reply is NA with ``failure_kind="reasoning_only"`` and an error naming the verdict the
+        reasoning holds.
+    keep_reasoning : bool
+        Keep the reasoning text in the verdict table's ``reasoning`` column (default); ``False`` keeps its
+        sha256 (``reasoning_sha256``) and length in characters (``reasoning_chars``) only.
+    share_samples : bool
+        Ask the samples of one request (equal but for ``metadata["sample"]``, sampling without a seed) in ONE
+        HTTP request with ``n`` choices where the endpoint takes it (:meth:`judge_samples`; detected, remembered
+        per (base URL, model)): the prompt is paid once. :func:`~evallab.judges.run_jobs` groups them.
     server_check : callable, optional
         Asked after a refused or dropped connection (not after a timeout): returns one line saying why the server
         behind ``base_url`` is gone (the run then stops with :class:`JudgeFatalError` carrying that line, e.g.
@@ -380,7 +518,9 @@ class OpenAICompatibleJudge:
                  initial_concurrency: int = 2, requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None, ratelimit_headers: bool = True,
                  structured: str = "off", logprobs: bool = False,
-                 server_check: Callable[[], str | None] | None = None) -> None:
+                 server_check: Callable[[], str | None] | None = None,
+                 param_adapt: Mapping[str, str | None] | None = None, verdict_from_reasoning: bool = False,
+                 keep_reasoning: bool = True, share_samples: bool = False) -> None:
         base_url = check_base_url(base_url)
         if not model:
             raise EvallabError("judge model is empty; expected a model id such as 'gpt-4o-mini'")
@@ -424,6 +564,18 @@ class OpenAICompatibleJudge:
         self.server_check = server_check
         self.transport = transport
         self.extra_body = dict(extra_body or {})
+        self.verdict_from_reasoning, self.keep_reasoning = bool(verdict_from_reasoning), bool(keep_reasoning)
+        self.share_samples = bool(share_samples)
+        fixed = {}
+        for k, v in dict(param_adapt or {}).items():
+            if not isinstance(k, str) or not (v is None or isinstance(v, str)):
+                raise EvallabError(f"param_adapt {k!r}: {v!r}; expected a parameter name mapped to the name to send "
+                                   "it under, or to None/'drop' to leave it out")
+            fixed[k] = None if v in (None, "", "drop") else v
+        #: parameters sent otherwise than asked: {param: name sent instead, or None = left out}
+        self.adapt: dict[str, str | None] = {**_PARAM_MEMORY.get((base_url, model), {}), **fixed}
+        self._adapt_fixed = frozenset(fixed)
+        self._adapt_gen = 0  # bumped on every adaptation learnt (part of the encoding memo's stamp)
         self.stats = JudgeStats()
         self._client: httpx.AsyncClient | None = None
         self._session = None  # aiohttp.ClientSession of the hot path (transport="aiohttp")
@@ -514,15 +666,31 @@ class OpenAICompatibleJudge:
     def body(self, request: JudgeRequest, dialect: str | None = None) -> dict:
         """The JSON body sent for ``request``: :func:`~evallab.judges._cache.chat_body`, the response-format fields
         of the dialect in use (:func:`format_fields`), logprobs when asked, then ``extra_body`` over them."""
+        return self._body(request, dialect)[0]
+
+    def _body(self, request: JudgeRequest, dialect: str | None = None) -> tuple[dict, str]:
+        """(:meth:`body`, what :attr:`adapt` changed in it in words — "" when nothing)."""
         dialect = dialect or self.dialect
         if (dialect in (None, "text")) and not self.logprobs:
-            return chat_body(self.model, request, self.extra_body)
-        b = chat_body(self.model, request)
-        b.update(format_fields(dialect or "text", request.kind))
-        if self.logprobs:
-            b.update(logprobs=True, top_logprobs=5)
-        b.update(self.extra_body)
-        return b
+            b = chat_body(self.model, request, self.extra_body)
+        else:
+            b = chat_body(self.model, request)
+            b.update(format_fields(dialect or "text", request.kind))
+            if self.logprobs:
+                b.update(logprobs=True, top_logprobs=5)
+            b.update(self.extra_body)
+        if not self.adapt:
+            return b, ""
+        said = []
+        for k, use in self.adapt.items():
+            if k in b:
+                v = b.pop(k)
+                if use:
+                    b[use] = v
+                    said.append(f"{k} sent as {use}")
+                else:
+                    said.append(f"{k} {canonical_json(v)} not sent (model default)")
+        return b, "; ".join(said)
 
     def encoded(self, request: JudgeRequest) -> Encoded:
         """The request as sent, encoded once: the JSON body's bytes, its cache key and its ``sent_digest``.
@@ -537,22 +705,59 @@ class OpenAICompatibleJudge:
         """
         m = request.metadata
         sample = int(m.get("sample", 0) or 0) if m else 0
-        stamp = (self, self.dialect, request.temperature, request.seed, request.max_tokens, request.kind,
-                 request.prompt_version, sample, tuple(request.messages))
+        stamp = (self, self.dialect, self._adapt_gen, request.temperature, request.seed, request.max_tokens,
+                 request.kind, request.prompt_version, sample, tuple(request.messages), request.reasoning_effort,
+                 request.thinking_budget)
         memo = request.__dict__.get("_evallab_encoded")
         if memo is not None and memo[0] == stamp:
             return memo[1]
-        canon = canonical_json(self.body(request))
+        body, adapted = self._body(request)
+        canon = canonical_json(body)
         key_doc = f'{self._key_head}{canon},"sample":{sample},"v":{CACHE_FORMAT}}}'
         digest_doc = (f'{{"body":{canon},"kind":{json.dumps(request.kind, ensure_ascii=False, default=str)},'
                       f'"prompt_version":{json.dumps(request.prompt_version, ensure_ascii=False, default=str)}}}')
         enc = Encoded(canon.encode(), hashlib.sha256(key_doc.encode()).hexdigest(),
-                      hashlib.sha256(digest_doc.encode()).hexdigest(), sample)
+                      hashlib.sha256(digest_doc.encode()).hexdigest(), sample, adapted, self._adapt_gen)
         request.__dict__["_evallab_encoded"] = (stamp, enc)
         return enc
 
     def _memory_key(self) -> str:
         return f"dialect {self.base_url} {self.model}"
+
+    def _load_params(self) -> None:
+        """Take the parameter adaptations learnt for this (base URL, model) from the cache file (another process
+        or an earlier run learnt them), under the explicit ``param_adapt``."""
+        if self.cache is None:
+            return
+        raw = self.cache.get_endpoint(f"params {self.base_url} {self.model}")
+        try:
+            learnt = json.loads(raw) if raw else {}
+        except ValueError:
+            learnt = {}
+        new = {k: v for k, v in learnt.items() if k not in self._adapt_fixed and self.adapt.get(k, 0) != v}
+        if new:
+            self.adapt.update(new)
+            self._adapt_gen += 1
+            _PARAM_MEMORY.setdefault((self.base_url, self.model), {}).update(new)
+
+    def _learn(self, exc: UnsupportedParameterError) -> None:
+        """Remember that this model refuses ``exc.param`` (sent as ``exc.use`` from now on, or left out); an
+        explicit ``param_adapt`` entry is never overridden."""
+        if exc.param in self._adapt_fixed:
+            return
+        changes = {exc.param: exc.use}
+        if exc.param == "logprobs" and exc.use is None:
+            changes["top_logprobs"] = None
+        if all(self.adapt.get(k, 0) == v for k, v in changes.items()):
+            return  # another request learnt it first
+        self.adapt.update(changes)
+        self._adapt_gen += 1
+        mem = _PARAM_MEMORY.setdefault((self.base_url, self.model), {})
+        mem.update(changes)
+        if self.cache is not None:
+            self.cache.put_endpoint(f"params {self.base_url} {self.model}", json.dumps(mem, sort_keys=True))
+        log.warning("judge %s: %s refuses %r for %s; %s from now on", self.label, self.base_url, exc.param,
+                    self.model, f"sent as {exc.use!r}" if exc.use else "left out (the model's default applies)")
 
     async def prepare(self, request: JudgeRequest | None = None) -> str | None:
         """Settle the structured-output dialect before a run (``structured="auto"`` only): from memory (this
@@ -565,6 +770,7 @@ class OpenAICompatibleJudge:
         JudgeFatalError
             401/403/404 while probing.
         """
+        self._load_params()
         if self.structured != "auto" or self.dialect is not None:
             return self.dialect
         mem = _DIALECT_MEMORY.get((self.base_url, self.model))
@@ -582,10 +788,20 @@ class OpenAICompatibleJudge:
             body = self.body(request, d)
             payload = json.dumps(body, ensure_ascii=False).encode()
             value = None
-            for n in range(self.max_retries + 1):
+            n = 0
+            while n <= self.max_retries:
                 try:
                     value = await self._attempt(client, payload, headers, request)
                     break
+                except UnsupportedParameterError as exc:  # a refused parameter, not the format: adapt, ask again
+                    self.stats.param_refusals += 1
+                    self._learn(exc)
+                    body = self.body(request, d)
+                    if json.dumps(body, ensure_ascii=False).encode() == payload:
+                        self._fatal = exc
+                        raise
+                    payload = json.dumps(body, ensure_ascii=False).encode()
+                    continue
                 except JudgeFatalError as exc:
                     if exc.status not in _REFUSAL_STATUSES:
                         self._fatal = exc
@@ -597,6 +813,7 @@ class OpenAICompatibleJudge:
                     w = self._backoff(exc, n + 1)
                     self._count_retry(exc, w, n + 1)
                     await asyncio.sleep(w)
+                    n += 1
             if value is None:
                 log.info("judge %s: %s refused the %s response format", self.label, self.base_url, d)
                 continue
@@ -634,19 +851,41 @@ class OpenAICompatibleJudge:
         return self.encoded(request).cache_key
 
     def _reply(self, request: JudgeRequest, value: dict, *, cached: bool) -> JudgeReply:
-        parsed = parse_reply_full(value.get("raw"), request)
+        """The reply of a cache value: the verdict parsed from the final answer (``raw``) — or, when it holds
+        none and ``verdict_from_reasoning`` is on, from the reasoning — re-parsed and re-priced on every read."""
+        raw = value.get("raw") or ""
+        parsed = parse_reply_full(raw, request)
         verdict, reason, error = parsed.verdict, parsed.reason, parsed.error
-        if value.get("error") and verdict is None:
+        kind, source = value.get("failure"), "answer"
+        reasoning = value.get("reasoning") or ""
+        if verdict is None and reasoning and kind is None:
+            rp = parse_reply_full(reasoning, request)
+            if rp.verdict is not None and self.verdict_from_reasoning:
+                parsed, verdict, reason, error, source = rp, rp.verdict, rp.reason, None, "reasoning"
+            else:
+                where = "no final answer (content empty)" if not raw.strip() else f"the final answer: {error}"
+                found = (f"the reasoning holds a verdict ({rp.verdict!r}); pass verdict_from_reasoning=True "
+                         "(--verdict-from-reasoning) to read it" if rp.verdict is not None else
+                         "the reasoning holds none either")
+                kind, error = "reasoning_only", f"{where}; {found}"
+        elif value.get("error") and verdict is None:
             error = value["error"]
+        if verdict is None and kind is None:
+            kind = "unparsed"
         inp, out = value.get("input_tokens"), value.get("output_tokens")
+        cached_in = value.get("cached_tokens")
         model = value.get("model") or self.model
         lp = value.get("verdict_logprob")
-        return JudgeReply(raw=value.get("raw") or "", verdict=verdict, reason=reason, logprob=lp,
+        if kind == "refusal" and not raw:  # the refusal text is the reply (kept in raw)
+            raw = value.get("refusal") or ""
+        return JudgeReply(raw=raw, verdict=verdict, reason=reason, logprob=lp,
                           response_format=value.get("response_format") or "text",
-                          usage=Usage(inp, out, cost_usd(model, inp, out, self.prices)),
+                          usage=Usage(inp, out, cost_usd(model, inp, out, self.prices, cached_in),
+                                      value.get("reasoning_tokens"), cached_in),
                           latency_s=value.get("latency_s"), model=model,
                           system_fingerprint=value.get("system_fingerprint"), error=error, cached=cached,
-                          score=parsed.score)
+                          score=parsed.score, reasoning=reasoning, failure_kind=kind, verdict_source=source,
+                          adapted=self.encoded(request).adapted if self.adapt else "")
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         """Answer ``request`` from the cache or the endpoint.
@@ -672,11 +911,14 @@ class OpenAICompatibleJudge:
         except JudgeFatalError as exc:
             self._fatal = exc
             raise
+        gen = self._adapt_gen
         try:
             value = await self._call(client, request, enc)
         except JudgeFatalError as exc:
             self._fatal = exc
             raise
+        if gen != self._adapt_gen:  # a parameter was adapted meanwhile: the body sent (and its key) changed
+            key = self.encoded(request).cache_key
         if value.get("failed"):
             if value.get("unreachable") and not self._reached:  # nothing has ever answered: a wrong URL or port,
                 # or a server that is not running — stop with one line instead of a failed row per request
@@ -685,7 +927,12 @@ class OpenAICompatibleJudge:
                 raise self._fatal
             self.stats.failed += 1
             return JudgeReply(error=value["error"], failed=True, model=value.get("model") or self.model,
-                              latency_s=value.get("latency_s"), raw=value.get("raw") or "")
+                              latency_s=value.get("latency_s"), raw=value.get("raw") or "",
+                              reasoning=value.get("reasoning") or "", failure_kind="transient")
+        return self._accept(request, value, key)
+
+    def _accept(self, request: JudgeRequest, value: dict, key: str | None) -> JudgeReply:
+        """The reply of a live cache ``value``: counted, and cached under ``key``."""
         reply = self._reply(request, value, cached=False)
         self.stats.replies += 1
         self.stats.unparsed += reply.verdict is None
@@ -694,6 +941,104 @@ class OpenAICompatibleJudge:
         if self.cache is not None:
             self.cache.put(key, value)
         return reply
+
+    def can_share(self, request: JudgeRequest) -> bool:
+        """Whether samples of ``request`` may share one HTTP request (``share_samples`` on, the endpoint not
+        known to ignore or refuse ``n``, and the request samples without a seed — greedy or seeded samples are
+        copies of one reply)."""
+        return (self.share_samples and request.temperature > 0 and request.seed is None
+                and _N_MEMORY.get((self.base_url, self.model)) is not False)
+
+    async def judge_samples(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
+        """Answer the samples ``requests`` of ONE request (equal but for ``metadata["sample"]``) with one HTTP
+        request asking ``n`` choices — the prompt's tokens are paid once — where the endpoint takes ``n``.
+
+        Cached samples are answered from the cache; the others are asked in one request with ``n`` = their count
+        and choice ``i`` is the ``i``-th of them (in sample order; ``X-Evallab-Sample`` names the first). Usage:
+        the prompt tokens (and cached prompt tokens) go to the first sample's row, the completion and reasoning
+        tokens are split evenly (the remainder to the first). Detection: an endpoint that answers fewer choices
+        than asked (it ignores ``n``) or refuses ``n`` (HTTP 400) is remembered per (base URL, model) as not
+        taking it; the samples left, and any choice without a verdict-bearing reply or any failed attempt, are
+        then asked one by one through :meth:`judge` (its retries and failure kinds). Returns the replies in the
+        order of ``requests``.
+
+        Raises
+        ------
+        JudgeFatalError
+            As :meth:`judge`.
+        """
+        out: dict[int, JudgeReply] = {}
+        todo = []
+        for i, r in enumerate(requests):
+            enc = self.encoded(r)
+            value = self.cache.get(enc.cache_key) if self.cache is not None else None
+            if value is not None:
+                self.stats.cache_hits += 1
+                self.stats.replies += 1
+                out[i] = self._reply(r, value, cached=True)
+            else:
+                todo.append(i)
+        todo.sort(key=lambda i: self.encoded(requests[i]).sample)
+        if len(todo) > 1 and self.can_share(requests[todo[0]]):
+            if self._fatal is not None:
+                raise self._fatal
+            try:
+                client = self._ensure_client()
+            except JudgeFatalError as exc:
+                self._fatal = exc
+                raise
+            first = requests[todo[0]]
+            enc = self.encoded(first)
+            body = json.loads(enc.payload)
+            body["n"] = len(todo)
+            headers = {"X-Evallab-Sample": str(enc.sample)} if enc.sample else None
+            doc = None
+            try:
+                doc = await self._attempt(client, canonical_json(body).encode(), headers, first, raw_doc=True)
+            except UnsupportedParameterError as exc:
+                if exc.param != "n":
+                    self._fatal = exc
+                    raise
+                self.stats.param_refusals += 1
+                _N_MEMORY[(self.base_url, self.model)] = False
+            except JudgeFatalError as exc:
+                self._fatal = exc
+                raise
+            except TransientError as exc:
+                log.info("judge %s: a shared request of %d samples failed (%s); asking them one by one",
+                         self.label, len(todo), exc)
+            if doc is not None:
+                choices = doc.get("choices") or []
+                if len(choices) < len(todo):
+                    _N_MEMORY[(self.base_url, self.model)] = False
+                else:
+                    _N_MEMORY[(self.base_url, self.model)] = True
+                usage = doc.get("usage") or {}
+                k = min(len(choices), len(todo))
+                for j in range(k):
+                    share = {}
+                    for name in ("completion_tokens",):
+                        if usage.get(name) is not None:
+                            share[name] = usage[name] // k + (usage[name] % k if j == 0 else 0)
+                    share["prompt_tokens"] = usage.get("prompt_tokens") if j == 0 else 0
+                    rt = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+                    if rt:
+                        share["completion_tokens_details"] = {"reasoning_tokens": rt // k + (rt % k if j == 0 else 0)}
+                    ct = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+                    if ct and j == 0:
+                        share["prompt_tokens_details"] = {"cached_tokens": ct}
+                    r = requests[todo[j]]
+                    try:
+                        value = self.value_from_completion({**doc, "choices": [choices[j]], "usage": share},
+                                                           doc.get("_latency"), r)
+                    except TransientError:
+                        continue  # asked alone below, with the retries its kind calls for
+                    value.pop("_latency", None)
+                    out[todo[j]] = self._accept(r, value, self.encoded(r).cache_key)
+        for i in todo:
+            if i not in out:
+                out[i] = await self.judge(requests[i])
+        return [out[i] for i in range(len(requests))]
 
     def _backoff(self, exc: BaseException, failed_attempts: int) -> float:
         """Seconds to wait after ``failed_attempts`` failures: exponential with jitter
@@ -719,13 +1064,28 @@ class OpenAICompatibleJudge:
         self._count_retry(state.outcome.exception(), state.next_action.sleep, state.attempt_number + 1)
 
     async def _call(self, client: httpx.AsyncClient, request: JudgeRequest, enc: Encoded | None = None) -> dict:
+        """:meth:`_send`, asked again at once with the body adapted when the model refuses a parameter
+        (:class:`UnsupportedParameterError`); the refusal stops the run when the body cannot be adapted."""
         enc = enc or self.encoded(request)
+        for _ in range(len(ADAPTABLE) + 1):
+            try:
+                return await self._send(client, request, enc)
+            except UnsupportedParameterError as exc:
+                self.stats.param_refusals += 1
+                self._learn(exc)
+                new = self.encoded(request)
+                if new.payload == enc.payload:  # nothing to adapt (an explicit param_adapt, or already sent so)
+                    raise
+                enc = new
+        raise JudgeFatalError(f"{self.url} kept refusing parameters of {self.model}: {self.adapt}", url=self.url)
+
+    async def _send(self, client: httpx.AsyncClient, request: JudgeRequest, enc: Encoded) -> dict:
         payload = enc.payload
         # the repeat index, for servers that vary replies per sample (the local simulated judge reads it, default
         # 0); other servers ignore the header. Sample 0 sends none: the default needs no header.
         headers = {"X-Evallab-Sample": str(enc.sample)} if enc.sample else None
         try:  # first attempt outside tenacity: the common case pays nothing for the retry machinery
-            return await self._attempt(client, payload, headers, request)
+            return await self._attempt(client, payload, headers, request, enc.gen)
         except TransientError as exc:
             last = exc
         if self.max_retries > 0 and not last.final:
@@ -738,10 +1098,14 @@ class OpenAICompatibleJudge:
                                          retry=retry_if_exception(_retryable), reraise=True)
                 async for attempt in retrying:
                     with attempt:
-                        return await self._attempt(client, payload, headers, request)
+                        return await self._attempt(client, payload, headers, request, enc.gen)
             except TransientError as exc:
                 last = exc
         n = self.max_retries + 1
+        if last.value and last.value.get("refusal"):  # refused on every attempt: the refusal is the reply
+            v = dict(last.value)
+            v.update(failure="refusal", error=f"refusal: {v['refusal']} (asked {n} time{'s' if n > 1 else ''})")
+            return v
         # a final error says itself why it was not asked again (and may come before the last attempt)
         out = {"failed": True, "error": str(last) if last.final else
                f"{last} (gave up after {n} attempt{'s' if n > 1 else ''})", "unreachable": last.unreachable}
@@ -768,7 +1132,7 @@ class OpenAICompatibleJudge:
         return len(payload) / 4 + (request.max_tokens or (seen / n if n else 256))
 
     async def _attempt(self, client: httpx.AsyncClient, payload: bytes, headers: dict,
-                       request: JudgeRequest) -> dict:
+                       request: JudgeRequest, gen: int | None = None, raw_doc: bool = False) -> dict:
         if self._rpm is not None:
             await self._rpm.acquire()
         if self._tpm is not None:
@@ -778,6 +1142,8 @@ class OpenAICompatibleJudge:
         if self._fatal is not None:  # another request hit a fatal status while this one waited: stop
             lim.release(sent, OTHER)
             raise self._fatal
+        if gen is not None and gen != self._adapt_gen:  # adapted while this one waited: send the adapted body
+            payload = self.encoded(request).payload
         outcome, latency = OTHER, None
         self.stats.calls += 1
         t0 = time.perf_counter()
@@ -813,6 +1179,15 @@ class OpenAICompatibleJudge:
             self._reached = True
             if st != 200:
                 msg = _server_message(None, self.api_key_env, body)
+                err = _error_doc(body)
+                quota = quota_code(err)
+                if quota is not None:
+                    raise QuotaError(f"HTTP {st} from {self.url}: {msg} ({quota}) — the account is out of credit or "
+                                     "over its billing limit; stopped without retrying (rows answered so far are "
+                                     "kept: add credit or raise the limit, then rerun)", status=st, url=self.url)
+                if st == 400 and (refused := param_refusal(err)) is not None:
+                    raise UnsupportedParameterError(f"HTTP 400 from {self.url}: {msg}; stopped without retrying",
+                                                    param=refused[0], use=refused[1], url=self.url)
                 if st in RETRY_STATUSES or st >= 500:
                     ra = parse_retry_after(rh)
                     if st in OVERLOAD_STATUSES:
@@ -849,6 +1224,9 @@ class OpenAICompatibleJudge:
         if not isinstance(doc, dict):  # not JSON, or JSON that is not an object
             raise TransientError(f"malformed JSON body from the server "
                                  f"({redact(repr(body[:80]), self.api_key_env)})", status=200) from None
+        if raw_doc:  # the completion object itself (judge_samples reads its several choices)
+            doc["_latency"] = latency
+            return doc
         return self.value_from_completion(doc, latency, request)
 
     def value_from_completion(self, doc: dict, latency: float | None, request: JudgeRequest) -> dict:
@@ -867,11 +1245,44 @@ class OpenAICompatibleJudge:
             raise TransientError("the server returned no choices", status=200, value=value)
         choice = choices[0] or {}
         msg = choice.get("message") or {}
-        value["raw"] = msg.get("content") or ""
+        content = msg.get("content")
+        reasoning = None
+        if content.__class__ is not str:  # a list of parts (Magistral: thinking, then text), or null
+            content, reasoning = split_parts(content)
+        value["raw"] = content
+        extra = msg.get("reasoning_content") or msg.get("reasoning") or msg.get("thinking")
+        if extra:  # vLLM/DeepSeek reasoning_content, OpenRouter/Ollama reasoning, Ollama's native thinking
+            extra = extra if isinstance(extra, str) else split_parts(extra)[0] or split_parts(extra)[1]
+            reasoning = f"{reasoning}\n{extra}" if reasoning else extra
+        if reasoning:
+            value["reasoning"] = reasoning
+        if "completion_tokens_details" in usage or "prompt_tokens_details" in usage:
+            rt = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+            ct = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+            if rt:
+                value["reasoning_tokens"] = rt
+            if ct:
+                value["cached_tokens"] = ct
         finish = choice.get("finish_reason")
-        if not value["raw"].strip():
-            self.stats.empty += 1
-            raise TransientError(f"empty reply (finish_reason {finish})", status=200, value=value)
+        if not content.strip():
+            refusal = msg.get("refusal")
+            same = request.temperature == 0 or request.seed is not None
+            how = ("greedy" if request.temperature == 0 else f"seeded (seed {request.seed})") if same else ""
+            if refusal:
+                self.stats.refusals += 1
+                value["refusal"] = str(refusal)
+                if same:
+                    value.update(failure="refusal", error=f"refusal: {refusal} (not asked again: {how} decoding "
+                                                          "would write it again)")
+                    return value
+                raise TransientError(f"refusal: {refusal}", status=200, value=value, immediate=True)
+            if finish != "length" and not reasoning:
+                self.stats.empty += 1
+                if same:
+                    value.update(failure="empty", error=f"empty reply (finish_reason {finish}); not asked again: "
+                                                        f"{how} decoding would write the same reply")
+                    return value
+                raise TransientError(f"empty reply (finish_reason {finish})", status=200, value=value)
         if choice.get("logprobs"):
             try:
                 shown = json.loads(value["raw"]).get("verdict")
@@ -885,10 +1296,10 @@ class OpenAICompatibleJudge:
             if request.temperature == 0 or request.seed is not None:
                 how = "greedy" if request.temperature == 0 else f"seeded (seed {request.seed})"
                 cap = f"max_tokens {request.max_tokens}" if request.max_tokens else "the server's default max_tokens"
-                raise TransientError(f"reply cut at max_tokens (finish_reason length, {cap}) before any verdict; "
-                                     f"not asked again: {how} decoding "
-                                     "would write the same text — raise max_tokens", status=200, value=value,
-                                     final=True)
+                value.update(failure="cut", error=f"reply cut at max_tokens (finish_reason length, {cap}) before any "
+                                                  f"verdict; not asked again: {how} decoding would write the same "
+                                                  "text — raise max_tokens")
+                return value
             raise TransientError("reply cut at max_tokens (finish_reason length) before any verdict", status=200,
                                  value=value, immediate=True)
         return value

@@ -161,7 +161,9 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
 
 def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind: str = "auto",
                 orders: Sequence[str] = ("ab", "ba"), samples: int = 1, temperature: float = 0.0,
-                seed: int | None = None, max_tokens: int | None = None, limit: int = 0, **run) -> pd.DataFrame:
+                seed: int | None = None, max_tokens: int | None = None, limit: int = 0,
+                reasoning_effort: str | Sequence[str] | None = None, thinking_budget: int | None = None,
+                **run) -> pd.DataFrame:
     """Judge every item of an items file (``evallab judge ITEMS``): read it, build the requests
     (:func:`requests_from_items`) and run them (:func:`evallab.judges.run_jobs`: resumable, cached, recorded).
 
@@ -181,6 +183,12 @@ def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind
     temperature, seed, max_tokens : model parameters of every request.
     limit : int, default 0
         Only the first ``limit`` items (0: all).
+    reasoning_effort : str or sequence of str, optional
+        Sent as ``reasoning_effort`` (``"low"``, ``"medium"``, ``"high"`` ...); several (``["low", "high"]`` or
+        ``"low,high"``) ask every request at each effort — a design factor: the rows' ``strategy`` ends
+        ``@<effort>`` and their ``reasoning_effort`` column names it.
+    thinking_budget : int, optional
+        Thinking tokens allowed (:attr:`~evallab.judges.JudgeRequest.thinking_budget`).
     **run
         Passed to :func:`evallab.judges.run_jobs`: ``progress``, ``record``, ``wait``, ``batch``,
         ``poll_interval``, ``max_in_flight``.
@@ -205,4 +213,11 @@ def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind
         table = table.head(limit)
     reqs = requests_from_items(table, kind=kind, orders=orders, samples=samples, temperature=temperature,
                                seed=seed, max_tokens=max_tokens, path=items)
+    efforts = reasoning_effort.split(",") if isinstance(reasoning_effort, str) else list(reasoning_effort or [])
+    efforts = [e.strip() for e in efforts if e and e.strip()]
+    if efforts or thinking_budget is not None:
+        from dataclasses import replace
+
+        reqs = [replace(r, reasoning_effort=e, thinking_budget=thinking_budget) for e in (efforts or [None])
+                for r in reqs]
     return run_jobs(judge, reqs, out=out, **run)

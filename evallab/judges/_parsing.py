@@ -18,6 +18,9 @@ Accepted forms, tried in order:
    - ties in words: ``it's a tie``, ``a draw``, ``equally good``, ``both are equally helpful``, ``neither is
      better``, ``no clear winner``.
 
+   A hedge before the verdict is skipped: in ``Verdict: a close call, but (b)`` the value read is what follows
+   the last ``but``/``however``/``ultimately``/``on balance`` ... (``(b)``), for pointwise values too
+   (``Verdict: borderline, but PASS``).
    An article is never an option: in ``Verdict: a tie`` the ``a`` is an article (an option letter must stand
    alone: followed by the end, punctuation, or ``is``/``wins``/``because`` ...). The FINAL statement wins: the
    statements after the last one marked ``final`` (``Final verdict: ...``) when there is one, else all of them,
@@ -215,6 +218,23 @@ def _pair_value(value: str, whole: bool = False) -> tuple[str, float | None] | N
     return None
 
 
+_POINT_VALUE = re.compile(r"\s*\**\s*(?:(not|never|no)\s+(?:a\s+)?)?(pass|passed|fail|failed|warn|warning)\b", re.I)
+#: a hedge before the verdict in a labelled value: "a close call, but (b)", "borderline; ultimately PASS"
+_HEDGE = re.compile(r"[,;:—–-]?\s*\b(?:but|however|though|although|yet|still|ultimately|in\s+the\s+end|on\s+balance)"
+                    r"\b\s*,?\s*(?:I\s+(?:would\s+)?(?:pick|choose|prefer|go\s+with|lean\s+(?:towards?|to))\s+"
+                    r"|it(?:['’]s|\s+is)\s+|(?:it\s+)?(?:goes\s+to|leans?\s+(?:towards?|to))\s+)?", re.I)
+
+
+def _after_hedge(value: str) -> str | None:
+    """The text after the LAST hedge word (``but``, ``however``, ``ultimately`` ...) within the first 100
+    characters of a labelled value — "a close call, but (b)" → "(b)" — or ``None`` when there is none. The caller
+    reads it as the labelled value; a hedge followed by no option gives no verdict."""
+    last = None
+    for h in _HEDGE.finditer(value[:100]):
+        last = h
+    return value[last.end():] if last is not None else None
+
+
 @dataclass
 class _Stmt:
     pos: int
@@ -240,11 +260,14 @@ def _statements(text: str, kind: str) -> list[_Stmt]:
         final = (m.group(1) or "").lower() == "final" or None
         if kind == "pairwise":
             got = _pair_value(value)
+            if got is None and (rest := _after_hedge(value)) is not None:
+                got = _pair_value(rest)
             if got is not None:
                 add(m.start(), got[0], got[1], final)
         elif kind == "pointwise":
-            w = re.match(r"\s*\**\s*(?:(not|never|no)\s+(?:a\s+)?)?(pass|passed|fail|failed|warn|warning)\b", value,
-                         re.I)
+            w = _POINT_VALUE.match(value)
+            if w is None and (rest := _after_hedge(value)) is not None:
+                w = _POINT_VALUE.match(rest)
             if w:
                 add(m.start(), "!" + w.group(2).lower() if w.group(1) else _POINT_WORD[w.group(2).lower()], None,
                     final)

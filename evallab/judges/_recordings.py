@@ -49,6 +49,13 @@ class Sample:
     verdict: str | None
     reason: str = ""
     error: str | None = None
+    #: evallab's optional sample fields (:data:`SAMPLE_EXTRAS`: the reasoning — or its digest and length —, the
+    #: failure kind, where the verdict was read), written as they are and ignored by keryx
+    extra: dict = field(default_factory=dict)
+
+
+#: optional sample fields evallab writes beside keryx's (camelCase, as the format's other fields)
+SAMPLE_EXTRAS = ("reasoning", "reasoningSha256", "reasoningChars", "failureKind", "verdictSource")
 
 
 @dataclass
@@ -123,7 +130,8 @@ def _sample(obj: object, path: str, where: str, allowed: tuple[str, ...] = ("pas
     if v is None and not err:
         err = "no verdict recorded"
     reason = obj.get("reason", "")
-    return Sample(v, reason if isinstance(reason, str) else str(reason), str(err) if err else None)
+    return Sample(v, reason if isinstance(reason, str) else str(reason), str(err) if err else None,
+                  {k: obj[k] for k in SAMPLE_EXTRAS if obj.get(k) is not None})
 
 
 def parse_recording(doc: object, path: str = "<memory>") -> Recording:
@@ -213,6 +221,7 @@ def to_json(rec: Recording) -> dict:
         d = {"verdict": s.verdict, "reason": s.reason}
         if s.error:
             d["error"] = s.error
+        d.update(s.extra)
         return d
 
     doc = {"judgePromptVersion": rec.judge_prompt_version, "judge": rec.judge, "judgeModel": rec.judge_model,

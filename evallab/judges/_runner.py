@@ -55,7 +55,9 @@ META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order
 PREFETCH_CHUNK = 256
 #: columns the runner adds beyond the tidy schema
 EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw",
-                 "response_format", "verdict_logprob")
+                 "response_format", "verdict_logprob", "failure_kind", "verdict_source", "reasoning",
+                 "reasoning_sha256", "reasoning_chars", "adapted", "reasoning_effort", "reasoning_tokens",
+                 "cached_tokens")
 
 log = logging.getLogger("evallab.judges")
 
@@ -85,10 +87,28 @@ class RunStats:
     output_tokens: int = 0
     seconds: float = 0.0
     batch_replies: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    #: live replies with a parsed verdict (the denominator of :attr:`cost_per_verdict`)
+    verdicts: int = 0
+    #: rows by failure kind (``refusal``, ``empty``, ``cut``, ``reasoning_only``, ``unparsed``, ``transient``)
+    failure_kinds: dict | None = None
+    #: rows whose body was adapted to the model, by what was changed ("temperature 0 not sent (model default)")
+    adapted: dict | None = None
+    #: rows whose verdict was read from the reasoning (``verdict_from_reasoning=True``)
+    from_reasoning: int = 0
 
     @property
     def errors(self) -> int:
         return self.unparsed + self.failed
+
+    @property
+    def cost_per_verdict(self) -> float | None:
+        """USD of this run's live replies per parsed verdict among them (refusals, cut and unparsed replies are
+        paid for too); ``None`` when the cost is unknown or no live reply gave a verdict."""
+        if self.cost_usd is None or self.unpriced or not self.verdicts:
+            return None
+        return self.cost_usd / self.verdicts
 
 
 def _scalar(v):
@@ -135,6 +155,28 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
         row["response_format"] = reply.response_format
     if getattr(reply, "logprob", None) is not None:
         row["verdict_logprob"] = reply.logprob
+    kind = getattr(reply, "failure_kind", None)
+    if kind is not None:
+        row["failure_kind"] = kind
+    if getattr(reply, "verdict_source", "answer") != "answer":
+        row["verdict_source"] = reply.verdict_source
+    text = getattr(reply, "reasoning", "")
+    if text:
+        if getattr(judge, "keep_reasoning", True):
+            row["reasoning"] = text
+        else:
+            row["reasoning_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+            row["reasoning_chars"] = len(text)
+    if getattr(reply, "adapted", ""):
+        row["adapted"] = reply.adapted
+    if request.reasoning_effort is not None:
+        row["reasoning_effort"] = request.reasoning_effort
+        if not m.get("strategy"):  # a design factor: the same items at several efforts are distinct rows
+            row["strategy"] += f"@{request.reasoning_effort}"
+    if reply.usage.reasoning_tokens is not None:
+        row["reasoning_tokens"] = reply.usage.reasoning_tokens
+    if reply.usage.cached_tokens is not None:
+        row["cached_tokens"] = reply.usage.cached_tokens
     for k, v in m.items():
         if k not in row:
             row[k] = _scalar(v)
@@ -169,9 +211,11 @@ def row_key(row: dict) -> tuple:
 
 def request_key(judge: Judge, request: JudgeRequest) -> tuple:
     m = request.metadata
-    return (str(m.get("dataset", "") or ""), str(m.get("item_id", "")), judge.label,
-            str(m.get("strategy") or request.prompt_version or ""), str(m.get("anchor_set") or "none"),
-            str(m.get("order") or ""), int(m.get("sample", 0) or 0))
+    strategy = str(m.get("strategy") or request.prompt_version or "")
+    if request.reasoning_effort is not None and not m.get("strategy"):
+        strategy += f"@{request.reasoning_effort}"
+    return (str(m.get("dataset", "") or ""), str(m.get("item_id", "")), judge.label, strategy,
+            str(m.get("anchor_set") or "none"), str(m.get("order") or ""), int(m.get("sample", 0) or 0))
 
 
 def _output_format(out: str | Path) -> str:
@@ -284,6 +328,29 @@ class _Output:
             df.to_csv(tmp, index=False)
         os.replace(tmp, self.out)
         self.journal.unlink()
+
+
+def _share_groups(judge: Judge, todo: list[tuple[JudgeRequest, tuple]]):
+    """Queue items ``(index, request, key)`` — or ``(index, [requests], [keys])`` for the samples of one request
+    that the judge can ask in one HTTP request (``judge.can_share``: equal but for the sample index; see
+    :meth:`~evallab.judges.OpenAICompatibleJudge.judge_samples`), at the index of the first of them."""
+    can = getattr(judge, "can_share", None)
+    if not callable(can) or not getattr(judge, "share_samples", False):
+        yield from ((i, r, k) for i, (r, k) in enumerate(todo))
+        return
+    groups: dict[tuple, list[int]] = {}
+    for i, (r, k) in enumerate(todo):
+        if can(r):
+            g = (k[:-1], r.temperature, r.max_tokens, r.kind, r.prompt_version, r.reasoning_effort,
+                 r.thinking_budget, tuple(r.messages))
+            groups.setdefault(g, []).append(i)
+    first = {ix[0]: ix for ix in groups.values() if len(ix) > 1}
+    grouped = {i for ix in first.values() for i in ix}
+    for i, (r, k) in enumerate(todo):
+        if i in first:
+            yield i, [todo[j][0] for j in first[i]], [todo[j][1] for j in first[i]]
+        elif i not in grouped:
+            yield i, r, k
 
 
 def _owner_text(owner: Path) -> str:
@@ -445,8 +512,8 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     jstats = getattr(judge, "stats", None)
     calls0 = getattr(jstats, "calls", 0)
     queue: asyncio.Queue = asyncio.Queue()
-    for i, (r, k) in enumerate(todo):
-        queue.put_nowait((i, r, k))
+    for item in _share_groups(judge, todo) if not batch else ((i, r, k) for i, (r, k) in enumerate(todo)):
+        queue.put_nowait(item)
     # twice the judge's concurrency: a worker busy writing its row never leaves an HTTP slot idle
     n_workers = max(1, min(len(todo), max_in_flight or 2 * getattr(judge, "max_concurrency", 16)))
     t0 = time.perf_counter()
@@ -460,13 +527,27 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
         stats.cache_hits += bool(reply.cached)
         stats.failed += bool(reply.failed)
         stats.unparsed += reply.verdict is None and not reply.failed
+        kind = getattr(reply, "failure_kind", None)
+        if kind is not None:
+            fk = stats.failure_kinds if stats.failure_kinds is not None else {}
+            fk[kind] = fk.get(kind, 0) + 1
+            stats.failure_kinds = fk
+        if getattr(reply, "adapted", ""):
+            ad = stats.adapted if stats.adapted is not None else {}
+            ad[reply.adapted] = ad.get(reply.adapted, 0) + 1
+            stats.adapted = ad
+        stats.from_reasoning += getattr(reply, "verdict_source", "answer") == "reasoning"
         if not reply.cached:
-            if reply.usage.cost_usd is not None:
-                stats.cost_usd += reply.usage.cost_usd
+            u = reply.usage
+            if u.cost_usd is not None:
+                stats.cost_usd += u.cost_usd
             elif not reply.failed:
                 stats.unpriced += 1
-            stats.input_tokens += reply.usage.input_tokens or 0
-            stats.output_tokens += reply.usage.output_tokens or 0
+            stats.input_tokens += u.input_tokens or 0
+            stats.output_tokens += u.output_tokens or 0
+            stats.reasoning_tokens += getattr(u, "reasoning_tokens", None) or 0
+            stats.cached_tokens += getattr(u, "cached_tokens", None) or 0
+            stats.verdicts += reply.verdict is not None
         stats.calls = getattr(jstats, "calls", 0) - calls0
         bar.update()
 
@@ -479,7 +560,11 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
             if prefetch is not None and i >= ahead[0]:
                 ahead[0] = i + PREFETCH_CHUNK
                 prefetch([r for r, _ in todo[i:ahead[0]]])
-            record_reply(req, key, await judge.judge(req))
+            if isinstance(req, list):  # samples of one request, asked together (judge.judge_samples)
+                for r, k, reply in zip(req, key, await judge.judge_samples(req), strict=True):
+                    record_reply(r, k, reply)
+            else:
+                record_reply(req, key, await judge.judge(req))
 
     tasks = [] if batch else [asyncio.ensure_future(worker()) for _ in range(n_workers)]
     try:
@@ -518,7 +603,7 @@ async def _arun_jobs(judge: Judge, requests: Sequence[JudgeRequest], *, out, pro
     df = _table(ordered)
     if stats.unpriced:
         stats.cost_usd = None
-    df.attrs["run"] = stats.__dict__ | {"errors": stats.errors}
+    df.attrs["run"] = stats.__dict__ | {"errors": stats.errors, "cost_per_verdict": stats.cost_per_verdict}
     return df
 
 
@@ -598,6 +683,12 @@ def _entry_ids(meta: dict, order: str, anchor_set: str) -> tuple[str, str]:
     return sid, kind
 
 
+#: verdict-table columns kept in a recording's samples (:data:`evallab.judges._recordings.SAMPLE_EXTRAS`)
+_RECORDED_EXTRAS = (("reasoning", "reasoning"), ("reasoning_sha256", "reasoningSha256"),
+                    ("reasoning_chars", "reasoningChars"), ("failure_kind", "failureKind"),
+                    ("verdict_source", "verdictSource"))
+
+
 def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Sequence[tuple],
                         rows: dict[tuple, dict], path: str | Path) -> Path:
     """Write the replies of a run as a keryx-format recording at ``path`` (merged into an existing one).
@@ -631,7 +722,8 @@ def write_run_recording(judge: Judge, requests: Sequence[JudgeRequest], keys: Se
         if row is None or row.get("failed") is True or str(row.get("failed")) == "True":
             continue
         dg = row.get("request_digest") or request_digest(req)
-        s = Sample(row.get("verdict"), str(row.get("reason") or ""), row.get("error"))
+        extra = {camel: _scalar(row.get(col)) for col, camel in _RECORDED_EXTRAS if _scalar(row.get(col)) is not None}
+        s = Sample(row.get("verdict"), str(row.get("reason") or ""), row.get("error"), extra)
         if s.verdict is None and not s.error:
             s.error = "no verdict"
         grouped.setdefault(dg, {})[int(row.get("sample") or 0)] = s
@@ -679,9 +771,10 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
     -------
     DataFrame
         Columns ``by + [replies, live_calls, cache_hits, unparsed, failed, input_tokens, output_tokens, cost_usd,
-        unpriced, mean_latency_s]``; ``cost_usd`` counts every reply (cached ones at what they cost when made) and
-        is NA when any answered reply of the group has no price (``unpriced`` counts them); failed calls cost
-        nothing here.
+        unpriced, mean_latency_s, cost_per_verdict]`` (and ``reasoning_tokens``, ``cached_tokens`` when the table
+        has them); ``cost_usd`` counts every reply (cached ones at what they cost when made) and is NA when any
+        answered reply of the group has no price (``unpriced`` counts them); failed calls cost nothing here;
+        ``cost_per_verdict`` is ``cost_usd`` over the replies with a parsed verdict (NA when none).
     """
     by = [c for c in by if c in df.columns]
     d = df.assign(_cached=df["cached"].fillna(False).astype(bool) if "cached" in df else False,
@@ -696,8 +789,11 @@ def usage_summary(df: pd.DataFrame, by: Sequence[str] = ("judge", "model")) -> p
                 output_tokens=("output_tokens", "sum"),
                 cost_usd=("_cost", lambda c: c.sum() if c.notna().all() else float("nan")),
                 unpriced=("_unpriced", "sum"),
-                mean_latency_s=("latency_s", "mean")).reset_index()
+                mean_latency_s=("latency_s", "mean"),
+                **{c: (c, "sum") for c in ("reasoning_tokens", "cached_tokens") if c in d}).reset_index()
     out.insert(len(by) + 1, "live_calls", out["replies"] - out["cache_hits"])
+    parsed = out["replies"] - out["unparsed"] - out["failed"]
+    out["cost_per_verdict"] = (out["cost_usd"] / parsed.where(parsed > 0)).astype(float)
     return out
 
 
@@ -762,7 +858,9 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
         Ignore the cached replies (every request goes live) and overwrite them.
     **kw
         Passed to :class:`~evallab.judges.OpenAICompatibleJudge` (timeout, max_concurrency, max_retries, prices,
-        cache ...); ignored by a replay judge.
+        cache, structured, ``param_adapt`` — the explicit override of how refused parameters are sent, e.g.
+        ``{"max_tokens": "max_completion_tokens", "temperature": None}`` —, ``verdict_from_reasoning``,
+        ``keep_reasoning`` ...); ignored by a replay judge.
 
     Returns
     -------
@@ -841,9 +939,23 @@ def describe_run(run: dict) -> str:
     str
     """
     batch = f"{run['batch_replies']} replies through the Batch API, " if run.get("batch_replies") else ""
-    return (f"{run.get('skipped', 0)} rows already there, {run.get('reasked', 0)} asked again (request changed), "
+    text = (f"{run.get('skipped', 0)} rows already there, {run.get('reasked', 0)} asked again (request changed), "
             f"{run.get('calls', 0)} HTTP calls (retries included), {batch}{run.get('cache_hits', 0)} cache hits, "
             f"{run.get('unparsed', 0)} unparsed, {run.get('failed', 0)} failed, cost {cost_text(run)}")
+    if run.get("cost_per_verdict") is not None:
+        text += f" (${run['cost_per_verdict']:.6f} per parsed verdict)"
+    kinds = {k: n for k, n in (run.get("failure_kinds") or {}).items() if k not in ("unparsed", "transient")}
+    if kinds:
+        text += "; no verdict: " + ", ".join(f"{n} {k.replace('_', '-')}" for k, n in sorted(kinds.items()))
+    if run.get("from_reasoning"):
+        text += f"; {run['from_reasoning']} verdicts read from the reasoning (verdict_from_reasoning)"
+    if run.get("reasoning_tokens"):
+        text += f"; {run['reasoning_tokens']} reasoning tokens"
+    if run.get("cached_tokens"):
+        text += f", {run['cached_tokens']} cached prompt tokens"
+    for what, n in sorted((run.get("adapted") or {}).items()):
+        text += f"; sent otherwise than asked in {n} row{'s' if n != 1 else ''}: {what}"
+    return text
 
 
 __all__ = ["OutputBusyError", "RunStats", "arun_jobs", "cost_text", "describe_run", "make_judge", "parse_judge_spec", "reply_row", "run_jobs", "sent_digest", "usage_summary",

@@ -21,15 +21,22 @@ class Message:
 
 @dataclass
 class Usage:
-    """Token counts and cost of one reply (``None`` where unknown). Adds up with ``+``."""
+    """Token counts and cost of one reply (``None`` where unknown). Adds up with ``+``.
+
+    ``reasoning_tokens`` (``completion_tokens_details.reasoning_tokens``) are part of ``output_tokens`` and priced
+    as output; ``cached_tokens`` (``prompt_tokens_details.cached_tokens``) are part of ``input_tokens`` and priced
+    at the cached-input rate where the price table has one (:func:`evallab.judges._pricing.cost_usd`)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(_add(self.input_tokens, other.input_tokens), _add(self.output_tokens, other.output_tokens),
-                     _add(self.cost_usd, other.cost_usd))
+                     _add(self.cost_usd, other.cost_usd), _add(self.reasoning_tokens, other.reasoning_tokens),
+                     _add(self.cached_tokens, other.cached_tokens))
 
 
 def _add(a, b):
@@ -50,6 +57,12 @@ class JudgeRequest:
     metadata : identifies the reply in the verdict table: ``item_id``, ``order`` (pairwise ``ab``/``ba``),
         ``anchor_set``, ``sample`` (0-based repeat index; part of the cache key), and anything else
         (``dataset``, ``subset``, ``strategy``, ``gold``, ``scenario_id``, ``answer_kind`` ...).
+    reasoning_effort : ``"minimal"``/``"low"``/``"medium"``/``"high"`` (OpenAI o-series and GPT-5, vLLM,
+        OpenRouter, Gemini's OpenAI route) sent as ``reasoning_effort``; ``None`` = the server's default. A design
+        factor: the row's ``reasoning_effort`` column holds it and its ``strategy`` gets ``@<effort>``, so the same
+        items asked at several efforts are distinct rows of one table.
+    thinking_budget : tokens of thinking allowed, sent as ``thinking: {type: enabled, budget_tokens: N}`` (the
+        field Anthropic's OpenAI-compatible route takes); ``None`` = not sent.
     """
 
     messages: list[Message]
@@ -59,6 +72,8 @@ class JudgeRequest:
     kind: str = "pointwise"
     prompt_version: str = ""
     metadata: dict = field(default_factory=dict)
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
 
     @property
     def system(self) -> str:
@@ -96,6 +111,16 @@ class JudgeReply:
     logprob: float | None = None
     #: how the verdict was asked for: "text" (the prompt alone) or a structured-output dialect name
     response_format: str = "text"
+    #: the model's reasoning (``reasoning_content``/``reasoning``/``thinking`` fields, thinking parts), kept apart
+    #: from the final answer ``raw``; "" when the server sent none
+    reasoning: str = ""
+    #: why there is no verdict, in one word: "refusal", "empty", "cut", "reasoning_only", "unparsed" (a reply
+    #: without a verdict), "transient" (no reply after the retries); ``None`` when a verdict was read
+    failure_kind: str | None = None
+    #: where the verdict was read: "answer" (the final answer) or "reasoning" (``verdict_from_reasoning=True``)
+    verdict_source: str = "answer"
+    #: how the body sent differs from what the request asked (parameters adapted to the model), "" when it does not
+    adapted: str = ""
 
 
 @runtime_checkable

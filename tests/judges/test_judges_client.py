@@ -78,11 +78,11 @@ def _sampled(n):
 
 @pytest.mark.parametrize("kind", ["empty_choices", "empty_content", "length_cut"])
 def test_reply_without_verdict_content_is_retried_then_answered(server, kind):
-    """Issue 13: a 200 with no choices, empty content, or cut by max_tokens before any verdict is retried (a cut
-    one when the request samples without a seed; see the next test)."""
+    """Issue 13: a 200 with no choices, empty content, or cut by max_tokens before any verdict is retried (empty
+    or cut ones when the request samples without a seed — issue 27; see the next tests)."""
     server.set_faults([Fault(kind, times=2)])
     j = _judge(server, backoff_initial=0.2, backoff_max=0.5)
-    df = run_jobs(j, _sampled(1) if kind == "length_cut" else _reqs(1), progress=False)
+    df = run_jobs(j, _reqs(1) if kind == "empty_choices" else _sampled(1), progress=False)
     assert server.stats()["requests"] == 3 and server.stats()["faults"] == {kind: 2}
     assert df["verdict"].iloc[0] in ("pass", "fail") and not bool(df["failed"].iloc[0])
     assert j.stats.retries == 2 and j.stats.empty == 2
@@ -92,15 +92,20 @@ def test_reply_without_verdict_content_is_retried_then_answered(server, kind):
 
 
 @pytest.mark.parametrize("temperature,seed,how", [(0.0, None, "greedy"), (0.7, 3, "seeded")])
-def test_cut_reply_is_not_asked_again_when_decoding_would_repeat_it(server, temperature, seed, how):
-    """Greedy or seeded decoding writes the same text again: one call, failed at once, the error says why."""
+def test_cut_reply_is_not_asked_again_when_decoding_would_repeat_it(server, tmp_path, temperature, seed, how):
+    """Greedy or seeded decoding writes the same text again: one call, an NA row at once (failure kind "cut"), the
+    error says why; the reply is cached, so a rerun pays nothing for it (issue 27)."""
     server.set_faults([Fault("length_cut", times=-1)])
-    j = _judge(server, max_retries=5)
-    df = run_jobs(j, [replace(r, temperature=temperature, seed=seed) for r in _reqs(1)], progress=False)
+    j = _judge(server, max_retries=5, cache=tmp_path / "c.sqlite")
+    reqs = [replace(r, temperature=temperature, seed=seed) for r in _reqs(1)]
+    df = run_jobs(j, reqs, progress=False)
     assert server.stats()["requests"] == 1 and j.stats.retries == 0 and j.stats.empty == 1
-    assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0])
+    assert not bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0])
+    assert df["failure_kind"].iloc[0] == "cut"
     assert how in df["error"].iloc[0] and "raise max_tokens" in df["error"].iloc[0]
     assert df["raw"].iloc[0] == "Let me compare the two"  # what the server said is kept
+    again = run_jobs(_judge(server, cache=tmp_path / "c.sqlite"), reqs, progress=False)
+    assert server.stats()["requests"] == 1 and bool(again["cached"].iloc[0])
 
 
 def test_cut_reply_after_a_transient_error_is_not_retried_further_and_says_why(server):
@@ -111,7 +116,7 @@ def test_cut_reply_after_a_transient_error_is_not_retried_further_and_says_why(s
     df = run_jobs(j, _reqs(1), progress=False)
     assert server.stats()["requests"] == 2 and j.stats.retries == 1
     err = df["error"].iloc[0]
-    assert bool(df["failed"].iloc[0]) and "raise max_tokens" in err and "gave up" not in err
+    assert not bool(df["failed"].iloc[0]) and "raise max_tokens" in err and "gave up" not in err
 
 
 @pytest.mark.parametrize("kind,error", [("empty_choices", "no choices"), ("empty_content", "empty reply"),
@@ -120,7 +125,7 @@ def test_persistent_reply_without_verdict_is_failed_and_asked_again_on_rerun(ser
     server.set_faults([Fault(kind, times=-1)])
     out = tmp_path / "v.jsonl"
     j = _judge(server, max_retries=2, cache=tmp_path / "c.sqlite")
-    reqs = _sampled(1) if kind == "length_cut" else _reqs(1)
+    reqs = _reqs(1) if kind == "empty_choices" else _sampled(1)
     df = run_jobs(j, reqs, out=out, progress=False)
     assert server.stats()["requests"] == 3  # 1 + max_retries, then given up
     assert bool(df["failed"].iloc[0]) and pd.isna(df["verdict"].iloc[0]) and error in df["error"].iloc[0]
@@ -190,8 +195,9 @@ def test_prefetch_answers_the_run_without_a_query_per_request(server, tmp_path):
     cache._conn().set_trace_callback(statements.append)
     j = _judge(server, cache=cache)
     df = run_jobs(j, reqs, progress=False)
-    selects = [q for q in statements if q.lstrip().upper().startswith("SELECT")]
-    assert len(selects) == 1 and " IN (" in selects[0]  # the prefetch, nothing per request
+    # replies: the prefetch, nothing per request (the endpoints table is read once per run: learnt parameters)
+    selects = [q for q in statements if q.lstrip().upper().startswith("SELECT") and "FROM endpoints" not in q]
+    assert len(selects) == 1 and " IN (" in selects[0]
     assert server.stats()["requests"] == 7 and df["cached"].sum() == 5
     k = j.cache_key(reqs[5])
     cache.flush()
@@ -213,7 +219,7 @@ def test_prefetch_goes_chunk_by_chunk_as_the_run_reaches_them(server, tmp_path, 
         statements: list[str] = []
         cache._conn().set_trace_callback(statements.append)
         df = run_jobs(_judge(server, cache=cache), reqs, progress=False)
-        selects = [q for q in statements if q.lstrip().upper().startswith("SELECT")]
+        selects = [q for q in statements if q.lstrip().upper().startswith("SELECT") and "FROM endpoints" not in q]
         assert len(selects) == 3 and all(" IN (" in q for q in selects)
         assert server.stats()["requests"] == n_live and df["cached"].sum() == want_cached
         cache.close()
