@@ -25,6 +25,12 @@ figure its estimator never computes on a table (Rogan–Gladen for a judge no be
 estimator's reason instead of a coverage. The pairwise files of ``data/formats`` carry no gold at all: one line
 each says so.
 
+Then the rating-scale check (issue 28; ``--only scales`` runs just it, ``--scale-reps`` datasets, 400 by default):
+ordinal 1–5 ratings cut from a latent quality (11 fixed systems × 40 items) seen by three humans with rater noise and
+by a judge with a known bias and its own preference per system; each interval of ``score_agreement`` (judge against
+the human mean) and ``rater_reliability`` (the humans) counted against the population value (the same figure on
+440,000 items). One line per interval, in the format above.
+
 Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics._power` achieved in
 ``N`` simulated datasets at the planned size (power and stability within ±3 points, half-width within ±3%), and the
 selective-judging guarantee (the share of calibration splits whose threshold keeps the true disagreement rate ≤ α is

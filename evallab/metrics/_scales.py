@@ -18,8 +18,9 @@ definitions, each checked against its library in the tests:
   within-one-step agreement (on the rounded scores).
 
 Intervals: percentile bootstrap over ITEMS (every rater's score of an item resampled together: the same draws as
-``scipy.stats.bootstrap(paired=True)``, :func:`evallab.metrics._intervals._draws`); the system-level correlations
-resample items within each system. Every interval's coverage is checked by simulation (``make coverage``).
+``scipy.stats.bootstrap(paired=True)``, :func:`evallab.metrics._intervals._draws`); when the items belong to
+systems (HANNA's story generators, fixed in number of stories), items are resampled within each system, for the
+item-level and the system-level figures alike. Every interval's coverage is checked by simulation (``make coverage``).
 """
 
 from __future__ import annotations
@@ -284,14 +285,22 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
     d = xv - yv
     sums = np.column_stack([np.ones(n), d, np.abs(d), near == 0, near <= 1, xv + yv, (xv + yv) ** 2,
                             xv * xv + yv * yv, xv, yv]).astype(float) * valid[:, None]
+    codes = None
+    if systems is not None:
+        codes, sys_u = pd.factorize(pd.Series(systems).astype(str), sort=True)
+        codes = np.asarray(codes)
+    # with systems, items are resampled within each system (a design with fixed systems, HANNA's 96 stories each):
+    # the same draws for the item-level and the system-level figures
+    key = ("draws", n, n_resamples, seed) if codes is None else ("strata", codes.tobytes(), n_resamples, seed)
     draws = [np.arange(n)[None, :]]
     if n_resamples > 0 and n >= 2:
-        draws.append(_cached(("draws", n, n_resamples, seed), functools.partial(_draws, n, n_resamples, seed)))
+        draws.append(_cached(key, functools.partial(_draws, n, n_resamples, seed) if codes is None else
+                             functools.partial(_strata_draws, codes, n_resamples, seed + 1)))
     parts = []
     for idx in draws:
         R = idx.shape[0]
         w = valid[None, :].astype(float) if R == 1 else \
-            _cached(("counts", n, n_resamples, seed), functools.partial(_counts, idx, n))
+            _cached(("counts", *key), functools.partial(_counts, idx, n))
         tot = w @ sums
         T = np.bincount((np.arange(R)[:, None] * ncell + cell[idx]).ravel(),
                         weights=None if valid.all() else valid[idx].ravel(),
@@ -305,14 +314,9 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
         st["kappa_linear"], st["kappa_quadratic"] = _weighted_kappa(conf, "linear"), _weighted_kappa(conf, "quadratic")
         st["icc2_1"] = _icc_from_totals(m, tot[:, 5], tot[:, 6], tot[:, 7], tot[:, 8:10], 2)["icc2_1"]
         parts.append(st)
-    if systems is not None:
-        codes, sys_u = pd.factorize(pd.Series(systems).astype(str), sort=True)
+    if codes is not None:
         onehot = np.eye(len(sys_u))[codes]  # (n, S): the strata draws keep each item's system
-        sdraws = [np.arange(n)[None, :]]
-        if n_resamples > 0 and n >= 2:
-            sdraws.append(_cached(("strata", codes.tobytes(), n_resamples, seed),
-                                  functools.partial(_strata_draws, codes, n_resamples, seed + 1)))
-        for k, idx in enumerate(sdraws):
+        for k, idx in enumerate(draws):
             v = valid[idx].astype(float)
             cnt = v @ onehot
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -442,15 +446,12 @@ RELIABILITY_FIGURES = {
 }
 
 
-def _pair_measures(n_resamples: int) -> list[Measure]:
+def _pair_measures(n_resamples: int, stratified: bool = True) -> list[Measure]:
     out = [Measure("items", "Items", "count", note=None), Measure("systems", "Systems", "count", note=None)]
+    within = ", items resampled within each system" if stratified else ""
     for f, (label, unit) in PAIR_FIGURES.items():
-        sysl = f.startswith("sys_")
-        method = bootstrap_method(n_resamples) + (", items resampled within each system" if sysl else "")
-        if f in ("bias", "mae"):
-            method = bootstrap_method(n_resamples, paired=True)
-        out.append(_m(f, label, unit, method, digits=1 if unit == "proportion" else 2 if unit != "scale points"
-                      else 2))
+        method = bootstrap_method(n_resamples, paired=f in ("bias", "mae")) + within
+        out.append(_m(f, label, unit, method, digits=1 if unit == "proportion" else 2))
     return out
 
 
@@ -550,7 +551,7 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": j, "reference": HUMAN_MEAN, "items": int(ok.sum()),
                          "systems": int(len(set(sysv[ok.to_numpy()]))) if sysv is not None else 0, **st})
-    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples), [*by, "rater"], confidence)
+    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, bool(systems)), [*by, "rater"], confidence)
 
 
 @_one_thread
@@ -595,7 +596,7 @@ def human_ceiling(df: pd.DataFrame, *, humans: Sequence[str] | None = None, by: 
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": h, "reference": "mean of the other humans", "items": len(w),
                          "systems": int(len(set(sysv))) if sysv is not None else 0, **st})
-    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples), [*by, "rater"], confidence)
+    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, bool(systems)), [*by, "rater"], confidence)
 
 
 @_one_thread
