@@ -61,6 +61,14 @@ def require_scores(df: pd.DataFrame, *, what: str = "this estimator") -> pd.Data
     return d[pd.to_numeric(d["score"], errors="coerce").notna()]
 
 
+def _slim(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Only the columns the scale estimators read (a rating table is long: every other column would be carried
+    through each selection)."""
+    cols = list(dict.fromkeys([*by, "item_id", "judge", "strategy", "subset", "score", "role", "verdict",
+                               "scale_min", "scale_max", "scale_step", "scale_level"]))
+    return df[[c for c in cols if c in df.columns]]
+
+
 def require_verdicts(df: pd.DataFrame, *, what: str = "this estimator") -> pd.DataFrame:
     """``df`` unchanged when it holds verdicts; refuses a score-only table in one line.
 
@@ -106,13 +114,29 @@ def scale_of(df: pd.DataFrame, scale: tuple[float, float, float] | None = None) 
 
 def wide(df: pd.DataFrame, raters: Sequence[str], by: Sequence[str] = ()) -> pd.DataFrame:
     """Scores as items × raters (one column per judge label, ``<judge> · <strategy>`` when the strategy is set);
-    rows = (by…, subset, item_id)."""
+    rows = (by…, subset, item_id), sorted; a rater's several scores of one item (samples) are averaged."""
     d = require_scores(df)
     label = rater_label(d)
-    d = d.assign(_rater=label, _score=d["score"].astype(float))
-    d = d[d["_rater"].isin(list(raters))]
+    keep = label.isin(list(raters)).to_numpy(dtype=bool)
+    d, label = d[keep], label[keep]
     idx = [*by, "subset", "item_id"]
-    return d.pivot_table(index=idx, columns="_rater", values="_score", aggfunc="mean", observed=True)
+    parts = [pd.factorize(d[c].astype("string").fillna(""), sort=True) for c in idx]
+    combo = np.zeros(len(d), dtype=np.int64)
+    for codes_, uniq in parts:
+        combo = combo * len(uniq) + codes_
+    rows_u, first = np.unique(combo, return_index=True)
+    rcode = np.searchsorted(rows_u, combo)
+    ccode, cuniq = pd.factorize(label.astype(str), sort=True)
+    flat = rcode * len(cuniq) + np.asarray(ccode)
+    R = len(rows_u)
+    total = np.bincount(flat, weights=d["score"].to_numpy(dtype=float), minlength=R * len(cuniq))
+    count = np.bincount(flat, minlength=R * len(cuniq))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = (total / count).reshape(R, len(cuniq))
+    index = pd.MultiIndex.from_arrays([np.asarray(u, dtype=object)[c[first]] for c, u in parts], names=idx)
+    out = pd.DataFrame(m, index=index, columns=list(cuniq))
+    out.columns.name = "_rater"
+    return out
 
 
 def rater_label(df: pd.DataFrame) -> pd.Series:
@@ -525,7 +549,7 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
     >>> r.loc[0, "rater"], round(float(r.loc[0, "spearman"]), 3)
     ('ChatGPT · prompt 1', 0.447)
     """
-    d = require_scores(df, what="score_agreement")
+    d = require_scores(_slim(df, by), what="score_agreement")
     hs = humans_of(d, humans)
     missing = [c for c in by if c not in d.columns]
     if missing:
@@ -577,7 +601,7 @@ def human_ceiling(df: pd.DataFrame, *, humans: Sequence[str] | None = None, by: 
     The human's reference is the mean of k − 1 humans, the judge's (in :func:`score_agreement`) the mean of k: a
     mean of more raters is less noisy, which favours the judge slightly in correlations.
     """
-    d = require_scores(df, what="human_ceiling")
+    d = require_scores(_slim(df, by), what="human_ceiling")
     hs = humans_of(d, humans)
     if len(hs) < 2:
         raise DesignError(f"the human ceiling needs at least two human raters; the table has {hs}", column="judge")
@@ -625,7 +649,7 @@ def rater_reliability(df: pd.DataFrame, raters: Sequence[str] | None = None, *, 
     >>> round(float(r.loc[0, "icc2_k"]), 3)
     0.139
     """
-    d = require_scores(df, what="rater_reliability")
+    d = require_scores(_slim(df, by), what="rater_reliability")
     rs = list(raters) if raters else humans_of(d)
     if len(rs) < 2:
         raise DesignError(f"agreement needs at least two raters; got {rs}", column="judge")
