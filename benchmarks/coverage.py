@@ -151,7 +151,7 @@ def _scenarios() -> list[Scenario]:
 
     def est_C(df, seed, B):
         kw = dict(n_resamples=B, confidence=CONFIDENCE, seed=seed)
-        ja = A.judge_agreement(df, ["A", "B"], **kw)
+        ja = A.judge_agreement(df, judges=["A", "B"], **kw)
         ja = ja[(ja["judge_a"] == "A") & (ja["judge_b"] == "B")].iloc[0]
         fk = A.fleiss_kappa(df, **kw).iloc[0]
         ka = A.krippendorff_alpha(df, **kw).iloc[0]
@@ -465,6 +465,14 @@ def _covers(est, lo, hi, t, shrink: float = 1.0):
     return np.isfinite(lo) & np.isfinite(hi) & (lo <= t + 1e-12) & (t - 1e-12 <= hi)
 
 
+def _finite_mean(x: np.ndarray) -> float:
+    """The mean of the finite values of ``x``; NaN when there is none (an estimator that never gives a figure or
+    an interval: no empty-slice warning, and the row says ``not_computable`` instead)."""
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x)
+    return float(x[ok].mean()) if ok.any() else float("nan")
+
+
 def _summarise(s: Scenario, parts: list, n_resamples: int = 0) -> list[dict]:
     arr = np.concatenate([a for _, a in sorted(parts, key=lambda x: x[0])])
     labels = s.describe(n_resamples) if s.describe else s.labels
@@ -478,7 +486,7 @@ def _summarise(s: Scenario, parts: list, n_resamples: int = 0) -> list[dict]:
                  reference=k in s.reference,
                  coverage=float(cover.mean()), miss_low=int((~nan & (hi < t)).sum()),
                  miss_high=int((~nan & (lo > t)).sum()), nan=int(nan.sum()),
-                 mean_estimate=float(np.nanmean(est)), mean_width=float(np.nanmean(hi - lo)))
+                 mean_estimate=_finite_mean(est), mean_width=_finite_mean(hi - lo))
         if s.population:
             # a subset of n of N items varies about the table's own value by (1 − n/N) of the variance an interval
             # for an infinite population allows (exactly for a mean of the subset, to first order for the rest):

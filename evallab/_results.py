@@ -207,6 +207,8 @@ def format_number(x, unit: str = "", digits: int | None = None, *, signed: bool 
     ('93.1', '+4.2', '1,234')
     >>> format_number(0.0004, "p-value"), format_number(float("nan"))
     ('<0.001', '—')
+    >>> format_number(-5.8e-09, "coefficient", 2)  # rounds to zero: no "-0.00"
+    '0.00'
     """
     v = _num(x)
     if v is None:
@@ -220,6 +222,8 @@ def format_number(x, unit: str = "", digits: int | None = None, *, signed: bool 
         s = f"{v:,.0f}"
     else:
         s = f"{v:,.{d}f}"
+    if s.startswith("-") and float(s[1:].replace(",", "")) == 0:  # a value that rounds to zero has no sign
+        s = s[1:]
     if (unit == "pp" if signed is None else signed) and v > 0:
         s = "+" + s
     return s

@@ -496,7 +496,7 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
     ------
     VerdictTableError
         On a missing column; a verdict or gold outside :data:`VERDICTS` (row and value named); an order outside
-        ``ab``/``ba``/``""``; a negative sample; a duplicated key (:data:`KEY`; both rows named); a table with no
+        ``ab``/``ba``/``""``; a pass/warn/fail verdict or gold on a row with order ``ab``/``ba`` (a pairwise row); a negative sample; a duplicated key (:data:`KEY`; both rows named); a table with no
         rows.
 
     Parameters
@@ -549,6 +549,14 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
     if bad.any():
         raise VerdictTableError(f"unknown order {df['order'][bad.to_numpy()].iloc[0]!r}; expected 'ab', 'ba' or ''",
                                 path=path, row=_row(bad), column="order")
+    pairwise_order = pd.Series(np.isin(cc, [i for i, v in enumerate(u) if v in ("ab", "ba")]), index=df.index)
+    for c in ("verdict", "gold"):  # a shown order makes the row a pairwise comparison
+        bad = pairwise_order & df[c].isin(POINTWISE_VERDICTS).fillna(False).astype(bool)
+        if bad.any():
+            raise VerdictTableError(
+                f"{c} {df[c][bad].iloc[0]!r} on a pairwise row (order {df['order'][bad].iloc[0]!r}); expected one of "
+                f"{list(PAIRWISE_VERDICTS)} (or order '' for a pass/warn/fail grade)", path=path, row=_row(bad),
+                column=c)
     bad = df["sample"].notna() & (df["sample"] < 0)
     if bad.any():
         raise VerdictTableError("negative sample index; expected 0, 1, ...", path=path, row=_row(bad),

@@ -201,3 +201,20 @@ def test_select_says_what_its_filters_leave_out_and_describe_repeats_it():
     assert len(out) == 3 and out.attrs["left_out"] == ["strategy CoT: 3 replies left out by the strategies filter"]
     assert "strategy CoT: 3 replies left out by the strategies filter" in design.describe(out)["text"]
     assert V.select(df).attrs["left_out"] == []  # no filter, nothing left out
+
+
+def test_pass_verdict_on_a_pairwise_row_is_refused_naming_its_row(tmp_path):
+    # a row with a shown order (ab/ba) compares two outputs: a pass/warn/fail grade there was scored wrong before
+    p = tmp_path / "mixed.csv"
+    p.write_text("item_id,judge,order,verdict,gold\nq1,A,ab,1,1\nq1,A,ba,2,1\nq2,A,ab,pass,1\n", encoding="utf-8")
+    with pytest.raises(VerdictTableError) as e:
+        load_verdicts(p)
+    assert (e.value.row, e.value.column) == (3, "verdict")
+    assert "'pass' on a pairwise row (order 'ab')" in str(e.value)
+    p.write_text("item_id,judge,order,verdict,gold\nq1,A,ab,1,fail\n", encoding="utf-8")
+    with pytest.raises(VerdictTableError) as e:
+        load_verdicts(p)
+    assert (e.value.row, e.value.column) == (1, "gold")
+    # the same grade with order '' is a pointwise row and loads
+    p.write_text("item_id,judge,order,verdict,gold\nq1,A,,pass,fail\n", encoding="utf-8")
+    assert list(load_verdicts(p)["verdict"]) == ["pass"]

@@ -17,6 +17,7 @@ the source it follows and an example; the modules behind them are private):
 - positive-bias inflation — :func:`pass_rate`, :func:`inflation_table`, :func:`inflation_tables`,
   :func:`position_priming`;
 - evaluators and leaderboards — :func:`win_rates`, :func:`length_controlled_win_rates`, :func:`evaluator_metrics`,
+  :func:`model_leaderboard` (per-model win rate with Arena-Hard's ``>>`` weighting, or pass rate),
   :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`;
 - corrected rates from a judge plus gold labels — :func:`corrected_rates` (PPI++, Rogan–Gladen),
   :func:`corrected_difference`, :func:`hide_gold`;
@@ -51,8 +52,8 @@ _NAMES = {
     "drift_gate": ("_drift", "gate"), "subset_level": ("_drift", "subset_level"),
     **{n: ("_inflation", n) for n in ("inflation_table", "inflation_tables", "pass_rate", "position_priming")},
     **{n: ("_evaluators", n) for n in (
-        "evaluator_metrics", "leaderboard_rank_agreement", "length_controlled_win_rates", "rank_correlation",
-        "win_rate_rank_agreement", "win_rates")},
+        "evaluator_metrics", "leaderboard_rank_agreement", "length_controlled_win_rates", "model_leaderboard",
+        "rank_correlation", "win_rate_rank_agreement", "win_rates")},
     **{n: ("_corrected", n) for n in (
         "corrected_difference", "corrected_rates", "hide_gold")},
     **{n: ("_power", n) for n in (

@@ -51,7 +51,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
 from evallab._results import Measure, Results, bootstrap_method, relabel, results
-from evallab.errors import EvallabError
+from evallab.errors import DesignError, EvallabError
 from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
     PairedDesign,
@@ -283,7 +283,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
                 r["acc_method"] = ""
                 if len(per):
                     one = "only one was parsed" if asked_ab[i] and asked_ba[i] else \
-                        f"the table records one ({'ab' if asked_ab[i] else 'ba'})"
+                        f"the table records only order {'ab' if asked_ab[i] else 'ba'}"
                     notes.append(not_computable(f"Acc. averages the two presentation orders, and {one}"))
             r["parsed"] = int(spa + spb)
             r["accuracy_pooled"] = (sa + sb) / (spa + spb) if spa + spb else NAN
@@ -451,7 +451,9 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
     -------
     (kappa, low, high, method) : tuple of (float, float, float, str)
         kappa (a coefficient) from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
-        NaN when there are no units or a single category (kappa undefined); the bounds alone are NaN when the
+        NaN when there are no units or a single category (kappa undefined); exactly 0 with NaN bounds when one
+        rater gives one category to every unit (observed agreement = chance agreement by construction, whatever
+        the other rater says: no interval, :func:`one_category_note`); the bounds alone are NaN when the
         interval is degenerate (every unit agrees: the ASE is 0, every resample gives the same kappa) — see
         :func:`evallab.metrics._intervals.no_interval_note` — or the bootstrap is switched off. ``method`` is
         "item bootstrap (percentile, 1,000 resamples)" or :data:`KAPPA_ASYMPTOTIC`; ``""`` without an interval.
@@ -480,6 +482,11 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
     labels, codes = np.unique(np.concatenate([y1, y2]), return_inverse=True)
     if len(labels) < 2:
         return NAN, NAN, NAN, ""
+    if len(np.unique(y1)) < 2 or len(np.unique(y2)) < 2:
+        # one rater gave one category to every unit: the observed agreement equals the chance agreement whatever the
+        # other says, so kappa is 0 by construction and its standard error is 0 by construction, not certainty —
+        # no interval (:func:`one_category_note` says why)
+        return 0.0, NAN, NAN, ""
     k = float(cohen_kappa_score(y1, y2, labels=list(labels)))
     L = len(labels)
     cell = codes[: len(y1)] * L + codes[len(y1):]
@@ -507,6 +514,26 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
         method = KAPPA_ASYMPTOTIC
     return (k, max(-1.0, lo) if np.isfinite(lo) else lo, min(1.0, hi) if np.isfinite(hi) else hi,
             method if np.isfinite(lo) and np.isfinite(hi) else "")
+
+
+def one_category_note(y1: Sequence, y2: Sequence, names: tuple[str, str] = ("gold", "the judge")) -> str:
+    """Why Cohen's kappa of ``y1`` and ``y2`` is 0 by construction and has no interval: the rater (of ``names``)
+    that gave one category to every unit, in a sentence; ``""`` when each rater uses two categories or more.
+
+    Examples
+    --------
+    >>> note = one_category_note(["pass", "fail", "pass"], ["pass", "pass", "pass"])
+    >>> note.split(", so")[0]
+    "not informative: the judge says 'pass' on every unit"
+    >>> one_category_note(["pass", "fail"], ["fail", "pass"])
+    ''
+    """
+    for y, who in zip((y1, y2), names, strict=True):
+        u = pd.unique(np.asarray(y, dtype=object).astype(str))
+        if len(u) == 1 and len(pd.unique(np.asarray(y1 if y is y2 else y2, dtype=object).astype(str))) > 1:
+            return (f"not informative: {who} says '{u[0]}' on every unit, so its agreement equals chance agreement "
+                    "and kappa is 0 by construction (no interval)")
+    return ""
 
 
 def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy"), *,
@@ -568,7 +595,8 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
         k, lo, hi, method = cohen_kappa_method(ok["gold"], ok["verdict"], clusters=item_key(ok),
                                                confidence=confidence, n_resamples=n_resamples, seed=seed)
         items = int(ok[["dataset", "item_id"]].drop_duplicates().shape[0])
-        note = intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples) if np.isfinite(k) else \
+        note = (one_category_note(ok["gold"], ok["verdict"]) or
+                intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples)) if np.isfinite(k) else \
             not_computable("no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
                            "a single category among verdicts and gold (kappa undefined)")
         rows.append(dict(key, n=len(ok), items=items,
@@ -591,7 +619,18 @@ def _wide(df: pd.DataFrame, raters: str, by: Sequence[str]) -> pd.DataFrame:
 SELF_AGREEMENT_NOTE = "a rater against itself: 1 by definition, no interval"
 
 
-def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
+def _rater_by(df: pd.DataFrame, by: Sequence[str], raters: str, name: str) -> list[str]:
+    """``by`` as a list of columns; rater names passed there (the old second argument, ``judges``) are refused with
+    a :class:`~evallab.errors.DesignError` naming the keyword to use."""
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [c for c in by if c not in df.columns]
+    if missing and raters in df.columns and set(missing) <= set(map(str, df[raters].dropna().unique())):
+        raise DesignError(f"{name}: by={missing} names values of {raters!r}, not columns; the second argument is the "
+                          f"grouping by (as in every estimator) — pass the raters to compare as judges={missing}")
+    return by
+
+
+def judge_agreement(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                     raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
     """Agreement of every two raters (judges) on the same units (dataset, item, order, sample within ``by``).
@@ -603,10 +642,11 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
     ----------
     df : DataFrame
         Tidy verdict table holding every rater's replies.
-    judges : sequence of str, optional
-        The raters to compare (values of the ``raters`` column; default all).
     by : sequence of str, default ()
-        Grouping columns (``()``: the whole table is one group).
+        Grouping columns (``()``: the whole table is one group) — the second argument, as in every estimator.
+    judges : sequence of str, optional, keyword-only
+        The raters to compare (values of the ``raters`` column; default all). Rater names passed as ``by`` (the
+        second argument before it was ``by``) are refused with a :class:`~evallab.errors.DesignError` saying so.
     raters : str, default "judge"
         The column that tells raters apart (``"sample"``: a judge's repeated samples as raters).
     confidence : float, default 0.95
@@ -657,7 +697,7 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
           A       C  4       0.75  0.500
           B       C  4       0.50  0.000
     """
-    by = list(by)
+    by = _rater_by(df, by, raters, "judge_agreement")
     rows = []
     for key, g in groups(df, by):
         w = _wide(g, raters, [])
@@ -677,6 +717,7 @@ def judge_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by
                                                  n_resamples=n_resamples, seed=seed)
             note = (not_computable("no unit parsed by both") if not m.any() else
                     not_computable("a single category (kappa undefined)") if not np.isfinite(k) else
+                    one_category_note(va, vb, (a, b)) or
                     intervals.no_interval_note(k, klo, khi, units=len(eq), n_resamples=n_resamples))
             for x, y in ((a, b), (b, a)):
                 rows.append(dict(key, judge_a=x, judge_b=y, n=int(m.sum()), items=len(eq),
@@ -751,7 +792,7 @@ def _unanimous_note(value: float, low: float, high: float, counts: np.ndarray, i
             f"Wilson lower {confidence:.0%} bound")
 
 
-def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
+def fleiss_kappa(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                  raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                  seed: int = 0, min_items: int = 0) -> Results:
     """Fleiss' kappa across raters (judges; or samples with ``raters="sample"``) on units every rater parsed.
@@ -764,10 +805,11 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
     ----------
     df : DataFrame
         Tidy verdict table holding every rater's replies.
-    judges : sequence of str, optional
-        The raters to compare (values of the ``raters`` column; default all).
     by : sequence of str, default ()
-        Grouping columns (``()``: the whole table is one group).
+        Grouping columns (``()``: the whole table is one group) — the second argument, as in every estimator.
+    judges : sequence of str, optional, keyword-only
+        The raters to compare (values of the ``raters`` column; default all). Rater names passed as ``by`` (the
+        second argument before it was ``by``) are refused with a :class:`~evallab.errors.DesignError` saying so.
     raters : str, default "judge"
         The column that tells raters apart (``"sample"``: a judge's repeated samples as raters).
     confidence : float, default 0.95
@@ -817,7 +859,7 @@ def fleiss_kappa(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: S
      kappa  units  units_dropped  raters
      0.314      4              1       3
     """
-    by, unit_name = list(by), _unit_name(raters)
+    by, unit_name = _rater_by(df, by, raters, "fleiss_kappa"), _unit_name(raters)
     rows = []
     for key, w in _rater_tables(df, by, raters, judges):
         full = w.dropna()
@@ -870,7 +912,7 @@ def _alpha_totals(t: np.ndarray, L: int) -> np.ndarray:
         return np.where(de > 0, 1 - (n - 1) * do / de, np.nan)
 
 
-def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *, by: Sequence[str] = (),
+def krippendorff_alpha(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                        raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                        seed: int = 0, min_items: int = 0) -> Results:
     """Krippendorff's alpha (nominal) across raters; units with missing replies are kept (alpha allows them),
@@ -880,10 +922,11 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
     ----------
     df : DataFrame
         Tidy verdict table holding every rater's replies.
-    judges : sequence of str, optional
-        The raters to compare (values of the ``raters`` column; default all).
     by : sequence of str, default ()
-        Grouping columns (``()``: the whole table is one group).
+        Grouping columns (``()``: the whole table is one group) — the second argument, as in every estimator.
+    judges : sequence of str, optional, keyword-only
+        The raters to compare (values of the ``raters`` column; default all). Rater names passed as ``by`` (the
+        second argument before it was ``by``) are refused with a :class:`~evallab.errors.DesignError` saying so.
     raters : str, default "judge"
         The column that tells raters apart (``"sample"``: a judge's repeated samples as raters).
     confidence : float, default 0.95
@@ -930,7 +973,7 @@ def krippendorff_alpha(df: pd.DataFrame, judges: Sequence[str] | None = None, *,
      alpha  units  raters                              alpha_method
      0.469      5       3 item bootstrap (percentile, 50 resamples)
     """
-    by = list(by)
+    by = _rater_by(df, by, raters, "krippendorff_alpha")
     rows = []
     for key, w in _rater_tables(df, by, raters, judges):
         w = w[w.notna().sum(axis=1) >= 2]

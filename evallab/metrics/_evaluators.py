@@ -43,7 +43,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import check_design, groups, item_key, join_notes, not_computable
+from evallab.metrics._design import check_design, groups, item_key, join_notes, not_computable, pairwise
 
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
@@ -789,3 +789,190 @@ def leaderboard_rank_agreement(leaderboards: pd.DataFrame, *, value: str = "win_
     return results(out, RANK_MEASURES, keys=["version", "leaderboard_a", "leaderboard_b"])
 
 
+
+
+# ------------------------------------------------------------------------------------- per-model leaderboard
+#: the columns that name the evaluated model in the importers' tables, in the order they are looked for:
+#: Arena-Hard / MT-Bench pairwise (``output_2_model``), AlpacaEval (``generator_2``), MT-Bench single
+#: (``answer_model``), promptfoo (``provider``), then the names users' own tables use
+MODEL_COLUMNS = ("output_2_model", "generator_2", "answer_model", "provider", "generator", "evaluated_model")
+#: Arena-Hard's weight of a strong-preference verdict (``A>>B``): ``show_result.py`` ``load_judgments(weight=3)``
+STRONG_WEIGHT = 3
+#: a strong-preference label in ``raw_verdict`` (``A>>B``, ``B>>A``, ``A<<B``, ``B<<A``)
+_STRONG = r">>|<<"
+
+
+#: the measures of :func:`model_leaderboard` on a pairwise table
+LEADERBOARD_WIN_MEASURES = (
+    _count("items", "Items"), _count("items_dropped", "Items left out (a reply unparsed)"),
+    _count("replies", "Replies"), _count("wins", "Wins"), _count("losses", "Losses"), _count("ties", "Ties"),
+    _count("strong", "Strong preferences (>>)"),
+    _share("win_rate", "Win rate against the baseline", "items", "items"),
+)
+#: the measures of :func:`model_leaderboard` on a pointwise table
+LEADERBOARD_PASS_MEASURES = (
+    _count("items", "Items"), _count("replies", "Replies"), _count("unparsed", "Unparsed"),
+    _count("passes", "Passes"), _share("pass_rate", "Pass rate", "items", "items"),
+)
+
+
+def model_column(df: pd.DataFrame, model: str | None = None) -> str | None:
+    """The column of ``df`` naming the evaluated model: ``model`` when given (it must exist), else the first of
+    :data:`MODEL_COLUMNS` the table has with a value; None when there is none.
+
+    Raises
+    ------
+    DataError
+        ``model`` given but not a column of the table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item_id": ["q1"], "generator": ["m"], "provider": [None]})
+    >>> model_column(df), model_column(df[["item_id"]])  # provider is empty: the next column that names one
+    ('generator', None)
+    """
+    if model:
+        if model not in df.columns:
+            raise DataError(f"model column {model!r} is not in the table; its columns: {sorted(map(str, df.columns))}",
+                            column=model)
+        return model
+    for c in MODEL_COLUMNS:
+        if c in df.columns and df[c].notna().any():
+            return c
+    return None
+
+
+def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model: str | None = None,
+                      strong_weight: int = STRONG_WEIGHT, confidence: float = 0.95, n_resamples: int = 1000,
+                      seed: int = 0) -> Results:
+    """Per-model results from a judge's verdicts: each model's win rate against the baseline on a pairwise table
+    (Arena-Hard's scoring), its pass rate on a pointwise one (inspect, promptfoo) — one row per group × model,
+    the highest first, with an item-cluster interval whose method is named.
+
+    Pairwise (output 1 = the baseline, output 2 = the model, as the AlpacaEval and Arena-Hard importers write
+    them): a reply scores 1 when the model's output wins (verdict ``2``), ½ for a tie, 0 when it loses; a strong
+    preference (``>>``/``<<`` in ``raw_verdict``, Arena-Hard's ``A>>B`` …) counts ``strong_weight`` times, as
+    Arena-Hard's ``show_result.py`` (``load_judgments(weight=3)``) repeats it; the win rate is the weighted mean
+    over the replies of the model's items. An item with an unparsed reply is left out whole, as Arena-Hard drops a
+    question either of whose games has no score (counted in ``items_dropped``). Without strong-preference labels
+    every reply weighs 1: the plain win rate with ties as half a win. (The strength is read from ``raw_verdict``
+    only: ``score`` means other things in other tables — AlpacaEval's preference, LLMBar's rating difference.)
+
+    Pointwise: the pass rate = replies ``pass`` / parsed replies (``warn`` is not a pass), unparsed replies left out
+    and counted.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy verdict table (:mod:`evallab.verdicts`), all pairwise or all pointwise, with a column naming the
+        evaluated model.
+    by : sequence of str, default ("judge",)
+        The grouping above the model (the judge; add ``strategy`` … for several prompts).
+    model : str, optional
+        The column naming the evaluated model; default the first of :data:`MODEL_COLUMNS` in the table.
+    strong_weight : int, default 3
+        Weight of a strong-preference verdict (Arena-Hard's ``weight``; 1: no extra weight).
+    confidence : float, default 0.95
+        Level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap resamples over items (``0``: no bootstrap; a Wilson interval needs none).
+    seed : int, default 0
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Results
+        One row per ``by`` × model (the model column keeps its name), sorted by group and then by the rate, highest
+        first. Pairwise (:data:`LEADERBOARD_WIN_MEASURES`): counts ``items`` (scored), ``items_dropped``,
+        ``replies`` (scored), ``wins``, ``losses``, ``ties``, ``strong`` (strong-preference replies); ``win_rate``
+        (proportion in [0, 1]) with ``win_rate_low``/``_high`` and ``win_rate_method``; ``baseline`` (the output-1
+        model's name where ``output_1_model``/``generator_1`` gives it). Pointwise
+        (:data:`LEADERBOARD_PASS_MEASURES`): ``items``, ``replies``, ``unparsed``, ``passes``; ``pass_rate`` with
+        ``pass_rate_low``/``_high``/``_method``. Both: ``note`` (why a rate is missing). The interval resamples
+        items (:func:`evallab.metrics._intervals.ratio_interval_method`: Wilson when every item holds one reply of
+        weight 1 scored 0 or 1, else a percentile item bootstrap of the weighted sums) — where Arena-Hard
+        resamples single battles 100 times and reports the 5–95% quantiles (a 90% interval).
+
+    Raises
+    ------
+    DataError
+        No column names the evaluated model (pass ``model``), or ``model`` is not a column; pairwise and pointwise
+        verdicts in one table.
+    DesignError
+        Grouping by ``by`` and the model leaves several replies per (dataset, item, order, sample).
+
+    References
+    ----------
+    T. Li, W.-L. Chiang et al. (2024), "From Crowdsourced Data to High-Quality Benchmarks: Arena-Hard and
+    BenchBuilder Pipeline", arXiv:2406.11939; lmarena/arena-hard-auto ``show_result.py`` (``load_judgments``:
+    ``A>>B`` → ``[1] * weight``, ``A=B`` → ½, a question with a null game dropped); the pass rate as inspect's
+    ``accuracy()`` and promptfoo's pass rate report it; E. B. Wilson (1927), JASA 22(158).
+
+    Examples
+    --------
+    Model m1 against the baseline on two questions, both orders: q1 ``B>>A`` then ``A=B`` as shown → scores
+    1, 1, 1 (the strong win ×3) and ½; q2 a loss and a win: (3 + ½ + 0 + 1) / (3 + 1 + 1 + 1) = 0.75:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["m1#q1", "m1#q1", "m1#q2", "m1#q2"], "judge": "J",
+    ...     "order": ["ab", "ba", "ab", "ba"], "verdict": ["2", "tie", "1", "2"],
+    ...     "raw_verdict": ["B>>A", "A=B", "A>B", "A>B"], "output_2_model": "m1"}))
+    >>> lb = model_leaderboard(df, n_resamples=0)
+    >>> print(lb[["output_2_model", "items", "wins", "ties", "strong", "win_rate"]].to_string(index=False))
+    output_2_model  items  wins  ties  strong  win_rate
+                m1      2     2     1       1      0.75
+    """
+    col = model_column(df, model)
+    if col is None:
+        raise DataError("no column names the evaluated model; expected one of " + ", ".join(MODEL_COLUMNS)
+                        + " (or pass model=<column>)")
+    keys = [*[c for c in by if c != col], col]
+    check_design(df, keys)
+    parsed = df[df["verdict"].notna()]
+    is_pair = pairwise(parsed) if len(parsed) else pd.Series(False, index=parsed.index)
+    if is_pair.any() and not is_pair.all():
+        raise DataError("the table holds pairwise and pointwise verdicts; select one kind for a leaderboard",
+                        column="verdict")
+    kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    rows = []
+    if len(parsed) and is_pair.all():
+        strong = (df["raw_verdict"].astype("string").str.contains(_STRONG, regex=True).fillna(False)
+                  if "raw_verdict" in df.columns else pd.Series(False, index=df.index))
+        d = df.assign(_s=df["verdict"].map({"2": 1.0, "tie": 0.5, "1": 0.0}).astype(float),
+                      _w=np.where(strong.to_numpy(dtype=bool) & df["verdict"].isin(["1", "2"]).to_numpy(dtype=bool),
+                                  float(strong_weight), 1.0),
+                      _item=item_key(df))
+        base = next((c for c in ("output_1_model", "generator_1") if c in d.columns), None)
+        for key, g in groups(d, keys):
+            bad = g.loc[g["verdict"].isna(), "_item"].unique()
+            ok = g[~g["_item"].isin(bad)]
+            per = ok.assign(_num=ok["_s"] * ok["_w"]).groupby("_item")[["_num", "_w"]].sum()
+            r = dict(key, items=len(per), items_dropped=len(bad), replies=len(ok),
+                     wins=int((ok["verdict"] == "2").sum()), losses=int((ok["verdict"] == "1").sum()),
+                     ties=int((ok["verdict"] == "tie").sum()),
+                     strong=int((ok["_w"] > 1).sum()),
+                     win_rate=float(per["_num"].sum() / per["_w"].sum()) if len(per) else NAN,
+                     baseline=", ".join(sorted(map(str, g[base].dropna().unique()))) if base else "")
+            _interval(r, "win_rate", per["_num"], per["_w"], **kw)
+            r["note"] = "" if len(per) else not_computable("no item with every reply parsed")
+            rows.append(r)
+        measures, column = LEADERBOARD_WIN_MEASURES, "win_rate"
+    else:
+        d = df.assign(_p=(df["verdict"] == "pass").fillna(False).astype(float), _ok=df["verdict"].notna().astype(float),
+                      _item=item_key(df))
+        for key, g in groups(d, keys):
+            per = g.groupby("_item")[["_p", "_ok"]].sum()
+            n_ok = float(per["_ok"].sum())
+            r = dict(key, items=int((per["_ok"] > 0).sum()), replies=len(g), unparsed=int(len(g) - n_ok),
+                     passes=int(per["_p"].sum()), pass_rate=float(per["_p"].sum() / n_ok) if n_ok else NAN)
+            _interval(r, "pass_rate", per["_p"], per["_ok"], **kw)
+            r["note"] = "" if n_ok else not_computable("no parsed reply")
+            rows.append(r)
+        measures, column = LEADERBOARD_PASS_MEASURES, "pass_rate"
+    out = pd.DataFrame(rows)
+    if len(out):
+        group = [c for c in keys if c != col]
+        out = out.sort_values([*group, column], ascending=[True] * len(group) + [False], na_position="last")
+    return results(out.reset_index(drop=True), measures, level=confidence, keys=keys)

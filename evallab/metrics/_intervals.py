@@ -231,6 +231,17 @@ def _draws(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, (n_resamples, n))
 
 
+def _count_blocks(idx: np.ndarray, n: int, block_elements: int = 2**22):
+    """How often each of ``n`` clusters is drawn in each row of ``idx`` (shape (n_resamples, n)), yielded as
+    ``(first_row, counts)`` blocks of float64 counts of at most ``block_elements`` cells — one ``np.bincount`` per
+    block instead of one per resample."""
+    rows = max(1, block_elements // max(n, 1))
+    for r0 in range(0, len(idx), rows):
+        part = idx[r0:r0 + rows]
+        flat = (part + (np.arange(len(part)) * n)[:, None]).ravel()
+        yield r0, np.bincount(flat, minlength=len(part) * n).reshape(len(part), n).astype(float)
+
+
 def _draw_counts(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
     """How often each of ``n`` clusters is drawn in each resample of :func:`_draws`, shape (n_resamples, n), as
     float32 (exact: counts are small integers), shared within :func:`shared_resamples`; None outside it or when too
@@ -242,8 +253,8 @@ def _draw_counts(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
     if key not in cache:
         idx = _draws(n, n_resamples, seed)
         counts = np.empty((n_resamples, n), dtype=np.float32)
-        for r in range(n_resamples):
-            counts[r] = np.bincount(idx[r], minlength=n)
+        for r0, block in _count_blocks(idx, n):
+            counts[r0:r0 + len(block)] = block
         del idx
         while cache and sum(v.nbytes for v in cache.values()) + counts.nbytes > _DRAWS_LIMIT:
             cache.pop(next(iter(cache)))  # oldest first
@@ -265,7 +276,10 @@ def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
                 return (counts @ sums.astype(np.float32)).astype(float)
             return counts.astype(float) @ sums
         idx = _draws(n, n_resamples, seed)
-        return np.stack([np.bincount(i, minlength=n) @ sums for i in idx])
+        out = np.empty((n_resamples, k))
+        for r0, block in _count_blocks(idx, n):  # integer counts times integer sums: exact in float64
+            out[r0:r0 + len(block)] = block @ sums
+        return out
     idx = _draws(n, n_resamples, seed)
     return np.stack([sums[i].T.copy().sum(axis=-1) for i in idx])
 

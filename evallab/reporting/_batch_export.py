@@ -38,7 +38,9 @@ def tidy_paths(text: str, out_dir: Path | None = None) -> str:
 
 def run_notes(nb, out_dir: Path | None = None):
     """Move stderr stream outputs (warnings, progress bars) of an executed notebook into one short "Run notes"
-    section at its end, and make paths in every output relative. Returns the notebook (changed in place)."""
+    section at its end, replace an error output (a failed cell's traceback) by one line naming the error, and make
+    paths in every output relative. Returns the notebook (changed in place; the ``.ipynb`` on disk keeps the
+    traceback)."""
     import nbformat
 
     notes: list[str] = []
@@ -66,9 +68,13 @@ def run_notes(nb, out_dir: Path | None = None):
                 if key in data:
                     data[key] = tidy_paths(data[key] if isinstance(data[key], str) else "".join(data[key]),
                                             out_dir)
-            if o.get("output_type") == "error":
-                o["evalue"] = tidy_paths(o.get("evalue", ""), out_dir)
-                o["traceback"] = [tidy_paths(t, out_dir) for t in o.get("traceback", [])]
+            if o.get("output_type") == "error":  # one line in the report; the traceback stays in the .ipynb
+                line = f"{o.get('ename', 'Error')}: {tidy_paths(str(o.get('evalue', '')), out_dir)}".strip()
+                o = nbformat.v4.new_output("display_data", data={
+                    "text/html": "<p class='failed'><b>The report stopped here.</b> " + html.escape(line[:2000])
+                                 + " — the sections above are complete; the executed notebook beside this page "
+                                   "keeps the full traceback.</p>",
+                    "text/plain": "The report stopped here. " + line[:2000]})
             kept.append(o)
         c["outputs"] = kept
     notes = list(dict.fromkeys(n[:300] for n in notes))

@@ -54,10 +54,15 @@ def _value_text(v) -> str:
 
 
 def _finding_html(f: Mapping) -> str:
-    from evallab.reporting._tables import format_estimate
+    """A finding of ``metrics.json`` as a list item: the sentence, then what it does not state itself
+    (:meth:`~evallab.reporting._tables.Finding.extra`: the number is never said twice)."""
+    from dataclasses import fields
 
-    est = format_estimate(f.get("value"), f.get("low"), f.get("high"), f.get("unit") or "", f.get("level"),
-                          f.get("n"), method=f.get("method"), n_unit=f.get("n_unit") or "", digits=f.get("digits"))
+    from evallab.reporting._tables import Finding
+
+    est = Finding(**{x.name: f.get(x.name) for x in fields(Finding) if x.name in f or x.name == "sentence"}
+                  | {"sentence": str(f.get("sentence", "")), "unit": f.get("unit") or "",
+                     "n_unit": f.get("n_unit") or ""}).extra()
     sentence = html.escape(str(f.get("sentence", "")))
     return f"<li>{sentence}" + (f" <span class='est'>— {html.escape(est)}</span>" if est else "") + "</li>"
 

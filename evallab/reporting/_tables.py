@@ -445,11 +445,55 @@ class Finding:
         return format_estimate(self.value, self.low, self.high, self.unit, self.level, self.n, method=self.method,
                                n_unit=self.n_unit, digits=self.digits)
 
+    def extra(self) -> str:
+        """What the report writes in parentheses after the sentence, so that nothing is said twice: the whole
+        estimate ("93.1% [90.2, 95.4] (95% CI, Wilson score, n = 1,200 pairs)") when the sentence does not state its
+        number; only :meth:`evallab.Estimate.describe` ("95% CI, Wilson score, n = 1,200 pairs"; the interval put
+        after "CI" when the sentence gives the number alone) when it does — never a parenthesis inside the
+        parenthesis; nothing when the sentence states that too, or has no estimate.
+
+        Examples
+        --------
+        >>> f = Finding("3 of 240 replies (1.2%) could not be parsed.", 0.0125, n=240, unit="proportion",
+        ...             n_unit="replies", level=None)
+        >>> f.extra()
+        'n = 240 replies'
+        >>> Finding("Accuracy is 93.1%.", 0.931, 0.902, 0.954, n=1200, unit="proportion", method="Wilson score",
+        ...         n_unit="pairs").extra()
+        '95% CI [90.2, 95.4], Wilson score, n = 1,200 pairs'
+        >>> Finding("Most judges agree.", 0.931, n=10, unit="proportion", n_unit="pairs", level=None).extra()
+        '93.1% (n = 10 pairs)'
+        """
+        e = self.estimate()
+        est = "" if e is None else str(e)
+        if not est or est in self.sentence:
+            return ""
+        num, iv, desc = e.number(), e.interval(), e.describe()
+        if re.search(r"(?<![\d.,])" + re.escape(num) + r"(?!\d)", self.sentence):
+            if iv and iv not in self.sentence:
+                desc = desc.replace(" CI", f" CI {iv}", 1) if " CI" in desc else f"{iv}, {desc}".rstrip(", ")
+            return "" if not desc or desc in self.sentence else desc
+        if self.low is not None and "[" in self.sentence and "]" in self.sentence:  # stated in its own words
+            return ""
+        return est
+
+    def estimate(self):
+        """The :class:`~evallab.Estimate` behind the finding (None without a value)."""
+        from evallab._results import Estimate, _num
+
+        u = {v: k for k, v in _MEASURE_UNITS.items()}.get(self.unit, self.unit)  # legacy table units
+        v, lo, hi = _num(self.value), _num(self.low), _num(self.high)
+        if v is None:
+            return None
+        if lo is None or hi is None:
+            lo = hi = None
+        n_ = _num(self.n)
+        return Estimate(v, lo, hi, self.level if lo is not None else None, self.method, u,
+                        int(n_) if n_ is not None else None, self.n_unit, digits=self.digits)
+
     def html(self) -> str:
-        """The highlighted line a report shows: the sentence, then the estimate unless the sentence states it."""
-        est = self.estimate_text()
-        stated = est in self.sentence or (self.low is not None and "[" in self.sentence and "]" in self.sentence)
-        return finding_html(self.sentence, "" if stated else est)
+        """The highlighted line a report shows: the sentence, then :meth:`extra` in parentheses."""
+        return finding_html(self.sentence, self.extra())
 
     def as_dict(self) -> dict:
         d = asdict(self)

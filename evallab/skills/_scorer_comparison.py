@@ -165,9 +165,8 @@ def compare_scorers(catalog, scorers: Sequence[str] = SCORERS, *, strip_exclusio
             by_skill = np.zeros((len(uniq), *counts.shape[1:]))
             np.add.at(by_skill, codes, counts)
             sums = (w @ by_skill.reshape(len(uniq), -1)).reshape(n_resamples, *counts.shape[1:])
-            unit = pd.Series(np.arange(len(uniq)), index=uniq)
-            ap, auc = weighted_curves(pairs["label"].to_numpy(), pairs[f"d_{target}"].to_numpy(),
-                                      w[:, unit.loc[pairs["probe_skill"]].to_numpy()])
+            ap, auc = weighted_curves(pairs["label"].to_numpy(), pairs[f"d_{target}"].to_numpy(), w,
+                                      groups=pd.Index(uniq).get_indexer(pairs["probe_skill"]))
             dists[sc] = {"average_precision": ap, "f1": _choose_batch(sums, g, "f1")[1], "roc_auc": auc}
         else:
             dists[sc] = None

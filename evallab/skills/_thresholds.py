@@ -192,23 +192,46 @@ def _percentile(dist: np.ndarray, confidence: float, what: str) -> tuple[float, 
     return lo, hi, ""
 
 
-def weighted_curves(y: np.ndarray, d: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def weighted_curves(y: np.ndarray, d: np.ndarray, weights: np.ndarray,
+                    groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Average precision and ROC AUC of decision scores ``d`` for labels ``y`` under each row of ``weights`` (a
     pair's weight: how often its probe's skill is drawn), vectorised over the rows.
 
     The formulas of scikit-learn's ``average_precision_score`` (Σ (R_k − R_{k−1}) P_k over the distinct scores,
     highest first) and ``roc_auc_score`` (trapezoids of the ROC curve, ties counted half) with ``sample_weight``,
-    checked against both in the tests. Returns ``(average_precision, roc_auc)``, arrays of shape (n_rows,); NaN
-    where a row weights no positive (or no negative, for ROC AUC).
+    checked against both in the tests.
+
+    Parameters
+    ----------
+    y, d : arrays of shape (n_pairs,)
+        Labels (0/1) and decision scores.
+    weights : array of shape (n_rows, n_pairs), or (n_rows, n_groups) with ``groups``
+        Each row's weight of every pair, or of every group of pairs.
+    groups : int array of shape (n_pairs,), optional
+        The group (e.g. the resampled skill) of each pair: pair i weighs ``weights[:, groups[i]]``. The positive and
+        negative pairs of each (distinct score, group) are counted once, so the work grows with the groups, not the
+        pairs.
+
+    Returns
+    -------
+    (average_precision, roc_auc) : arrays of shape (n_rows,); NaN where a row weights no positive (or no negative,
+    for ROC AUC).
     """
     y = np.asarray(y, dtype=float)
     d = np.asarray(d, dtype=float)
     w = np.atleast_2d(np.asarray(weights, dtype=float))
-    order = np.argsort(-d, kind="mergesort")
-    y, d, w = y[order], d[order], w[:, order]
-    last = np.r_[np.flatnonzero(np.diff(d) != 0), len(d) - 1]  # the last pair of each distinct score
-    tp = np.cumsum(w * y, axis=1)[:, last]
-    fp = np.cumsum(w * (1 - y), axis=1)[:, last]
+    levels, level = np.unique(-d, return_inverse=True)  # distinct scores, highest first
+    if groups is None:
+        groups, n_groups = np.arange(len(d)), len(d)
+    else:
+        groups = np.asarray(groups, dtype=np.int64)
+        n_groups = w.shape[1]
+    cell = level * n_groups + groups
+    size = len(levels) * n_groups
+    pos_in = np.bincount(cell, weights=y, minlength=size).reshape(len(levels), n_groups)
+    neg_in = np.bincount(cell, weights=1 - y, minlength=size).reshape(len(levels), n_groups)
+    tp = np.cumsum(w @ pos_in.T, axis=1)  # (n_rows, n_levels): weighted positives at or above each score
+    fp = np.cumsum(w @ neg_in.T, axis=1)
     pos, neg = tp[:, -1:], fp[:, -1:]
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1), 0.0)

@@ -23,13 +23,19 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfTransformer
 
 from evallab._results import Measure, Results, results
 from evallab.errors import EvallabError
 from evallab.metrics import _intervals as intervals
 from evallab.skills._catalogs import Catalog, Skill, as_catalog
-from evallab.skills._tokenize import _part_tokens, entry_token_list, strip_exclusions, token_set, tokenize
+from evallab.skills._tokenize import (
+    _part_tokens,
+    entry_token_list,
+    query_tokens,
+    strip_exclusions,
+    token_set,
+    tokenize,
+)
 from evallab.skills._trigger_index import _DECIMALS, KeryxIndex, build_index, idf, score_matrix
 from evallab.skills._trigger_select import DESCRIPTION_SUPPORT_THRESHOLD, FORK_THRESHOLD, _selection_arrays
 
@@ -125,8 +131,11 @@ def _loo_full_scores_keryx(catalog: Catalog, probes: pd.DataFrame, strip: bool) 
 
 def _loo_full_scores_tfidf(catalog: Catalog, probes: pd.DataFrame, strip: bool) -> np.ndarray:
     """Leave-one-out TF-IDF cosine without re-tokenizing the catalog: the count matrix is built once; per left-out
-    trigger only the skill's row is replaced, columns left with df 0 are dropped (as a fresh fit would drop them),
-    and scikit-learn's ``TfidfTransformer`` refits the IDF — the numbers of a ``TfidfVectorizer`` refit."""
+    trigger only the skill's row and the df are updated, a term left with df 0 gets weight 0 (a fresh fit drops
+    it from the vocabulary), and the IDF is refitted with scikit-learn's ``TfidfTransformer`` formulas (smooth IDF
+    ``ln((1 + n) / (1 + df)) + 1``, term counts times IDF, rows l2-normalised)
+    — the numbers of a ``TfidfVectorizer`` refit (checked against one in the tests), without its per-fit input
+    validation."""
     docs = [entry_token_list(s, "full", strip=strip) for s in catalog.skills]
     vocab: dict[str, int] = {}
     for d in docs:
@@ -142,21 +151,83 @@ def _loo_full_scores_tfidf(catalog: Catalog, probes: pd.DataFrame, strip: bool) 
                 vals.append(c)
         return sparse.csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=(len(token_lists), len(vocab)))
 
-    C = counts(docs)
-    Qc = counts([tokenize(q) for q in probes.prompt])
+    def tfidf(X: np.ndarray, idf_: np.ndarray) -> np.ndarray:
+        X = X * idf_
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        return X / np.where(norms > 0, norms, 1.0)[:, None]
+
+    C = counts(docs).toarray()
+    Qc = counts([tokenize(q) for q in probes.prompt]).toarray()
+    n = C.shape[0] + 1  # smooth_idf: one extra document holding every term
+    has = C > 0
+    df0 = has.sum(0)
     out = np.zeros((len(probes), len(catalog)))
     groups = probes.groupby([probes.skill_id, probes.source_trigger.fillna("\0")], sort=False).indices
     for (sid, trig), idx in groups.items():
-        if trig == "\0":
-            M = C
-        else:
+        M, df = C, df0
+        if trig != "\0":
             k = catalog.index_of(sid)
             row = counts([entry_token_list(catalog.without_trigger(sid, trig).skills[k], "full", strip=strip)])
-            M = sparse.vstack([C[:k], row, C[k + 1:]], format="csr")
-        keep = np.flatnonzero(M.getnnz(axis=0) > 0)
-        tf = TfidfTransformer()
-        E = tf.fit_transform(M[:, keep])
-        out[idx] = (tf.transform(Qc[idx][:, keep]) @ E.T).toarray()
+            M = C.copy()
+            M[k] = row.toarray()[0]
+            df = df0 - has[k] + (M[k] > 0)
+        # a term no entry holds any more is out of the refitted vocabulary: weight 0
+        idf_ = np.where(df > 0, np.log(n / (df + 1)) + 1, 0.0)
+        out[idx] = tfidf(Qc[idx], idf_) @ tfidf(M, idf_).T
+    return np.round(np.clip(out, 0.0, 1.0), _DECIMALS)
+
+
+def _loo_full_scores_bm25(catalog: Catalog, probes: pd.DataFrame, strip: bool) -> np.ndarray:
+    """Leave-one-out BM25 scores (:class:`~evallab.skills._trigger_index.BM25Index`) without one ``bm25s`` index per
+    left-out trigger: the term-count matrix is built once and, per left-out trigger, the skill's row, the document
+    lengths, df and the average length are updated and bm25s's Lucene formulas applied to the whole matrix at
+    once — IDF ``ln(1 + (N − df + 0.5) / (df + 0.5))`` (stored in float32, as bm25s stores it), term weight
+    ``tf / (k1 · (1 − b + b · |d| / avgdl) + tf)``, per-term scores in float32 summed over the query's terms in
+    bm25s's order, then BM25Index's normalisation. Equal to a refit (checked against one in the tests)."""
+    k1, b = 1.5, 0.75  # BM25Index's bm25s.BM25() defaults
+    docs = [entry_token_list(s, "full", strip=strip) or ["\u2205"] for s in catalog.skills]
+    terms = sorted({t for d in docs for t in d} | {"\u2205"})
+    col = {t: j for j, t in enumerate(terms)}
+    N, V = len(docs), len(terms)
+
+    def tf_row(d: list[str]) -> np.ndarray:
+        r = np.zeros(V)
+        for t, c in Counter(d).items():
+            r[col[t]] = c
+        return r
+
+    TF = np.stack([tf_row(d) for d in docs]) if N else np.zeros((0, V))
+    DL = np.array([len(d) for d in docs])
+    idf_of_df = np.array([math.log(1 + (N - df + 0.5) / (df + 0.5)) for df in range(N + 1)],
+                         dtype=np.float32).astype(float)
+    # each probe's tokens in bm25s's order (sorted), as columns of the term matrix (-1: in no entry)
+    query_cols = [[col.get(t, -1) for t in sorted(query_tokens(q))] for q in probes.prompt]
+    out = np.zeros((len(probes), N))
+    groups = probes.groupby([probes.skill_id, probes.source_trigger.fillna("\0")], sort=False).indices
+    for (sid, trig), idx in groups.items():
+        tf, dl = TF, DL
+        if trig != "\0":
+            k = catalog.index_of(sid)
+            reduced = entry_token_list(catalog.without_trigger(sid, trig).skills[k], "full", strip=strip)
+            reduced = reduced or ["\u2205"]
+            tf, dl = TF.copy(), DL.copy()
+            tf[k], dl[k] = tf_row(reduced), len(reduced)
+        has = tf > 0
+        df = has.sum(0)
+        present = df > 0
+        avg = np.array(dl).mean()
+        norm = k1 * ((1 - b) + b * dl / avg)
+        S = np.where(has, idf_of_df[df][None, :] * (tf / (norm[:, None] + tf)), 0.0).astype(np.float32)
+        tmax = S.max(axis=0, initial=0.0).astype(float)
+        unseen = float(tmax[present].max(initial=1.0))
+        for i in idx:
+            known = [j for j in query_cols[i] if j >= 0 and present[j]]  # in the refitted vocabulary
+            den = float(tmax[known].sum()) + unseen * (len(query_cols[i]) - len(known))
+            if den > 0 and known:
+                acc = np.zeros(N, dtype=np.float32)
+                for j in known:
+                    acc += S[:, j]
+                out[i] = acc / den
     return np.round(np.clip(out, 0.0, 1.0), _DECIMALS)
 
 
@@ -228,6 +299,8 @@ def loo_scores(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "ke
         full = _loo_full_scores_keryx(catalog, probes, strip_exclusions)
     elif scorer == "tfidf":
         full = _loo_full_scores_tfidf(catalog, probes, strip_exclusions)
+    elif scorer == "bm25":
+        full = _loo_full_scores_bm25(catalog, probes, strip_exclusions)
     else:
         full = _loo_full_scores_refit(catalog, probes, scorer, strip_exclusions)
     desc = build_index(catalog, scorer, "description-only", strip=strip_exclusions).score(list(probes.prompt))

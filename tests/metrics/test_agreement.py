@@ -252,7 +252,7 @@ def test_judge_agreement_matches_direct_computation(natural):
     sq = m.pivot(index="judge_a", columns="judge_b", values="kappa")
     assert sq.shape == (natural["judge"].nunique(),) * 2 and (np.diag(sq) == 1).all()
     with pytest.raises(EvallabError, match="not in column"):
-        A.judge_agreement(natural, ["GPT-4", "GPT-5"])
+        A.judge_agreement(natural, judges=["GPT-4", "GPT-5"])
 
 
 # ------------------------------------------------------------------------------------ Fleiss and Krippendorff

@@ -55,7 +55,7 @@ def test_truth_is_the_limit_of_the_estimators():
           S.PairwiseJudge(name="B", skill=0.8, position_bias=0.8, tie_rate=0.1)]
     dj = S.simulate_pairwise(S.PairwiseDesign(n_items=5000, samples=1), js, 12)
     assert A.fleiss_kappa(dj, **kw).kappa[0] == pytest.approx(S.true_fleiss_kappa(d, js), abs=0.04)
-    ja = A.judge_agreement(dj, ["A", "B"], **kw)
+    ja = A.judge_agreement(dj, judges=["A", "B"], **kw)
     assert ja.loc[ja["judge_a"] != ja["judge_b"], "kappa"].iloc[0] == pytest.approx(
         S.true_judge_kappa(d, js[0], js[1]), abs=0.04)
     dr = S.Drift(unparsed_rate=0.02)
@@ -119,3 +119,20 @@ def test_the_judge_only_interval_misses_the_gold_rate(reduced_corrected):
     r = reduced_corrected[("corrected", "judge_only")]
     assert r["reference"] and r["coverage"] < 0.2
     assert "reference, not gated" in C.line(r)
+
+
+def test_a_line_that_is_never_computable_warns_nothing():
+    """An estimator that gives no figure in any replicate (every value NaN): its line says why, with NaN means —
+    not numpy's empty-slice RuntimeWarning (issue 26 leftovers: coverage.py's nanmean)."""
+    import warnings
+
+    s = C.Scenario("never", simulate=lambda seed: None, estimate=lambda d, seed, b: {}, truth={"k": 0.5, "j": 0.5},
+                   labels={"k": "never computable", "j": "computable"}, notes={"k": "no gold labels"})
+    arr = np.full((4, 2, 3), np.nan)
+    arr[:, 1] = [0.5, 0.4, 0.6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k, j = C._summarise(s, [(0, arr)])
+    assert np.isnan(k["mean_estimate"]) and np.isnan(k["mean_width"]) and k["not_computable"] == "no gold labels"
+    assert k["nan"] == 4 and k["coverage"] == 0.0
+    assert j["mean_estimate"] == pytest.approx(0.5) and j["mean_width"] == pytest.approx(0.2) and j["coverage"] == 1

@@ -372,7 +372,7 @@ def test_alpaca_annotator_agreement_matches_csv():
     both = [(label(v[a]), label(v[b])) for v in pref.values() if a in v and b in v]
     both = [(x, y) for x, y in both if x and y]
     ae = load_alpaca_eval()
-    t = judge_agreement(ae.verdicts, [a, b], n_resamples=0).set_index(["judge_a", "judge_b"])
+    t = judge_agreement(ae.verdicts, judges=[a, b], n_resamples=0).set_index(["judge_a", "judge_b"])
     assert t.loc[(a, b), "n"] == len(both)
     assert t.loc[(a, b), "agreement"] * len(both) == pytest.approx(sum(x == y for x, y in both))
     rk = evaluators.win_rate_rank_agreement(ae.verdicts).set_index(["judge_a", "judge_b"])

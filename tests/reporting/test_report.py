@@ -56,6 +56,11 @@ def test_batch_reports_failure_with_cell_and_finishes_the_others(tmp_path):
     assert "good.html" in index and "bad.html" in index and "deliberate failure" in index and ">42<" in index
     html = (out / "good.html").read_text()
     assert "save_metrics(" not in html  # input cells are not exported
+    bad = (out / "bad.html").read_text()
+    # the failed report shows one line naming the error where it stopped, never a traceback; the .ipynb keeps it
+    assert "The report stopped here." in bad and "deliberate failure in cell 3" in bad
+    assert "Traceback" not in bad and "most recent call last" not in bad and "raise ValueError(" not in bad
+    assert "Traceback" in (out / "bad.ipynb").read_text() or "traceback" in (out / "bad.ipynb").read_text()
 
 
 def test_cli_exit_status_nonzero_when_a_notebook_fails(tmp_path):

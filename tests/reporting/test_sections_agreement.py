@@ -147,7 +147,7 @@ def test_one_order_table_says_acc_needs_both_orders_and_headlines_the_pooled_acc
     sec = S.accuracy_section(t, **KW)
     (f,) = sec.findings
     assert "Acc. (the mean of the two order accuracies) is not computable on this table" in f.sentence
-    assert "the table records one (ab)" in f.sentence and "the pooled accuracy" in f.sentence
+    assert "the table records only order ab" in f.sentence and "the pooled accuracy" in f.sentence
     acc = {j: float((g["verdict"] == g["gold"]).mean()) for j, g in t.groupby("judge")}
     best = max(acc, key=acc.get)
     k = int((t[t["judge"] == best]["verdict"] == t[t["judge"] == best]["gold"]).sum())

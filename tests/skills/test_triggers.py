@@ -610,6 +610,19 @@ def test_tfidf_leave_one_out_equals_a_refit(keryx):
     np.testing.assert_allclose(fast, refit, atol=1e-9)
 
 
+def test_bm25_leave_one_out_equals_a_refit(keryx):
+    probes = make_probes(keryx).iloc[::7].reset_index(drop=True)
+    for strip in (True, False):
+        fast = loo_scores(keryx, probes, scorer="bm25", strip_exclusions=strip)[0]
+        refit = np.zeros_like(fast)
+        for i, r in probes.iterrows():  # a fresh bm25s index of the catalog without the probe's trigger
+            reduced = keryx.without_trigger(r.skill_id, r.source_trigger) if isinstance(r.source_trigger, str) \
+                else keryx
+            refit[i] = score_matrix([r.prompt], reduced, scorer="bm25", strip_exclusions=strip)[0]
+        np.testing.assert_array_equal(fast, refit)
+        assert (fast > 0).mean() > 0.1  # the comparison is not between two zero matrices
+
+
 def test_scout_own_description_is_never_create(keryx):
     # keryx scout.test.ts: querying an existing skill's own description returns use or fork with itself on top
     # (the description, stripped like the entry's own text, is fully covered by that entry: score 1.0 → use)

@@ -250,6 +250,13 @@ def test_weighted_curves_equal_scikit_learn_with_sample_weights():
     for k in range(6):
         assert ap[k] == pytest.approx(average_precision_score(y, d, sample_weight=w[k]))
         assert auc[k] == pytest.approx(roc_auc_score(y, d, sample_weight=w[k]))
+    # weights given per group of pairs (a resampled skill): the same curves as the same weights given per pair
+    groups = rng.integers(0, 7, 400)
+    wg = rng.integers(0, 4, (5, 7)).astype(float)
+    ap_g, auc_g = _thresholds.weighted_curves(y, d, wg, groups=groups)
+    for k in range(5):
+        assert ap_g[k] == pytest.approx(average_precision_score(y, d, sample_weight=wg[k, groups]))
+        assert auc_g[k] == pytest.approx(roc_auc_score(y, d, sample_weight=wg[k, groups]))
 
 
 # ---------------------------------------------------------------------------------------- scorer comparison

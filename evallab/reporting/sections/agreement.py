@@ -365,9 +365,10 @@ def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
             hue="subset" if sub_by else None, scale=100, ref=0.5,
             title="Acc. (mean of the two order accuracies)" + (f", strategy {strategy}" if strategy else ""),
             ylabel=f"accuracy (%) with {confidence:.0%} interval", xlabel="judge"))
-    if (acc["no_gold"] > 0).any():
-        sec.caveats.append(f"{int(acc['no_gold'].sum()):,} (item, sample) without gold are left out of the accuracy "
-                           "figures.")
+    gold = df.assign(_g=df["gold"].notna()).groupby(["dataset", "item_id"], observed=True)["_g"].any()
+    if 0 < int((~gold).sum()) < len(gold):  # said once, in items (no gold at all: the sections say so instead)
+        sec.caveats.append(f"{int((~gold).sum()):,} of {_sample(len(gold), 'item')} have no gold label: every "
+                           "figure against gold (accuracy, Cohen's kappa, the majority's accuracy) leaves them out.")
     return sec
 
 
@@ -470,10 +471,17 @@ def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = 
         i, w = ok[0], ok[-1]
         e, low = kappa.estimate("kappa", i), kappa.estimate("kappa", w)
         others = f" (every judge: {_per_judge(kappa, rows, 'kappa')})" if len(ok) > 1 else ""
-        sec.finding(_with(strategy, f"Over the whole table, {kappa.at[i, 'judge']} agrees best with gold: Cohen's "
-                                    f"kappa {e}{others}."), e)
-        sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table ranges from "
-                                               f"{low.number()} to {e.number()}."))
+        why = f"; {e.note}" if e.note and not e.has_interval else ""  # e.g. kappa 0 by construction, one category
+        if len(ok) > 1:
+            sec.finding(_with(strategy, f"Over the whole table, {kappa.at[i, 'judge']} agrees best with gold: "
+                                        f"Cohen's kappa {e}{why}{others}."), e)
+            sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table ranges from "
+                                                   f"{low.number()} to {e.number()}."))
+        else:
+            sec.finding(_with(strategy, f"Over the whole table, {kappa.at[i, 'judge']}'s Cohen's kappa against gold "
+                                        f"is {e}{why}."), e)
+            sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table is "
+                                                   f"{e.number()} ({kappa.at[i, 'judge']})."))
     if kappa["kappa"].notna().any():
         sec.table(common_methods(kappa), _shown(kappa, KAPPA_COLUMNS), csv_name="kappa",
                   caption="Cohen's kappa against gold per judge" + (" over the whole table" if sub_by else "")
@@ -523,8 +531,9 @@ def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, con
         e = mat.estimate("kappa", b)
         tail = (f"; the least is {mat.at[w, 'judge_a']} and {mat.at[w, 'judge_b']} at "
                 f"{mat.estimate('kappa', w).number()} (of {_sample(len(ok), 'judge pair')})") if w != b else ""
+        why = f"; {e.note}" if e.note and not e.has_interval else ""  # e.g. one judge gave one verdict throughout
         sec.finding(_with(strategy, f"The most concordant pair of judges is {mat.at[b, 'judge_a']} and "
-                                    f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{tail}."), e)
+                                    f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{why}{tail}."), e)
     sec.table(common_methods(pairs), _shown(pairs, {"strategy": "Strategy", "judge_a": "Judge A", "judge_b": "Judge B",
                                                     "n": "Units both parsed", "items": "Items",
                                                     "agreement": "Raw agreement", "kappa": "Cohen's kappa"}),
@@ -610,6 +619,11 @@ def panel_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, confidence: f
 
 
 # ------------------------------------------------------------------------------------ majority over samples
+#: the majority section's heading and what it shows (shown with the section only: a table sampled once has none)
+MAJORITY_HEADING = ("## Majority vote over samples\n"
+    "The accuracy of the majority verdict over a request's samples beside the per-reply accuracy, and the "
+    "requests one sample away from another majority (listed), with each request's flip probability (the share of "
+    "its samples against its majority).")
 MAJORITY_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "requests": "Requests",
                     "items": "Items", "reply_accuracy": "Accuracy per reply",
                     "majority_accuracy": "Accuracy of the majority", "majority_gain": "Majority − per reply",
@@ -628,14 +642,16 @@ def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
     Section
         Per judge × strategy a finding on the majority's accuracy against the per-reply accuracy (or, without
         gold, on the straddling requests); the table; the breakdown by subset; the list of straddling requests;
-        metrics ``majority_vote`` (records per judge × strategy), ``straddling_requests`` (count).
+        metrics ``majority_vote`` (records per judge × strategy), ``straddling_requests`` (count). The section
+        opens with its heading (:data:`MAJORITY_HEADING`); a table sampled once gets an empty section, no heading.
 
     Source: Wang et al. (2023), self-consistency (the majority over samples); deepeval#3110, trulens#2741 (a
     stochastic judge straddling the verdict across re-runs).
     """
     sec = Section()
     if design.describe(df)["samples"] <= 1:
-        return sec
+        return sec  # no heading either: the overview says each request was sampled once
+    sec.text(MAJORITY_HEADING)
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     whole_by, sub_by = _levels(df, by)
     mv = agreement.majority_vote(df, whole_by, **ci)
@@ -680,5 +696,107 @@ def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
     return sec
 
 
-__all__ = ["accuracy_section", "judge_agreement_section", "kappa_section", "majority_section",
+# ------------------------------------------------------------------------------------ per-model leaderboard
+#: the leaderboard section's heading and what it shows (shown with the section only)
+LEADERBOARD_HEADING = ("## Per-model leaderboard from each judge\n"
+    "The leaderboard this table gives, per judge: on a pairwise table each model's win rate against the baseline "
+    "(output 1), scored as Arena-Hard scores it — a win 1, a tie ½, a loss 0, a strong preference (`>>`) counted "
+    "three times, an item with an unparsed reply left out whole; on a pointwise table each model's pass rate (pass "
+    "/ parsed replies, as inspect and promptfoo report it). Intervals resample items (Arena-Hard's own resamples "
+    "single judgments and shows the 5–95% range).")
+
+
+def leaderboard_section(df: pd.DataFrame, by: Sequence[str] = ("judge", "strategy"), *, model_column: str = "",
+                        user_table: str = "", min_items: int = MIN_ITEMS, confidence: float = 0.95,
+                        n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Per-model results from each judge (:func:`evallab.metrics._evaluators.model_leaderboard`): the win rate
+    against the baseline with Arena-Hard's ``>>`` weighting on a pairwise table, the pass rate on a pointwise one,
+    per judge × strategy, with item-cluster intervals; a model resting on fewer than ``min_items`` items is shown,
+    never headlined.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The report's tidy verdict table.
+    by : sequence of str, default ("judge", "strategy")
+        The grouping above the model (columns the table lacks are skipped).
+    model_column : str, default ""
+        The column naming the evaluated model; ``""``: the first of
+        :data:`evallab.metrics._evaluators.MODEL_COLUMNS` the table has.
+    user_table : str, default ""
+        The report's ``verdicts_path``: on the user's table, a table naming no model gets one sentence saying so;
+        on the bundled data (LLMBar names no model) the section is empty.
+    min_items, confidence, n_resamples, seed : int, float, int, int
+        The minimum-size rule, interval level, bootstrap resamples over items, seed.
+
+    Returns
+    -------
+    Section
+        The heading (:data:`LEADERBOARD_HEADING`); per judge × strategy a finding on the leading model (and how
+        many others its interval overlaps); the table; metrics ``leaderboard`` (records) and
+        ``leaderboard_model_column``. Empty (no heading) when the table names no model and is not the user's.
+
+    Raises
+    ------
+    DataError
+        ``model_column`` set but not a column of the table.
+
+    Source: Li, Chiang et al. (2024), Arena-Hard (lmarena/arena-hard-auto ``show_result.py``); inspect's
+    ``accuracy()`` and promptfoo's pass rate.
+    """
+    from evallab.metrics import _evaluators as evaluators
+
+    col = evaluators.model_column(df, model_column or None)
+    if col is None:
+        if not user_table:
+            return Section()
+        return Section().text(LEADERBOARD_HEADING.split("\n", 1)[0]).text(
+            "No column of this table names the evaluated model (one of " + ", ".join(evaluators.MODEL_COLUMNS)
+            + "; or set `model_column`), so no per-model leaderboard is built.")
+    keys = [c for c in by if c in df.columns and c != col]
+    lb = evaluators.model_leaderboard(df, keys, model=col, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    column = "win_rate" if "win_rate" in lb.columns else "pass_rate"
+    what = "win rate against the baseline" if column == "win_rate" else "pass rate"
+    sec = Section(metrics={"leaderboard": _records(lb, [*keys, col, "items", "replies", column, f"{column}_low",
+                                                        f"{column}_high", "note"]),
+                           "leaderboard_model_column": col}).text(LEADERBOARD_HEADING)
+    if column == "win_rate" and not lb["strong"].sum():
+        sec.text("No verdict of this table is a strong preference (`>>`), so every reply weighs 1: the win rate "
+                 "with ties as half a win.")
+    judges = [c for c in keys if c != "strategy"]
+    for strategy, rows in _strategies(lb):
+        for _, g in (rows.groupby(judges, sort=True) if judges else [(None, rows)]):
+            ok = _headlined(g, column, "items", min_items)
+            who = " and ".join(str(g[c].iloc[0]) for c in judges) or "the judge"
+            if not len(ok):
+                sec.text(_with(strategy, f"No model judged by {who} has a {what} on {min_items:,} items or more "
+                                         "(min_items): the rows below are shown, none is headlined."))
+                continue
+            i = ok.index[0]
+            e = lb.estimate(column, i)
+            base = str(lb.at[i, "baseline"]) if "baseline" in lb.columns and lb.at[i, "baseline"] else ""
+            target = f"win rate against {base} (the baseline)" if base and column == "win_rate" else what
+            if len(ok) == 1:
+                sec.finding(_with(strategy, f"By {who}'s verdicts, {lb.at[i, col]}'s {target} is {e}."), e)
+                continue
+            overlap = [j for j in ok.index[1:] if e.low is not None and lb.at[j, f"{column}_high"] >= e.low]
+            tail = (f"; its interval overlaps those of {_sample(len(overlap), 'other model')}, so that order is not "
+                    "settled" if overlap else "; its interval lies above every other model's")
+            sec.finding(_with(strategy, f"By {who}'s verdicts, {lb.at[i, col]} leads {_sample(len(ok), 'model')}: "
+                                        f"{target} {e}{tail}."), e)
+    silent = {c for c in ("baseline", "items_dropped", "strong", "unparsed") if c in lb.columns
+              and not lb[c].astype(bool).any()}  # a column empty or zero in every row says nothing
+    sec.table(common_methods(lb), {c: label for c, label in _shown(lb, {
+                                              "strategy": "Strategy", "judge": "Judge", col: "Model",
+                                              "baseline": "Baseline", "items": "Items",
+                                              "items_dropped": "Items left out (a reply unparsed)",
+                                              "replies": "Replies", "wins": "Wins", "losses": "Losses",
+                                              "ties": "Ties", "strong": "Strong (>>)", "unparsed": "Unparsed",
+                                              "passes": "Passes", column: what[:1].upper() + what[1:]}).items()
+                                   if c not in silent},
+              caption=f"Per-model {what} from each judge", csv_name="leaderboard")
+    return sec
+
+
+__all__ = ["accuracy_section", "judge_agreement_section", "kappa_section", "leaderboard_section", "majority_section",
            "panel_section", "published_section", "unparsed_section"]
