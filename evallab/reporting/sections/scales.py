@@ -28,6 +28,9 @@ CEILING_CAVEAT = ("The human ceiling is one human against the mean of the other 
                   "mean of all three, a less noisy reference, which favours the judge slightly.")
 AVERAGED_CAVEAT = ("HANNA's judge ratings are means over the judge's samples; a mean below 1 (an unparsed sample "
                    "averaged in as -1 or 0) is left out as not a rating, but a mean in [1, 5] may still include one.")
+SYSTEM_CAVEAT = ("The system-level rank correlations (Spearman, Kendall over the generators' means) rest on 11 "
+                 "points: their intervals are conservative (about 99% coverage at the nominal 95% in make "
+                 "coverage's simulation); the system-level Pearson and every item-level interval cover at 95%.")
 ROUNDING_CAVEAT = ("Weighted kappa and exact / within-one agreement compare the scores rounded to the scale's "
                    "steps (half up); correlations, bias and MAE use the scores as they are.")
 
@@ -112,7 +115,7 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
     sec.conclusions.append(
         f"A judge reaches the human ceiling ({RANKED[measure]}) on {len(reached)} of {len(rows)} criteria"
         + (f": {', '.join(reached)}." if reached else "."))
-    sec.caveats += [CEILING_CAVEAT, ROUNDING_CAVEAT]
+    sec.caveats += [CEILING_CAVEAT, ROUNDING_CAVEAT, SYSTEM_CAVEAT]
     return sec
 
 
