@@ -26,8 +26,6 @@ RANKED = {"spearman": "Spearman's ρ over stories", "kendall": "Kendall's τ-b o
           "sys_spearman": "Spearman's ρ over systems", "sys_pearson": "Pearson's r over systems"}
 CEILING_CAVEAT = ("The human ceiling is one human against the mean of the other two; a judge is compared with the "
                   "mean of all three, a less noisy reference, which favours the judge slightly.")
-AVERAGED_CAVEAT = ("HANNA's judge ratings are means over the judge's samples; a mean below 1 (an unparsed sample "
-                   "averaged in as -1 or 0) is left out as not a rating, but a mean in [1, 5] may still include one.")
 SYSTEM_CAVEAT = ("The system-level rank correlations (Spearman, Kendall over the generators' means) rest on 11 "
                  "points: their intervals are conservative (about 99% coverage at the nominal 95% in make "
                  "coverage's simulation); the system-level Pearson and every item-level interval cover at 95%.")
