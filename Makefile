@@ -81,8 +81,9 @@ bench: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks
 
 # Coverage of every reported interval by simulation from a known truth, then on real data (LLMBar with gold hidden
-# on random subsets, against its full gold), then the planner and selective-judging checks (benchmarks/coverage.py;
-# ~11 min on 2 idle cores, plus the real-data check).
+# on random subsets, against its full gold), then the rating-scale intervals (issue 28: 400 simulated 1–5 rating
+# tables, ~1 min), then the planner and selective-judging checks (benchmarks/coverage.py; ~11 min on 2 idle cores,
+# plus the real-data check).
 coverage: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.coverage
 

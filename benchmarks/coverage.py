@@ -25,6 +25,12 @@ figure its estimator never computes on a table (Rogan–Gladen for a judge no be
 estimator's reason instead of a coverage. The pairwise files of ``data/formats`` carry no gold at all: one line
 each says so.
 
+Then the rating-scale check (issue 28; ``--only scales`` runs just it, ``--scale-reps`` datasets, 400 by default):
+ordinal 1–5 ratings cut from a latent quality (11 fixed systems × 40 items) seen by three humans with rater noise and
+by a judge with a known bias and its own preference per system; each interval of ``score_agreement`` (judge against
+the human mean) and ``rater_reliability`` (the humans) counted against the population value (the same figure on
+440,000 items). One line per interval, in the format above.
+
 Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics._power` achieved in
 ``N`` simulated datasets at the planned size (power and stability within ±3 points, half-width within ±3%), and the
 selective-judging guarantee (the share of calibration splits whose threshold keeps the true disagreement rate ≤ α is
@@ -700,6 +706,110 @@ def real_section(names: list[str], **kw) -> int:
     return bad
 
 
+# ------------------------------------------------------------------------- rating scales (issue 28)
+#: the scale check's modest size: datasets and bootstrap resamples (``--scale-reps``)
+SCALE_REPS = 400
+SCALE_RESAMPLES = 300
+#: the design: 11 systems (fixed effects) × 40 items, 3 human raters and one judge on a 1–5 scale
+SCALE_SYSTEMS = np.linspace(-1.2, 1.2, 11)
+SCALE_ITEMS = 40
+#: rater noise on the latent scale (humans, judge), the judge's bias (leniency, latent units) and the cut points
+SCALE_NOISE = (0.9, 0.7)
+SCALE_BIAS = 0.4
+SCALE_CUTS = np.array([-1.5, -0.5, 0.5, 1.5])
+#: the judge's own preference per system (latent units, fixed): it ranks the systems otherwise than the humans
+SCALE_JUDGE_SYSTEMS = np.array([0.3, -0.4, 0.5, 0.0, -0.3, 0.6, -0.5, 0.2, -0.2, 0.4, -0.6])
+#: figure → line label (judge against the human mean; the humans' agreement)
+SCALE_PAIR = {"spearman": "Spearman ρ (items)", "kendall": "Kendall τ-b (items)", "pearson": "Pearson r (items)",
+              "sys_spearman": "Spearman ρ (systems)", "sys_kendall": "Kendall τ-b (systems)",
+              "sys_pearson": "Pearson r (systems)", "bias": "mean bias (scale points)", "mae": "MAE (scale points)",
+              "exact": "exact agreement", "within_one": "within-one agreement", "kappa_linear": "weighted kappa, linear",
+              "kappa_quadratic": "weighted kappa, quadratic", "icc2_1": "ICC(2,1)"}
+SCALE_REL = {"alpha_ordinal": "Krippendorff α ordinal", "alpha_interval": "Krippendorff α interval",
+             "icc2_1": "ICC(2,1)", "icc3_1": "ICC(3,1)", "icc2_k": "ICC(2,k)",
+             "kappa_linear": "weighted kappa, linear (pairs)", "kappa_quadratic": "weighted kappa, quadratic (pairs)"}
+
+
+def simulate_ratings(seed: int, items_per_system: int = SCALE_ITEMS):
+    """A latent quality per item (its system's effect + N(0, 1)); each rater sees it with its own N(0, sd) noise
+    and the judge adds its bias and its own preference per system (:data:`SCALE_JUDGE_SYSTEMS`); the latent value is cut into 1–5 at :data:`SCALE_CUTS`. Returns (humans (n, 3),
+    judge (n,), systems (n,))."""
+    rng = np.random.default_rng(seed)
+    systems = np.repeat(np.arange(len(SCALE_SYSTEMS)), items_per_system)
+    latent = SCALE_SYSTEMS[systems] + rng.normal(size=len(systems))
+    cut = lambda z: 1.0 + np.searchsorted(SCALE_CUTS, z)  # noqa: E731
+    humans = np.column_stack([cut(latent + rng.normal(0, SCALE_NOISE[0], len(latent))) for _ in range(3)])
+    judge = cut(latent + SCALE_BIAS + SCALE_JUDGE_SYSTEMS[systems] + rng.normal(0, SCALE_NOISE[1], len(latent)))
+    return humans, judge, systems
+
+
+def scale_truth(items_per_system: int = 40_000) -> dict:
+    """The population values: every figure on one very large draw (40,000 items per system)."""
+    from evallab.metrics import _scales as SC
+
+    h, j, s = simulate_ratings(12345, items_per_system)
+    pair = SC.pair_statistics(j, h.mean(1), s, n_resamples=0)
+    rel = SC.reliability_statistics(h, n_resamples=0)
+    return {**{f"judge:{k}": v[0] for k, v in pair.items()}, **{f"humans:{k}": v[0] for k, v in rel.items()}}
+
+
+def _scale_estimate(data, seed: int, B: int) -> dict:
+    """The public estimators on the tidy table of one draw, as report 08 calls them."""
+    import pandas as pd
+
+    from evallab.metrics import rater_reliability, score_agreement
+
+    h, j, s = data
+    n = len(j)
+    rows = pd.DataFrame({"item_id": np.tile(np.arange(n).astype(str), 4), "subset": np.tile(s.astype(str), 4),
+                         "judge": np.repeat(["h1", "h2", "h3", "judge"], n),
+                         "role": np.repeat(["human", "human", "human", "judge"], n), "strategy": "",
+                         "verdict": None, "score": np.concatenate([h[:, 0], h[:, 1], h[:, 2], j])})
+    kw = dict(by=(), scale=(1, 5, 1), n_resamples=B, confidence=CONFIDENCE, seed=seed)
+    a = score_agreement(rows, **kw).iloc[0]
+    r = rater_reliability(rows, **kw).iloc[0]
+    return {**{f"judge:{k}": (a[k], a[f"{k}_low"], a[f"{k}_high"]) for k in SCALE_PAIR},
+            **{f"humans:{k}": (r[k], r[f"{k}_low"], r[f"{k}_high"]) for k in SCALE_REL}}
+
+
+def _scale_chunk(args):
+    start, stop, B, base_seed = args
+    out = []
+    for rep in range(start, stop):
+        seed = int(np.random.SeedSequence([base_seed, 28, rep]).generate_state(1)[0])
+        res = _scale_estimate(simulate_ratings(seed), rep, B)
+        out.append([[float(x) for x in res[k]] for k in res])
+    return start, np.array(out)
+
+
+def scale_section(reps: int = SCALE_REPS, n_resamples: int = SCALE_RESAMPLES, jobs: int = 2,
+                  base_seed: int = 10) -> int:
+    """Print one line per scale interval (issue 28) with its coverage of the population value; return how many
+    lie outside the band."""
+    truth = scale_truth()
+    labels = {**{f"judge:{k}": f"scales: judge vs human mean, {v}, score_agreement" for k, v in SCALE_PAIR.items()},
+              **{f"humans:{k}": f"scales: 3 humans, {v}, rater_reliability" for k, v in SCALE_REL.items()}}
+    sc = Scenario("scales", simulate_ratings, _scale_estimate, {k: truth[k] for k in labels}, labels)
+    tasks = [(a, min(a + 25, reps), n_resamples, base_seed) for a in range(0, reps, 25)]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as ex:
+            parts = list(ex.map(_scale_chunk, tasks))
+    else:
+        parts = [_scale_chunk(t) for t in tasks]
+    rows = _summarise(sc, parts, n_resamples)
+    se = np.sqrt(CONFIDENCE * (1 - CONFIDENCE) / reps)
+    print(f"rating scales (issue 28): {reps} simulated datasets of {len(SCALE_SYSTEMS)} systems × {SCALE_ITEMS} "
+          f"items, 3 humans (latent noise sd {SCALE_NOISE[0]}) and a judge (sd {SCALE_NOISE[1]}, bias "
+          f"+{SCALE_BIAS}) on a 1–5 scale; {n_resamples} item-bootstrap resamples; truth from 440,000 items; "
+          f"Monte-Carlo error ±{1.96 * se:.3f}; band [{BAND[0]}, {BAND[1]}]")
+    bad = 0
+    for r in rows:
+        bad += not r["ok"]
+        print(line(r), flush=True)
+    print(f"{len(rows)} scale intervals gated, {bad} outside the band")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1000)
@@ -708,6 +818,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--seed", type=int, default=10, help="base seed of the simulated datasets (another draw: another seed)")
     ap.add_argument("--save", default=None, help="directory keeping each chunk of results (a rerun resumes from it)")
+    ap.add_argument("--scale-reps", type=int, default=SCALE_REPS, help="datasets of the rating-scale check")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     real = _real_names()
@@ -728,6 +839,9 @@ def main(argv: list[str] | None = None) -> int:
     reals = [n for n in real if only is None or n in only]
     if reals:
         bad += real_section(reals, **kw)
+        print(f"{time.perf_counter() - t0:.0f} s")
+    if a.only is None or "scales" in a.only:
+        bad += scale_section(a.scale_reps, min(a.resamples, SCALE_RESAMPLES), a.jobs, a.seed)
         print(f"{time.perf_counter() - t0:.0f} s")
     failed = 0
     if a.only is None or "planner" in a.only:

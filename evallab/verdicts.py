@@ -74,6 +74,115 @@ REQUIRED = ("item_id", "judge", "verdict")
 #: defaults for optional key columns when absent
 DEFAULTS = {"dataset": "", "subset": "", "strategy": "", "anchor_set": "none", "order": "", "sample": 0}
 KEY = ("dataset", "item_id", "judge", "strategy", "anchor_set", "order", "sample")
+#: optional design columns that, when a table carries them, are part of its key (a rating table holds one row per
+#: criterion of the same reply: HANNA's six criteria)
+KEY_EXTRAS = ("criterion",)
+#: optional columns declaring the rating scale of a row's ``score`` (per judge or design): ``scale_min``,
+#: ``scale_max`` (Float64, inclusive), ``scale_step`` (Float64: the score lies on min + k·step; NA: any value in
+#: [min, max]) and ``scale_level`` (``ordinal`` or ``interval``); checked by :func:`coerce` (:func:`check_scale`)
+SCALE_COLUMNS = ("scale_min", "scale_max", "scale_step", "scale_level")
+SCALE_LEVELS = ("ordinal", "interval")
+
+
+def key_of(df: pd.DataFrame) -> list[str]:
+    """The key of ``df``: :data:`KEY` plus the :data:`KEY_EXTRAS` it carries.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> key_of(pd.DataFrame(columns=["item_id", "criterion"]))[-1]
+    'criterion'
+    """
+    return [*KEY, *(c for c in KEY_EXTRAS if c in df.columns)]
+
+
+def check_scale(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
+    """Check every ``score`` against the scale its row declares (:data:`SCALE_COLUMNS`); return ``df``.
+
+    A table without the scale columns is returned unchecked. Rows without a score (NA) are not checked.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy table with ``score`` and, optionally, the scale columns.
+    path : str, optional
+        File the table came from, named in errors.
+
+    Returns
+    -------
+    DataFrame
+        ``df``, its scale columns typed (Float64 bounds and step, string level).
+
+    Raises
+    ------
+    VerdictTableError
+        One line naming the file, the row (1-based) and the column: a level other than ``ordinal``/``interval``,
+        a minimum not below the maximum, a non-positive step, a score outside [min, max] or off the step grid.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"score": [3.0, 7.0], "scale_min": 1, "scale_max": 5, "scale_step": 1,
+    ...                   "scale_level": "ordinal"})
+    >>> try:
+    ...     check_scale(t, path="ratings.csv")
+    ... except VerdictTableError as e:
+    ...     print(e)
+    ratings.csv, row 2, column 'score': score 7 is outside the declared 1–5 ordinal scale (scale_min, scale_max)
+    """
+    present = [c for c in SCALE_COLUMNS if c in df.columns]
+    if not present:
+        return df
+    missing = [c for c in SCALE_COLUMNS if c not in df.columns and c != "scale_step"]
+    if missing:
+        raise VerdictTableError(f"a declared scale needs {list(SCALE_COLUMNS)}; missing {missing}", path=path,
+                                column=missing[0])
+    if "scale_step" not in df.columns:
+        df = df.assign(scale_step=pd.Series(pd.NA, index=df.index, dtype="Float64"))
+    out = {}
+    for c in ("scale_min", "scale_max", "scale_step"):
+        try:
+            out[c] = pd.to_numeric(df[c], errors="raise").astype("Float64")
+        except (ValueError, TypeError):
+            bad = _first_bad_numeric(df[c])
+            raise VerdictTableError(f"expected a number{' (or empty)' if c == 'scale_step' else ''}"
+                                    + (f"; first bad value {bad[1]!r}" if bad else ""), path=path,
+                                    row=None if bad is None else bad[0], column=c) from None
+    level = df["scale_level"].astype("string").str.strip().str.lower()
+    bad = ~level.isin(SCALE_LEVELS).fillna(False)
+    if bad.any():
+        raise VerdictTableError(f"unknown scale_level {df['scale_level'][bad.to_numpy()].iloc[0]!r}; expected "
+                                f"{' or '.join(SCALE_LEVELS)}", path=path, row=_row(bad), column="scale_level")
+    lo, hi, step = (out[c].to_numpy(dtype=float, na_value=np.nan) for c in ("scale_min", "scale_max", "scale_step"))
+    for c, v in (("scale_min", lo), ("scale_max", hi)):
+        if np.isnan(v).any():
+            raise VerdictTableError("empty scale bound; expected a number", path=path,
+                                    row=int(np.flatnonzero(np.isnan(v))[0]) + 1, column=c)
+    bad = ~(lo < hi)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise VerdictTableError(f"scale_min {lo[i]:g} is not below scale_max {hi[i]:g}", path=path, row=i + 1,
+                                column="scale_min")
+    bad = step <= 0
+    if bad.any():
+        raise VerdictTableError(f"scale_step {step[bad][0]:g}; expected a positive step or empty",
+                                path=path, row=int(np.flatnonzero(bad)[0]) + 1, column="scale_step")
+    score = pd.to_numeric(df["score"], errors="coerce").astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    has = ~np.isnan(score)
+    lv = level.to_numpy(dtype=object)
+    outside = has & ((score < lo - 1e-9) | (score > hi + 1e-9))
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise VerdictTableError(f"score {score[i]:g} is outside the declared {lo[i]:g}–{hi[i]:g} {lv[i]} scale "
+                                "(scale_min, scale_max)", path=path, row=i + 1, column="score")
+    with np.errstate(invalid="ignore"):
+        k = (score - lo) / step
+        off = has & ~np.isnan(step) & (np.abs(k - np.round(k)) > 1e-6)
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise VerdictTableError(f"score {score[i]:g} is not on the declared scale's steps ({lo[i]:g} to {hi[i]:g} "
+                                f"in steps of {step[i]:g})", path=path, row=i + 1, column="score")
+    return df.assign(**out, scale_level=level.astype("string"))
 
 
 def empty() -> pd.DataFrame:
@@ -218,6 +327,7 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
             out[c] = out[c].fillna(DEFAULTS[c])
     extra = [c for c in df.columns if c not in SCHEMA]
     out = pd.DataFrame({c: out[c] for c in [*COLUMNS, *extra]}, copy=False)
+    out = check_scale(out, path=path)
     validate(out, path=path)
     return out.reset_index(drop=True)
 
@@ -419,7 +529,7 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
                                 path=path, column=missing[0])
     if len(df) == 0:
         raise VerdictTableError("the table has no rows; expected at least one judge reply", path=path)
-    keys = {k: codes(df[k]) for k in KEY}  # the key encoded once: its checks look at distinct values only
+    keys = {k: codes(df[k]) for k in key_of(df)}  # the key encoded once: its checks look at distinct values only
     for c in ("item_id", "judge"):
         cc, u = keys[c]
         u = pd.Series(u, dtype=object)
@@ -452,12 +562,12 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
         raise VerdictTableError("negative sample index; expected 0, 1, ...", path=path, row=_row(bad),
                                 column="sample")
     if combine_codes([c for c, _ in keys.values()], [len(u) for _, u in keys.values()])[1] < len(df):  # repeated
-        dup = df.duplicated(list(KEY), keep="first")
+        dup = df.duplicated(key_of(df), keep="first")
         at = _row(dup) - 1
         first = df.iloc[at]
         key = {k: (None if pd.isna(first[k]) else first[k].item() if hasattr(first[k], "item") else first[k])
-               for k in KEY}
-        keys = df[list(KEY)].astype("string").fillna("\0")
+               for k in key_of(df)}
+        keys = df[key_of(df)].astype("string").fillna("\0")
         same = (keys == keys.iloc[at]).all(axis=1)
         raise VerdictTableError(
             f"duplicated key {key} (first at row {_row(same)}): more than one reply for the same (dataset, item_id, "

@@ -38,8 +38,12 @@ def import_cmd(
     values: list[str] = typer.Option([], help="table: SOURCE=VERDICT value map, e.g. "
                                               "model_a=1,model_b=2,tie=tie"),
     set_: list[str] = typer.Option([], "--set", help="table: TIDY=VALUE for every row, e.g. judge=gpt-4"),
-    thresholds: str | None = typer.Option(None, help="mt_bench_single: FAIL_MAX,PASS_MIN rating cut-offs "
-                                                     "(e.g. 4,7) to turn 1-10 ratings into verdicts"),
+    thresholds: str | None = typer.Option(None, help="mt_bench_single and table: FAIL_MAX,PASS_MIN cut-offs "
+                                                     "(e.g. 4,7) turning any numeric score (and a gold_score) "
+                                                     "into verdicts"),
+    wide: list[str] = typer.Option([], help="table: source columns holding one judge's or rater's score each "
+                                            "(comma-separated or repeated): one row per (row, column), judge = "
+                                            "the column"),
     scorer: list[str] = typer.Option([], help="inspect: scorer(s) to import [default: all in the log]"),
     assertion_type: list[str] = typer.Option([], help="promptfoo: assertion type(s) to import [default: "
                                                       "the model-graded ones]"),
@@ -55,8 +59,10 @@ def import_cmd(
     from evallab.verdicts import summary_lines
 
     opts: dict = {}
-    if map_ or values or set_:  # the table importer's maps (the format is then "table" unless named)
+    if map_ or values or set_ or wide:  # the table importer's maps (the format is then "table" unless named)
         opts.update(columns=map_ or None, values=values or None, constants=set_ or None)
+    if wide:
+        opts["wide"] = wide
     for key, value in (("thresholds", _thresholds(thresholds)), ("scorers", scorer), ("types", assertion_type),
                        ("baseline", baseline), ("item_id", item_id)):
         if value:

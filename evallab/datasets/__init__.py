@@ -12,6 +12,8 @@ The face is what a user calls (``from evallab.datasets import load_study``); the
 - :func:`load_alpaca_eval` — AlpacaEval's multi-annotator preferences (items with output lengths, verdicts);
   :func:`load_alpaca_eval_leaderboards` — its leaderboards. (Its outputs, instructions, annotator configs and
   evaluator leaderboard have loaders in the private ``_alpaca_eval`` module.)
+- :func:`load_hanna` — HANNA (COLING 2022, TACL 2024): 1,056 stories rated 1–5 on six criteria by three humans and
+  five LLM judges × four prompts, as a tidy score table with its declared scale.
 
 The names load on first use (PEP 562), so ``import evallab.datasets`` does not import pandas.
 """
@@ -25,6 +27,7 @@ _EXPORTS = {
     "load_verdicts": "_generic",
     "load_gold_set": "_calibration",
     "load_alpaca_eval": "_alpaca_eval", "load_alpaca_eval_leaderboards": "_alpaca_eval",
+    "load_hanna": "_hanna",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -9,6 +9,7 @@ import pandas as pd
 from evallab import verdicts as V
 from evallab.datasets._generic import load_verdicts
 from evallab.datasets._llmbar import load_llmbar
+from evallab.errors import VerdictTableError
 
 #: the bundled LLMBar's headline selection (Zeng et al. 2024, Table 3: LLMBar's Natural and Adversarial sets under
 #: Vanilla, their Vanilla+Rules): what empty ``subsets``/``strategies`` mean on the bundled data when a notebook asks
@@ -30,7 +31,7 @@ def llmbar_defaults(verdicts_path: str, subsets: Sequence[str] | None, strategie
 
 def load_study(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence[str] | None = None,
                judges: Sequence[str] | None = None, strategies: Sequence[str] | None = None,
-               llmbar_selection: bool = False) -> pd.DataFrame:
+               llmbar_selection: bool = False, scores: bool = False) -> pd.DataFrame:
     """The tidy verdict table a report studies.
 
     Parameters
@@ -42,15 +43,28 @@ def load_study(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence
     llmbar_selection : on the bundled LLMBar (no ``verdicts_path``), empty ``subsets``/``strategies`` mean LLMBar's
         headline selection (LLMBar/Natural and LLMBar/Adversarial, Vanilla) instead of all; a user's table is
         never filtered by the bundled data's selection.
+    scores : the report needs scores (a rating table, report 08) rather than verdicts: a user's table without a
+        numeric score is refused; by default (verdicts) a user's score-only table — every verdict NA, scores
+        present — is refused.
 
     Raises
     ------
-    DataError / VerdictTableError naming the file, row or column and what was expected.
+    DataError / VerdictTableError naming the file, row or column and what was expected — in one line, for a
+    score-only table given to a verdict report and the other way round.
     """
     if llmbar_selection:
         subsets, strategies = llmbar_defaults(verdicts_path, subsets, strategies)
     if verdicts_path:
         df = load_verdicts(verdicts_path)
+        has_scores = "score" in df.columns and bool(df["score"].notna().any())
+        if scores and not has_scores:
+            raise VerdictTableError("the table holds verdicts only (no numeric score); this report needs a score "
+                                    "table (ratings in 'score', human raters beside the judges)", path=verdicts_path,
+                                    column="score")
+        if not scores and has_scores and df["verdict"].isna().all():
+            raise VerdictTableError("the table holds scores only (every verdict is empty); this report needs "
+                                    "verdicts — use report 08 (scales) for ratings, or import the scores with "
+                                    "thresholds to map them to verdicts", path=verdicts_path, column="verdict")
         return V.select(df, subsets=subsets, judges=judges, strategies=strategies, path=verdicts_path)
     df = load_llmbar(data_dir or None, subsets=subsets or None, judges=judges or None,
                      strategies=strategies or None).verdicts

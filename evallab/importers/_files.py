@@ -241,7 +241,7 @@ def import_files(paths: Sequence[str | Path], format: str | None = None, *,  # n
 
     if out is not None:
         check_output_path(out)
-    if format is None and any(options.get(k) for k in ("columns", "values", "constants")):
+    if format is None and any(options.get(k) for k in ("columns", "values", "constants", "wide")):
         format = "table"  # noqa: A001
     tables, files = [], []
     for p in paths:

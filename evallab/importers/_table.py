@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
@@ -72,6 +73,81 @@ def _read_csv(p: Path, sep: str) -> pd.DataFrame:
                                     or pa.types.is_large_string(t) else None)
 
 
+#: the extra column a numeric human (gold) score is kept in
+GOLD_SCORE = "gold_score"
+SCORE_ONLY = "score-only: the table gives a numeric score, no verdict (pass thresholds to cut scores into verdicts)"
+
+
+def parse_list(value: str | list[str] | None) -> list[str]:
+    """``"a,b"`` / ``["a", "b,c"]`` → ``["a", "b", "c"]`` (spaces trimmed, empties dropped)."""
+    if not value:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [p.strip() for item in items for p in str(item).split(",") if p.strip()]
+
+
+def _melt(df: pd.DataFrame, cols: list[str], p: Path) -> pd.DataFrame:
+    """One row per (row, wide column): ``judge`` = the column, ``score`` = its value."""
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ImportDataError(f"wide column {missing[0]!r} is not in the file; its columns are "
+                              f"{list(df.columns)[:30]}", p, field=missing[0])
+    clash = [c for c in ("judge", "score") if c in df.columns]
+    if clash:
+        raise ImportDataError(f"a wide table is reshaped into 'judge' and 'score', but the file already has "
+                              f"{clash[0]!r}; rename it or map it to another tidy column", p, field=clash[0])
+    keep = [c for c in df.columns if c not in cols]
+    out = df.melt(id_vars=keep, value_vars=cols, var_name="judge", value_name="score")
+    return out[out["score"].notna() & (out["score"].astype("string").str.strip() != "")].reset_index(drop=True)
+
+
+def _numeric(s: pd.Series, p: Path, unit: str, column: str) -> pd.Series:
+    """A score column as Float64; a value that is not a number raises, naming its row and column."""
+    raw = s.astype("string").str.strip()
+    v = pd.to_numeric(raw.mask(raw == ""), errors="coerce")
+    bad = v.isna() & raw.notna() & (raw != "")
+    if bad.any():
+        i = int(bad.to_numpy().nonzero()[0][0])
+        raise ImportDataError(f"score {s.iloc[i]!r} is not a number; expected a numeric score or empty", p,
+                              f"{unit} {i + 1}", column)
+    return v.astype("Float64")
+
+
+def _cut(score: pd.Series, thresholds: tuple[float, float]) -> pd.Series:
+    lo, hi = thresholds
+    f = score.to_numpy(dtype=float, na_value=float("nan"))
+    out = np.where(np.isnan(f), None, np.where(f <= lo, "fail", np.where(f >= hi, "pass", "warn")))
+    return pd.Series(out, index=score.index, dtype="string")
+
+
+def _scores(df: pd.DataFrame, thresholds, p: Path, unit: str, cmap: dict) -> pd.DataFrame:
+    """Numeric ``score`` and ``gold_score`` typed; verdicts and gold cut from them by ``thresholds``; a score table
+    without a verdict column given NA verdicts with the reason."""
+    if "score" not in df.columns and GOLD_SCORE not in df.columns:
+        if thresholds is not None:
+            raise ImportDataError("thresholds cut a numeric score, but the table has no 'score' column; map one "
+                                  "with --map score=COLUMN", p, field="score")
+        return df
+    df = df.copy()
+    for c in ("score", GOLD_SCORE):
+        if c in df.columns:
+            df[c] = _numeric(df[c], p, unit, cmap.get(c, c))
+    if "score" in df.columns and "verdict" not in df.columns:
+        df["verdict"] = _cut(df["score"], thresholds) if thresholds else pd.Series(pd.NA, index=df.index,
+                                                                                      dtype="string")
+        if "error" not in df.columns:
+            df["error"] = pd.Series(np.where(df["verdict"].isna(), SCORE_ONLY, None), index=df.index,
+                                    dtype="string")
+    elif thresholds and "score" in df.columns:
+        v = df["verdict"].astype("string")
+        df["verdict"] = v.mask(v.isna() | (v.str.strip() == ""), _cut(df["score"], thresholds))
+    if GOLD_SCORE in df.columns and thresholds:
+        g = df["gold"].astype("string") if "gold" in df.columns else pd.Series(pd.NA, index=df.index,
+                                                                              dtype="string")
+        df["gold"] = g.mask(g.isna() | (g.str.strip() == ""), _cut(df[GOLD_SCORE], thresholds))
+    return df
+
+
 def parse_pairs(values: str | list[str] | Mapping | None, what: str) -> dict[str, str]:
     """``"a=1,b=2"`` / ``["a=1", "b=2"]`` / a mapping → ``{"a": "1", "b": "2"}``."""
     if values is None:
@@ -93,7 +169,9 @@ def parse_pairs(values: str | list[str] | Mapping | None, what: str) -> dict[str
 
 def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[str] | None = None,
                  values: Mapping[str, str] | str | list[str] | None = None,
-                 constants: Mapping[str, str] | str | list[str] | None = None) -> pd.DataFrame:
+                 constants: Mapping[str, str] | str | list[str] | None = None,
+                 thresholds: tuple[float, float] | None = None,
+                 wide: str | list[str] | None = None) -> pd.DataFrame:
     """A table in any layout → tidy table, through a column map and a value map.
 
     Parameters
@@ -105,6 +183,15 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
         "tie": "tie"}``; matched after trimming spaces. A value mapped to ``""`` or ``NA`` becomes an NA verdict.
         Values already in the tidy vocabulary (``1``/``2``/``tie``/``pass``/``warn``/``fail``) pass unmapped.
     constants : tidy column → one value for every row, for columns the file lacks (e.g. ``judge=gpt-4``).
+    thresholds : ``(fail_max, pass_min)``: a numeric ``score`` ≤ fail_max → ``fail``, ≥ pass_min → ``pass``,
+        between → ``warn``, for the rows without a verdict (any score column, mapped with ``score=COLUMN``); the
+        same cut turns a numeric ``gold_score`` into ``gold`` where the row has no gold.
+    wide : source columns holding one judge's (or rater's) score each (``"gpt-4,claude,human_1"``): the table is
+        reshaped to one row per (row, column), ``judge`` = the column's name, ``score`` = its value.
+
+    A numeric human score mapped to ``gold_score`` (``gold_score=COLUMN``) is kept as the Float64 extra column
+    ``gold_score`` (the gold score beside the judges' scores), not dropped. A table with a ``score`` and no
+    ``verdict`` column is a score table: ``verdict`` NA, ``error`` saying so (unless ``thresholds`` cut it).
 
     Returns
     -------
@@ -122,18 +209,33 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
     cmap, vmap, consts = (parse_pairs(columns, "verdict=winner"), parse_pairs(values, "model_a=1,model_b=2"),
                           parse_pairs(constants, "judge=gpt-4"))
     for k in list(cmap) + list(consts):
-        if k not in V.SCHEMA:
-            raise ImportDataError(f"{k!r} is not a tidy column; expected one of {list(V.COLUMNS)}", field=k)
+        if k not in V.SCHEMA and k != GOLD_SCORE:
+            raise ImportDataError(f"{k!r} is not a tidy column; expected one of {[*V.COLUMNS, GOLD_SCORE]}",
+                                  field=k)
+    if thresholds is not None:
+        try:
+            lo, hi = (float(x) for x in thresholds)
+        except (TypeError, ValueError):
+            raise ImportDataError(f"thresholds {thresholds!r}: expected (fail_max, pass_min), e.g. (4, 7)",
+                                  field="thresholds") from None
+        if not lo < hi:
+            raise ImportDataError(f"thresholds {thresholds!r}: expected (fail_max, pass_min) with fail_max < "
+                                  "pass_min", field="thresholds")
+        thresholds = (lo, hi)
+    wide_cols = parse_list(wide)
     both = sorted(set(cmap) & set(consts))
     if both:
         raise ImportDataError(f"{both[0]!r} is both mapped from a column and set to a constant; expected one",
                               field=both[0])
     p = check_file(path, EXPECTED)
-    if p.suffix.lower() in (".csv", ".tsv", ".parquet"):
+    scored = thresholds is not None or wide_cols or GOLD_SCORE in cmap
+    if p.suffix.lower() in (".csv", ".tsv", ".parquet") and not scored:
         fast = _fast_table(p, cmap, vmap, consts)
         if fast is not None:
             return fast
     df, unit = read_any_table(path)
+    if wide_cols:
+        df = _melt(df, wide_cols, p)
     missing = [src for src in cmap.values() if src not in df.columns]
     if missing:
         tidy = next(k for k, v in cmap.items() if v == missing[0])
@@ -144,6 +246,7 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
     df = df.rename(columns={v: k for k, v in cmap.items()})
     for k, v in consts.items():
         df[k] = v
+    df = _scores(df, thresholds, p, unit, cmap)
     for c in V.REQUIRED:
         if c not in df.columns:
             raise ImportDataError(f"no {c!r} column; map one with --map {c}=COLUMN (columns: "

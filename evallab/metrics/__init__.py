@@ -25,6 +25,11 @@ the source it follows and an example; the modules behind them are private):
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
 - contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
+- rating scales (1–5, 1–10: the ``score`` column) — :func:`score_agreement` (each judge against the human mean:
+  weighted kappa, ICC(2,1), Pearson / Spearman / Kendall's tau-b over items and over systems, mean bias, MAE,
+  exact and within-one agreement), :func:`human_ceiling` (each human against the mean of the others),
+  :func:`rater_reliability` (Krippendorff's alpha ordinal and interval, ICC(2,1), ICC(3,1), ICC(2,k), pairwise
+  weighted kappa);
 - the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
   design checked and encoded once, for several estimators).
 
@@ -57,6 +62,7 @@ _NAMES = {
     **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},
+    **{n: ("_scales", n) for n in ("human_ceiling", "rater_reliability", "score_agreement")},
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every

@@ -31,6 +31,10 @@ SHARED = {
     "inspect_eval": FORMATS / "inspect_ai" / "2025-09-23T08-09-58-04-00_security-guide_LuxZJVwvymC3S3SyoJczxB.eval",
     "promptfoo": FORMATS / "promptfoo" / "sample-export.json",
 }
+#: import options per file: MT-Bench's single-answer grading is a score table (1–10 ratings, no verdict), which the
+#: verdict notebooks refuse in one line (issue 28, tests/notebooks/test_score_table_refused.py); cut at 4 / 7 it is
+#: a pass/warn/fail table they take
+OPTIONS = {"mt_bench_single": {"thresholds": (4, 7)}}
 HUMANS, JUDGES = ("h1", "h2", "h3"), ("judge-a", "judge-b")
 
 
@@ -62,7 +66,7 @@ def matrix(tmp_path_factory):
     tables = {}
     for name, src in SHARED.items():
         tables[name] = tmp / f"{name}.csv"
-        import_file(src).to_csv(tables[name], index=False)
+        import_file(src, **OPTIONS.get(name, {})).to_csv(tables[name], index=False)
     tables["human_one_order"] = tmp / "human_one_order.csv"
     _human_table(tables["human_one_order"])
     specs = [ReportSpec(f"{nb}__{t}", NB / f"{nb}.ipynb",

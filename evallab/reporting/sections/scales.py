@@ -1,0 +1,184 @@
+"""Report 08, scores on a scale: which judge and prompt agree best with the humans, by criterion; whether any is
+within the humans' own disagreement; how lenient each judge is; which criteria the humans disagree on — one
+function per section of ``notebooks/08_scales.ipynb``.
+
+Each function takes the estimators' :class:`~evallab.Results` (:mod:`evallab.metrics._scales`: weighted kappa,
+Krippendorff's alpha, ICC, Pearson / Spearman / Kendall at the item and system level, bias, MAE, with item-bootstrap
+intervals) and returns a :class:`~evallab.Section`. The bundled table is HANNA (Chhun et al., COLING 2022; LLM
+ratings from Chhun, Suchanek & Clavel, TACL 2024; ``data/hanna/SOURCE.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evallab._results import Results
+from evallab.metrics import _scales as scales
+from evallab.reporting._context import Section
+from evallab.reporting._params import ParameterError
+
+#: the agreement figures a report may rank by → how a sentence names them
+RANKED = {"spearman": "Spearman's ρ over stories", "kendall": "Kendall's τ-b over stories",
+          "pearson": "Pearson's r over stories", "kappa_quadratic": "quadratic-weighted kappa",
+          "icc2_1": "ICC(2,1)", "sys_kendall": "Kendall's τ-b over systems",
+          "sys_spearman": "Spearman's ρ over systems", "sys_pearson": "Pearson's r over systems"}
+CEILING_CAVEAT = ("The human ceiling is one human against the mean of the other two; a judge is compared with the "
+                  "mean of all three, a less noisy reference, which favours the judge slightly.")
+SYSTEM_CAVEAT = ("The system-level rank correlations (Spearman, Kendall over the generators' means) rest on 11 "
+                 "points: their intervals are conservative (about 99% coverage at the nominal 95% in make "
+                 "coverage's simulation); the system-level Pearson and every item-level interval cover at 95%.")
+ROUNDING_CAVEAT = ("Weighted kappa and exact / within-one agreement compare the scores rounded to the scale's "
+                   "steps (half up); correlations, bias and MAE use the scores as they are.")
+
+
+def load_table(verdicts_path: str = "", hanna_path: str = "", *, criteria: Sequence[str] = (),
+               judges: Sequence[str] = (), prompts: Sequence[int] = ()) -> pd.DataFrame:
+    """The score table report 08 studies: the user's tidy score table at ``verdicts_path`` (with its humans as
+    raters, ``role`` = ``human``, or named by the notebook), else HANNA (at ``hanna_path``, default bundled),
+    restricted to ``criteria``, ``judges`` and ``prompts`` (empty: all).
+
+    Raises
+    ------
+    DataError, VerdictTableError
+        From the loaders, naming the file, row or column; a verdict-only table is refused in one line.
+    """
+    from evallab.datasets import load_hanna, load_study
+
+    if verdicts_path:
+        table = load_study(verdicts_path, scores=True)
+        if criteria and "criterion" in table.columns:
+            table = table[table["criterion"].isin(list(criteria))]
+        return table
+    return load_hanna(hanna_path or None, criteria=list(criteria) or None, judges=list(judges) or None,
+                      prompts=[int(p) for p in prompts] or None)
+
+
+def _check(measure: str) -> None:
+    if measure not in RANKED:
+        raise ParameterError(f"measure {measure!r}; expected one of {sorted(RANKED)}")
+
+
+def _by(res: pd.DataFrame) -> list[str]:
+    return [k for k in (getattr(res, "keys", None) or []) if k != "rater"]
+
+
+def _cells(res: pd.DataFrame):
+    by = _by(res)
+    if not by:
+        yield "", res
+        return
+    for key, g in res.groupby(by, sort=True, observed=True):
+        yield (key if isinstance(key, str) else " · ".join(map(str, key if isinstance(key, tuple) else (key,)))), g
+
+
+def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "spearman") -> Section:
+    """Per criterion, the judge × prompt whose ``measure`` against the human mean is highest, with its interval,
+    beside the human ceiling (the mean over humans of one human against the others) and whether the best judge
+    reaches it: its interval covers or exceeds the ceiling."""
+    _check(measure)
+    sec = Section()
+    if agreement.empty:
+        return sec.text("No judge has scores on the items the humans rated: nothing to compare.")
+    rows = []
+    for name, g in _cells(agreement):
+        g = g[g[measure].notna()]
+        if g.empty:
+            continue
+        i = g[measure].astype(float).idxmax()
+        best = agreement.estimate(measure, agreement.index.get_loc(i))
+        ce = ceiling
+        for k in _by(agreement):
+            ce = ce[ce[k] == agreement.loc[i, k]] if k in ce.columns else ce
+        ceil = float(ce[measure].mean()) if len(ce) else float("nan")
+        reach = best.high is not None and ceil == ceil and best.high >= ceil
+        above = best.value is not None and ceil == ceil and best.value >= ceil
+        rows.append({"criterion": name, "best": agreement.loc[i, "rater"], "ceiling": ceil, "reaches": reach})
+        where = f"On {name}, " if name else ""
+        verdict = ("at or above the human ceiling" if above else "within the human ceiling's reach (its interval "
+                   "covers it)" if reach else "below the human ceiling")
+        sec.finding(f"{where}{agreement.loc[i, 'rater']} agrees best with the human mean ({RANKED[measure]}); the "
+                    f"humans' own leave-one-out figure is {ceil:.2f}: the judge is {verdict}.", best)
+    shown = {"rater": "Judge · prompt", measure: RANKED[measure]}
+    for extra in ("kendall", "sys_kendall", "kappa_quadratic"):
+        if extra != measure:
+            shown[extra] = agreement.measures[extra].label
+    top = agreement.sort_values([*_by(agreement), measure], ascending=[True] * len(_by(agreement)) + [False])
+    sec.table(top, {**{k: k.capitalize() for k in _by(agreement)}, **shown},
+              caption=f"Every judge × prompt against the human mean, by criterion (ranked by {RANKED[measure]})",
+              csv_name="agreement")
+    sec.metrics["best_by_criterion"] = pd.DataFrame(rows).to_dict("records")
+    reached = [r["criterion"] for r in rows if r["reaches"]]
+    sec.conclusions.append(
+        f"A judge reaches the human ceiling ({RANKED[measure]}) on {len(reached)} of {len(rows)} criteria"
+        + (f": {', '.join(reached)}." if reached else "."))
+    sec.caveats += [CEILING_CAVEAT, ROUNDING_CAVEAT, SYSTEM_CAVEAT]
+    return sec
+
+
+def ceiling_table(ceiling: Results, *, measure: str = "spearman") -> Section:
+    """The human ceiling: each human against the mean of the others, per criterion, with intervals."""
+    _check(measure)
+    sec = Section()
+    if ceiling.empty:
+        return sec.text("The table has fewer than two human raters on common items: no human ceiling.")
+    cols = {**{k: k.capitalize() for k in _by(ceiling)}, "rater": "Human", measure: RANKED[measure],
+            "kappa_quadratic": ceiling.measures["kappa_quadratic"].label, "mae": ceiling.measures["mae"].label}
+    sec.table(ceiling, cols, caption="Leave one rater out: one human against the mean of the other humans",
+              csv_name="human-ceiling")
+    return sec
+
+
+def leniency(agreement: Results) -> Section:
+    """How lenient each judge × prompt is: the mean bias (judge − human mean, scale points) with its paired item
+    interval, averaged here per judge × prompt over the criteria (the table keeps every criterion)."""
+    sec = Section()
+    if agreement.empty:
+        return sec.text("No judge has scores on the items the humans rated: no leniency to measure.")
+    i_max = agreement["bias"].astype(float).idxmax()
+    i_min = agreement["bias"].astype(float).idxmin()
+    for i, word in ((i_max, "most lenient"), (i_min, "most severe")):
+        e = agreement.estimate("bias", agreement.index.get_loc(i))
+        where = " · ".join(str(agreement.loc[i, k]) for k in _by(agreement))
+        sec.finding(f"The {word} judge × prompt is {agreement.loc[i, 'rater']}"
+                    f"{' on ' + where if where else ''}: mean bias against the human mean", e)
+    per = agreement.groupby("rater", observed=True)["bias"].mean().sort_values()
+    sec.text(f"Averaged over the criteria, {int((per > 0).sum())} of {len(per)} judge × prompt rate above the "
+             f"humans and {int((per < 0).sum())} below; from {per.index[0]} ({per.iloc[0]:+.2f} scale points) "
+             f"to {per.index[-1]} ({per.iloc[-1]:+.2f}).")
+    cols = {**{k: k.capitalize() for k in _by(agreement)}, "rater": "Judge · prompt",
+            "bias": agreement.measures["bias"].label, "mae": agreement.measures["mae"].label,
+            "exact": agreement.measures["exact"].label, "within_one": agreement.measures["within_one"].label}
+    sec.table(agreement.sort_values("bias"), cols, caption="Leniency: mean bias and MAE against the human mean",
+              csv_name="leniency")
+    sec.metrics["mean_bias_by_rater"] = {str(k): float(v) for k, v in per.items()}
+    return sec
+
+
+def human_disagreement(reliability: Results) -> Section:
+    """Which criteria the humans disagree on: Krippendorff's alpha (ordinal, interval), ICC(2,1), ICC(3,1),
+    ICC(2,k) and the mean pairwise weighted kappa of the human raters, per criterion."""
+    sec = Section()
+    if reliability.empty:
+        return sec.text("The table has fewer than two human raters on common items: no inter-annotator agreement.")
+    r = reliability.reset_index(drop=True)
+    lo, hi = r["alpha_ordinal"].astype(float).idxmin(), r["alpha_ordinal"].astype(float).idxmax()
+
+    def name(i) -> str:
+        return " · ".join(str(r.loc[i, k]) for k in _by(r)) or "the table"
+
+    sec.finding(f"The humans disagree most on {name(lo)}: Krippendorff's ordinal alpha", r.estimate("alpha_ordinal", lo))
+    sec.finding(f"They agree most on {name(hi)}", r.estimate("alpha_ordinal", hi))
+    low = [name(i) for i in r.index if float(r.loc[i, "alpha_ordinal"]) < 0.2]
+    if low:
+        sec.conclusions.append(f"The human raters barely agree (ordinal alpha below 0.2) on {', '.join(low)}: a "
+                               "judge's agreement with their mean is bounded by it.")
+    cols = {**{k: k.capitalize() for k in _by(r)}, **{f: scales.RELIABILITY_FIGURES[f][0] for f in
+                                                       scales.RELIABILITY_FIGURES}}
+    sec.table(r, cols, caption="Inter-annotator agreement of the human raters", csv_name="human-agreement")
+    sec.metrics["human_alpha_ordinal"] = {name(i): float(r.loc[i, "alpha_ordinal"]) for i in r.index}
+    return sec
+
+
+__all__ = ["best_by_criterion", "ceiling_table", "human_disagreement", "leniency", "load_table"]

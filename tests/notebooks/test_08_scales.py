@@ -1,0 +1,85 @@
+"""Notebook 08 (scores on a scale) under papermill with a slice of HANNA; its headline values checked against
+scipy and the krippendorff package on columns read here with the csv module; a verdict-only user table refused in
+one line naming the file."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+
+import krippendorff
+import nbformat
+import numpy as np
+import pytest
+from scipy import stats
+
+from evallab.paths import REPO_ROOT, data_dir
+from evallab.reporting._batch import ReportSpec, run_one
+
+NB = REPO_ROOT / "notebooks" / "08_scales.ipynb"
+SMALL = {"criteria": ["Relevance", "Surprise"], "judges": ["ChatGPT", "OrcaPlatypus"], "prompts": [1, 3],
+         "n_resamples": 40}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nb08")
+    out = tmp / "reports"
+    res = run_one(ReportSpec("08_scales", NB, SMALL), out)
+    m = json.loads((out / "08_scales.metrics.json").read_text())["metrics"] if res.status == "ok" else None
+    bad = tmp / "verdicts.csv"
+    bad.write_text("item_id,judge,verdict\nq1,A,pass\nq2,A,fail\n", encoding="utf-8")
+    refused = run_one(ReportSpec("08_bad", NB, {"verdicts_path": str(bad), "n_resamples": 0}), out)
+    return res, m, refused
+
+
+@pytest.fixture(scope="module")
+def cols():
+    csv.field_size_limit(10**9)
+    with open(data_dir("hanna") / "hanna_metric_scores_llm.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return {c: np.concatenate([np.array(ast.literal_eval(r[c]), float) for r in rows]) for c in rows[0]
+            if c.startswith(("Human ", "ChatGPT", "OrcaPlatypus"))}
+
+
+def test_parameters_cell_and_stripped_outputs():
+    nb = nbformat.read(str(NB), as_version=4)
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1 and 'verdicts_path: str = ""' in params[0].source
+    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None for c in nb.cells
+               if c.cell_type == "code")
+    assert all(c.get("id") for c in nb.cells)
+
+
+def test_the_report_runs_and_its_figures_are_the_libraries(run, cols):
+    res, m, _ = run
+    assert res.status == "ok", f"cell {res.cell}: {res.error}"
+    agr = {(r["criterion"], r["rater"]): r for r in m["agreement"]}
+    assert len(agr) == 2 * 2 * 2
+    h = np.column_stack([cols[f"Human {i} SU"] for i in (1, 2, 3)])
+    x = cols["OrcaPlatypus SU 3"]
+    ok = x >= 1
+    r = agr[("Surprise", "OrcaPlatypus · prompt 3")]
+    assert r["spearman"] == pytest.approx(stats.spearmanr(x[ok], h[ok].mean(1))[0], abs=1e-12)
+    assert r["bias"] == pytest.approx(np.mean(x[ok] - h[ok].mean(1)), abs=1e-12)
+    assert r["spearman_low"] < r["spearman"] < r["spearman_high"]
+    rel = {r["criterion"]: r for r in m["human_agreement"]}
+    assert rel["Surprise"]["alpha_ordinal"] == pytest.approx(
+        krippendorff.alpha(reliability_data=h.T, level_of_measurement="ordinal"), abs=1e-12)
+    best = {b["criterion"]: b for b in m["best_by_criterion"]}
+    for crit, code in (("Relevance", "RE"), ("Surprise", "SU")):
+        hm = np.column_stack([cols[f"Human {i} {code}"] for i in (1, 2, 3)]).mean(1)
+        rho = {}
+        for j in ("ChatGPT", "OrcaPlatypus"):
+            for k in (1, 3):
+                v = cols[f"{j} {code} {k}"]
+                rho[f"{j} · prompt {k}"] = stats.spearmanr(v[v >= 1], hm[v >= 1])[0]
+        assert best[crit]["best"] == max(rho, key=rho.get)
+    assert "mean_bias_by_rater" in m and "human_alpha_ordinal" in m
+
+
+def test_a_verdict_table_is_refused_in_one_line(run):
+    _, _, refused = run
+    assert refused.status == "failed"
+    assert "verdicts.csv" in refused.error and "verdicts only" in refused.error
