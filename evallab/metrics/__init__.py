@@ -25,6 +25,8 @@ the source it follows and an example; the modules behind them are private):
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
 - contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
+- can the judge replace an annotator — :func:`alt_test` (Calderon et al.'s Alternative Annotator Test: winning
+  rate, average advantage probability, the smallest passing ε);
 - the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
   design checked and encoded once, for several estimators).
 
@@ -57,6 +59,7 @@ _NAMES = {
     **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},
+    "alt_test": ("_alt_test", "alt_test"),
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every
