@@ -13,7 +13,8 @@ resumes at the first item they have neither labelled nor skipped. Several annota
 (rows carry ``annotator``), but one server at a time: the file's lock is the judge runner's (a second server is
 refused with :class:`~evallab.errors.OutputBusyError`, as ``evallab judge`` refuses a second run).
 
-:func:`read_labels` turns the file into the tidy verdict table with the annotator as the rater (``judge``).
+The file format and :func:`~evallab.importers._labels.read_labels` (the tidy verdict table, the annotator as the rater;
+``evallab import labels.csv``) live in :mod:`evallab.importers._labels`.
 """
 
 from __future__ import annotations
@@ -29,10 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 from evallab.errors import DataError
+from evallab.importers._labels import LABEL_COLUMNS, NOT_SURE, _read_rows, standing
 
-LABEL_COLUMNS = ("item_id", "annotator", "kind", "action", "label", "order", "note", "labelled_at")
-#: the annotator's "I cannot tell" — its own value, never counted as a verdict
-NOT_SURE = "not_sure"
 KINDS = ("pairwise", "pointwise", "scale")
 _SHOWN = {"pairwise": ("instruction", "output_1", "output_2"),
           "pointwise": ("rubric", "pass_criteria", "fail_criteria", "answer"),
@@ -81,69 +80,6 @@ def load_items(path: str | Path, *, scale: int | None = None) -> tuple[str, list
     cols = [c for c in _SHOWN[kind] if c in df.columns]
     items = [{"item_id": i, **{c: _text(r[c]) for c in cols}} for i, (_, r) in zip(ids, df.iterrows(), strict=True)]
     return kind, items
-
-
-# ------------------------------------------------------------------------------------------------- the file
-def _read_rows(path: Path) -> list[dict]:
-    """Complete rows of a labels file (a row cut short by a kill — no ``labelled_at`` — is dropped)."""
-    if not path.exists() or path.stat().st_size == 0:
-        return []
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != LABEL_COLUMNS:
-            raise DataError(f"header {reader.fieldnames}; expected a labels file with {list(LABEL_COLUMNS)}", path=str(path))
-        return [r for r in reader if r.get("labelled_at")]
-
-
-def standing(rows: list[dict], annotator: str) -> list[dict]:
-    """The annotator's labels and skips still standing, in the order given (each ``undo`` cancels the latest)."""
-    stack: list[dict] = []
-    for r in rows:
-        if r["annotator"] != annotator:
-            continue
-        if r["action"] == "undo":
-            if stack:
-                stack.pop()
-        elif r["action"] in ("label", "skip"):
-            stack.append(r)
-    return stack
-
-
-def read_labels(path: str | Path, *, dataset: str = "") -> pd.DataFrame:
-    """The labels of a labels file as a tidy verdict table, the annotator as the rater.
-
-    Returns
-    -------
-    DataFrame
-        One row per (item, annotator) label standing (undone labels and skips dropped, ``not_sure`` kept as NA with
-        ``error="not_sure"``), coerced by :func:`evallab.verdicts.coerce`: ``item_id``, ``dataset``, ``judge`` (the
-        annotator), ``order`` (pairwise: the order shown, ``ab`` = output 1 on the left), ``sample`` 0,
-        ``verdict`` (pairwise ``1``/``2``/``tie`` by ORIGINAL output, pointwise ``pass``/``warn``/``fail``; NA for a
-        scale item), ``score`` (a scale item's rating), ``note``, ``strategy`` ``"human"``.
-
-    Raises
-    ------
-    DataError
-        A file that is not a labels file.
-    """
-    from evallab import verdicts as V
-
-    path = Path(path)
-    rows = _read_rows(path)
-    out = []
-    for a in dict.fromkeys(r["annotator"] for r in rows):
-        for r in standing(rows, a):
-            if r["action"] != "label":
-                continue
-            sure = r["label"] != NOT_SURE
-            scale = r["kind"] == "scale"
-            out.append({"item_id": r["item_id"], "dataset": dataset, "judge": a, "strategy": "human",
-                        "order": r["order"], "sample": 0,
-                        "verdict": r["label"] if sure and not scale else None,
-                        "score": float(r["label"]) if sure and scale else None,
-                        "error": None if sure else NOT_SURE, "note": r["note"]})
-    cols = ["item_id", "dataset", "judge", "strategy", "order", "sample", "verdict", "score", "error", "note"]
-    return V.coerce(pd.DataFrame(out, columns=cols))
 
 
 @dataclass
@@ -410,4 +346,4 @@ load();
 </script></body></html>
 """
 
-__all__ = ["LABEL_COLUMNS", "NOT_SURE", "Session", "load_items", "make_app", "read_labels", "serve", "standing"]
+__all__ = ["Session", "load_items", "make_app", "serve"]
