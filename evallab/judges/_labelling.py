@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evallab.errors import DataError
+from evallab.errors import DataError, OutputBusyError
 from evallab.importers._labels import LABEL_COLUMNS, NOT_SURE, _read_rows, standing
 
 KINDS = ("pairwise", "pointwise", "scale")
@@ -231,13 +231,18 @@ async def serve(items: str | Path, out: str | Path, annotator: str, *, scale: in
 
     from aiohttp import web
 
-    from evallab.judges._runner import _lock_output, _unlock_output
+    from evallab.judges._runner import _lock_output, _owner_text, _unlock_output
 
     if not annotator.strip():
         raise DataError("--annotator is empty; expected the annotator's name")
     kind, rows = load_items(items, scale=scale)
     out = Path(out)
-    held = await _lock_output(out, False)
+    try:
+        held = await _lock_output(out, False)
+    except OutputBusyError:
+        owner = _owner_text(Path(str(out) + ".lock.owner"))
+        raise OutputBusyError(f"{out} is being written by another labelling server or judge run ({owner}); stop it "
+                              "first (one server per labels file)") from None
     runner = None
     try:
         session = Session(kind, rows, out, annotator.strip(), scale)

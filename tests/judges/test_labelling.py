@@ -34,7 +34,7 @@ def test_no_token_is_refused_and_writes_nothing(tmp_path):
         second = subprocess.run([sys.executable, "-m", "evallab", "label", str(items), "--out", str(out),
                                  "--annotator", "bob", "--no-browser"], capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
-        assert "being written by another run" in second.stderr and "Traceback" not in second.stderr
+        assert "being written by another labelling server" in second.stderr and "Traceback" not in second.stderr
     finally:
         kill(proc)
 

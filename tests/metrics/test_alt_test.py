@@ -151,3 +151,16 @@ def test_smallest_epsilon_is_the_boundary():
     assert 0 < e < 1
     assert alt_test(df, judges=["same"], epsilon=min(e + 1e-3, 1)).iloc[0]["passes"]
     assert not alt_test(df, judges=["same"], epsilon=e - 1e-3).iloc[0]["passes"]
+
+
+def test_groups_are_tested_apart_and_render():
+    rng = np.random.default_rng(11)
+    a = _simulate(rng, 60, 3, 0.7, {"llm": 0.9}).assign(criterion="RE")
+    b = _simulate(rng, 60, 3, 0.7, {"llm": 0.4}).assign(criterion="CH")
+    both = alt_test(pd.concat([a, b]), ["criterion"], judges=["llm"]).set_index("criterion")
+    for name, part in (("RE", a), ("CH", b)):
+        alone = alt_test(part, judges=["llm"]).iloc[0]
+        assert both.loc[name, "winning_rate"] == alone["winning_rate"]
+        assert both.loc[name, "advantage_probability"] == pytest.approx(alone["advantage_probability"])
+    r = alt_test(a, judges=["llm"])
+    assert r.keys == ["judge"] and "3 annotators" in str(r.estimate("winning_rate"))
