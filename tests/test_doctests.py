@@ -23,6 +23,7 @@ COVERED = [
     "evallab._results",
     "evallab.verdicts",
     "evallab.metrics._agreement",
+    "evallab.metrics._alt_test",
     "evallab.metrics._contextual",
     "evallab.metrics._corrected",
     "evallab.metrics._design",

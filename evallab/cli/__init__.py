@@ -1,7 +1,7 @@
 """The ``evallab`` command: a thin layer over the library.
 
 One private module per command group (``_report``: ``report``, ``run``; ``_judge``: ``judge``; ``_import``:
-``import``; ``_drift``: ``drift``, ``drift-replay``; ``_local``: ``serve-local``, ``live``; ``_plan``: ``plan``;
+``import``; ``_drift``: ``drift``, ``drift-replay``; ``_local``: ``serve-local``, ``live``; ``_plan``: ``plan``; ``_label``: ``label``;
 ``_rubrics``: ``rubrics``; ``_inflation``: ``inflation``; ``_scenarios``: ``validate``, ``judge-check``;
 ``_manifests``: ``manifests``; ``_triggers``: ``triggers``). Each command parses its arguments, calls the library
 function that does the work (named in its module) and prints the result; the library is imported inside the
@@ -53,6 +53,7 @@ def _register() -> None:
         _import,
         _inflation,
         _judge,
+        _label,
         _local,
         _manifests,
         _plan,
@@ -63,7 +64,7 @@ def _register() -> None:
     )
 
     for mod in (_report, _judge, _scenarios, _manifests, _triggers, _rubrics, _inflation, _drift, _import, _local,
-                _plan):
+                _plan, _label):
         mod.register(app)
 
 

@@ -31,7 +31,7 @@ def import_cmd(
     out: Path = typer.Option(..., help="Tidy table to write (.csv / .jsonl / .parquet)"),
     format: str | None = typer.Option(None, "--format",
                                       help="mt_bench_pair | mt_bench_single | mt_bench_human | alpaca_eval | "
-                                           "arena_hard | inspect | promptfoo | judgebench | table "
+                                           "arena_hard | inspect | promptfoo | judgebench | labels | table "
                                            "[default: detected from the content]"),
     map_: list[str] = typer.Option([], "--map", help="table: TIDY=SOURCE column map, repeatable or "
                                                      "comma-separated, e.g. verdict=winner,item_id=qid"),

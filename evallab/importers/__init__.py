@@ -14,6 +14,8 @@ The formats (the name for ``format=``, the private function, who writes the file
   ScalerLab/JudgeBench ``run_judge.py``.
 - ``inspect`` — ``_inspect_ai``; inspect_ai ``log/_log.py`` (``.json``, ``.eval``).
 - ``promptfoo`` — ``_promptfoo``; promptfoo ``src/types/index.ts`` export.
+- ``labels`` — ``_labels``; ``evallab label`` (the annotators as raters: ``judge`` = annotator, the order shown in
+  ``shown_order``).
 - ``table`` — ``_table``; any CSV/JSONL/JSON array/Parquet with a column/value map.
 
 Gold from several annotators: :func:`gold_from_annotators` (majority or unanimity, items without gold counted,

@@ -15,6 +15,7 @@ from evallab.importers._alpaca_eval import import_alpaca_eval
 from evallab.importers._common import ZIP_MAGIC, ImportDataError, check_file, read_json
 from evallab.importers._gold import Gold, attach_gold
 from evallab.importers._inspect_ai import import_inspect_log
+from evallab.importers._labels import read_labels
 from evallab.importers._mt_bench import (
     import_mt_bench_human,
     import_mt_bench_pair,
@@ -34,6 +35,7 @@ FORMATS: dict[str, Callable[..., pd.DataFrame]] = {
     "inspect": import_inspect_log,
     "promptfoo": import_promptfoo,
     "judgebench": import_judgebench,
+    "labels": read_labels,
     "table": import_table,
 }
 
@@ -44,6 +46,8 @@ def _detect_record(o: dict | None) -> str | None:
     if not isinstance(o, dict):
         return None
     k = set(o)
+    if {"item_id", "annotator", "action", "labelled_at"} <= k:  # written by evallab label
+        return "labels"
     if {"item_id", "judge", "verdict"} <= k:  # already tidy (e.g. written by evallab import)
         return "table"
     if {"g1_winner", "g2_winner"} <= k:
@@ -93,7 +97,7 @@ def detect_format(path: str | Path) -> str:
     if p.suffix.lower() in TABLE_SUFFIXES:
         cols = _table_columns(p)
         fmt = _detect_record(dict.fromkeys(cols))
-        if fmt in ("mt_bench_human", "table"):
+        if fmt in ("mt_bench_human", "table", "labels"):
             return fmt
         raise ImportDataError(f"columns {sorted(cols)[:20]} match no known layout; expected the tidy columns "
                               "(item_id, judge, verdict) or --format table with --map/--values", p)

@@ -30,6 +30,8 @@ the source it follows and an example; the modules behind them are private):
   exact and within-one agreement), :func:`human_ceiling` (each human against the mean of the others),
   :func:`rater_reliability` (Krippendorff's alpha ordinal and interval, ICC(2,1), ICC(3,1), ICC(2,k), pairwise
   weighted kappa);
+- can the judge replace an annotator — :func:`alt_test` (Calderon et al.'s Alternative Annotator Test: winning
+  rate, average advantage probability, the smallest passing ε);
 - the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
   design checked and encoded once, for several estimators).
 
@@ -63,6 +65,7 @@ _NAMES = {
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},
     **{n: ("_scales", n) for n in ("human_ceiling", "rater_reliability", "score_agreement")},
+    "alt_test": ("_alt_test", "alt_test"),
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every

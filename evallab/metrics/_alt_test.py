@@ -1,0 +1,252 @@
+"""The Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025): can a judge replace one of the annotators?
+
+Only the leave-one-out comparison, the one-sided paired t-tests and the Benjamini–Yekutieli adjustment live here;
+the t-test is :func:`scipy.stats.ttest_1samp`, the adjustment :func:`statsmodels.stats.multitest.multipletests`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from evallab._results import Measure, Results, results
+from evallab.errors import DesignError
+
+#: alignment scores S(x, item, j) of a label x with the other annotators' labels on the item
+SCORINGS = ("accuracy", "neg_rmse", "neg_abs")
+MIN_ANNOTATORS = 3
+NAN = float("nan")
+
+
+def _scores(x: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray:
+    """Per-item alignment of ``x`` (items,) with ``others`` (items × annotators, NaN = no label)."""
+    have = ~np.isnan(others)
+    n = have.sum(axis=1)
+    if scoring == "accuracy":
+        hit = (others == x[:, None]) & have
+        return hit.sum(axis=1) / n
+    diff = np.where(have, others - x[:, None], 0.0)
+    if scoring == "neg_rmse":
+        return -np.sqrt((diff ** 2).sum(axis=1) / n)
+    return -np.abs(diff).sum(axis=1) / n
+
+
+def _one_sided_p(d: np.ndarray, epsilon: float) -> tuple[float, float]:
+    """t statistic and p-value of H0: mean(d) >= epsilon against H1: mean(d) < epsilon (d = W_h − W_f)."""
+    from scipy.stats import ttest_1samp
+
+    if len(d) < 2:
+        return NAN, NAN
+    if np.all(d == d[0]):  # no variance: the t statistic is ±inf (or undefined at d == epsilon)
+        return (-np.inf, 0.0) if d[0] < epsilon else (np.inf if d[0] > epsilon else NAN, 1.0)
+    r = ttest_1samp(d, epsilon, alternative="less")
+    return float(r.statistic), float(r.pvalue)
+
+
+def _by_reject(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Benjamini–Yekutieli: rejections and adjusted p-values (NaN p-values are never rejected)."""
+    from statsmodels.stats.multitest import multipletests
+
+    ok = np.isfinite(p)
+    rej = np.zeros(len(p), dtype=bool)
+    adj = np.full(len(p), NAN)
+    if ok.any():
+        r, a, _, _ = multipletests(p[ok], alpha=alpha, method="fdr_by")
+        rej[ok], adj[ok] = r, a
+    return rej, adj
+
+
+def _leave_one_out(judge: np.ndarray, humans: np.ndarray, names: list[str], scoring: str
+                   ) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """For each annotator j: (name, W_f, W_h) over the items j labelled."""
+    out = []
+    for j, name in enumerate(names):
+        rows = ~np.isnan(humans[:, j])
+        others = np.delete(humans[rows], j, axis=1)
+        s_f = _scores(judge[rows], others, scoring)
+        s_h = _scores(humans[rows, j], others, scoring)
+        w_f = (s_f >= s_h).astype(float)
+        w_h = (s_h >= s_f).astype(float)
+        out.append((name, w_f, w_h))
+    return out
+
+
+def _test(loo, epsilon: float, alpha: float):
+    t, p = zip(*(_one_sided_p(w_h - w_f, epsilon) for _, w_f, w_h in loo), strict=True)
+    rej, adj = _by_reject(np.array(p, dtype=float), alpha)
+    return np.array(t, dtype=float), np.array(p, dtype=float), rej, adj
+
+
+def _smallest_epsilon(loo, alpha: float, tol: float = 1e-4) -> float:
+    """The smallest ε in [0, 1] at which the winning rate reaches 0.5 (each p-value falls as ε grows, and the
+    adjustment keeps that order, so passing is monotone in ε); NaN when the judge fails even at ε = 1."""
+    def passes(e):
+        return _test(loo, e, alpha)[2].mean() >= 0.5
+    if passes(0.0):
+        return 0.0
+    if not passes(1.0):
+        return NAN
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    return hi
+
+
+def _measures(per_annotator: bool) -> list[Measure]:
+    if per_annotator:
+        return [Measure("rho_judge", "Judge's advantage probability", "proportion", n="items", n_unit="items"),
+                Measure("rho_annotator", "Annotator's advantage probability", "proportion", n="items",
+                        n_unit="items"),
+                Measure("t", "t statistic", "coefficient", digits=2),
+                Measure("p_value", "p-value (one-sided)", "p-value"),
+                Measure("p_adjusted", "p-value (Benjamini–Yekutieli)", "p-value")]
+    return [Measure("winning_rate", "Winning rate ω", "proportion", n="annotators", n_unit="annotators"),
+            Measure("advantage_probability", "Average advantage probability ρ", "proportion", n="annotators",
+                    n_unit="annotators"),
+            Measure("min_epsilon", "Smallest ε that passes", "coefficient", digits=3)]
+
+
+def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
+             annotators: Sequence[str] | None = None, raters: str = "judge", value: str = "verdict",
+             item: str = "item_id", scoring: str = "accuracy", epsilon: float = 0.2, alpha: float = 0.05,
+             per_annotator: bool = False) -> Results:
+    """The Alternative Annotator Test: for each annotator left out, does the judge represent the remaining
+    annotators at least as well as that annotator does, within the cost-benefit margin ε?
+
+    The procedure (Calderon, Reichart & Dror 2025, §3 "The Alt-Test"), per group of ``by`` and per judge f, with
+    the m annotators h_1 … h_m:
+
+    1. For each annotator j and each item i that j labelled, the alignment of a label x with the other annotators'
+       labels on i, S(x, i, j), is for ``scoring="accuracy"`` (categorical labels) the share of the others who gave
+       x; for ``"neg_rmse"`` (scale ratings) minus the root mean squared difference from their ratings, for
+       ``"neg_abs"`` minus the mean absolute difference.
+    2. The judge wins item i when S(f(i), i, j) >= S(h_j(i), i, j) (W_f = 1), the annotator wins when
+       S(h_j(i), i, j) >= S(f(i), i, j) (W_h = 1); a tie is a win for both.
+    3. The advantage probabilities are ρ_j^f = mean_i W_f and ρ_j^h = mean_i W_h over j's items.
+    4. H0_j: ρ_j^f <= ρ_j^h − ε against H1_j: ρ_j^f > ρ_j^h − ε, by a one-sided paired t-test of
+       d_i = W_h − W_f: t = (mean(d) − ε) / (sd(d) / sqrt(n_j)), p_j = P(T_{n_j−1} <= t)
+       (``scipy.stats.ttest_1samp(d, ε, alternative="less")``). When every d_i is equal the t statistic is
+       infinite: p_j = 0 if d < ε, else 1.
+    5. The m p-values are adjusted by Benjamini–Yekutieli (false-discovery rate ``alpha`` under any dependence,
+       ``statsmodels`` ``fdr_by``), as the paper does since the leave-one-out tests share annotators.
+    6. The winning rate ω is the share of annotators whose H0_j is rejected; the judge passes when ω >= 0.5.
+       The average advantage probability ρ = mean_j ρ_j^f compares judges (higher is better), with no test.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Long table, one row per (item, rater): columns ``item``, ``raters`` and ``value``; the judges and the
+        annotators are values of ``raters``. A missing value is no label.
+    by : sequence of str, default ()
+        Grouping columns; each group is tested on its own.
+    judges : sequence of str, keyword-only
+        The raters under test (each tested alone against the annotators).
+    annotators : sequence of str, optional
+        The human annotators (default: every rater not in ``judges``).
+    raters, value, item : str
+        Column names (defaults: the tidy verdict table's ``judge``, ``verdict``, ``item_id``).
+    scoring : {"accuracy", "neg_rmse", "neg_abs"}, default "accuracy"
+        The alignment score (step 1): labels compared for equality, or numeric ratings by distance.
+    epsilon : float in [0, 1], default 0.2
+        The cost-benefit margin (the authors' rule of thumb: 0.2 for experts, 0.15 skilled, 0.1 crowd workers).
+    alpha : float, default 0.05
+        The false-discovery rate of step 5.
+    per_annotator : bool, default False
+        Return one row per (group, judge, left-out annotator) instead of one per (group, judge).
+
+    Returns
+    -------
+    Results
+        One row per (``by``, judge): ``judge``, ``winning_rate`` ω (proportion in [0, 1]), ``passes`` (bool,
+        ω >= 0.5), ``advantage_probability`` ρ (proportion), ``min_epsilon`` (the smallest ε in [0, 1] at which the
+        judge would pass, to 1e-4; NaN if none), ``annotators`` (m), ``items`` (items with the judge's label),
+        ``epsilon``, ``alpha``. With ``per_annotator``: ``judge``, ``annotator``, ``items`` (n_j), ``rho_judge``,
+        ``rho_annotator``, ``t``, ``p_value``, ``p_adjusted`` (Benjamini–Yekutieli), ``rejected`` (bool).
+
+    Raises
+    ------
+    DesignError
+        Fewer than 3 annotators on an item the judge labelled (naming the item), a rater with two labels on an
+        item, an unknown judge or scoring, or non-numeric ratings for a distance scoring.
+
+    References
+    ----------
+    N. Calderon, R. Reichart, R. Dror (2025), "The Alternative Annotator Test for LLM-as-a-Judge: How to
+    Statistically Justify Replacing Human Annotators with LLMs", ACL 2025, pp. 16051–16081 (§3, Algorithm 1);
+    Y. Benjamini, D. Yekutieli (2001), Ann. Statist. 29(4).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evallab.metrics import alt_test
+    >>> labels = {"h1": "aabbaabbab", "h2": "aabbaabbaa", "h3": "aabbabbbab", "llm": "aabbaabbab"}
+    >>> df = pd.DataFrame([{"item_id": i, "judge": r, "verdict": v}
+    ...                    for r, s in labels.items() for i, v in enumerate(s)])
+    >>> r = alt_test(df, judges=["llm"], epsilon=0.2)
+    >>> print(r[["judge", "winning_rate", "passes", "advantage_probability", "annotators"]].to_string(index=False))
+    judge  winning_rate  passes  advantage_probability  annotators
+      llm           1.0    True                    1.0           3
+    """
+    if scoring not in SCORINGS:
+        raise DesignError(f"alt_test: unknown scoring {scoring!r}; expected one of {list(SCORINGS)}")
+    if not 0 <= epsilon <= 1:
+        raise DesignError(f"alt_test: epsilon={epsilon!r}; expected a number in [0, 1]")
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [c for c in [*by, item, raters, value] if c not in df.columns]
+    if missing:
+        raise DesignError(f"alt_test: missing column(s) {missing}; expected {[*by, item, raters, value]}")
+    judges = list(judges)
+    d = df[[*by, item, raters, value]].dropna(subset=[value])
+    seen = set(d[raters].astype(str))
+    unknown = [j for j in judges if j not in seen]
+    if unknown:
+        raise DesignError(f"alt_test: judge(s) {unknown} have no label in column {raters!r}")
+    humans = list(annotators) if annotators is not None else sorted(seen - set(judges))
+    dup = d.duplicated([*by, item, raters])
+    if dup.any():
+        row = d[dup].iloc[0]
+        raise DesignError(f"alt_test: rater {row[raters]!r} has two labels on item {row[item]!r}; expected one "
+                          "per (item, rater)")
+    if scoring != "accuracy":
+        vals = pd.to_numeric(d[value], errors="coerce")
+        if vals.isna().any():
+            raise DesignError(f"alt_test: {value!r} value {d[value][vals.isna()].iloc[0]!r} is not a number; "
+                              f"scoring={scoring!r} needs numeric ratings")
+        d = d.assign(**{value: vals.astype(float)})
+    rows = []
+    for key, g in (d.groupby(by, sort=True, dropna=False) if by else [((), d)]):
+        key = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        if scoring == "accuracy":  # categorical codes shared by judge and annotators (NaN = no label)
+            g = g.assign(**{value: pd.factorize(g[value].astype(str), sort=True)[0].astype(float)})
+        wide = g.pivot(index=item, columns=raters, values=value)
+        hs = [h for h in humans if h in wide.columns]
+        for jd in judges:
+            if jd not in wide.columns:
+                continue
+            w = wide[wide[jd].notna()]
+            h = w.reindex(columns=hs).to_numpy(dtype=float)
+            count = (~np.isnan(h)).sum(axis=1) if len(hs) else np.zeros(len(w), dtype=int)
+            if len(w) == 0 or count.min() < MIN_ANNOTATORS:
+                where = f"item {w.index[int(np.argmin(count))]!r}" if len(w) else "the table"
+                got = int(count.min()) if len(w) else 0
+                raise DesignError(f"alt_test: {where} has {got} annotator label(s) beside judge {jd!r}; the "
+                                  f"Alt-Test needs at least {MIN_ANNOTATORS} per item (Calderon et al. 2025)"
+                                  + (f" [group {key}]" if key else ""))
+            loo = _leave_one_out(w[jd].to_numpy(dtype=float), h, hs, scoring)
+            t, p, rej, adj = _test(loo, epsilon, alpha)
+            if per_annotator:
+                for (name, w_f, w_h), tj, pj, rj, aj in zip(loo, t, p, rej, adj, strict=True):
+                    rows.append(dict(key, judge=jd, annotator=name, items=len(w_f), rho_judge=w_f.mean(),
+                                     rho_annotator=w_h.mean(), t=tj, p_value=pj, p_adjusted=aj, rejected=bool(rj),
+                                     epsilon=epsilon, alpha=alpha, note=""))
+                continue
+            omega = float(rej.mean())
+            rows.append(dict(key, judge=jd, winning_rate=omega, passes=omega >= 0.5,
+                             advantage_probability=float(np.mean([w_f.mean() for _, w_f, _ in loo])),
+                             min_epsilon=_smallest_epsilon(loo, alpha), annotators=len(hs), items=len(w),
+                             epsilon=epsilon, alpha=alpha, note=""))
+    keys = [*by, "judge", "annotator"] if per_annotator else [*by, "judge"]
+    return results(pd.DataFrame(rows), _measures(per_annotator), keys=keys)
