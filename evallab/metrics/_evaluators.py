@@ -43,7 +43,15 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import check_design, groups, item_key, join_notes, not_computable, pairwise
+from evallab.metrics._design import (
+    ORDERS,
+    check_design,
+    groups,
+    item_key,
+    join_notes,
+    not_computable,
+    pairwise,
+)
 
 NAN = float("nan")
 #: AlpacaEval's ``significant_delta_length``
@@ -804,7 +812,8 @@ _STRONG = r">>|<<"
 
 #: the measures of :func:`model_leaderboard` on a pairwise table
 LEADERBOARD_WIN_MEASURES = (
-    _count("items", "Items"), _count("items_dropped", "Items left out (a reply unparsed)"),
+    _count("items", "Items"), _count("items_dropped", "Items left out (no reply scored)"),
+    _count("replies_left_out", "Replies left out (unparsed, or the other order of an unparsed one)"),
     _count("replies", "Replies"), _count("wins", "Wins"), _count("losses", "Losses"), _count("ties", "Ties"),
     _count("strong", "Strong preferences (>>)"),
     _share("win_rate", "Win rate against the baseline", "items", "items"),
@@ -843,6 +852,21 @@ def model_column(df: pd.DataFrame, model: str | None = None) -> str | None:
     return None
 
 
+def _left_out(g: pd.DataFrame) -> pd.Series:
+    """Which replies of one leaderboard group are not scored (bool, aligned to ``g``): every unparsed reply, and the
+    other order of a request (item, sample) asked in both orders whose one game is unparsed — Arena-Hard drops a
+    question when one of its two games has no score (``show_result.py``), so the rule applies per (item, sample)
+    request with both orders only; on a one-order request only the unparsed reply itself is left out. The item
+    stays the resampling unit: its other samples are kept."""
+    unparsed = g["verdict"].isna()
+    sample = g["sample"].astype(str) if "sample" in g.columns else pd.Series("0", index=g.index)
+    req = pd.Series(g["_item"], index=g.index).astype(str) + "|" + sample
+    orders = (g["order"].astype(str) if "order" in g.columns else pd.Series("", index=g.index))
+    both = orders.groupby(req).transform(lambda o: set(o) >= set(ORDERS)).astype(bool)
+    bad = set(req[unparsed & both])
+    return unparsed | (both & req.isin(bad))
+
+
 def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model: str | None = None,
                       strong_weight: int = STRONG_WEIGHT, confidence: float = 0.95, n_resamples: int = 1000,
                       seed: int = 0) -> Results:
@@ -854,8 +878,10 @@ def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model
     them): a reply scores 1 when the model's output wins (verdict ``2``), ½ for a tie, 0 when it loses; a strong
     preference (``>>``/``<<`` in ``raw_verdict``, Arena-Hard's ``A>>B`` …) counts ``strong_weight`` times, as
     Arena-Hard's ``show_result.py`` (``load_judgments(weight=3)``) repeats it; the win rate is the weighted mean
-    over the replies of the model's items. An item with an unparsed reply is left out whole, as Arena-Hard drops a
-    question either of whose games has no score (counted in ``items_dropped``). Without strong-preference labels
+    over the replies of the model's items. An unparsed reply is left out; where its request (item, sample) was asked in
+    both orders its other order is left out too, as Arena-Hard drops a question either of whose two games has no
+    score — per request, so the item's other samples are kept (counted in ``replies_left_out``; ``items_dropped``:
+    items with no reply left). Without strong-preference labels
     every reply weighs 1: the plain win rate with ties as half a win. (The strength is read from ``raw_verdict``
     only: ``score`` means other things in other tables — AlpacaEval's preference, LLMBar's rating difference.)
 
@@ -885,7 +911,7 @@ def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model
     Results
         One row per ``by`` × model (the model column keeps its name), sorted by group and then by the rate, highest
         first. Pairwise (:data:`LEADERBOARD_WIN_MEASURES`): counts ``items`` (scored), ``items_dropped``,
-        ``replies`` (scored), ``wins``, ``losses``, ``ties``, ``strong`` (strong-preference replies); ``win_rate``
+        ``replies_left_out``, ``replies`` (scored), ``wins``, ``losses``, ``ties``, ``strong`` (strong-preference replies); ``win_rate``
         (proportion in [0, 1]) with ``win_rate_low``/``_high`` and ``win_rate_method``; ``baseline`` (the output-1
         model's name where ``output_1_model``/``generator_1`` gives it). Pointwise
         (:data:`LEADERBOARD_PASS_MEASURES`): ``items``, ``replies``, ``unparsed``, ``passes``; ``pass_rate`` with
@@ -946,10 +972,11 @@ def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model
                       _item=item_key(df))
         base = next((c for c in ("output_1_model", "generator_1") if c in d.columns), None)
         for key, g in groups(d, keys):
-            bad = g.loc[g["verdict"].isna(), "_item"].unique()
-            ok = g[~g["_item"].isin(bad)]
+            drop = _left_out(g)
+            ok = g[~drop]
             per = ok.assign(_num=ok["_s"] * ok["_w"]).groupby("_item")[["_num", "_w"]].sum()
-            r = dict(key, items=len(per), items_dropped=len(bad), replies=len(ok),
+            r = dict(key, items=len(per), items_dropped=int(g["_item"].nunique() - len(per)),
+                     replies_left_out=int(drop.sum()), replies=len(ok),
                      wins=int((ok["verdict"] == "2").sum()), losses=int((ok["verdict"] == "1").sum()),
                      ties=int((ok["verdict"] == "tie").sum()),
                      strong=int((ok["_w"] > 1).sum()),

@@ -210,8 +210,8 @@ class Report:
                 self.show(x.table, x.columns, caption=x.caption, csv_name=x.csv_name)
             elif isinstance(x, str):
                 display(Markdown(x))
-            elif hasattr(x, "savefig"):  # a matplotlib figure: shown once, then closed
-                display(x)
+            elif hasattr(x, "savefig"):  # a matplotlib figure: shown once, as <img alt=its title>, then closed
+                display(HTML(figure_html(x)))
                 import matplotlib.pyplot as plt
 
                 plt.close(x)
@@ -285,6 +285,29 @@ def bundled_section(fn=None, *, when: str | None = None, unless: str | None = No
         return section
 
     return wrap(fn) if fn is not None else wrap
+
+
+def figure_title(fig) -> str:
+    """A matplotlib figure's title: its ``suptitle``, else its axes' titles joined with "; " (colour-bar axes have
+    none), else ``"Figure"``."""
+    sup = getattr(fig, "_suptitle", None)
+    titles = [sup.get_text()] if sup is not None and sup.get_text() else []
+    titles += [t for ax in fig.axes for t in (ax.get_title(loc) for loc in ("center", "left", "right")) if t]
+    return " ".join("; ".join(dict.fromkeys(titles)).split()) or "Figure"
+
+
+def figure_html(fig) -> str:
+    """A matplotlib figure as ``<img alt="<its title>" src="data:image/png;base64,…">``: the alt text every image
+    needs (WCAG 2.1, 1.1.1 Non-text Content) — nbconvert writes "No description has been provided for this image"
+    for a figure displayed as a bare ``image/png`` output. The PNG is what the inline backend draws (tight box)."""
+    import base64
+    import html
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    src = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="{html.escape(figure_title(fig), quote=True)}" src="data:image/png;base64,{src}">'
 
 
 def pd_records(frame) -> list[dict]:

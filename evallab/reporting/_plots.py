@@ -9,6 +9,7 @@ the level in the axis label, heatmap text coloured by cell luminance.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
@@ -99,7 +100,9 @@ def heatmap(matrix: pd.DataFrame, *, title: str, cbar_label: str, vmin: float = 
     use_style()
     nr, nc = matrix.shape
     cell = 0.62  # inches per cell: 9 pt labels and cell values fit
-    fig, ax = plt.subplots(figsize=(min(12.0, cell * nc + 3.2), min(10.0, cell * nr + 2.2)))
+    # wide and tall enough for the title above the whole figure and the colour-bar label along the bar
+    fig, ax = plt.subplots(figsize=(min(12.0, max(6.4, cell * nc + 3.2)), min(10.0, max(4.4, cell * nr + 2.2))),
+                           layout="constrained")
     cmap = mpl.colormaps["viridis"]
     norm = mpl.colors.Normalize(vmin=vmin, vmax=vmax)
     im = ax.imshow(matrix.to_numpy(float), cmap=cmap, norm=norm, aspect="auto")
@@ -115,12 +118,15 @@ def heatmap(matrix: pd.DataFrame, *, title: str, cbar_label: str, vmin: float = 
                 ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=MIN_FONT,
                         color=text_color(cmap(norm(float(v)))))
     cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03)
-    cb.set_label(cbar_label, rotation=90, labelpad=8)
+    fs = mpl.rcParams["font.size"]  # a label longer than the bar is wrapped onto a second line along it
+    cb.set_label("\n".join(textwrap.wrap(cbar_label, max(12, int(fig.get_size_inches()[1] * 0.7 * 72 / (0.6 * fs))))),
+                 rotation=90, labelpad=8)
     cb.ax.tick_params(labelsize=MIN_FONT)
-    ax.set_title(title, pad=10)
+    # the title spans the figure (suptitle, wrapped to its width), so it never runs into the colour-bar label
+    width = fig.get_size_inches()[0]
+    fig.suptitle("\n".join(textwrap.wrap(title, max(30, int(width * 72 / (0.6 * mpl.rcParams["font.size"]))))))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    fig.tight_layout()
     return fig
 
 

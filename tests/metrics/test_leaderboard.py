@@ -183,3 +183,47 @@ def test_alpaca_eval_annotations_give_the_published_leaderboard_row():
     assert (lb["wins"], lb["losses"], lb["ties"], lb["items"]) == (int(row["n_wins"]), int(row["n_wins_base"]),
                                                                    int(row["n_draws"]), int(row["n_total"]))
     assert 100 * lb["win_rate"] == pytest.approx(float(row["win_rate"]), abs=1e-9)
+
+
+# ------------------------------------------------ issue 26 follow-up: what an unparsed reply takes with it
+def _scores(d: pd.DataFrame) -> pd.Series:
+    return d["verdict"].map({"2": 1.0, "tie": 0.5, "1": 0.0})
+
+
+def test_one_order_table_leaves_out_only_the_unparsed_reply_and_keeps_the_item():
+    """One order, 3 samples: an item with one unparsed sample keeps its two parsed replies (no second game to
+    drop with it)."""
+    rows = []
+    for i in range(12):
+        for s_ in range(3):
+            v = None if (i % 4 == 0 and s_ == 1) else ("2" if (i + s_) % 3 else ("tie" if i % 2 else "1"))
+            rows.append(dict(item_id=f"q{i:02d}", judge="J", order="ab", sample=s_, verdict=v,
+                             output_1_model="base", output_2_model="m"))
+    raw = pd.DataFrame(rows)
+    lb = model_leaderboard(verdicts.coerce(raw), n_resamples=0)
+    parsed = raw.dropna(subset=["verdict"])
+    assert len(raw) - len(parsed) == 3
+    assert lb.at[0, "items"] == 12 and lb.at[0, "items_dropped"] == 0  # every item stays
+    assert lb.at[0, "replies"] == len(parsed) == 33 and lb.at[0, "replies_left_out"] == 3
+    assert lb.at[0, "win_rate"] == pytest.approx(_scores(parsed).mean(), abs=1e-12)
+    assert lb.at[0, "ties"] == int((parsed["verdict"] == "tie").sum())
+
+
+def test_two_orders_leave_out_both_games_of_the_unparsed_sample_only():
+    """Both orders, 2 samples: an unparsed game drops its request's other order (Arena-Hard's two games of one
+    sample), not the item's other sample."""
+    rows = []
+    for i in range(10):
+        for s_ in range(2):
+            for o in ("ab", "ba"):
+                v = None if (i in (2, 5) and s_ == 1 and o == "ab") else ("2" if (i + s_ + (o == "ba")) % 3 else "1")
+                rows.append(dict(item_id=f"q{i:02d}", judge="J", order=o, sample=s_, verdict=v,
+                                 output_1_model="base", output_2_model="m"))
+    raw = pd.DataFrame(rows)
+    lb = model_leaderboard(verdicts.coerce(raw), n_resamples=0)
+    bad = raw[raw["verdict"].isna()][["item_id", "sample"]].drop_duplicates()
+    kept = raw.merge(bad, on=["item_id", "sample"], how="left", indicator=True).query("_merge == 'left_only'")
+    assert len(kept) == 40 - 4
+    assert lb.at[0, "items"] == 10 and lb.at[0, "items_dropped"] == 0
+    assert lb.at[0, "replies"] == 36 and lb.at[0, "replies_left_out"] == 4
+    assert lb.at[0, "win_rate"] == pytest.approx(_scores(kept).mean(), abs=1e-12)

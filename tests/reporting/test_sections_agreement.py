@@ -67,11 +67,28 @@ def test_published_section_on_the_bundled_llmbar(natural, tmp_path):
     assert "nan" not in _text(sec, tmp_path).lower()
 
 
-def test_published_section_on_a_users_table_compares_nothing():
+def test_published_section_on_a_users_table_renders_nothing_not_even_its_heading(natural, tmp_path, monkeypatch):
+    from evallab.reporting._context import Report
+
     sec = S.published_section("mine.csv", "", _table())
-    assert not sec.tables and not sec.findings and not sec.metrics and not sec.conclusions
-    assert _sentences(sec) == ["This report is on your own verdict table, so LLMBar's published figures are not "
-                               "compared."]
+    assert sec.bundled and not sec.items and not sec.metrics and not sec.conclusions
+    report = Report("t", tmp_path, user_table="mine.csv")
+    assert report.skips(sec)
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.extend(a))
+    report.render(sec)
+    assert not shown
+    # on the bundled LLMBar the section carries its heading and LLMBar's conventions (no longer the notebook's intro)
+    bundled = S.published_section("", "", natural)
+    assert bundled.items[0] == S.PUBLISHED_HEADING and bundled.items[0].startswith("## Reproducing the published table")
+    assert not Report("t", tmp_path).skips(bundled)
+    import nbformat
+
+    from evallab.paths import REPO_ROOT
+
+    nb = nbformat.read(str(REPO_ROOT / "notebooks" / "01_judge_agreement.ipynb"), as_version=4)
+    md = " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "Reproducing the published table" not in md and "statistics.csv" not in md
 
 
 def test_accuracy_headline_is_the_mean_of_the_two_order_accuracies(natural, csv_rows, tmp_path):
@@ -191,9 +208,14 @@ def test_two_strategies_get_a_headline_each_and_none_pooled(tmp_path):
         acc = {j: np.mean([(x["verdict"] == x["gold"]).mean() for _, x in gj.groupby("order")])
                for j, gj in g.groupby("judge")}
         best = max(acc, key=acc.get)
-        assert h.startswith(f"With strategy {s}, over the whole table, {best} has the highest Acc. (mean of the two "
-                            "order accuracies): "
-                            f"{100 * acc[best]:.1f}%")
+        other = min(acc, key=acc.get)
+        if s == "s1":  # 90% against 70% on 30 items: the intervals stand apart, a winner is named
+            assert h.startswith(f"With strategy {s}, over the whole table, {best} has the highest Acc. (mean of the "
+                                f"two order accuracies): {100 * acc[best]:.1f}%")
+        else:  # both near 80%: the intervals overlap, so no winner is declared (defect 3)
+            assert h.startswith(f"With strategy {s}, over the whole table, the judges cannot be told apart on Acc. "
+                                "(mean of the two order accuracies) at this n (")
+            assert f"best: {best} {100 * acc[best]:.1f}% [" in h and f"], {other} {100 * acc[other]:.1f}% [" in h
     # every headline of every section names its strategy: none pools the two
     for s_ in (sec, S.kappa_section(t, **KW), S.judge_agreement_section(t, **KW), S.panel_section(t, **KW)):
         assert [f.sentence.split(",")[0] for f in s_.findings] == ["With strategy s1", "With strategy s2"]
@@ -210,9 +232,9 @@ def test_two_strategies_get_a_headline_each_and_none_pooled(tmp_path):
 def test_a_judge_named_in_lower_case_keeps_its_name():
     t = _table(judges=("h1", "h2"), orders=("ab",))
     heads = [f.sentence for f in S.kappa_section(t, **KW).findings]
-    assert heads[0].split(" ")[4] in ("h1", "h2")
+    assert re.search(r"(Over the whole table, |declared best: )(h1|h2)\b", heads[0])
     two = _table(judges=("h1", "h2"), strategies=("s1", "s2"))
-    assert [f.sentence.split(" ")[7] for f in S.kappa_section(two, **KW).findings][0] in ("h1", "h2")
+    assert re.search(r"(over the whole table, |declared best: )(h1|h2)\b", S.kappa_section(two, **KW).findings[0].sentence)
     assert S.panel_section(two, **KW).conclusions[0].startswith("With strategy s1, judges agree with each other")
 
 
@@ -239,8 +261,9 @@ def test_whole_table_first_and_a_thin_subset_is_never_headlined(tmp_path):
     acc = {j: np.mean([(x["verdict"] == x["gold"]).mean() for _, x in g.groupby("order")]) for j, g in t.groupby("judge")}
     best = max(acc, key=acc.get)
     head = sec.findings[0].sentence
-    assert head.startswith(f"Over the whole table, {best} has the highest Acc. (mean of the two order accuracies): "
-                           f"{100 * acc[best]:.1f}%") and "n = 45 items" in head
+    assert head.startswith("Over the whole table, the judges cannot be told apart on Acc. (mean of the two order "
+                           "accuracies) at this n (") and f"declared best: {best} {100 * acc[best]:.1f}% [" in head
+    assert "n = 45 items each" in head
     assert sec.metrics["best_judge"] == best
     # B is 100% on the 5-item subset: shown in the table, named as thin, never headlined
     by_subset = [f.sentence for f in sec.findings[1:]]
@@ -345,7 +368,13 @@ def test_majority_section_hand_counts_on_12_items_by_3_samples(tmp_path):
     assert head.startswith("Over the whole table, the majority verdict of J's samples is right on "
                            f"{100 * m['majority_accuracy']:.1f}%")
     assert "n = 12 requests" in head and "pairs" not in head
-    listed = next(x for x in sec.tables if x.caption.startswith("Requests one sample away")).table
+    ties = sum(len(g["verdict"].astype(str).value_counts().pipe(lambda c: c[c == c.max()])) > 1
+               for _, g in t.groupby("item_id"))
+    near = m["straddling"] - ties
+    assert m["tied"] == ties
+    assert (f"of 12 requests, {ties} ({ties / 12:.1%}) split evenly (a tie between samples) and {near} "
+            f"({near / 12:.1%}) one sample away from another majority") in head
+    listed = next(x for x in sec.tables if x.caption.startswith("Requests split evenly")).table
     assert set(listed["item_id"]) == {i for i, h in hand.items() if h["straddles"]}
     assert "nan" not in _text(sec, tmp_path).lower()
 
@@ -363,8 +392,12 @@ def test_majority_without_gold_states_the_straddling_requests_only(tmp_path):
     sec = S.majority_section(t, **KW)
     (f,) = sec.findings
     hand = _hand_majority(t)
-    assert f.sentence.startswith(f"Over the whole table, J: {sum(h['straddles'] for h in hand.values())} of 12 "
-                                 "requests")
+    ties = sum(len(g["verdict"].astype(str).value_counts().pipe(lambda c: c[c == c.max()])) > 1
+               for _, g in t.groupby("item_id"))
+    near = sum(h["straddles"] for h in hand.values()) - ties
+    assert f.sentence.startswith(f"Over the whole table, J: of 12 requests, {ties} ({ties / 12:.1%}) split evenly (a "
+                                 f"tie between samples) and {near} ({near / 12:.1%}) one sample away from another "
+                                 "majority; ")
     assert "nan" not in _text(sec, tmp_path).lower()
 
 
@@ -425,9 +458,14 @@ def test_a_pointwise_users_table_gets_no_word_on_orders_nor_llmbar_conventions(t
     k, n = int(ok[ok["judge"] == "judge-a"]["right"].sum()), int((ok["judge"] == "judge-a").sum())
     lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
     assert (k, n) == (30, 40)  # judge-a is wrong on every 4th item: q0, q4, ..., q36
-    assert acc.findings[0].sentence.startswith(
-        f"Over the whole table, accuracy against gold (correct / parsed replies) is highest for judge-a: "
-        f"{100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (95% CI, Wilson score, n = {n} replies)")
+    k2, n2 = int(ok[ok["judge"] == "judge-b"]["right"].sum()), int((ok["judge"] == "judge-b").sum())
+    lo2, hi2 = proportion_confint(k2, n2, alpha=0.05, method="wilson")
+    assert k2 / n2 < k / n and hi2 >= lo  # judge-b lower, but its interval reaches judge-a's: no winner (defect 3)
+    assert acc.findings[0].sentence == (
+        "Over the whole table, the judges cannot be told apart on accuracy against gold (correct / parsed replies) at "
+        "this n (the highest interval overlaps the next one's), so no judge is declared best: "
+        f"judge-a {100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}], judge-b {100 * k2 / n2:.1f}% "
+        f"[{100 * lo2:.1f}, {100 * hi2:.1f}] (95% CI; n = {n}, {n2} replies).")
     assert secs[0].caveats == ["1 unparsed reply (1.2%) is counted, not scored."]
 
 
@@ -457,3 +495,133 @@ def test_no_acc_figure_without_acc():
         warnings.simplefilter("error")
         sec = S.accuracy_section(verdicts.coerce(pd.DataFrame(rows)), n_resamples=0)
     assert not [x for x in sec.items if hasattr(x, "savefig")]
+
+
+# ------------------------------------------------- a user's pointwise table: two samples for one judge, one for another
+def _uneven_samples():
+    """Pointwise, 30 items with pass/fail gold; judge "two" sampled twice (some `warn`), judge "one" once."""
+    rows = []
+    for i in range(30):
+        g = "pass" if i % 2 else "fail"
+        flip = "fail" if g == "pass" else "pass"
+        s0 = "warn" if i % 7 == 0 else (flip if i % 5 == 0 else g)
+        s1 = ({"pass": "fail", "fail": "pass", "warn": "pass"}[s0]) if i % 3 == 0 else s0
+        for j, s_, v in (("two", 0, s0), ("two", 1, s1), ("one", 0, flip if i % 4 == 0 else g)):
+            rows.append(dict(item_id=f"q{i:02d}", judge=j, sample=s_, verdict=v, gold=g, evaluated_model=f"m{i % 2}"))
+    return V.coerce(pd.DataFrame(rows)), pd.DataFrame(rows)
+
+
+def test_majority_of_two_samples_states_the_tie_rule_the_zero_difference_and_even_splits(tmp_path):
+    t, raw = _uneven_samples()
+    sec = S.majority_section(t, **KW)
+    assert sec.items[0].startswith("## Majority vote over samples") and (
+        "A tie has no majority and is scored as the share of its tied verdicts that are gold (half correct when one "
+        "of two is gold: the expected accuracy of breaking the tie at random).") in sec.items[0]
+    two = raw[raw["judge"] == "two"]
+    wide = two.pivot(index="item_id", columns="sample", values="verdict")
+    ties = int((wide[0] != wide[1]).sum())  # two samples that differ: an even split
+    per_reply = float((two["verdict"] == two["gold"]).mean())
+    (head,) = [f.sentence for f in sec.findings]
+    assert (f"is right on {100 * per_reply:.1f}% [") in head and f"against {100 * per_reply:.1f}% [" in head
+    assert ("(majority − per reply 0.0 pp, no interval: the two are equal on every request — of two samples a tie "
+            "scores ½, the mean of its two replies — so the difference is 0 in every resample)") in head
+    assert f"of 30 requests, {ties} ({ties / 30:.1%}) split evenly (a tie between samples); a sample disagrees" in head
+    assert "one sample away" not in head  # with two samples every straddling request is a tie
+
+
+def test_judge_agreement_says_how_many_replies_were_left_unpaired_and_why():
+    t, raw = _uneven_samples()
+    sec = S.judge_agreement_section(t, **KW)
+    lone = raw[(raw["judge"] == "two") & ~raw["sample"].isin(raw.loc[raw["judge"] == "one", "sample"])]
+    assert len(lone) == 30
+    assert ("30 parsed replies are left unpaired, so out of the one–two agreement: 30 of two's with no reply of one "
+            "on the same (item, sample) (sample 1, which one was never asked for).") in _sentences(sec)
+
+
+def test_a_pointwise_table_with_warn_says_once_how_warn_is_scored():
+    t, raw = _uneven_samples()
+    k = int(((raw["verdict"] == "warn") & raw["gold"].notna()).sum())
+    said = [x for x in _sentences(S.accuracy_section(t, **KW)) if "`warn`" in x]
+    assert said == ["A `warn` verdict is scored as given: it is correct only where gold is `warn` too, so against "
+                    "pass/fail gold it counts as wrong in the accuracy (neither a pass nor half right), and in Cohen's "
+                    "kappa it is a category of its own (a disagreement with either gold label). "
+                    f"Here {k} of the {len(raw)} parsed replies with gold are `warn`."]
+    assert not any("`warn`" in x for x in _sentences(S.kappa_section(t, **KW)))  # said once
+    # and it is what the estimator does: a warn reply against pass/fail gold is wrong
+    acc = S.accuracy_section(t, **KW).metrics["accuracy_pooled"]
+    two = raw[raw["judge"] == "two"]
+    assert next(r for r in acc if r["judge"] == "two")["accuracy"] == pytest.approx(
+        (two["verdict"] == two["gold"]).mean())
+
+
+def test_equal_kappas_name_no_winner_and_a_one_value_range_says_all_judges():
+    rows = []
+    for i in range(30):
+        g = "pass" if i % 2 else "fail"
+        v = ("fail" if g == "pass" else "pass") if i % 4 == 0 else g
+        rows += [dict(item_id=f"q{i}", judge=j, verdict=v, gold=g) for j in ("X", "Y")]
+    raw = pd.DataFrame(rows)
+    k = cohen_kappa_score(raw["gold"][raw["judge"] == "X"], raw["verdict"][raw["judge"] == "X"])
+    sec = S.kappa_section(V.coerce(raw), **KW)
+    (head,) = [f.sentence for f in sec.findings]
+    assert head.startswith("Over the whole table, the judges cannot be told apart on Cohen's kappa against gold at "
+                           "this n (the two highest are equal as shown), so no judge is declared best: ")
+    assert f"X {k:.2f} [" in head and f"Y {k:.2f} [" in head and "agrees best" not in head
+    assert sec.conclusions == [f"Cohen's kappa against gold over the whole table: all judges {k:.2f}; the judges "
+                               "cannot be told apart at this n."]
+
+
+def test_leaderboard_headline_names_the_top_model_meeting_min_items_and_the_thinner_ones_above_it():
+    rows = [dict(item_id=f"b{i:02d}", judge="J", order="ab", verdict="2" if i % 2 else "1",
+                 output_1_model="base", output_2_model="big") for i in range(20)]
+    rows += [dict(item_id=f"t{i:02d}", judge="J", order="ab", verdict="tie" if i == 0 else "2",
+                  output_1_model="base", output_2_model="thin") for i in range(10)]
+    raw = pd.DataFrame(rows)
+    rate = raw.assign(s=raw["verdict"].map({"2": 1.0, "tie": 0.5, "1": 0.0})).groupby("output_2_model")["s"].mean()
+    sec = S.leaderboard_section(V.coerce(raw), user_table="mine.csv", **KW)
+    assert (f"By J's verdicts, 1 model with fewer than 20 items (min_items) ranks above big, shown but not headlined: "
+            f"thin {100 * rate['thin']:.1f}% (10 items); by win rate against the baseline, highest first: "
+            f"thin {100 * rate['thin']:.1f}% (10 items), big {100 * rate['big']:.1f}% (20 items).") in _sentences(sec)
+    (head,) = [f.sentence for f in sec.findings]
+    assert head.startswith(f"By J's verdicts, among models with 20 items or more, big's win rate against base (the "
+                           f"baseline) is {100 * rate['big']:.1f}% [")
+    # no model with 20 items: the overall ranking instead of a headline
+    sec = S.leaderboard_section(V.coerce(raw), user_table="mine.csv", min_items=25, **KW)
+    assert not sec.findings
+    assert ("No model judged by J has a win rate against the baseline on 25 items or more (min_items): the rows below "
+            f"are shown, none is headlined; by win rate against the baseline, highest first: thin "
+            f"{100 * rate['thin']:.1f}% (10 items), big {100 * rate['big']:.1f}% (20 items).") in _sentences(sec)
+
+
+def test_figures_carry_their_title_as_alt_text_and_the_colour_bar_label_clears_the_title(tmp_path, monkeypatch):
+    import html
+
+    import matplotlib.text as mtext
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from evallab.reporting._context import Report, figure_html
+
+    sec = S.judge_agreement_section(_table(), **KW)
+    (fig,) = [x for x in sec.items if hasattr(x, "savefig")]
+    title = "Cohen's kappa between judges (same item, order, sample)"
+    label = "Cohen's kappa (unitless, −1 to 1)"
+    # the title and the colour-bar label do not overlap, and the title stays inside the figure
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    (t,) = [x for x in fig.findobj(mtext.Text) if " ".join(x.get_text().split()) == title]
+    (c,) = [x for x in fig.findobj(mtext.Text) if " ".join(x.get_text().split()) == label]
+    tb, cb = t.get_window_extent(r), c.get_window_extent(r)
+    assert not tb.overlaps(cb)
+    assert tb.x0 >= fig.bbox.x0 and tb.x1 <= fig.bbox.x1 and tb.y1 <= fig.bbox.y1
+    assert figure_html(fig).startswith(f'<img alt="{html.escape(title, quote=True)}" src="data:image/png;base64,')
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.extend(a))
+    Report("t", tmp_path).render(sec)
+    imgs = [x.data for x in shown if "<img" in str(getattr(x, "data", ""))]
+    assert len(imgs) == 1 and not any(hasattr(x, "savefig") for x in shown)  # no bare figure (a bare image/png)
+    # nbconvert's export keeps the alt text (it writes "No description …" only on an image without one)
+    out = nbformat.v4.new_output("display_data", data={"text/html": imgs[0]})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=[out])])
+    body, _ = HTMLExporter(exclude_input=True).from_notebook_node(nb)
+    assert "No description has been provided" not in body and f'alt="{title}"' in body  # re-serialized unescaped

@@ -184,6 +184,16 @@ PUBLISHED_SUMMARY = [Measure("rows", "Published rows", "count", note=None),
                      Measure("reproduced", "Rows reproduced exactly", "count", n="rows", n_unit="rows", note=None)]
 
 
+#: the published section's heading and LLMBar's conventions (shown with the section only: on the bundled LLMBar)
+PUBLISHED_HEADING = ("## Reproducing the published table\n"
+    "The data is LLMBar (Zeng et al., *Evaluating Large Language Models at Evaluating Instruction Following*, ICLR "
+    "2024), bundled in `data/llmbar`: each pair is asked in both presentation orders, and LLMBar's *Acc.* is the "
+    "mean of the two order accuracies. LLMBar's own figures (Acc. counts an unparsed reply as wrong; Agr. counts a "
+    "pair whose two replies were both unparsed as agreeing) are recomputed here from the verdicts for every "
+    "published (subset, judge, strategy) row and checked against the authors' `statistics.csv`; every other "
+    "section excludes unparsed replies and counts them.")
+
+
 def published_section(verdicts_path: str = "", data_dir: str = "", shown: pd.DataFrame | None = None) -> Section:
     """LLMBar's published table (``statistics.csv``) recomputed from its verdicts, row by row
     (:func:`evallab.metrics._agreement.published_check`), when the report runs on the bundled LLMBar.
@@ -192,7 +202,7 @@ def published_section(verdicts_path: str = "", data_dir: str = "", shown: pd.Dat
     ----------
     verdicts_path : str, default ""
         The report's ``verdicts_path``: the user's own table when set — then nothing of LLMBar is compared and the
-        section is one sentence saying so.
+        section is empty (no heading).
     data_dir : str, default ""
         LLMBar folder; ``""``: the bundled ``data/llmbar``.
     shown : DataFrame, optional
@@ -201,14 +211,16 @@ def published_section(verdicts_path: str = "", data_dir: str = "", shown: pd.Dat
     Returns
     -------
     Section
-        A finding on the rows reproduced exactly, one on the reference row (LLMBar/Natural, GPT-4, Vanilla), the
+        Marked bundled (:attr:`~evallab.reporting._context.Section.bundled`: :meth:`Report.render` leaves it out of
+        a report on the user's table). The heading and LLMBar's conventions (:data:`PUBLISHED_HEADING`), a finding
+        on the rows reproduced exactly, one on the reference row (LLMBar/Natural, GPT-4, Vanilla), the
         table; metrics ``published_rows_reproduced``, ``published_rows``, ``natural_vanilla_gpt4_acc_published``,
         ``natural_vanilla_gpt4_agr_published`` (Acc. in percent and Agr. as a count of pairs, recomputed).
     """
-    sec = Section()
+    sec = Section(bundled=True)
     if verdicts_path:
-        sec.text("This report is on your own verdict table, so LLMBar's published figures are not compared.")
-        return sec
+        return sec  # the user's table: nothing of LLMBar, no heading
+    sec.text(PUBLISHED_HEADING)
     from evallab.datasets import load_llmbar_statistics, load_study
 
     pub = agreement.published_check(load_study("", data_dir), load_llmbar_statistics(data_dir or None))
@@ -267,6 +279,46 @@ def _per_judge(res: Results, rows: pd.DataFrame, column: str) -> str:
     """Every judge's whole-table figure in one phrase, highest first ("GPT-4 84.5%, PaLM2 70.5%")."""
     ok = rows[rows[column].notna()].sort_values(column, ascending=False)
     return ", ".join(f"{res.at[i, 'judge']} {res.estimate(column, i).number()}" for i in ok.index)
+
+
+def _apart(res: Results, ok: pd.Index, column: str) -> str | None:
+    """Why the two highest judges of ``ok`` (labels of ``res``, highest first) cannot be told apart — equal to the
+    shown digits, or the highest interval reaching the next one's — or None when the highest stands apart (or there
+    is one judge). A report declares no winner then."""
+    if len(ok) < 2:
+        return None
+    e, f = res.estimate(column, ok[0]), res.estimate(column, ok[1])
+    if e.number() == f.number():
+        return "the two highest are equal as shown"
+    if e.low is not None and f.high is not None and f.high >= e.low:
+        return "the highest interval overlaps the next one's"
+    return None
+
+
+def _every(res: Results, ok: pd.Index, column: str) -> str:
+    """Every judge of ``ok`` with its figure and interval ("A 75.6% [61.3, 85.8], B 74.4% [65.6, 83.3]")."""
+    return ", ".join(f"{res.at[j, 'judge']} {res.estimate(column, j).number()}"
+                     + (f" {res.estimate(column, j).interval()}" if res.estimate(column, j).has_interval else "")
+                     for j in ok)
+
+
+def _no_winner(res: Results, ok: pd.Index, column: str, what: str, why: str) -> str:
+    """The sentence of a tie at the top: the judges cannot be told apart on ``what`` at this n."""
+    es = [res.estimate(column, j) for j in ok]
+    ns = [f"{e.n:,}" for e in es if e.n is not None]
+    unit = es[0].n_unit or ""
+    size = (f"n = {ns[0]} {unit} each" if len(set(ns)) == 1 else f"n = {', '.join(ns)} {unit}") if ns else ""
+    level = f"{res.level:.0%} CI" if any(e.has_interval for e in es) else ""
+    paren = "; ".join(x for x in (level, size.strip()) if x)
+    return (f"Over the whole table, the judges cannot be told apart on {what} at this n ({why}), so no judge is "
+            f"declared best: {_every(res, ok, column)}" + (f" ({paren})." if paren else "."))
+
+
+def _span(res: Results, ok: pd.Index, column: str) -> str:
+    """The range of ``column`` over ``ok`` (highest first): "from 0.41 to 0.52", or "all judges 0.52" when every
+    judge shows the same value."""
+    hi, lo = res.estimate(column, ok[0]).number(), res.estimate(column, ok[-1]).number()
+    return f"all judges {hi}" if hi == lo else f"from {lo} to {hi}"
 
 
 # ---------------------------------------------------------------------------------------- accuracy vs gold
@@ -335,6 +387,8 @@ def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
         sec.metrics.update(best_judge=str(acc.at[i, "judge"]), best_strategy=str(acc.at[i, "strategy"])
                            if "strategy" in acc else None, best_acc=e.value, best_acc_low=e.low, best_acc_high=e.high)
     pointwise = design.describe(df)["kind"] == "pointwise"  # no pair, no order: accuracy is correct / parsed
+    if pointwise and (df["verdict"] == "warn").any():
+        sec.text(_WARN_RULE + " " + _warn_count(df))
     for strategy, rows in _strategies(acc):
         _accuracy_finding(sec, acc, pooled, rows, strategy, pointwise=pointwise)
     has_acc = acc["acc"].notna().any()
@@ -372,6 +426,20 @@ def accuracy_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
     return sec
 
 
+#: how a ``warn`` verdict is scored against gold (:func:`evallab.metrics._agreement.accuracy`: correct means the
+#: verdict equals gold; :func:`~evallab.metrics._agreement.cohen_kappa_vs_gold`: every label is its own category)
+_WARN_RULE = ("A `warn` verdict is scored as given: it is correct only where gold is `warn` too, so against pass/fail "
+              "gold it counts as wrong in the accuracy (neither a pass nor half right), and in Cohen's kappa it is a "
+              "category of its own (a disagreement with either gold label).")
+
+
+def _warn_count(df: pd.DataFrame) -> str:
+    """How many parsed replies with gold are ``warn`` (the replies :data:`_WARN_RULE` applies to)."""
+    wg = df[df["verdict"].notna() & df["gold"].notna()]
+    k = int((wg["verdict"] == "warn").sum())
+    return f"Here {k:,} of the {len(wg):,} parsed replies with gold are `warn`."
+
+
 def _breakdown(sec: Section, res: Results, column: str, items: str, min_items: int, what: str,
                columns: dict[str, str]) -> None:
     """The breakdown by subset: per strategy the highest row among those with ``min_items`` items (a sentence), the
@@ -405,12 +473,20 @@ def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.Data
         e = acc.estimate("acc", i)
         above = sum(acc.estimate("acc", j).excludes(0.5) and acc.estimate("acc", j).low > 0.5 for j in ok.index)
         others = f" (every judge: {_per_judge(acc, rows, 'acc')})" if len(ok) > 1 else ""
-        sec.finding(_with(strategy, f"Over the whole table, {acc.at[i, 'judge']} has the highest Acc. (mean of the "
-                                    f"two order accuracies): {e}{others}; {above} of {_sample(len(ok), 'judge')} "
-                                    f"{'is' if len(ok) == 1 else 'are'} above chance (interval above 50%)."), e)
-        sec.conclusions.append(_with(strategy, f"Acc. over the whole table ranges from "
-                                               f"{acc.estimate('acc', w).number()} ({acc.at[w, 'judge']}) to "
-                                               f"{e.number()} {e.interval()} ({acc.at[i, 'judge']})."))
+        chance = (f"{above} of {_sample(len(ok), 'judge')} {'is' if len(ok) == 1 else 'are'} above chance "
+                  "(interval above 50%)")
+        tie = _apart(acc, ok.index, "acc")
+        if tie:
+            sec.finding(_with(strategy, _no_winner(acc, ok.index, "acc", "Acc. (mean of the two order accuracies)",
+                                                   tie)[:-1] + f"; {chance}."))
+            sec.conclusions.append(_with(strategy, f"Acc. over the whole table: {_span(acc, ok.index, 'acc')}; the "
+                                                   "judges cannot be told apart at this n."))
+        else:
+            sec.finding(_with(strategy, f"Over the whole table, {acc.at[i, 'judge']} has the highest Acc. (mean of "
+                                        f"the two order accuracies): {e}{others}; {chance}."), e)
+            sec.conclusions.append(_with(strategy, f"Acc. over the whole table ranges from "
+                                                   f"{acc.estimate('acc', w).number()} ({acc.at[w, 'judge']}) to "
+                                                   f"{e.number()} {e.interval()} ({acc.at[i, 'judge']})."))
         below = [j for j in ok.index if acc.estimate("acc", j).high is not None and acc.estimate("acc", j).high < 0.5]
         if below:
             sec.conclusions.append(_with(strategy, f"{_sample(len(below), 'judge')} below chance (whole interval "
@@ -423,6 +499,14 @@ def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.Data
         i = ok.index[0]
         e = pooled.estimate("accuracy", i)
         others = f" (every judge: {_per_judge(pooled, p, 'accuracy')})" if len(ok) > 1 else ""
+        tie = _apart(pooled, ok.index, "accuracy")
+        if pointwise and tie:
+            sec.finding(_with(strategy, _no_winner(pooled, ok.index, "accuracy",
+                                                   "accuracy against gold (correct / parsed replies)", tie)))
+            sec.conclusions.append(_with(strategy, f"Accuracy against gold over the whole table: "
+                                                   f"{_span(pooled, ok.index, 'accuracy')}; the judges cannot be "
+                                                   "told apart at this n."))
+            return
         if pointwise:
             sec.finding(_with(strategy, f"Over the whole table, accuracy against gold (correct / parsed replies) is "
                                         f"highest for {pooled.at[i, 'judge']}: {e}{others}."), e)
@@ -468,15 +552,21 @@ def kappa_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = 
         ok = _ranked(sec, kappa, rows, "kappa", strategy, "Cohen's kappa against gold")
         if ok is None:
             continue
-        i, w = ok[0], ok[-1]
-        e, low = kappa.estimate("kappa", i), kappa.estimate("kappa", w)
+        i = ok[0]
+        e = kappa.estimate("kappa", i)
         others = f" (every judge: {_per_judge(kappa, rows, 'kappa')})" if len(ok) > 1 else ""
         why = f"; {e.note}" if e.note and not e.has_interval else ""  # e.g. kappa 0 by construction, one category
-        if len(ok) > 1:
+        tie = _apart(kappa, ok, "kappa")
+        if tie:
+            sec.finding(_with(strategy, _no_winner(kappa, ok, "kappa", "Cohen's kappa against gold", tie)))
+            sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table: "
+                                                   f"{_span(kappa, ok, 'kappa')}; the judges cannot be told apart "
+                                                   "at this n."))
+        elif len(ok) > 1:
             sec.finding(_with(strategy, f"Over the whole table, {kappa.at[i, 'judge']} agrees best with gold: "
                                         f"Cohen's kappa {e}{why}{others}."), e)
-            sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table ranges from "
-                                                   f"{low.number()} to {e.number()}."))
+            sec.conclusions.append(_with(strategy, f"Cohen's kappa against gold over the whole table ranges "
+                                                   f"{_span(kappa, ok, 'kappa')}."))
         else:
             sec.finding(_with(strategy, f"Over the whole table, {kappa.at[i, 'judge']}'s Cohen's kappa against gold "
                                         f"is {e}{why}."), e)
@@ -534,6 +624,8 @@ def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, con
         why = f"; {e.note}" if e.note and not e.has_interval else ""  # e.g. one judge gave one verdict throughout
         sec.finding(_with(strategy, f"The most concordant pair of judges is {mat.at[b, 'judge_a']} and "
                                     f"{mat.at[b, 'judge_b']}: Cohen's kappa {e}{why}{tail}."), e)
+    for sentence in _unpaired(df, unit):
+        sec.text(sentence)
     sec.table(common_methods(pairs), _shown(pairs, {"strategy": "Strategy", "judge_a": "Judge A", "judge_b": "Judge B",
                                                     "n": "Units both parsed", "items": "Items",
                                                     "agreement": "Raw agreement", "kappa": "Cohen's kappa"}),
@@ -548,6 +640,39 @@ def judge_agreement_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, con
                                        + (f"; strategy {strategy})" if strategy else ")"),
                                  cbar_label="Cohen's kappa (unitless, −1 to 1)"))
     return sec
+
+
+def _unpaired(df: pd.DataFrame, unit: str) -> list[str]:
+    """Per judge pair with unpaired replies, one sentence: how many parsed replies of either judge have no parsed
+    reply of the other on the same unit (dataset, item, strategy, order, sample) — left out of that pair's
+    agreement — and why: the other judge has no reply there (e.g. a sample it was not asked for), or its reply there
+    is unparsed."""
+    from itertools import combinations
+
+    key = [c for c in ("dataset", "item_id", "strategy", "order", "sample") if c in df.columns]
+    units = {j: (set(map(tuple, g[key].astype(str).to_numpy())),
+                 set(map(tuple, g.loc[g["verdict"].notna(), key].astype(str).to_numpy())))
+             for j, g in df.groupby("judge", sort=True)}
+    samples = {j: set(g["sample"].astype(str)) for j, g in df.groupby("judge")} if "sample" in df.columns else {}
+    out = []
+    for a, b in combinations(sorted(units), 2):
+        parts, total = [], 0
+        for x, y in ((a, b), (b, a)):
+            alone = units[x][1] - units[y][1]
+            missing = alone - units[y][0]
+            if missing:
+                extra = sorted({u[key.index("sample")] for u in missing} - samples.get(y, set())) if samples else []
+                why = (f"sample{'s' if len(extra) > 1 else ''} {', '.join(extra)}, which {y} was never asked for"
+                       if extra and len(extra) == len({u[key.index("sample")] for u in missing}) else
+                       f"{y} has no reply there")
+                parts.append(f"{len(missing):,} of {x}'s with no reply of {y} on the same ({unit}) ({why})")
+            if alone - missing:
+                parts.append(f"{len(alone - missing):,} of {x}'s whose counterpart by {y} is unparsed")
+            total += len(alone)
+        if total:
+            out.append(f"{total:,} parsed {'reply is' if total == 1 else 'replies are'} left unpaired, so out of "
+                       f"the {a}–{b} agreement: {'; '.join(parts)}.")
+    return out
 
 
 # ---------------------------------------------------------------------------------------- all judges
@@ -622,12 +747,15 @@ def panel_section(df: pd.DataFrame, *, min_items: int = MIN_ITEMS, confidence: f
 #: the majority section's heading and what it shows (shown with the section only: a table sampled once has none)
 MAJORITY_HEADING = ("## Majority vote over samples\n"
     "The accuracy of the majority verdict over a request's samples beside the per-reply accuracy, and the "
-    "requests one sample away from another majority (listed), with each request's flip probability (the share of "
-    "its samples against its majority).")
+    "requests split evenly (a tie between samples) or one sample away from another majority (listed), with each "
+    "request's flip probability (the share of its samples against its majority). A tie has no majority and is scored "
+    "as the share of its tied verdicts that are gold (half correct when one of two is gold: the expected accuracy of "
+    "breaking the tie at random).")
 MAJORITY_COLUMNS = {"subset": "Subset", "judge": "Judge", "strategy": "Strategy", "requests": "Requests",
                     "items": "Items", "reply_accuracy": "Accuracy per reply",
                     "majority_accuracy": "Accuracy of the majority", "majority_gain": "Majority − per reply",
-                    "straddling": "One sample from another majority", "flip_probability": "Flip probability"}
+                    "tied": "Split evenly (tie)",
+                    "straddling": "Tied or one sample from another majority", "flip_probability": "Flip probability"}
 
 
 def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int = MIN_ITEMS,
@@ -653,6 +781,7 @@ def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
         return sec  # no heading either: the overview says each request was sampled once
     sec.text(MAJORITY_HEADING)
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    two = design.describe(df)["samples"] == 2  # a request's majority of two samples scores as its two replies
     whole_by, sub_by = _levels(df, by)
     mv = agreement.majority_vote(df, whole_by, **ci)
     req = agreement.majority_vote(df, whole_by, per="request")
@@ -668,16 +797,26 @@ def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
             if mv.at[i, "requests"] == 0:
                 sec.text(_with(strategy, f"{who}: the majority vote is {m}."))
                 continue
-            straddles = (f"{int(mv.at[i, 'straddling']):,} of {_sample(int(mv.at[i, 'requests']), 'request')} "
-                         f"({s_.number()}) are one sample away from another majority; a sample disagrees with its "
+            n_req, tied = int(mv.at[i, "requests"]), int(mv.at[i, "tied"])
+            near = int(mv.at[i, "straddling"]) - tied  # a tie straddles too: counted once, as a tie
+            split = [f"{tied:,} ({tied / n_req:.1%}) split evenly (a tie between samples)"] if tied else []
+            if near or not tied:
+                split.append(f"{near:,} ({near / n_req:.1%}) one sample away from another majority")
+            straddles = (f"of {_sample(n_req, 'request')}, {' and '.join(split)}; a sample disagrees with its "
                          f"request's majority with probability {mv.estimate('flip_probability', i)}")
             if m.value is None:
-                sec.finding(_with(strategy, f"Over the whole table, {who}: {straddles}."), s_)
+                sec.finding(_with(strategy, f"Over the whole table, {who}: {straddles}."))
                 continue
             g = mv.estimate("majority_gain", i)
+            gain = f"{g.number()} {g.interval()}" if g.has_interval else g.number()
+            if not g.has_interval:
+                gain += (", no interval: the two are equal on every request — of two samples a tie scores ½, the "
+                         "mean of its two replies — so the difference is 0 in every resample"
+                         if g.value == 0 and two and n_resamples > 0 else
+                         f", no interval{': ' + g.note if g.note else ''}")
             sec.finding(_with(strategy, f"Over the whole table, the majority verdict of {who}'s samples is right on "
-                                        f"{m} against {r.number()} {r.interval()} per reply ({g.number()}"
-                                        f"{' ' + g.interval() if g.has_interval else ''}); {straddles}."), m)
+                                        f"{m} against {r.number()} {r.interval()} per reply (majority − per reply "
+                                        f"{gain}); {straddles}."), m)
     sec.table(common_methods(mv), _shown(mv, MAJORITY_COLUMNS), csv_name="majority",
               caption="Majority verdict over samples per judge" + (" over the whole table" if sub_by else ""))
     if sub_by:
@@ -691,7 +830,8 @@ def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
                                         "samples": "Parsed samples", "majority": "Majority (empty: tied)",
                                         "margin": "Margin (samples)", "flip_probability": "Flip probability",
                                         "gold": "Gold"}),
-                  caption="Requests one sample away from another majority (the majority flips if one sample changes)",
+                  caption="Requests split evenly (a tie between samples: no majority) or one sample away from "
+                          "another majority (the majority flips if one sample changes)",
                   csv_name="straddling")
     return sec
 
@@ -701,7 +841,9 @@ def majority_section(df: pd.DataFrame, by: Sequence[str] = BY, *, min_items: int
 LEADERBOARD_HEADING = ("## Per-model leaderboard from each judge\n"
     "The leaderboard this table gives, per judge: on a pairwise table each model's win rate against the baseline "
     "(output 1), scored as Arena-Hard scores it — a win 1, a tie ½, a loss 0, a strong preference (`>>`) counted "
-    "three times, an item with an unparsed reply left out whole; on a pointwise table each model's pass rate (pass "
+    "three times, an unparsed reply left out (with its other order where its request — item, sample — was asked in both "
+    "orders, as Arena-Hard drops a question one of whose two games has no score; the item's other samples are "
+    "kept); on a pointwise table each model's pass rate (pass "
     "/ parsed replies, as inspect and promptfoo report it). Intervals resample items (Arena-Hard's own resamples "
     "single judgments and shows the 5–95% range).")
 
@@ -763,33 +905,55 @@ def leaderboard_section(df: pd.DataFrame, by: Sequence[str] = ("judge", "strateg
     if column == "win_rate" and not lb["strong"].sum():
         sec.text("No verdict of this table is a strong preference (`>>`), so every reply weighs 1: the win rate "
                  "with ties as half a win.")
+    if column == "win_rate" and lb["replies_left_out"].sum():
+        left, un = int(lb["replies_left_out"].sum()), int(df.loc[df[col].notna(), "verdict"].isna().sum())
+        lost = int(lb["items_dropped"].sum())
+        sec.text(f"{left:,} {'reply is' if left == 1 else 'replies are'} left out of the win rates: {un:,} unparsed"
+                 + (f" and {left - un:,} the other order of an unparsed reply's request" if left > un else "")
+                 + (f"; {_sample(lost, 'item')} lost every reply" if lost else
+                    "; every item keeps its other replies") + " (column Replies left out).")
     judges = [c for c in keys if c != "strategy"]
     for strategy, rows in _strategies(lb):
         for _, g in (rows.groupby(judges, sort=True) if judges else [(None, rows)]):
             ok = _headlined(g, column, "items", min_items)
             who = " and ".join(str(g[c].iloc[0]) for c in judges) or "the judge"
+            ranked = g[g[column].notna()].sort_values(column, ascending=False)
+            order = ", ".join(f"{lb.at[j, col]} {lb.estimate(column, j).number()} ({_sample(int(lb.at[j, 'items']), 'item')})"
+                              for j in ranked.index)
             if not len(ok):
                 sec.text(_with(strategy, f"No model judged by {who} has a {what} on {min_items:,} items or more "
-                                         "(min_items): the rows below are shown, none is headlined."))
+                                         "(min_items): the rows below are shown, none is headlined"
+                                         + (f"; by {what}, highest first: {order}." if order else ".")))
                 continue
             i = ok.index[0]
             e = lb.estimate(column, i)
+            above = [j for j in ranked.index if j not in ok.index and ranked.at[j, column] > ranked.at[i, column]]
+            if above:  # ranked higher but too thin to headline: named, never headlined
+                sec.text(_with(strategy, f"By {who}'s verdicts, {_sample(len(above), 'model')} with fewer than "
+                                         f"{min_items:,} items (min_items) {'ranks' if len(above) == 1 else 'rank'} "
+                                         f"above {lb.at[i, col]}, shown but not headlined: "
+                                         + ", ".join(f"{lb.at[j, col]} {lb.estimate(column, j).number()} "
+                                                     f"({_sample(int(lb.at[j, 'items']), 'item')})" for j in above)
+                                         + f"; by {what}, highest first: {order}."))
             base = str(lb.at[i, "baseline"]) if "baseline" in lb.columns and lb.at[i, "baseline"] else ""
             target = f"win rate against {base} (the baseline)" if base and column == "win_rate" else what
+            lead = f"among models with {min_items:,} items or more, " if above else ""
             if len(ok) == 1:
-                sec.finding(_with(strategy, f"By {who}'s verdicts, {lb.at[i, col]}'s {target} is {e}."), e)
+                sec.finding(_with(strategy, f"By {who}'s verdicts, {lead}{lb.at[i, col]}'s {target} is {e}."), e)
                 continue
             overlap = [j for j in ok.index[1:] if e.low is not None and lb.at[j, f"{column}_high"] >= e.low]
             tail = (f"; its interval overlaps those of {_sample(len(overlap), 'other model')}, so that order is not "
                     "settled" if overlap else "; its interval lies above every other model's")
-            sec.finding(_with(strategy, f"By {who}'s verdicts, {lb.at[i, col]} leads {_sample(len(ok), 'model')}: "
+            sec.finding(_with(strategy, f"By {who}'s verdicts, {lead}{lb.at[i, col]} leads "
+                                        f"{_sample(len(ok), 'model')}: "
                                         f"{target} {e}{tail}."), e)
-    silent = {c for c in ("baseline", "items_dropped", "strong", "unparsed") if c in lb.columns
+    silent = {c for c in ("baseline", "items_dropped", "replies_left_out", "strong", "unparsed") if c in lb.columns
               and not lb[c].astype(bool).any()}  # a column empty or zero in every row says nothing
     sec.table(common_methods(lb), {c: label for c, label in _shown(lb, {
                                               "strategy": "Strategy", "judge": "Judge", col: "Model",
                                               "baseline": "Baseline", "items": "Items",
-                                              "items_dropped": "Items left out (a reply unparsed)",
+                                              "items_dropped": "Items left out (no reply scored)",
+                                              "replies_left_out": "Replies left out",
                                               "replies": "Replies", "wins": "Wins", "losses": "Losses",
                                               "ties": "Ties", "strong": "Strong (>>)", "unparsed": "Unparsed",
                                               "passes": "Passes", column: what[:1].upper() + what[1:]}).items()
