@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from evallab.errors import DataError, EvallabError
-from evallab.paths import REPO_ROOT
+from evallab.paths import _bundle
 from evallab.reporting._params import ParameterError, check_report_name
 
 
@@ -50,7 +50,7 @@ def load_config(path: str | Path) -> list[ReportSpec]:
 
     path = Path(path)
     if not path.exists():
-        raise DataError("no such file; expected a reports.yaml listing the batch", path=str(path))
+        raise DataError("no such file; expected a reports.yaml listing the batch (`evallab init DIR` starts a study folder with one)", path=str(path))
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -117,4 +117,4 @@ def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, conf
     return [s for s in specs if s.name in only or (s.group and s.group in only)]
 
 
-DEFAULT_CONFIG = REPO_ROOT / "reports.yaml"
+DEFAULT_CONFIG = _bundle("reports.yaml")
