@@ -6,8 +6,8 @@
 # site-packages (nor a lock file left in the study). Run by `make test` (make test-installed); needs the checkout's
 # .venv (make venv: build, twine and hatchling come with the dev extra). The llama extra is not needed.
 #
-# Offline: the runs go through `unshare -rn` (a network namespace with loopback only) when allowed, else with every
-# proxy variable pointing at a closed port; pip installs from its wheel cache (PIP_CACHE_DIR is kept) before that.
+# Offline: after the install, the runs go through `unshare -rn` (a network namespace with loopback only) when
+# allowed, else with every proxy variable pointing at a closed port.
 # KEEP=1 keeps the temporary folder.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,9 +27,20 @@ WHEEL="$(ls "$TMP"/dist/evallab-*.whl)"
 step "fresh venv $TMP/venv, pip install $(basename "$WHEEL") -c constraints.txt"
 "$BASE_PY" -m venv "$TMP/venv"
 BIN="$TMP/venv/bin"
-PIP_CACHE_DIR="${PIP_CACHE_DIR:-$(cd "$ROOT" && "$VPY" -m pip cache dir 2>/dev/null || echo "$HOME/.cache/pip")}"
-export PIP_CACHE_DIR
-"$BIN/python" -m pip install --quiet --disable-pip-version-check -c "$ROOT/constraints.txt" "$WHEEL"
+# the dependencies' wheels are kept in a folder keyed by the wheel's requirements and the constraints (the first run
+# downloads them, later runs install from it without an index)
+KEY="$( ("$VPY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); m = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]; print("\n".join(l for l in z.read(m[0]).decode().splitlines() if l.startswith("Requires-Dist")))' "$WHEEL"; cat "$ROOT/constraints.txt"; \
+        "$BIN/python" -c 'import sys, platform; print(sys.implementation.cache_tag, platform.machine())') \
+        | sha256sum | cut -c1-16)"
+WH="${EVALLAB_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/evallab/wheels/installed-$KEY}"
+if [ ! -f "$WH/.complete" ]; then
+  step "downloading the dependencies into $WH (once)"
+  rm -rf "$WH.tmp" && mkdir -p "$WH.tmp"
+  "$BIN/python" -m pip download --quiet --disable-pip-version-check -c "$ROOT/constraints.txt" -d "$WH.tmp" "$WHEEL"
+  rm -f "$WH.tmp"/evallab-*.whl && touch "$WH.tmp/.complete" && rm -rf "$WH" && mv "$WH.tmp" "$WH"
+fi
+"$BIN/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$WH" \
+  -c "$ROOT/constraints.txt" "$WHEEL"
 SITE="$("$BIN/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 touch "$TMP/installed.stamp"
 sleep 1

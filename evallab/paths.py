@@ -1,4 +1,4 @@
-"""Where bundled data are read and generated files are written.
+"""Where bundled data and generated reports live.
 
 Read: the bundled data (``data/``), the notebooks and the batch files (``reports.yaml``, ``sweeps.yaml``). In a
 checkout (``pip install -e .``) they are the repository's own folders; in an installed wheel they ship inside the
@@ -86,16 +86,18 @@ def _resolve(path: str | os.PathLike) -> Path:
 
 
 def data_dir(name: str | None = None) -> Path:
-    """The bundled data folder (or one dataset's subfolder, e.g. ``data_dir("llmbar")``): ``EVALLAB_DATA``, else
-    the checkout's ``data/`` or the installed package's copy."""
+    """The bundled data folder (or one dataset's subfolder, e.g. ``data_dir("llmbar")``).
+
+    ``EVALLAB_DATA``, else the checkout's ``data/`` or the installed package's copy."""
     env = os.environ.get("EVALLAB_DATA")
     base = Path(env) if env else _bundle("data")
     return base / name if name else base
 
 
 def reports_dir() -> Path:
-    """Where reports and ``*.metrics.json`` are written: ``EVALLAB_REPORTS``, else ``reports/`` of the checkout
-    or study folder the current folder is in, else ``./reports``."""
+    """Where reports and ``*.metrics.json`` are written: ``EVALLAB_REPORTS`` or ``reports/`` of the project.
+
+    The project is the checkout or study folder the current folder is in; outside any, the current folder."""
     env = os.environ.get("EVALLAB_REPORTS")
     return Path(env) if env else (_project_dir() or Path.cwd()) / "reports"
 

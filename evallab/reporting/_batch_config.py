@@ -36,7 +36,8 @@ def load_config(path: str | Path) -> list[ReportSpec]:
 
     Every grid combination's parameters are checked against the notebook before anything runs; plain entries'
     parameters are checked when the run starts (a bad one fails that report only). ``reads`` (paths relative to
-    the file's folder) and a grid's ``compare`` are kept on the specs.
+    the file's folder) and a grid's ``compare`` are kept on the specs. A relative ``*_path`` parameter is read from
+    the notebook's folder, else from the file's folder (made absolute then).
 
     Raises
     ------
@@ -79,6 +80,7 @@ def load_config(path: str | Path) -> list[ReportSpec]:
         if not isinstance(params, dict):
             raise DataError("'parameters' must be a mapping of literals", path=str(path), row=i,
                             column="parameters")
+        params = {k: _from_file(v, path, nb) if k.endswith("_path") else v for k, v in params.items()}
         reads = e.get("reads") or []
         if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
             raise DataError("'reads' must be a list of file or folder paths (relative to this file's folder)",
@@ -103,6 +105,16 @@ def load_config(path: str | Path) -> list[ReportSpec]:
             specs.append(ReportSpec(run, nb.resolve(), run_params, title, group=e["name"], varying=varying,
                                     compare=dict(e.get("compare") or {}), reads=reads))
     return specs
+
+
+def _from_file(value, path: Path, notebook: Path):
+    """A relative ``*_path`` parameter that names nothing from the notebook's folder (where the kernel runs) but
+    names something from the batch file's folder (``verdicts_path: data/verdicts.csv`` in a study folder): made
+    absolute. Anything else unchanged."""
+    if not isinstance(value, str) or not value or Path(value).is_absolute() or (notebook.parent / value).exists():
+        return value
+    here = path.parent / value
+    return str(here.resolve()) if here.exists() else value
 
 
 def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, config: str | Path = "") -> list:
