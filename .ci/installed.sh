@@ -87,16 +87,16 @@ step "evallab --help for every command"
 import subprocess
 import sys
 
-import click
 import typer.main
 
 from evallab.cli import app
 
-def walk(cmd, path):
+def walk(cmd, path):  # typer's own click: a group is what lists commands
     yield path
-    if isinstance(cmd, click.Group):
-        for name in cmd.list_commands(click.Context(cmd)):
-            yield from walk(cmd.get_command(click.Context(cmd), name), [*path, name])
+    if hasattr(cmd, "list_commands"):
+        ctx = cmd.make_context("evallab", [], resilient_parsing=True)
+        for name in cmd.list_commands(ctx):
+            yield from walk(cmd.get_command(ctx, name), [*path, name])
 
 n = 0
 for path in walk(typer.main.get_command(app), []):
@@ -104,7 +104,7 @@ for path in walk(typer.main.get_command(app), []):
     if r.returncode != 0 or "Usage:" not in r.stdout:
         sys.exit(f"evallab {' '.join(path)} --help: exit {r.returncode}\n{r.stdout}{r.stderr}")
     n += 1
-print(f"{n} help pages")
+print(f"{n} help pages: evallab and", ", ".join(" ".join(p) for p in walk(typer.main.get_command(app), []) if p))
 EOF
 
 step "nothing written under site-packages, no lock left in the study"

@@ -130,9 +130,10 @@ def fmt_value(x) -> str:
 
 def relative_path(text: str) -> str:
     """Absolute paths inside the project shown relative to the project root (and $HOME as ~)."""
-    from evallab.paths import REPO_ROOT, _project_dir
+    from evallab.paths import REPO_ROOT, _bundle, _project_dir
 
-    for root in dict.fromkeys(str(r) for r in (_project_dir(), REPO_ROOT) if r is not None):
+    roots = (_project_dir(), _bundle("data").parent, REPO_ROOT)  # the project, the bundled files (installed)
+    for root in dict.fromkeys(str(r) for r in roots if r is not None):
         text = text.replace(root + "/", "").replace(root, ".")
     home = str(Path.home())
     if home not in ("/", ""):
