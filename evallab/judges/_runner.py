@@ -15,9 +15,10 @@ is asked again and REPLACED, and the count is reported (``RunStats.reasked``, a 
 are retried. The output ends with one row per key, the latest: a ``.jsonl`` output that got a second row for a key
 is rewritten atomically (temporary file + ``os.replace``) when the run ends.
 
-One run per output at a time: a run holds an exclusive lock on ``<out>.lock`` (filelock: ``flock`` on POSIX, so a
-killed run's lock goes with its process) while it reads, appends to and folds its output, and names itself in
-``<out>.lock.owner`` (pid, host, start time). A second run on the same output stops at once with an error naming
+One run per output at a time: a run holds an exclusive lock on ``<out>.lock`` (``flock`` on POSIX, so a killed
+run's lock goes with its process) while it reads, appends to and folds its output, and names itself in
+``<out>.lock.owner`` (pid, host, start time); both files are removed when the run ends, also after an error
+(:mod:`evallab.judges._outlock`). A second run on the same output stops at once with an error naming
 the holder, or waits for it (``wait=``, ``--wait``) and then resumes from what the first one wrote — so two runs
 never duplicate rows nor make the same paid call twice. The reply cache is an sqlite file in WAL mode, shared
 safely by processes (:mod:`evallab.judges._cache`).
@@ -363,13 +364,14 @@ def _owner_text(owner: Path) -> str:
 
 async def _lock_output(out: Path, wait: bool | float):
     """Take the exclusive lock of ``out`` (waiting up to ``wait`` seconds, forever for ``True``, not at all for
-    ``False``) and name this process in ``<out>.lock.owner``; returns the lock (release it when done)."""
+    ``False``) and name this process in ``<out>.lock.owner``; returns the lock (release it when done). Both files
+    are removed on release (:mod:`evallab.judges._outlock`)."""
     import socket
 
-    from filelock import FileLock, Timeout
+    from evallab.judges._outlock import LockTimeout, OutputLock
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(out) + ".lock", thread_local=False)
+    lock = OutputLock(str(out) + ".lock")
     owner = Path(str(out) + ".lock.owner")
     timeout = -1 if wait is True else (0 if wait is False else float(wait))
     try:
@@ -377,7 +379,7 @@ async def _lock_output(out: Path, wait: bool | float):
             lock.acquire(timeout=0)
         else:
             await asyncio.to_thread(lock.acquire, timeout=timeout, poll_interval=0.05)
-    except Timeout:
+    except LockTimeout:
         raise OutputBusyError(f"{out} is being written by another run ({_owner_text(owner)}); wait for it to "
                               "finish, or pass --wait (wait=True) to resume after it") from None
     owner.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
@@ -845,7 +847,8 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     label : str, optional
         The ``judge`` column.
     cache_dir : path, optional
-        Folder of the reply cache ``judges.sqlite`` (default ``$EVALLAB_CACHE`` or ``<repo>/.evallab-cache``).
+        Folder of the reply cache ``judges.sqlite`` (default ``$EVALLAB_CACHE``, else ``.evallab-cache/`` of the
+        checkout or study folder the current folder is in, else the user cache folder: :mod:`evallab.paths`).
         ``cache`` in ``kw`` overrides it: ``None`` or ``False`` runs without a cache, a path is the cache file, a
         :class:`~evallab.judges.Cache` is used as is.
     replay_dir : path, optional
@@ -891,9 +894,9 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
         raise EvallabError(f"judge_base_url {base_url!r} given without judge_model; expected a model id")
     cache = kw.pop("cache", True)
     if cache is True:
-        from evallab.paths import REPO_ROOT
+        from evallab.paths import _cache_dir
 
-        cache = Path(cache_dir or os.environ.get("EVALLAB_CACHE") or REPO_ROOT / ".evallab-cache") / "judges.sqlite"
+        cache = Path(cache_dir or _cache_dir()) / "judges.sqlite"
     if isinstance(cache, (str, os.PathLike)):
         cache = Cache(cache, read=not refresh_cache)
     elif cache is False:

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from evallab.errors import DataError, EvallabError
-from evallab.paths import REPO_ROOT
+from evallab.paths import _bundle
 from evallab.reporting._params import ParameterError, check_report_name
 
 
@@ -36,7 +36,8 @@ def load_config(path: str | Path) -> list[ReportSpec]:
 
     Every grid combination's parameters are checked against the notebook before anything runs; plain entries'
     parameters are checked when the run starts (a bad one fails that report only). ``reads`` (paths relative to
-    the file's folder) and a grid's ``compare`` are kept on the specs.
+    the file's folder) and a grid's ``compare`` are kept on the specs. A relative ``*_path`` parameter is read from
+    the notebook's folder, else from the file's folder (made absolute then).
 
     Raises
     ------
@@ -50,7 +51,7 @@ def load_config(path: str | Path) -> list[ReportSpec]:
 
     path = Path(path)
     if not path.exists():
-        raise DataError("no such file; expected a reports.yaml listing the batch", path=str(path))
+        raise DataError("no such file; expected a reports.yaml listing the batch (`evallab init DIR` starts a study folder with one)", path=str(path))
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -79,6 +80,7 @@ def load_config(path: str | Path) -> list[ReportSpec]:
         if not isinstance(params, dict):
             raise DataError("'parameters' must be a mapping of literals", path=str(path), row=i,
                             column="parameters")
+        params = {k: _from_file(v, path, nb) if k.endswith("_path") else v for k, v in params.items()}
         reads = e.get("reads") or []
         if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
             raise DataError("'reads' must be a list of file or folder paths (relative to this file's folder)",
@@ -105,6 +107,16 @@ def load_config(path: str | Path) -> list[ReportSpec]:
     return specs
 
 
+def _from_file(value, path: Path, notebook: Path):
+    """A relative ``*_path`` parameter that names nothing from the notebook's folder (where the kernel runs) but
+    names something from the batch file's folder (``verdicts_path: data/verdicts.csv`` in a study folder): made
+    absolute. Anything else unchanged."""
+    if not isinstance(value, str) or not value or Path(value).is_absolute() or (notebook.parent / value).exists():
+        return value
+    here = path.parent / value
+    return str(here.resolve()) if here.exists() else value
+
+
 def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, config: str | Path = "") -> list:
     """The runs named in ``only`` — a report's name, or a grid entry's name for all its runs — in batch order
     (all of them when ``only`` is empty). Raises :class:`evallab.errors.EvallabError` for an unknown name."""
@@ -117,4 +129,4 @@ def select_runs(specs: Sequence[ReportSpec], only: Sequence[str] | None, *, conf
     return [s for s in specs if s.name in only or (s.group and s.group in only)]
 
 
-DEFAULT_CONFIG = REPO_ROOT / "reports.yaml"
+DEFAULT_CONFIG = _bundle("reports.yaml")

@@ -38,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from evallab.errors import ClusterError
-from evallab.paths import data_dir
+from evallab.paths import _is_checkout, data_dir
 from evallab.reporting._batch_config import ReportSpec
 from evallab.reporting._batch_export import tidy_paths
 from evallab.reporting._batch_run import ReportResult, record_parameters, run_one
@@ -343,7 +343,8 @@ def run_on_dask(specs: Sequence[ReportSpec], out: Path, *, scheduler: str | None
             per_spec[s.name] = key
             if key not in bundles:
                 bundles[key] = {k: f.read_bytes() for k, f in zip(key, files, strict=True)}
-    client_data = str(data_dir().resolve())
+    # the client's bundled data (a checkout or EVALLAB_DATA); an installed wheel's own copy is on every worker too
+    client_data = str(data_dir().resolve()) if os.environ.get("EVALLAB_DATA") or _is_checkout() else ""
     results: dict[str, ReportResult] = {}
     distributed = _distributed()
     with connect(scheduler, local_cluster) as client:

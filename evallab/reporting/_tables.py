@@ -130,10 +130,11 @@ def fmt_value(x) -> str:
 
 def relative_path(text: str) -> str:
     """Absolute paths inside the project shown relative to the project root (and $HOME as ~)."""
-    from evallab.paths import REPO_ROOT
+    from evallab.paths import REPO_ROOT, _bundle, _project_dir
 
-    root = str(REPO_ROOT)
-    text = text.replace(root + "/", "").replace(root, ".")
+    roots = (_project_dir(), _bundle("data").parent, REPO_ROOT)  # the project, the bundled files (installed)
+    for root in dict.fromkeys(str(r) for r in roots if r is not None):
+        text = text.replace(root + "/", "").replace(root, ".")
     home = str(Path.home())
     if home not in ("/", ""):
         text = text.replace(home + "/", "~/")
