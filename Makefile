@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report sweep test test-installed dist bench coverage lint clean venv constraints shots chromium live api
+.PHONY: report sweep test test-installed dist bench coverage lint clean venv constraints shots chromium live api docs
 
 venv: $(STAMP)
 
@@ -103,11 +103,18 @@ coverage: $(STAMP)
 api: $(STAMP)
 	$(BIN)/python -m evallab._api > docs/api.md
 
+# The documentation site: docs/cli.md rewritten from every command's --help (python -m evallab._cli_docs; the tests
+# check it is current), then mkdocs (Material, mkdocstrings) builds docs/ into site/ with warnings as errors.
+# Open site/index.html. About 10 s.
+docs: $(STAMP)
+	$(BIN)/python -m evallab._cli_docs > docs/cli.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 lint: $(STAMP)
 	$(BIN)/ruff check evallab tests benchmarks
 
 clean:
-	rm -rf $(VENV) reports/*.html reports/*.ipynb reports/*.json reports/*.tables reports/shots
+	rm -rf $(VENV) site reports/*.html reports/*.ipynb reports/*.json reports/*.tables reports/shots
 
 # Re-pin constraints.txt from the ranges in pyproject.toml (in a throw-away venv), then review the diff.
 constraints:

@@ -1,7 +1,7 @@
 """The tidy verdict table: one row per judge reply.
 
 This is the contract between loaders, live judge runs and estimators (the project design, "The contract"; the
-README's "Point a notebook at your own verdict table" shows how to write one).
+the docs page docs/own-table.md, "Your own verdict table", shows how to write one).
 Every estimator in evallab takes this table; every loader and every live run produces it.
 
 Columns

@@ -46,10 +46,12 @@ def _commands(path: Path) -> list[str]:
 
 def test_test_files_live_in_the_folder_of_the_package_they_test():
     top = sorted(p.name for p in TESTS.glob("test_*.py"))
-    # package-wide checks stay at the top: faces, errors, cycles, doctests, the API page, this layout, and the two
-    # top-level modules (the verdict table and the estimate type)
-    assert set(top) <= {"test_api_page.py", "test_doctests.py", "test_errors.py", "test_faces.py",
-                        "test_import_cycles.py", "test_layout.py", "test_results.py", "test_verdicts.py"}, top
+    # package-wide checks stay at the top: faces, errors, cycles, doctests, the API page, the docs site (the CLI
+    # page, the examples of the README and docs), this layout, and the two top-level modules (the verdict table and
+    # the estimate type)
+    assert set(top) <= {"test_api_page.py", "test_docs_examples.py", "test_docs_site.py", "test_doctests.py",
+                        "test_errors.py", "test_faces.py", "test_import_cycles.py", "test_layout.py",
+                        "test_results.py", "test_verdicts.py"}, top
     folders = {p.name for p in TESTS.iterdir() if p.is_dir() and p.name not in ("data", "__pycache__")}
     assert folders <= FOLDERS, sorted(folders - FOLDERS)
     names = [p.name for p in TESTS.rglob("test_*.py")]

@@ -167,7 +167,7 @@ def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: f
     >>> fit = fixed_sequence_threshold([0.9] * 30 + [0.6] * 10, [1] * 35 + [0] * 5, alpha=0.1, delta=0.1)
     >>> fit["threshold"], fit["kept"], fit["coverage"], round(fit["upper_risk"], 4)
     (0.9, 30, 0.75, 0.0739)
-    >>> fit["sequence"]["rejected"].tolist()
+    >>> fit["sequence"].rejected.tolist()
     [True, False]
     """
     c = np.asarray(confidence, float)
