@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab import _fileio as fileio
 from evallab import verdicts as V
-from evallab.importers._common import BOM, ImportDataError, check_file, read_json
+from evallab.importers._common import ImportDataError, check_file, read_json
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
 EXPECTED = "a table: .csv/.tsv (header row), .jsonl/.ndjson (one object per line), .json (array of objects), .parquet"
@@ -18,58 +19,28 @@ def read_any_table(path: str | Path) -> tuple[pd.DataFrame, str]:
     """Read a table as strings where the format allows; returns ``(frame, unit)`` (``unit``: how a data row is named
     in errors: ``row`` for CSV/Parquet, ``line`` for JSON lines, ``entry`` for a JSON array).
 
-    CSV/TSV are read with pandas' pyarrow engine (all columns as text; a UTF-8 byte-order mark is skipped).
+    CSV/TSV/Parquet are read by :func:`evallab._fileio.read_table` (the loaders' reader: CSV columns as text; the
+    encoding from a byte-order mark; duplicated column names, nested columns and non-finite numbers refused).
 
     Raises
     ------
     ImportDataError
-        Not a regular file, empty, an unknown extension, not UTF-8, a malformed CSV or Parquet file, a JSON value
-        that is not an array of objects.
+        Not a regular file, empty, an unknown extension, not UTF-8 (the byte offset named), a malformed CSV or
+        Parquet file, a column name given twice, a nested Parquet column, a non-finite number, a JSON value that is
+        not an array of objects.
     """
     p = check_file(path, EXPECTED)
     suffix = p.suffix.lower()
     if suffix not in SUFFIXES:
         raise ImportDataError(f"unknown file type {suffix!r}; expected {EXPECTED}", p)
-    if suffix == ".parquet":
-        try:
-            return pd.read_parquet(p), "row"
-        except Exception as exc:  # pyarrow raises several types
-            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
-    if suffix in (".csv", ".tsv"):
-        return _read_csv(p, "\t" if suffix == ".tsv" else ","), "row"
+    if suffix in (".parquet", ".csv", ".tsv"):
+        return fileio.read_table(p, EXPECTED, ImportDataError, na="NA")
     doc = read_json(p, EXPECTED)
     if doc.kind == "json" and not isinstance(doc.value, list):
         raise ImportDataError("is a single JSON value, not an array of objects; expected " + EXPECTED, p)
     records = [o for _, o in doc.objects(EXPECTED)]
-    return pd.DataFrame.from_records(records), ("line" if doc.kind == "jsonl" else "entry")
-
-
-def _read_csv(p: Path, sep: str) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    with p.open("rb") as fh:
-        head = fh.read(len(BOM))
-    try:
-        tbl = pacsv.read_csv(p, read_options=pacsv.ReadOptions(skip_rows=0, use_threads=True),
-                             parse_options=pacsv.ParseOptions(delimiter=sep),
-                             convert_options=pacsv.ConvertOptions(strings_can_be_null=True,
-                                                                  null_values=[""],
-                                                                  column_types=None, auto_dict_encode=False))
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
-        msg = str(exc).splitlines()[0]
-        raise ImportDataError(f"not a well-formed CSV table ({msg}); expected UTF-8 text with a header row", p) \
-            from None
-    if head == BOM and tbl.column_names and tbl.column_names[0].startswith("\ufeff"):
-        tbl = tbl.rename_columns([tbl.column_names[0][1:], *tbl.column_names[1:]])
-    # every column as text: the map decides what the values mean
-    cols = {}
-    for name, col in zip(tbl.column_names, tbl.columns, strict=True):
-        if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
-            col = col.cast(pa.string())
-        cols[name] = col
-    return pa.table(cols).to_pandas(types_mapper=lambda t: pd.StringDtype() if pa.types.is_string(t)
-                                    or pa.types.is_large_string(t) else None)
+    unit = "line" if doc.kind == "jsonl" else "entry"
+    return fileio.check_finite(pd.DataFrame.from_records(records), p, ImportDataError, unit=unit), unit
 
 
 def parse_pairs(values: str | list[str] | Mapping | None, what: str) -> dict[str, str]:
@@ -164,7 +135,7 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
             i = int(bad.to_numpy().nonzero()[0][0])
             line = f" (file line {i + 2})" if unit == "row" and p.suffix.lower() in (".csv", ".tsv") else ""
             exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
-            raise ImportDataError(f"unknown {c} value {df[c].iloc[i]!r}; expected {exp}", p,
+            raise ImportDataError(f"unknown {c} value {fileio.quote(df[c].iloc[i])}; expected {exp}", p,
                                   f"{unit} {i + 1}{line}", src_name[c])
         if c == "verdict":
             na_by_map = raw.isin(to_na).fillna(False)
@@ -255,20 +226,15 @@ def _has_duplicate_key(out: dict, constant: set, n: int) -> bool:
 def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     suffix = p.suffix.lower()
     if suffix == ".parquet":
-        try:
-            tbl = pq.read_table(p)
-        except Exception as exc:  # pyarrow raises several types
-            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+        tbl = fileio.read_parquet_arrow(p, ImportDataError)
         unit, line_of, pdf = "row", None, None
     else:
-        # pandas' C reader (the fastest here); "" is the only NA marker, as in the pandas path
-        try:
-            df = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", keep_default_na=False, na_values=[""])
-        except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        # pandas' C reader (the fastest here) after the reader's checks; "" is the only NA marker, as in the
+        # pandas path
+        df = fileio.read_csv_typed(p, "\t" if suffix == ".tsv" else ",", ImportDataError)
+        if df is None:
             return None  # the pandas path names the problem
         for c in _STRING_COLS:
             src = cmap.get(c, c)
@@ -312,17 +278,19 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         if c not in cols:
             continue
         arr = cols[c].cast(pa.string())
-        distinct = pc.unique(arr).to_pylist()
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+        enc = pc.dictionary_encode(arr)  # one hash pass: the distinct values and each row's code
+        distinct = enc.dictionary.to_pylist()
         norm = [_norm_one(v, vmap) for v in distinct]
         bad = [d for d, v in zip(distinct, norm, strict=True) if v is not None and v not in V.VERDICTS]
         if bad:
             i = min(pc.index(arr, b).as_py() for b in bad)
             line = f" (file line {i + line_of})" if line_of else ""
             exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
-            raise ImportDataError(f"unknown {c} value {arr[i].as_py()!r}; expected {exp}", p,
+            raise ImportDataError(f"unknown {c} value {fileio.quote(arr[i].as_py())}; expected {exp}", p,
                                   f"{unit} {i + 1}{line}", src_name[c])
-        idx = pc.index_in(arr, value_set=pa.array(distinct, type=pa.string()), skip_nulls=False)
-        cols[c] = pc.take(pa.array(norm, type=pa.string()), idx)
+        cols[c] = pc.take(pa.array(norm, type=pa.string()), enc.indices)
         if c == "verdict":
             to_na = [d for d in distinct if d is not None and vmap and d.strip() in vmap
                      and _norm_one(d, vmap) is None]
@@ -366,11 +334,26 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
                         return None
             else:
                 a = a.cast(pa.float64())
+                if pc.any(pc.is_inf(a)).as_py():
+                    return None  # the pandas path names the row
             out[c] = a
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None  # a value the pandas path names (e.g. a non-numeric score)
     if _has_duplicate_key(out, constant, n):
         return None
+    # numeric columns the file lacks: built as pandas arrays at once (an Arrow round trip copies each of them)
+    import numpy as np
+
+    direct = {}
+    for c in [c for c in constant if V.SCHEMA[c] in ("Int64", "Float64") and c not in cols]:
+        default = V.DEFAULTS.get(c)
+        if V.SCHEMA[c] == "Int64":
+            direct[c] = pd.arrays.IntegerArray(np.full(n, default or 0, dtype=np.int64),
+                                               np.full(n, default is None, dtype=bool))
+        else:
+            direct[c] = pd.arrays.FloatingArray(np.full(n, default if default is not None else 0.0),
+                                                np.full(n, default is None, dtype=bool))
+        del out[c]
     table = pa.table(out if pdf is not None else {**out, **extra})
 
     def mapper(t):
@@ -383,7 +366,9 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         return None
 
     tidy = table.to_pandas(types_mapper=mapper)
+    order = [*V.SCHEMA, *(c for c in tidy.columns if c not in V.SCHEMA)]
+    got = {c: (direct[c] if c in direct else tidy[c]) for c in order}
     if pdf is None:
-        return tidy
+        return pd.DataFrame(got, copy=False)
     # extra columns exactly as pandas read them (no round trip through Arrow)
-    return pd.DataFrame({**{c: tidy[c] for c in tidy.columns}, **{c: pdf[c] for c in extra}}, copy=False)
+    return pd.DataFrame({**got, **{c: pdf[c] for c in extra}}, copy=False)
