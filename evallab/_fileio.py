@@ -324,17 +324,30 @@ def load_yaml(path: str | Path, expected: str, err: type[DataError] = DataError,
 
 def read_csv(path: str | Path, expected: str, err: type[DataError] = DataError, *, missing: str | None = None,
              **kw):
-    """``pandas.read_csv`` of a checked regular file (UTF-8, byte-order mark accepted).
+    """``pandas.read_csv`` of a checked regular file (UTF-8, byte-order mark accepted; UTF-16 with its byte-order
+    mark decoded), its header's names checked (:func:`check_header`).
 
     Raises
     ------
     err
-        As :func:`check_file`; an empty file; a non-UTF-8 line (named); a malformed table.
+        As :func:`check_file`; an empty file; a non-UTF-8 line (named); a column name given twice; a malformed
+        table.
     """
-    p = Path(path)
-    text = read_text(p, expected, err, missing=missing)
+    import csv
+
+    p = check_file(path, expected, err, missing=missing)
+    if sniff_encoding(p, err) == "utf-16":
+        try:
+            text = read_bytes(p, expected, err).decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise err(f"is not UTF-16 text although it starts with a UTF-16 byte-order mark (byte offset "
+                      f"{exc.start:,}); save it as UTF-8", path=str(p)) from None
+    else:
+        text = read_text(p, expected, err, missing=missing)
     if not text.strip():
         raise err(f"the file is empty; expected {expected}", path=str(p))
+    check_header(next(csv.reader([text.split("\n", 1)[0].rstrip("\r")], delimiter=kw.get("sep", ",")), []), p,
+                 err)
     try:
         return pd.read_csv(io.StringIO(text), **kw)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
