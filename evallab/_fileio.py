@@ -48,8 +48,9 @@ QUOTE_LIMIT = 60
 YAML_MAX_ALIASES = 100
 
 
-def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """``repr(value)`` for an error message, cut to ``limit`` characters of the value with its full length given.
+def quote(value: object, limit: int = QUOTE_LIMIT, *, length: int | None = None) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters of the value with its full length given
+    (``length``: the full length of a string of which ``value`` is only the start).
 
     >>> quote("abc")
     "'abc'"
@@ -59,9 +60,10 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     '[0, 1, 2, …] (12,000 items)'
     """
     if isinstance(value, str):
-        if len(value) <= limit:
+        n = len(value) if length is None else length
+        if n <= limit:
             return repr(value)
-        return f"{value[:limit]!r}"[:-1] + f"…' ({len(value):,} characters)"
+        return f"{value[:limit]!r}"[:-1] + f"…' ({n:,} characters)"
     if isinstance(value, (list, tuple, set, dict)) and len(value) > 0:
         text = repr(value)
         if len(text) <= limit:
@@ -578,14 +580,13 @@ def read_csv_arrow(path: str | Path, sep: str = ",", err: type[DataError] = Data
 
     p = Path(path)
     encoding = sniff_encoding(p, err)
-    source = p
+    data = b""
     if encoding == "utf-16":
         try:
             data = p.read_bytes().decode("utf-16").encode("utf-8")
         except UnicodeDecodeError as exc:
             raise err(f"is not UTF-16 text although it starts with a UTF-16 byte-order mark (byte offset "
                       f"{exc.start:,}); save it as UTF-8", path=str(p)) from None
-        source = pa.BufferReader(data)
         head = data[:_HEADER_MAX]
     else:
         with p.open("rb") as fh:
@@ -595,9 +596,20 @@ def read_csv_arrow(path: str | Path, sep: str = ",", err: type[DataError] = Data
         raise err("the file has no header row; expected a header row and at least one row", path=str(p))
     convert = pacsv.ConvertOptions(strings_can_be_null=True, null_values=[""], auto_dict_encode=False,
                                    column_types={n: pa.string() for n in names} if text else None)
+    def parse(block_size: int):
+        src = pa.BufferReader(data) if encoding == "utf-16" else p
+        return pacsv.read_csv(src, read_options=pacsv.ReadOptions(use_threads=True, block_size=block_size),
+                              parse_options=pacsv.ParseOptions(delimiter=sep), convert_options=convert)
+
     try:
-        tbl = pacsv.read_csv(source, read_options=pacsv.ReadOptions(use_threads=True, block_size=1 << 24),
-                             parse_options=pacsv.ParseOptions(delimiter=sep), convert_options=convert)
+        try:
+            tbl = parse(1 << 24)
+        except pa.ArrowInvalid as exc:
+            if "straddl" not in str(exc):
+                raise
+            # a row longer than a block (a cell of hundreds of MB): one block as large as the file
+            size = len(data) if encoding == "utf-16" else p.stat().st_size
+            tbl = parse(min(size + 1, (1 << 31) - 1))
     except pa.ArrowInvalid as exc:
         msg = str(exc)
         if "UTF8" in msg or "utf8" in msg.lower():

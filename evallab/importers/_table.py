@@ -280,6 +280,15 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         arr = cols[c].cast(pa.string())
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+        longest = max([len(k) for k in vmap] + [V._LABEL_MAX])
+        lengths = pc.utf8_length(arr)
+        if (pc.max(lengths).as_py() or 0) > longest:  # refused as written, never copied whole into Python
+            i = pc.index(pc.greater(lengths, longest), True).as_py()
+            start = pc.utf8_slice_codeunits(arr.slice(i, 1), 0, fileio.QUOTE_LIMIT + 1)[0].as_py()
+            line = f" (file line {i + line_of})" if line_of else ""
+            exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+            raise ImportDataError(f"unknown {c} value {fileio.quote(start, length=lengths[i].as_py())}; expected "
+                                  f"{exp}", p, f"{unit} {i + 1}{line}", src_name[c])
         enc = pc.dictionary_encode(arr)  # one hash pass: the distinct values and each row's code
         distinct = enc.dictionary.to_pylist()
         norm = [_norm_one(v, vmap) for v in distinct]
