@@ -65,10 +65,15 @@ def quote(value: object, limit: int = QUOTE_LIMIT, *, length: int | None = None)
             return repr(value)
         return f"{value[:limit]!r}"[:-1] + f"…' ({n:,} characters)"
     if isinstance(value, (list, tuple, set, dict)) and len(value) > 0:
-        text = repr(value)
-        if len(text) <= limit:
+        import reprlib
+
+        short = reprlib.Repr()  # bounded even for a structure of shared aliases ("billion laughs")
+        short.maxlevel, short.maxstring, short.maxother = 3, limit, limit
+        short.maxlist = short.maxtuple = short.maxset = short.maxdict = 12
+        text = short.repr(value)
+        if len(text) <= limit and "..." not in text:
             return text
-        return f"{text[:limit]}…{text[-1]} ({len(value):,} items)"
+        return f"{text[:limit]}…{repr(value.__class__())[-1]} ({len(value):,} items)"
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
