@@ -272,84 +272,105 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         cols[k] = _const(v, n, pa.string())  # cast to the tidy type below
     if any(c not in cols for c in V.REQUIRED):
         return None
-    src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
-    na_by_map = None
-    for c in ("verdict", "gold"):
-        if c not in cols:
-            continue
-        arr = cols[c].cast(pa.string())
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
-        longest = max([len(k) for k in vmap] + [V._LABEL_MAX])
-        lengths = pc.utf8_length(arr)
-        if (pc.max(lengths).as_py() or 0) > longest:  # refused as written, never copied whole into Python
-            i = pc.index(pc.greater(lengths, longest), True).as_py()
-            start = pc.utf8_slice_codeunits(arr.slice(i, 1), 0, fileio.QUOTE_LIMIT + 1)[0].as_py()
-            line = f" (file line {i + line_of})" if line_of else ""
-            exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
-            raise ImportDataError(f"unknown {c} value {fileio.quote(start, length=lengths[i].as_py())}; expected "
-                                  f"{exp}", p, f"{unit} {i + 1}{line}", src_name[c])
-        enc = pc.dictionary_encode(arr)  # one hash pass: the distinct values and each row's code
-        distinct = enc.dictionary.to_pylist()
-        norm = [_norm_one(v, vmap) for v in distinct]
-        bad = [d for d, v in zip(distinct, norm, strict=True) if v is not None and v not in V.VERDICTS]
-        if bad:
-            i = min(pc.index(arr, b).as_py() for b in bad)
-            line = f" (file line {i + line_of})" if line_of else ""
-            exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
-            raise ImportDataError(f"unknown {c} value {fileio.quote(arr[i].as_py())}; expected {exp}", p,
-                                  f"{unit} {i + 1}{line}", src_name[c])
-        cols[c] = pc.take(pa.array(norm, type=pa.string()), enc.indices)
-        if c == "verdict":
-            to_na = [d for d in distinct if d is not None and vmap and d.strip() in vmap
-                     and _norm_one(d, vmap) is None]
-            na_by_map = pc.is_in(arr, value_set=pa.array(to_na, type=pa.string())) if to_na else None
-    verdict_na = pc.is_null(cols["verdict"])
-    src = src_name["verdict"]
-    reason = pc.if_else(verdict_na, pa.scalar(f"no verdict (empty or NA) in column '{src}'"),
-                        pa.scalar(None, pa.string()))
-    if na_by_map is not None:
-        reason = pc.if_else(na_by_map, pa.scalar(f"the value map sends this '{src}' value to NA"), reason)
-    cols["error"] = pc.coalesce(cols["error"].cast(pa.string()), reason) if "error" in cols else reason
-    out = {}
+    out: dict = {}
     constant = set(consts)
+
+    def typed(c: str):
+        """The tidy column ``c`` as an Arrow array of its type; ``None``: a value the pandas path names."""
+        t = V.SCHEMA[c]
+        if c not in cols:
+            default = V.DEFAULTS.get(c)
+            typ = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64()}[t]
+            constant.add(c)
+            return _const(default, n, typ) if default is not None else pa.nulls(n, typ)
+        a = cols[c]
+        if t == "string":
+            a = a.cast(pa.string())
+            if c in ("item_id", "judge"):
+                empty = pc.or_kleene(pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_length(a), 0)),
+                                     pc.utf8_is_space(a))
+                if pc.any(empty).as_py():
+                    return None
+            if c == "order":
+                a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.fill_null(a, "")))
+                if not pc.all(pc.is_in(a, value_set=pa.array(list(V.ORDERS)))).as_py():
+                    return None
+            elif c in V.DEFAULTS:
+                a = pc.fill_null(a, V.DEFAULTS[c])
+        elif t == "Int64":
+            a = a.cast(pa.int64())
+            if c == "sample":
+                a = pc.fill_null(a, 0)
+                if pc.any(pc.less(a, 0)).as_py():
+                    return None
+        else:
+            a = a.cast(pa.float64())
+            if pc.any(pc.is_inf(a)).as_py():
+                return None  # the pandas path names the row
+        return a
+
+    arrow_errors = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
     try:
-        for c, t in V.SCHEMA.items():
+        for c in V.KEY:  # the key columns first: their uniqueness is checked in a thread meanwhile
+            out[c] = typed(c)
+            if out[c] is None:
+                return None
+    except arrow_errors:
+        return None  # a value the pandas path names
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # Arrow's kernels release the GIL: the sort runs alongside
+        duplicated = pool.submit(_has_duplicate_key, dict(out), set(constant), n)
+        src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
+        na_by_map = None
+        for c in ("verdict", "gold"):
             if c not in cols:
-                default = V.DEFAULTS.get(c)
-                typ = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64()}[t]
-                out[c] = _const(default, n, typ) if default is not None else pa.nulls(n, typ)
-                constant.add(c)
                 continue
-            a = cols[c]
-            if t == "string":
-                a = a.cast(pa.string())
-                if c in ("item_id", "judge"):
-                    empty = pc.or_kleene(pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_length(a), 0)),
-                                         pc.utf8_is_space(a))
-                    if pc.any(empty).as_py():
-                        return None
-                if c == "order":
-                    a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.fill_null(a, "")))
-                    if not pc.all(pc.is_in(a, value_set=pa.array(list(V.ORDERS)))).as_py():
-                        return None
-                elif c in V.DEFAULTS:
-                    a = pc.fill_null(a, V.DEFAULTS[c])
-            elif t == "Int64":
-                a = a.cast(pa.int64())
-                if c == "sample":
-                    a = pc.fill_null(a, 0)
-                    if pc.any(pc.less(a, 0)).as_py():
-                        return None
-            else:
-                a = a.cast(pa.float64())
-                if pc.any(pc.is_inf(a)).as_py():
-                    return None  # the pandas path names the row
-            out[c] = a
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None  # a value the pandas path names (e.g. a non-numeric score)
-    if _has_duplicate_key(out, constant, n):
-        return None
+            arr = cols[c].cast(pa.string())
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+            longest = max([len(k) for k in vmap] + [V._LABEL_MAX])
+            lengths = pc.utf8_length(arr)
+            if (pc.max(lengths).as_py() or 0) > longest:  # refused as written, never copied whole into Python
+                i = pc.index(pc.greater(lengths, longest), True).as_py()
+                start = pc.utf8_slice_codeunits(arr.slice(i, 1), 0, fileio.QUOTE_LIMIT + 1)[0].as_py()
+                line = f" (file line {i + line_of})" if line_of else ""
+                exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+                raise ImportDataError(f"unknown {c} value {fileio.quote(start, length=lengths[i].as_py())}; expected "
+                                      f"{exp}", p, f"{unit} {i + 1}{line}", src_name[c])
+            enc = pc.dictionary_encode(arr)  # one hash pass: the distinct values and each row's code
+            distinct = enc.dictionary.to_pylist()
+            norm = [_norm_one(v, vmap) for v in distinct]
+            bad = [d for d, v in zip(distinct, norm, strict=True) if v is not None and v not in V.VERDICTS]
+            if bad:
+                i = min(pc.index(arr, b).as_py() for b in bad)
+                line = f" (file line {i + line_of})" if line_of else ""
+                exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+                raise ImportDataError(f"unknown {c} value {fileio.quote(arr[i].as_py())}; expected {exp}", p,
+                                      f"{unit} {i + 1}{line}", src_name[c])
+            cols[c] = pc.take(pa.array(norm, type=pa.string()), enc.indices)
+            if c == "verdict":
+                to_na = [d for d in distinct if d is not None and vmap and d.strip() in vmap
+                         and _norm_one(d, vmap) is None]
+                na_by_map = pc.is_in(arr, value_set=pa.array(to_na, type=pa.string())) if to_na else None
+        verdict_na = pc.is_null(cols["verdict"])
+        src = src_name["verdict"]
+        reason = pc.if_else(verdict_na, pa.scalar(f"no verdict (empty or NA) in column '{src}'"),
+                            pa.scalar(None, pa.string()))
+        if na_by_map is not None:
+            reason = pc.if_else(na_by_map, pa.scalar(f"the value map sends this '{src}' value to NA"), reason)
+        cols["error"] = pc.coalesce(cols["error"].cast(pa.string()), reason) if "error" in cols else reason
+        try:
+            for c in V.SCHEMA:
+                if c in out:
+                    continue
+                out[c] = typed(c)
+                if out[c] is None:
+                    return None
+        except arrow_errors:
+            return None  # a value the pandas path names (e.g. a non-numeric score)
+        if duplicated.result():
+            return None
     # numeric columns the file lacks: built as pandas arrays at once (an Arrow round trip copies each of them)
     import numpy as np
 
