@@ -70,14 +70,23 @@ def _table_columns(p: Path) -> set[str]:
     if p.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
+        from evallab import _fileio as fileio
+
         try:
-            return set(pq.read_schema(p).names)
+            schema = pq.read_schema(p)
         except Exception as exc:  # pyarrow raises several types
-            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})", p) from None
+        fileio.check_flat_schema(schema, p, ImportDataError)
+        return set(schema.names)
     import csv
 
-    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+    from evallab import _fileio as fileio
+
+    encoding = fileio.sniff_encoding(p, ImportDataError)  # UTF-16 read as such; without a mark, refused
+    with p.open("r", encoding="utf-16" if encoding == "utf-16" else "utf-8-sig", errors="replace",
+                newline="") as fh:
         header = next(csv.reader(fh, delimiter="\t" if p.suffix.lower() == ".tsv" else ","), [])
+    fileio.check_header(header, p, ImportDataError)
     return {h.strip() for h in header}
 
 
@@ -99,7 +108,9 @@ def detect_format(path: str | Path) -> str:
         fmt = _detect_record(dict.fromkeys(cols))
         if fmt in ("mt_bench_human", "table", "labels"):
             return fmt
-        raise ImportDataError(f"columns {sorted(cols)[:20]} match no known layout; expected the tidy columns "
+        from evallab._fileio import quote
+
+        raise ImportDataError(f"columns [{', '.join(quote(c, 40) for c in sorted(cols)[:20])}] match no known layout; expected the tidy columns "
                               "(item_id, judge, verdict) or --format table with --map/--values", p)
     doc = read_json(p, "a judge-verdict JSON / JSON-lines file")
     v = doc.value
