@@ -14,6 +14,8 @@ The formats (the name for ``format=``, the private function, who writes the file
   ScalerLab/JudgeBench ``run_judge.py``.
 - ``inspect`` — ``_inspect_ai``; inspect_ai ``log/_log.py`` (``.json``, ``.eval``).
 - ``promptfoo`` — ``_promptfoo``; promptfoo ``src/types/index.ts`` export.
+- ``position_bias_analyzer`` — ``_position_bias_analyzer``; Slimshilin/Position-Bias-Analyzer
+  ``subeval/subjective/sub_eval.py`` record TSVs (Shi et al. 2024).
 - ``table`` — ``_table``; any CSV/JSONL/JSON array/Parquet with a column/value map.
 
 Gold from several annotators: :func:`gold_from_annotators` (majority or unanimity, items without gold counted,
