@@ -24,6 +24,9 @@ the source it follows and an example; the modules behind them are private):
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
 - contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
+- juries — :func:`jury_verdicts` (one verdict from several judges' replies: majority, strict majority, unanimity,
+  weights learnt on a held-out split; a stated rule for unparsed members), :func:`jury_comparison` (each jury beside
+  its members: verdict rate, accuracy, position consistency, cost, with intervals);
 - the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
   design checked and encoded once, for several estimators).
 
@@ -56,6 +59,7 @@ _NAMES = {
     **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},
+    **{n: ("_jury", n) for n in ("jury_comparison", "jury_verdicts")},
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every

@@ -123,20 +123,18 @@ def authors_position_consistency(df: pd.DataFrame, by: Sequence[str] = ("judge",
     for o in ("ab", "ba"):
         if o not in v:
             v[o] = None
-    rows = []
-    for k, g in v.groupby(level=list(range(len(by))), sort=True) if by else [((), v)]:
-        k = k if isinstance(k, tuple) else (k,)
-        a, b = g["ab"], g["ba"]
-        pa, pb = a.notna(), b.notna()
-        same = (pa & pb & (a == b)).to_numpy()
-        lone = (pa & ~pb).to_numpy().sum() + (~pa & pb).to_numpy().sum()
-        parsed = int(pa.sum() + pb.sum())
-        cons = int(2 * same.sum() + lone)
-        rows.append(dict(zip(by, k, strict=True), parsed=parsed, consistent=cons, partner_unparsed=int(lone),
-                         position_consistency=cons / parsed if parsed else NAN,
-                         rate_pct=round(cons / parsed * 100, 2) if parsed else NAN,
-                         note="" if parsed else not_computable("no parsed reply")))
-    return results(pd.DataFrame(rows), AUTHORS_MEASURES, keys=by)
+    a, b = v["ab"], v["ba"]
+    pa, pb = a.notna(), b.notna()
+    flags = pd.DataFrame({"parsed": pa.astype(int) + pb.astype(int),
+                          "same": (pa & pb & (a == b)).astype(int), "lone": (pa ^ pb).astype(int)})
+    per = flags.groupby(level=list(range(len(by))), sort=True).sum() if by else flags.sum().to_frame().T
+    out = pd.DataFrame({"parsed": per["parsed"], "consistent": 2 * per["same"] + per["lone"],
+                        "partner_unparsed": per["lone"]})
+    out["position_consistency"] = (out["consistent"] / out["parsed"]).where(out["parsed"] > 0)
+    out["rate_pct"] = (out["position_consistency"] * 100).round(2)
+    out["note"] = np.where(out["parsed"] > 0, "", not_computable("no parsed reply"))
+    out = out.reset_index(drop=not by)
+    return results(out, AUTHORS_MEASURES, keys=by)
 
 
 def shi_preference_score(df: pd.DataFrame, by: Sequence[str] = ("judge", "sample"), *,
