@@ -147,41 +147,49 @@ def jury_verdicts(df: pd.DataFrame, members: Sequence[str], *, rule: str = "majo
         absent = [m for m in members if m not in weights]
         if absent:
             raise EvallabError(f"weights has no weight for member(s) {absent}")
-    w = {m: (float(weights[m]) if weights is not None else 1.0) for m in members}
+    w = np.array([float(weights[m]) if weights is not None else 1.0 for m in members])
     name = name or f"jury({rule}, unparsed: {unparsed})"
-    rows = []
     keys = list(UNIT)
-    for key, g in d.groupby(keys, sort=True, dropna=False):
-        got = dict(zip(g["judge"], g["verdict"], strict=True))
-        votes: dict[str, float] = {}
-        bloc = 0.0  # weight of unparsed / missing members
-        n_parsed = 0
-        for m in members:
-            v = got.get(m)
-            if v is None or pd.isna(v):
-                bloc += w[m]
-            else:
-                votes[str(v)] = votes.get(str(v), 0.0) + w[m]
-                n_parsed += 1
-        missing = sum(m not in got for m in members)
-        verdict, error = _decide(votes, bloc, n_parsed, len(members), rule, unparsed, w)
-        cost = pd.to_numeric(g["cost_usd"], errors="coerce") if "cost_usd" in g else pd.Series(dtype=float)
-        gold = g["gold"].dropna() if "gold" in g else pd.Series(dtype=object)
-        rows.append({**dict(zip(keys, key, strict=True)), "subset": g["subset"].iloc[0] if "subset" in g else "",
-                     "judge": name, "model": name, "strategy": "jury", "verdict": verdict, "error": error,
-                     "gold": gold.iloc[0] if len(gold) else None,
-                     "cost_usd": float(cost.sum()) if cost.notna().any() else None,
-                     "members": len(members), "members_parsed": n_parsed, "members_missing": missing,
-                     "votes": " ".join(f"{k}:{v:g}" for k, v in sorted(votes.items()))})
-    out = V.coerce(pd.DataFrame(rows))
+    n = len(members)
+    d = d.assign(_v=d["verdict"].astype(object))
+    wide = d.pivot(index=keys, columns="judge", values="_v").reindex(columns=members)
+    present = d.assign(_p=1).pivot(index=keys, columns="judge", values="_p").reindex(columns=members).notna()
+    vals = wide.to_numpy(object)
+    parsed = pd.notna(vals)
+    cats = sorted({str(v) for v in vals[parsed]})
+    hits = np.stack([(vals == c) & parsed for c in cats], axis=1) if cats else np.zeros((len(wide), 0, n), bool)
+    votes = hits.astype(float) @ w  # (requests, categories): each verdict's weight
+    given = hits.any(2)  # the verdicts some parsed member gave
+    bloc = (~parsed) @ w
+    n_parsed = parsed.sum(1)
+    out_v, out_e, out_votes = [], [], []
+    for i in range(len(wide)):
+        row = {c: float(votes[i, k]) for k, c in enumerate(cats) if given[i, k]}
+        v, e = _decide(row, float(bloc[i]), int(n_parsed[i]), n, rule, unparsed)
+        out_v.append(v)
+        out_e.append(e)
+        out_votes.append(" ".join(f"{c}:{x:g}" for c, x in row.items()))
+    first = d.groupby(keys, sort=True, dropna=False)
+    out = wide.index.to_frame(index=False)
+    out["subset"] = first["subset"].first().to_numpy() if "subset" in d else ""
+    out["judge"] = out["model"] = name
+    out["strategy"] = "jury"
+    out["verdict"], out["error"] = out_v, out_e
+    out["gold"] = first["gold"].first().to_numpy() if "gold" in d else None
+    out["cost_usd"] = (first["cost_usd"].sum(min_count=1).to_numpy() if "cost_usd" in d else None)
+    out["members"] = n
+    out["members_parsed"] = n_parsed
+    out["members_missing"] = (~present.to_numpy()).sum(1)
+    out["votes"] = out_votes
+    out = V.coerce(out)
     for c in ("members", "members_parsed", "members_missing"):
         out[c] = out[c].astype("Int64")
     return out
 
 
-def _decide(votes: dict[str, float], bloc: float, n_parsed: int, n: int, rule: str, unparsed: str,
-            w: Mapping[str, float]) -> tuple[str | None, str | None]:
-    """(verdict, error) of one request."""
+def _decide(votes: dict[str, float], bloc: float, n_parsed: int, n: int, rule: str, unparsed: str
+            ) -> tuple[str | None, str | None]:
+    """(verdict, error) of one request from its votes (verdict → count or weight, only verdicts some member gave)."""
     if unparsed == "na" and n_parsed < n:
         return None, f"{n - n_parsed} of {n} members unparsed (unparsed: na)"
     if not votes:
