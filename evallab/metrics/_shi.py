@@ -206,6 +206,59 @@ def shi_preference_score(df: pd.DataFrame, by: Sequence[str] = ("judge", "sample
     return results(agg, PREFERENCE_MEASURES, keys=by)
 
 
+#: the measures of :func:`shi_repetition_stability`
+SHI_STABILITY_MEASURES = [
+    Measure("requests", "Requests (a parsed sample or more)", "count"),
+    Measure("repetition_stability", "Repetition stability (Shi et al.: every sample in the denominator)",
+            "proportion", n="requests", n_unit="requests"),
+]
+
+
+def shi_repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",)) -> Results:
+    """Repetition stability exactly as Shi et al.'s code computes it: per request (item and order within the
+    group), the count of its most frequent PARSED verdict over ALL its samples (an unparsed sample counts against
+    the mode), averaged over the requests with at least one parsed sample.
+
+    :func:`evallab.metrics._agreement.repetition_stability` divides by the parsed samples instead (and needs two of
+    them); the two agree when every reply is parsed.
+
+    Returns
+    -------
+    Results
+        One row per group: ``by`` + ``requests`` (count), ``repetition_stability`` (proportion in [1/k, 1]; no
+        interval), ``note``.
+
+    Source: Position-Bias-Analyzer ``judging_the_judges/repetitional_consistency/calculate_repetitional_consistency.py``
+    (``calculate_repetitional_consistency_rates``: the largest ``value_counts`` over the number of repetitions).
+
+    Examples
+    --------
+    Request q1: 1, 1, unparsed → 2/3; q2: 2, 1, 2 → 2/3; q3: tie, tie, tie → 1. Mean 7/9:
+
+    >>> import pandas as pd
+    >>> from evallab import verdicts
+    >>> from evallab.metrics._shi import shi_repetition_stability
+    >>> df = verdicts.coerce(pd.DataFrame({"item_id": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3, "judge": "J",
+    ...     "order": "ab", "sample": [0, 1, 2] * 3, "verdict": ["1", "1", None, "2", "1", "2", "tie", "tie", "tie"]}))
+    >>> round(float(shi_repetition_stability(df)["repetition_stability"].iloc[0]), 4)
+    0.7778
+    """
+    by = list(by)
+    req = list(dict.fromkeys([*by, *[c for c in ("dataset", "item_id", "order") if c in df.columns]]))
+    missing = [c for c in (*req, "verdict") if c not in df.columns]
+    if missing:
+        raise DesignError(f"column(s) {missing} missing; expected {[*req, 'verdict']}")
+    total = df.groupby(req, observed=True, dropna=False).size()
+    ok = df[df["verdict"].notna()]
+    mode = ok.groupby([*req, "verdict"], observed=True, dropna=False).size().groupby(level=list(range(len(req))),
+                                                                                     dropna=False).max()
+    share = (mode / total.reindex(mode.index)).rename("share").reset_index()
+    out = share.groupby(by, sort=True).agg(requests=("share", "size"), repetition_stability=("share", "mean"))
+    out = out.reset_index()
+    out["note"] = ""
+    return results(out, SHI_STABILITY_MEASURES, keys=by)
+
+
 def random_judge_stability(samples: int = 3, categories: int = 3) -> float:
     """Repetition stability of a judge that picks each of ``categories`` verdicts with equal chance in each of
     ``samples`` samples (the mean share of a request's samples giving its most frequent verdict): 17/27 ≈ 0.630

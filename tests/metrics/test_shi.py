@@ -112,3 +112,16 @@ def test_family_preference_refuses():
         family_preference(df, contestant="m", family_judges=["F9"])
     with pytest.raises(DesignError, match="no judge outside the family"):
         family_preference(df, contestant="m", family_judges=["F1", "F2", "O1", "O2"])
+
+
+def test_shi_repetition_stability_by_hand():
+    from evallab.metrics._shi import shi_repetition_stability
+
+    # q1 ab: 1, 1, NA → 2/3; q1 ba: 2, 2, 2 → 1; q2 ab: NA, NA, NA → left out; q2 ba: 1, 2, tie → 1/3
+    verdict = ["1", "1", None, "2", "2", "2", None, None, None, "1", "2", "tie"]
+    df = verdicts.coerce(pd.DataFrame({"item_id": ["q1"] * 6 + ["q2"] * 6, "judge": "J",
+                                       "order": (["ab"] * 3 + ["ba"] * 3) * 2, "sample": [0, 1, 2] * 4,
+                                       "verdict": verdict}))
+    r = shi_repetition_stability(df).iloc[0]
+    assert r["requests"] == 3
+    assert r["repetition_stability"] == pytest.approx((2 / 3 + 1 + 1 / 3) / 3)

@@ -789,6 +789,7 @@ def _nine_judges(data: RealJudges, *, confidence: float = 0.95, n_resamples: int
     pref = shi.shi_preference_score(t, ["judge", "sample"]).to_frame().groupby("judge")["preference_score"].mean()
     fair = position.position_bias(t, ["judge"], n_resamples=0)  # evallab's preference fairness, pooled
     stab = agreement.repetition_stability(t, ["judge"], **ci)
+    shi_stab = shi.shi_repetition_stability(t, ["judge"]).to_frame().set_index("judge")["repetition_stability"]
     chance = shi.random_judge_stability(3, 3)
     prices = data.prices.set_index("judge")
     f = per.to_frame().merge(stab.to_frame()[["judge", "units", "repetition_stability", "repetition_stability_low",
@@ -796,6 +797,7 @@ def _nine_judges(data: RealJudges, *, confidence: float = 0.95, n_resamples: int
                              on="judge")
     f = f.merge(fair.to_frame()[["judge", "preference_fairness"]], on="judge")
     f = f.assign(authors_consistency=f["judge"].map(auth_mean), preference_score=f["judge"].map(pref),
+                 shi_stability=f["judge"].map(shi_stab),
                  family=f["judge"].map(prices["family"]),
                  input_usd_per_mtok=f["judge"].map(prices["input_usd_per_mtok"]),
                  output_usd_per_mtok=f["judge"].map(prices["output_usd_per_mtok"]))
@@ -808,6 +810,8 @@ def _nine_judges(data: RealJudges, *, confidence: float = 0.95, n_resamples: int
                                                "proportion"),
                 "preference_score": Measure("preference_score", "Positional preference score (Shi et al.)",
                                             "coefficient", digits=3),
+                "shi_stability": Measure("shi_stability", "Repetition stability (Shi et al.'s counting)",
+                                         "proportion"),
                 "input_usd_per_mtok": Measure("input_usd_per_mtok", "USD per 1M input tokens", "", digits=2),
                 "output_usd_per_mtok": Measure("output_usd_per_mtok", "USD per 1M output tokens", "", digits=2)}
     table = results(f, measures, level=confidence, keys=["judge"])
@@ -836,8 +840,8 @@ def _nine_judges(data: RealJudges, *, confidence: float = 0.95, n_resamples: int
                 f"{lo_stab} of the samples of a request (repetition stability, Shi et al.; "
                 f"{f.at[int(f['repetition_stability'].idxmin()), 'judge']} lowest), against {_pct(chance)} for a "
                 "judge answering A, B or tie at random (17/27). (evallab divides by a request's parsed samples; Shi "
-                f"et al. count an unparsed sample against the mode: {int(t['verdict'].isna().sum())} replies are "
-                "unparsed in all.)", lo_stab)
+                f"et al.'s code counts an unparsed sample against the mode — both are in the table; "
+                f"{int(t['verdict'].isna().sum())} replies are unparsed in all.)", lo_stab)
     ps = f.set_index("judge")["preference_score"]
     rec = ps[ps > 0].sort_values(ascending=False)
     first = ps[ps <= 0]
@@ -851,7 +855,8 @@ def _nine_judges(data: RealJudges, *, confidence: float = 0.95, n_resamples: int
                       "authors_consistency": "Authors' counting (mean of 3 files)",
                       "preference_score": "Positional preference score (Shi et al.)",
                       "preference_fairness": "Preference fairness (evallab, pooled)",
-                      "repetition_stability": "Repetition stability",
+                      "repetition_stability": "Repetition stability (evallab: parsed samples)",
+                      "shi_stability": "Repetition stability (Shi et al.: all samples)",
                       "input_usd_per_mtok": "USD / 1M input tokens",
                       "output_usd_per_mtok": "USD / 1M output tokens"},
               caption=f"Per judge over the three repetitions (chance repetition stability {_pct(chance)}; preference: "
@@ -896,6 +901,7 @@ def _cost_consistency_plot(f: pd.DataFrame, confidence: float):
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticks(ticks, [f"{x:g}" for x in ticks])  # plain labels: no mathtext
+    ax.set_xlim(-0.05, 150)  # room for the labels of the dearest judges
     ax.set_xlabel("USD per 1M input tokens (symmetric log scale; Gemini Pro free)")
     ax.set_ylabel(f"position consistency (pairs; {confidence:.0%} interval)")
     ax.set_title("Position consistency vs price: nine judges (Shi et al. 2024)")
