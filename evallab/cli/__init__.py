@@ -59,11 +59,12 @@ def _register() -> None:
         _report,
         _rubrics,
         _scenarios,
+        _study,
         _triggers,
     )
 
     for mod in (_report, _judge, _scenarios, _manifests, _triggers, _rubrics, _inflation, _drift, _import, _local,
-                _plan):
+                _plan, _study):
         mod.register(app)
 
 
