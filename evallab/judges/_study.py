@@ -1,6 +1,7 @@
-"""A judge study in one file (issue 29, item 3 — the plan; the run is not built yet): one YAML naming the items, the
+"""A judge study in one file (issue 29, item 3): one YAML naming the items, the
 judges, the prompts, the anchor sets, the orders and the samples; :func:`plan_study` expands the design and counts
-the calls, the tokens and the cost BEFORE any call (``evallab study plan FILE``, ``--max-cost``).
+the calls, the tokens and the cost BEFORE any call (``evallab study plan FILE``, ``--max-cost``); :func:`run_study`
+sends exactly those requests through the existing runner (``evallab study run FILE --out DIR``).
 
 ::
 
@@ -116,35 +117,25 @@ def _chars(request) -> int:
     return sum(len(m.content) for m in request.messages)
 
 
-def plan_study(study: Study, *, max_cost: float | None = None) -> pd.DataFrame:
-    """The study's design, one row per configuration (judge × prompt × anchor set), with its calls, estimated
-    tokens and cost — no call is made.
-
-    Returns
-    -------
-    DataFrame
-        ``judge``, ``model``, ``prompt`` (the template's identity ``name@sha256``), ``anchor_set``, ``items``,
-        ``orders``, ``samples``, ``calls`` (items × orders × samples; pointwise: one order), ``input_tokens_est``,
-        ``output_tokens_est``, ``cost_usd_est`` (NaN without a price), ``note``; a last row ``judge = "total"``.
-        ``attrs["kind"]``.
+def study_requests(study: Study) -> tuple[str, dict[str, list]]:
+    """Every request of the study, per judge: ``(kind, {judge name: [JudgeRequest, ...]})`` — items × orders ×
+    samples for each prompt × anchor set, the prompt's identity (``name@sha256``) in ``strategy``, the anchor set's
+    name in ``anchor_set``, ``sample`` 0…samples−1. :func:`plan_study` counts these; :func:`run_study` sends them.
 
     Raises
     ------
     DataError
-        A prompt, anchor set or items table that cannot be used (naming it); a template of the other kind.
-    EvallabError
-        ``max_cost`` given and the estimated total above it (the run must not start).
+        A prompt, anchor set or items table that cannot be used; a template of the other kind than the items.
     """
     from evallab.datasets._generic import read_table
     from evallab.judges._items import _criteria, detect_kind
-    from evallab.judges._pricing import cost_usd, price_table
     from evallab.judges._templates import render_pairwise, render_pointwise
 
     items = read_table(study.items)
     kind = detect_kind(items)
-    prices = price_table({k: tuple(v) for k, v in study.prices.items()} if study.prices else None)
     orders = study.orders if kind == "pairwise" else [""]
-    rows = []
+    meta_cols = [c for c in ("dataset", "subset", "gold") if c in items.columns]
+    base: list = []
     for prompt_spec in study.prompts:
         t = _template(prompt_spec)
         if t.kind != kind:
@@ -152,39 +143,125 @@ def plan_study(study: Study, *, max_cost: float | None = None) -> pd.DataFrame:
         for aspec in study.anchor_sets:
             aset = _anchors(aspec)
             anchors = aset.ordered() if aset else []
-            chars = 0
             for _, it in items.iterrows():
+                meta = {"item_id": str(it["item_id"]), "strategy": t.identity,
+                        "anchor_set": aset.name if aset else "none",
+                        **{c: (None if pd.isna(it[c]) else str(it[c])) for c in meta_cols}}
                 for o in orders:
-                    if kind == "pairwise":
-                        r = render_pairwise(t, str(it.get("instruction", it.get("input", ""))), str(it["output_1"]),
-                                            str(it["output_2"]), order=o, anchors=anchors)
-                    else:
-                        r = render_pointwise(t, rubric=str(it["rubric"]), pass_criteria=_criteria(it["pass_criteria"]),
-                                             fail_criteria=_criteria(it.get("fail_criteria")),
-                                             answer=str(it["answer"]), anchors=anchors)
-                    chars += math.ceil(_chars(r) / CHARS_PER_TOKEN)
-            for j in study.judges:
-                calls = len(items) * len(orders) * study.samples
-                tin = chars * study.samples
-                tout = calls * int(j.get("max_tokens") or DEFAULT_MAX_TOKENS)
-                cost = cost_usd(str(j["model"]), tin, tout, prices)
-                rows.append({"judge": j["name"], "model": j["model"], "prompt": t.identity,
-                             "anchor_set": aset.name if aset else "none", "items": len(items),
-                             "orders": len(orders), "samples": study.samples, "calls": calls,
-                             "input_tokens_est": tin, "output_tokens_est": tout,
-                             "cost_usd_est": float("nan") if cost is None else cost,
-                             "note": "" if cost is not None else f"no price for model {j['model']!r}"})
+                    for k in range(study.samples):
+                        m = dict(meta, sample=k)
+                        if kind == "pairwise":
+                            base.append(("pairwise", t, dict(instruction=str(it.get("instruction", it.get(
+                                "input", ""))), output_1=str(it["output_1"]), output_2=str(it["output_2"]),
+                                order=o, anchors=anchors, metadata=m)))
+                        else:
+                            base.append(("pointwise", t, dict(rubric=str(it["rubric"]),
+                                         pass_criteria=_criteria(it["pass_criteria"]),
+                                         fail_criteria=_criteria(it.get("fail_criteria")), answer=str(it["answer"]),
+                                         anchors=anchors, metadata=m)))
+    out = {}
+    for j in study.judges:
+        params = {k: j[k] for k in ("temperature", "seed", "max_tokens") if j.get(k) is not None}
+        reqs = []
+        for kd, t, kw in base:
+            kw = dict(kw, **params)
+            if kd == "pairwise":
+                reqs.append(render_pairwise(t, kw.pop("instruction"), kw.pop("output_1"), kw.pop("output_2"), **kw))
+            else:
+                reqs.append(render_pointwise(t, **kw))
+        out[j["name"]] = reqs
+    return kind, out
+
+
+def plan_study(study: Study, *, max_cost: float | None = None) -> pd.DataFrame:
+    """The study's design, one row per configuration (judge × prompt × anchor set), with its calls, estimated
+    tokens and cost — no call is made (the calls are those :func:`study_requests` builds and :func:`run_study`
+    sends).
+
+    Returns
+    -------
+    DataFrame
+        ``judge``, ``model``, ``prompt`` (the template's identity ``name@sha256``), ``anchor_set``, ``calls``,
+        ``input_tokens_est``, ``output_tokens_est``, ``cost_usd_est`` (NaN without a price), ``note``; a last row
+        ``judge = "total"``. ``attrs["kind"]``, ``attrs["items"]``.
+
+    Raises
+    ------
+    DataError
+        As :func:`study_requests`.
+    EvallabError
+        ``max_cost`` given and the estimated total above it (the run must not start).
+    """
+    from evallab.judges._pricing import cost_usd, price_table
+
+    kind, per_judge = study_requests(study)
+    prices = price_table({k: tuple(v) for k, v in study.prices.items()} if study.prices else None)
+    rows = []
+    for j in study.judges:
+        reqs = pd.DataFrame([{"prompt": r.metadata["strategy"], "anchor_set": r.metadata["anchor_set"],
+                              "item_id": r.metadata["item_id"],
+                              "tin": math.ceil(_chars(r) / CHARS_PER_TOKEN),
+                              "tout": int(r.max_tokens or DEFAULT_MAX_TOKENS)} for r in per_judge[j["name"]]])
+        for (prompt, aset), g in reqs.groupby(["prompt", "anchor_set"], sort=False):
+            tin, tout = int(g["tin"].sum()), int(g["tout"].sum())
+            cost = cost_usd(str(j["model"]), tin, tout, prices)
+            rows.append({"judge": j["name"], "model": j["model"], "prompt": prompt, "anchor_set": aset,
+                         "calls": len(g), "input_tokens_est": tin, "output_tokens_est": tout,
+                         "cost_usd_est": float("nan") if cost is None else cost,
+                         "note": "" if cost is not None else f"no price for model {j['model']!r}"})
     out = pd.DataFrame(rows)
-    total = {"judge": "total", "model": "", "prompt": "", "anchor_set": "", "items": len(items),
-             "orders": len(orders), "samples": study.samples, "calls": int(out["calls"].sum()),
+    priced = out["cost_usd_est"].notna()
+    total = {"judge": "total", "model": "", "prompt": "", "anchor_set": "", "calls": int(out["calls"].sum()),
              "input_tokens_est": int(out["input_tokens_est"].sum()),
              "output_tokens_est": int(out["output_tokens_est"].sum()),
-             "cost_usd_est": float(out["cost_usd_est"].sum(min_count=1)) if out["cost_usd_est"].notna().any()
-             else float("nan"),
-             "note": "cost of the priced configurations only" if out["cost_usd_est"].isna().any() else ""}
+             "cost_usd_est": float(out.loc[priced, "cost_usd_est"].sum()) if priced.any() else float("nan"),
+             "note": "cost of the priced configurations only" if not priced.all() else ""}
     out = pd.concat([out, pd.DataFrame([total])], ignore_index=True)
     out.attrs["kind"] = kind
-    if max_cost is not None and total["cost_usd_est"] == total["cost_usd_est"] and total["cost_usd_est"] > max_cost:
+    from evallab.datasets._generic import read_table
+
+    out.attrs["items"] = len(read_table(study.items))
+    if max_cost is not None and priced.any() and total["cost_usd_est"] > max_cost:
         raise EvallabError(f"{study.path}: the estimated cost ${total['cost_usd_est']:.4f} of {total['calls']} calls "
                            f"exceeds --max-cost ${max_cost:.4f}; nothing was sent")
     return out
+
+
+def run_study(study: Study, out_dir: str | Path, *, judges: dict | None = None, max_cost: float | None = None,
+              progress: bool = False) -> pd.DataFrame:
+    """Run the whole design through the existing runner (:func:`evallab.judges._runner.run_jobs`: resumable, cached,
+    one lock per output): one output ``<out_dir>/<judge name>.jsonl`` per judge, after :func:`plan_study` (and its
+    ``max_cost`` check) — so a run sends at most the calls the plan counted.
+
+    Parameters
+    ----------
+    study : Study
+    out_dir : path
+        Where the per-judge verdict tables go.
+    judges : dict, optional
+        judge name → a :class:`~evallab.judges.Judge` (e.g. a replay or a test double); default: built from the
+        study's ``endpoint``/``model``/``api_key_env`` with :func:`~evallab.judges.make_judge`.
+    max_cost, progress
+        As :func:`plan_study`; the runner's progress bar.
+
+    Returns
+    -------
+    DataFrame
+        The tidy verdict table of every judge (``strategy`` = the prompt's identity, ``anchor_set``), with
+        ``attrs["plan"]``.
+    """
+    from evallab import verdicts as V
+    from evallab.judges._runner import make_judge, run_jobs
+
+    plan = plan_study(study, max_cost=max_cost)
+    _, per_judge = study_requests(study)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tables = []
+    for j in study.judges:
+        judge = (judges or {}).get(j["name"]) or make_judge(str(j.get("endpoint", "")), str(j["model"]),
+                                                             str(j.get("api_key_env", "")), label=j["name"])
+        tables.append(run_jobs(judge, per_judge[j["name"]], out=out_dir / f"{j['name']}.jsonl", progress=progress))
+    df = V.concat(tables)
+    df.attrs["plan"] = plan
+    return df

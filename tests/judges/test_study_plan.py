@@ -11,7 +11,7 @@ from cli_helper import run_cli
 
 from evallab.errors import DataError, EvallabError
 from evallab.judges._anchor_sets import load_anchor_set
-from evallab.judges._study import load_study_file, plan_study
+from evallab.judges._study import load_study_file, plan_study, run_study
 from evallab.judges._templates import builtin_template, load_prompt_template, render_pairwise
 
 ITEMS = [{"item_id": f"q{i}", "instruction": f"Say {i}", "output_1": str(i), "output_2": "no"} for i in range(5)]
@@ -37,7 +37,7 @@ def test_plan_counts_calls_tokens_and_cost(study, tmp_path):
     p = plan_study(s)
     cells = p[p["judge"] != "total"]
     assert len(cells) == 2 * 2 * 2
-    assert (cells["calls"] == 5 * 2 * 3).all() and p.iloc[-1]["calls"] == 8 * 30
+    assert (cells["calls"] == 5 * 2 * 3).all() and p.iloc[-1]["calls"] == 8 * 30 and p.attrs["items"] == 5
     # tokens by hand for (strict.j2, two.yaml): every request rendered, ceil(chars / 4), times the samples
     t, a = load_prompt_template(tmp_path / "strict.j2"), load_anchor_set(tmp_path / "two.yaml").ordered()
     chars = sum(math.ceil(sum(len(m.content) for m in render_pairwise(t, it["instruction"], it["output_1"],
@@ -72,3 +72,35 @@ def test_bad_study_files(tmp_path):
     f.write_text("items: i.jsonl\njudges: [{model: m}, {model: m}]\n")
     with pytest.raises(DataError, match="repeat"):
         load_study_file(f)
+
+
+class _Echo:
+    """A judge double: always picks the output shown first (position bias 1.0), counts its calls."""
+
+    def __init__(self, label):
+        self.label, self.model, self.calls = label, label, 0
+
+    async def judge(self, request):
+        from evallab.judges._types import JudgeReply
+
+        self.calls += 1
+        order = request.metadata["order"]
+        return JudgeReply(raw='{"verdict": "a"}', verdict="1" if order == "ab" else "2")
+
+
+def test_run_sends_exactly_the_planned_calls_and_resumes(study, tmp_path):
+    s = load_study_file(study)
+    judges = {"big": _Echo("big"), "small": _Echo("small")}
+    df = run_study(s, tmp_path / "out", judges=judges)
+    plan = df.attrs["plan"]
+    assert judges["big"].calls + judges["small"].calls == plan.iloc[-1]["calls"] == len(df) == 240
+    assert set(df["strategy"]) == set(plan["prompt"][:-1]) and set(df["anchor_set"]) == {"none", "two"}
+    assert sorted(df["sample"].unique()) == [0, 1, 2]
+    # the double always favours the first-shown output: position consistency 0 in every configuration
+    from evallab.metrics import position_consistency
+
+    pc = position_consistency(df, ["judge", "strategy", "anchor_set"], n_resamples=0)
+    assert len(pc) == 8 and (pc["position_consistency"] == 0).all()
+    again = {"big": _Echo("big"), "small": _Echo("small")}
+    run_study(s, tmp_path / "out", judges=again)  # resumed: nothing left to ask
+    assert again["big"].calls == again["small"].calls == 0
