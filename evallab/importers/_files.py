@@ -23,6 +23,7 @@ from evallab.importers._mt_bench import (
     mt_bench_human_gold,
 )
 from evallab.importers._pairwise_labels import import_arena_hard, import_judgebench
+from evallab.importers._position_bias_analyzer import import_position_bias_analyzer
 from evallab.importers._promptfoo import import_promptfoo
 from evallab.importers._table import import_table, read_any_table
 
@@ -36,6 +37,7 @@ FORMATS: dict[str, Callable[..., pd.DataFrame]] = {
     "promptfoo": import_promptfoo,
     "judgebench": import_judgebench,
     "labels": read_labels,
+    "position_bias_analyzer": import_position_bias_analyzer,
     "table": import_table,
 }
 
@@ -105,6 +107,8 @@ def detect_format(path: str | Path) -> str:
         return "inspect"
     if p.suffix.lower() in TABLE_SUFFIXES:
         cols = _table_columns(p)
+        if {"cmp_index", "A", "B", "evaluating_guidance", "task"} <= cols:
+            return "position_bias_analyzer"
         fmt = _detect_record(dict.fromkeys(cols))
         if fmt in ("mt_bench_human", "table", "labels"):
             return fmt
