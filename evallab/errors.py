@@ -224,6 +224,11 @@ class OutputBusyError(EvallabError):
     """Another run holds the output's lock (see :func:`evallab.judges.run_jobs`)."""
 
 
+class LockTimeout(EvallabError):
+    """An output's lock was not acquired within its timeout (internal: the runner raises :class:`OutputBusyError`
+    naming the output)."""
+
+
 class LocalServerError(EvallabError):
     """The local llama.cpp server could not be started (missing package, bad model path, bad option, no answer)."""
 

@@ -45,11 +45,13 @@ def _bundle(*parts: str) -> Path:
 
     Raises
     ------
-    ValueError
+    EvallabError
         ``parts[0]`` is not one of ``data``, ``notebooks``, ``reports.yaml``, ``sweeps.yaml``.
     """
     if not parts or parts[0] not in _BUNDLED:
-        raise ValueError(f"{parts!r}: expected a path under one of {_BUNDLED}")
+        from evallab.errors import EvallabError
+
+        raise EvallabError(f"{parts!r}: expected a path under one of {_BUNDLED}")
     if _is_checkout():
         return REPO_ROOT.joinpath(*parts)
     from importlib.resources import files

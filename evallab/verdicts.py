@@ -223,8 +223,13 @@ def _per_value(s: pd.Series, f) -> pd.Series:
     return pd.Series(pd.array(values.take(pa.array(c)), dtype="string"), index=s.index)
 
 
+#: a verdict cell longer than this cannot be a label: it is refused as written without being copied to normalise it
+_LABEL_MAX = 1024
+
+
 def _norm_verdict(s: pd.Series) -> pd.Series:
     def norm(u: pd.Series) -> pd.Series:
+        u = u.where(~(u.str.len() > _LABEL_MAX).fillna(False), "\x00")  # "\x00": never a verdict
         u = u.str.strip().str.lower()
         return u.mask(u.isin(_NA_WORDS)).replace(_FLOAT_LABELS)
     return _per_value(s, norm)
@@ -298,11 +303,22 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
         if c not in out:  # typed from the start: no column of NA objects to convert
             out[c] = _filled(SCHEMA[c], DEFAULTS.get(c), len(df), df.index)
     for c in ("verdict", "gold"):
+        long = None
+        if pd.api.types.is_string_dtype(out[c].dtype) or out[c].dtype == object:
+            try:
+                long = out[c].str.len() > _LABEL_MAX
+            except AttributeError:  # an object column without any string
+                long = None
+        if long is not None and long.fillna(False).any():  # refused before any copy is made to normalise it
+            long = long.fillna(False).astype(bool)
+            raise VerdictTableError(
+                f"unknown {c} {_quote(out[c][long].iloc[0])}; expected one of {list(VERDICTS)} or empty (NA)",
+                path=path, row=_row(long), column=c)
         norm = _norm_verdict(out[c])
         bad = norm.notna() & ~norm.isin(VERDICTS)
         if bad.any():  # name the value as written, not as normalised
             raise VerdictTableError(
-                f"unknown {c} {out[c][bad].iloc[0]!r}; expected one of {list(VERDICTS)} or empty (NA)",
+                f"unknown {c} {_quote(out[c][bad].iloc[0])}; expected one of {list(VERDICTS)} or empty (NA)",
                 path=path, row=_row(bad), column=c)
         out[c] = norm
     out["order"] = _per_value(out["order"], lambda u: u.fillna("").str.strip().str.lower())
@@ -317,7 +333,7 @@ def coerce(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
         except (ValueError, TypeError) as exc:
             bad = _first_bad_numeric(out[c]) if t in ("Int64", "Float64") else None
             raise VerdictTableError(
-                f"expected {t} values ({exc})" + (f"; first bad value {bad[1]!r}" if bad else ""),
+                f"expected {t} values ({_cut_text(str(exc))})" + (f"; first bad value {_quote(bad[1])}" if bad else ""),
                 path=path,
                 row=None if bad is None else bad[0],
                 column=c,
@@ -478,6 +494,16 @@ def warn_snapshots(df: pd.DataFrame, *, source: str = "the table") -> str:
     return note
 
 
+def _quote(value) -> str:
+    from evallab._fileio import quote
+
+    return quote(value)
+
+
+def _cut_text(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def _first_bad_numeric(s: pd.Series) -> tuple[int, object] | None:
     conv = pd.to_numeric(s, errors="coerce")
     bad = conv.isna() & s.notna() & (s.astype("string").str.strip() != "")
@@ -542,12 +568,12 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
         bad = v.notna() & ~v.isin(VERDICTS)
         if bad.any():
             raise VerdictTableError(
-                f"unknown {c} {v[bad].iloc[0]!r}; expected one of {list(VERDICTS)} or empty (NA)",
+                f"unknown {c} {_quote(v[bad].iloc[0])}; expected one of {list(VERDICTS)} or empty (NA)",
                 path=path, row=_row(bad), column=c)
     cc, u = keys["order"]
     bad = pd.Series(~np.isin(cc, [i for i, v in enumerate(u) if isinstance(v, str) and v in ORDERS]))
     if bad.any():
-        raise VerdictTableError(f"unknown order {df['order'][bad.to_numpy()].iloc[0]!r}; expected 'ab', 'ba' or ''",
+        raise VerdictTableError(f"unknown order {_quote(df['order'][bad.to_numpy()].iloc[0])}; expected 'ab', 'ba' or ''",
                                 path=path, row=_row(bad), column="order")
     pairwise_order = pd.Series(np.isin(cc, [i for i, v in enumerate(u) if v in ("ab", "ba")]), index=df.index)
     for c in ("verdict", "gold"):  # a shown order makes the row a pairwise comparison
@@ -557,6 +583,13 @@ def validate(df: pd.DataFrame, *, path: str | None = None) -> pd.DataFrame:
                 f"{c} {df[c][bad].iloc[0]!r} on a pairwise row (order {df['order'][bad].iloc[0]!r}); expected one of "
                 f"{list(PAIRWISE_VERDICTS)} (or order '' for a pass/warn/fail grade)", path=path, row=_row(bad),
                 column=c)
+    for c in ("score", "latency_s", "cost_usd"):
+        arr = df[c].to_numpy(dtype=float, na_value=np.nan)
+        inf = np.isinf(arr)
+        if inf.any():
+            i = int(np.flatnonzero(inf)[0])
+            raise VerdictTableError(f"non-finite number {float(arr[i])!r}; expected a finite number or empty (NA)",
+                                    path=path, row=i + 1, column=c)
     bad = df["sample"].notna() & (df["sample"] < 0)
     if bad.any():
         raise VerdictTableError("negative sample index; expected 0, 1, ...", path=path, row=_row(bad),

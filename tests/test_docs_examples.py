@@ -46,6 +46,13 @@ with open("labels.csv", "w", newline="", encoding="utf-8") as f:
 _judge = _v[_v.item_id.isin(_gold.index) & (_v.judge == "GPT-4")].assign(judge="gpt-4o")
 table = ev.concat([_judge.assign(order="", dataset=""), import_file("labels.csv")])
 """,
+    # a table the three judges of the page answered: LLMBar Natural (Vanilla, both orders, gold) under their names
+    "docs/guide/juries.md": """
+from evallab.datasets import load_llmbar
+_names = {"GPT-4": "gpt-4o", "ChatGPT": "claude-3-5-sonnet", "PaLM2": "gemini-1.5-pro"}
+df = load_llmbar(subsets=["LLMBar/Natural"]).verdicts.query("strategy == 'Vanilla' and judge in @_names")
+df = df.assign(judge=df["judge"].map(_names))
+""",
     # labels in long format (item_id, annotator, label): three annotators on the first 30 AlpacaEval items
     "docs/own-table.md": """
 import pandas as pd

@@ -71,11 +71,12 @@ def _register() -> None:
         _report,
         _rubrics,
         _scenarios,
+        _study,
         _triggers,
     )
 
     for mod in (_init, _report, _judge, _scenarios, _manifests, _triggers, _rubrics, _inflation, _drift, _import,
-                _local, _plan, _label):
+                _local, _plan, _label, _study):
         mod.register(app)
 
 

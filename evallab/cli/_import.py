@@ -31,7 +31,8 @@ def import_cmd(
     out: Path = typer.Option(..., help="Tidy table to write (.csv / .jsonl / .parquet)"),
     format: str | None = typer.Option(None, "--format",
                                       help="mt_bench_pair | mt_bench_single | mt_bench_human | alpaca_eval | "
-                                           "arena_hard | inspect | promptfoo | judgebench | labels | table "
+                                           "arena_hard | inspect | promptfoo | judgebench | labels | "
+                                           "position_bias_analyzer | table "
                                            "[default: detected from the content]"),
     map_: list[str] = typer.Option([], "--map", help="table: TIDY=SOURCE column map, repeatable or "
                                                      "comma-separated, e.g. verdict=winner,item_id=qid"),
@@ -47,14 +48,15 @@ def import_cmd(
     scorer: list[str] = typer.Option([], help="inspect: scorer(s) to import [default: all in the log]"),
     assertion_type: list[str] = typer.Option([], help="promptfoo: assertion type(s) to import [default: "
                                                       "the model-graded ones]"),
-    baseline: str | None = typer.Option(None, help="arena_hard: the baseline model's name (output 1)"),
+    baseline: str | None = typer.Option(None, help="arena_hard, position_bias_analyzer: the baseline model's name "
+                                                   "(output 1)"),
     item_id: str | None = typer.Option(None, help="alpaca_eval: instruction (default) | pair"),
     gold: Path | None = typer.Option(None, help="Attach gold: MT-Bench human judgments (one label per item "
                                                 "by --gold-rule) or a table with item_id and gold columns"),
     gold_rule: str = typer.Option("majority", help="majority | unanimous (for several annotators)"),
 ) -> None:
-    """Import judge-verdict files (MT-Bench, AlpacaEval, Arena-Hard, inspect, promptfoo, JudgeBench, any
-    table) into one tidy verdict table."""
+    """Import judge-verdict files (MT-Bench, AlpacaEval, Arena-Hard, inspect, promptfoo, JudgeBench,
+    Position-Bias-Analyzer, any table) into one tidy verdict table."""
     from evallab.importers import import_files
     from evallab.verdicts import summary_lines
 

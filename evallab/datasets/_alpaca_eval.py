@@ -14,7 +14,8 @@ Conventions of the tidy verdict table built here (:mod:`evallab.verdicts`)
   it calls (from ``evaluator_configs/*/configs.yaml``), ``strategy`` = its prompt template folder (e.g.
   ``alpaca_eval_clf_gpt4_turbo``).
 - ``preference`` in [1, 2] becomes ``verdict`` ``1`` (< 1.5), ``2`` (> 1.5) or ``tie`` (= 1.5), the ORIGINAL
-  output index; ``score`` keeps the preference itself (continuous for the weighted, logprob-based annotator).
+  output index; ``score`` keeps the preference itself (continuous for the weighted, logprob-based annotator). The
+  legacy draw code 0 is a ``tie`` with ``score`` 1.5, as AlpacaEval reads it (so its win rate counts draws half).
   A missing preference is an NA verdict with ``error`` set (one row upstream), never dropped.
 - ``order`` is ``""``: AlpacaEval randomises the shown order per pair and does not store it; where it can be
   recovered (the chain-of-thought annotator's ``referenced_models``: model ``m`` is always shown first) the
@@ -134,15 +135,24 @@ def _shown_first(referenced: pd.Series) -> pd.Series:
     return pd.Series([one(x) for x in referenced], index=referenced.index, dtype="string")
 
 
+def preference_score(preference: pd.Series) -> pd.Series:
+    """AlpacaEval ``preference`` as a float on one scale: the legacy draw code 0 read as 1.5 (AlpacaEval's
+    ``metrics/helpers.py``: ``preferences == 0`` counts as a draw, "for backward compatibility" mapped to 1.5;
+    alpaca_eval#290), NaN where missing or not a number."""
+    p = pd.to_numeric(preference, errors="coerce").astype(float)
+    return p.mask(p == 0, TIE)
+
+
 def preference_to_verdict(preference: pd.Series) -> pd.Series:
-    """AlpacaEval ``preference`` in [1, 2] → tidy verdict: ``1`` below 1.5, ``2`` above, ``tie`` at 1.5, NA if NA.
+    """AlpacaEval ``preference`` in [1, 2] (or the legacy draw 0) → tidy verdict: ``1`` below 1.5, ``2`` above,
+    ``tie`` at 1.5 or 0 (:func:`preference_score`), NA if NA.
 
     Raises
     ------
     DataError
-        A preference outside [1, 2].
+        A preference outside [1, 2] other than 0.
     """
-    p = pd.to_numeric(preference, errors="coerce").astype(float)
+    p = preference_score(preference)
     bad = p.notna() & ((p < 1) | (p > 2))
     if bad.any():
         raise DataError(f"preference {p[bad].iloc[0]} outside [1, 2]", row=int(np.flatnonzero(bad)[0]) + 1,
@@ -178,7 +188,8 @@ def load_alpaca_eval(
     ------
     DataError
         A missing folder, file or column; a path that is not a folder / regular file (refused before opening); a
-        file that is not UTF-8 (byte-order mark accepted) or not well-formed; a preference outside [1, 2]; or a
+        file that is not UTF-8 (byte-order mark accepted) or not well-formed; a preference outside [1, 2] (0, the
+        legacy draw, is read as 1.5); or a
         filter that selects nothing (naming the values available).
     """
     folder = _folder(path)
@@ -223,7 +234,7 @@ def load_alpaca_eval(
         "sample": 0,
         "verdict": verdict,
         "gold": pd.NA,
-        "score": pd.to_numeric(raw["preference"], errors="coerce"),
+        "score": preference_score(raw["preference"]),
         "error": pd.Series(np.where(verdict.isna(), MISSING_PREFERENCE, None), dtype="string"),
         "instruction_idx": raw["instruction_idx"].astype("Int64"),
         "generator_1": raw["generator_1"],

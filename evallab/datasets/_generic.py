@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pandas as pd
 
 from evallab import _fileio as F
 from evallab import verdicts as V
-from evallab._fileio import iter_jsonl
 from evallab.errors import DataError, VerdictTableError
 
 TABLE_EXPECTED = "a table (.csv, .tsv, .jsonl, .ndjson or .parquet)"
@@ -17,55 +15,43 @@ TABLE_EXPECTED = "a table (.csv, .tsv, .jsonl, .ndjson or .parquet)"
 WRITE_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
 
 
-def _check_text(path: Path, expected: str = "a header line and at least one row") -> str:
-    """The UTF-8 text of a regular file (byte-order mark removed); refuses a non-regular or empty file."""
-    raw = F.read_bytes(path, expected)
-    if not raw.strip() or raw.strip() == b"\xef\xbb\xbf":
+def _check_empty(path: Path, expected: str = "a header line and at least one row") -> None:
+    """Refuse a file that holds nothing but white space (and a byte-order mark), reading at most its first 64 KiB."""
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+        more = bool(fh.read(1))
+    if not more and (not head.strip() or head.strip() in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         raise DataError(f"the file is empty; expected {expected}", path=str(path))
-    for lineno, line in enumerate(raw.splitlines(), start=1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(
-                f"line {lineno} is not valid UTF-8 (byte {line[exc.start]:#04x} at column {exc.start + 1}); "
-                "expected UTF-8 text",
-                path=str(path), row=lineno) from None
-    return raw.decode("utf-8").lstrip("\ufeff")
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV, JSONL/NDJSON or Parquet file into a DataFrame of strings/numbers, without validation.
+    """Read a CSV, TSV, JSONL/NDJSON or Parquet file into a DataFrame of strings/numbers, without validation
+    (:func:`evallab._fileio.read_table`, the reader the importers use too).
 
-    Text files (CSV, TSV, JSONL) may start with a UTF-8 byte-order mark.
+    Text files (CSV, TSV, JSONL) may start with a UTF-8 byte-order mark; a CSV/TSV with a UTF-16 byte-order mark
+    is decoded.
 
     Raises
     ------
     DataError
         Missing file or a path that is not a regular file (directory, FIFO, device: refused before opening),
-        empty file, a non-UTF-8 line (named), a JSONL line that is not a JSON object or repeats a key (named), a
-        malformed CSV or Parquet file, or an unknown extension.
+        empty file, a file that is not UTF-8 (the byte offset named: save it as UTF-8), a JSONL line that is not a
+        JSON object or repeats a key (named), a malformed CSV (the line named) or Parquet file, a column name given
+        twice, a nested Parquet column, a non-finite number, or an unknown extension.
     """
     path = F.check_file(path, TABLE_EXPECTED, missing=f"no such file; expected {TABLE_EXPECTED}")
     suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet"):
+        raise DataError(f"unknown file type {suffix!r}; expected .csv, .tsv, .jsonl, .ndjson or .parquet",
+                        path=str(path))
     if suffix == ".parquet":
         if path.stat().st_size == 0:
             raise DataError("the file is empty; expected a Parquet table", path=str(path))
-        try:
-            return pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several types
-            raise DataError(f"not a readable Parquet file ({exc})", path=str(path)) from None
-    if suffix in (".csv", ".tsv"):
-        text = _check_text(path)
-        try:
-            return pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str,
-                               keep_default_na=False, na_values=[""])
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise DataError(f"not a well-formed CSV table ({' '.join(str(exc).split())})", path=str(path)) from None
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        _check_text(path, "one JSON object per line")
-        return pd.DataFrame([obj for _, obj in iter_jsonl(path)])
-    raise DataError(f"unknown file type {suffix!r}; expected .csv, .tsv, .jsonl, .ndjson or .parquet",
-                    path=str(path))
+    elif suffix in (".csv", ".tsv"):
+        _check_empty(path)
+    else:
+        _check_empty(path, "one JSON object per line")
+    return F.read_table(path, TABLE_EXPECTED)[0]
 
 
 def check_output_path(path: str | Path) -> Path:

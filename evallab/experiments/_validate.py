@@ -74,6 +74,21 @@ def file_kind(path: str | Path) -> str:
     return "unknown-json"
 
 
+def _kind_or_missing(p: Path) -> str:
+    """:func:`file_kind`, or ``"missing"`` when nothing is there; a path that cannot be stat-ed for another reason (a
+    symbolic-link loop: "Too many levels of symbolic links", permission denied) is an error naming it, as the
+    loaders say it."""
+    import os
+
+    try:
+        os.stat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        raise EvallabError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    return file_kind(p)
+
+
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     """Files to validate: a folder becomes its ``**/evals.json``, ``**/judge-recordings/*.json`` and
     ``**/governance/eval.json`` (or, when it holds none of those, its own ``.json``/``.yaml``/``.yml`` files);
@@ -152,8 +167,8 @@ def validate_paths(paths: Sequence[str | Path]) -> list[FileCheck]:
     specs: dict = {}
     recs: dict = {}
     for p in expand_paths(paths):
-        kind = file_kind(p) if p.exists() else "missing"
         try:
+            kind = _kind_or_missing(p)
             if kind == "missing":
                 raise EvallabError(f"{p}: no such file or folder")
             if kind == "evals":

@@ -16,6 +16,8 @@ The formats (the name for ``format=``, the private function, who writes the file
 - ``promptfoo`` — ``_promptfoo``; promptfoo ``src/types/index.ts`` export.
 - ``labels`` — ``_labels``; ``evallab label`` (the annotators as raters: ``judge`` = annotator, the order shown in
   ``shown_order``).
+- ``position_bias_analyzer`` — ``_position_bias_analyzer``; Slimshilin/Position-Bias-Analyzer
+  ``subeval/subjective/sub_eval.py`` record TSVs (Shi et al. 2024).
 - ``table`` — ``_table``; any CSV/JSONL/JSON array/Parquet with a column/value map.
 
 Gold from several annotators: :func:`gold_from_annotators` (majority or unanimity, items without gold counted,

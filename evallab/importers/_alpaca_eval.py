@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab._fileio import quote
 from evallab.importers._common import ImportDataError, finish, need, read_json, text_field
 
 DATASET = "alpaca_eval"
@@ -40,7 +41,7 @@ def preference_verdict(p) -> tuple[str | None, float | None]:
     if p == 0 and not isinstance(p, bool):
         return "tie", 1.5
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 1 <= p <= 2:
-        raise ImportDataError(f"unknown preference {p!r}; expected {EXPECTED_PREF}", field="preference")
+        raise ImportDataError(f"unknown preference {quote(p)}; expected {EXPECTED_PREF}", field="preference")
     return ("1" if p < 1.5 else "2" if p > 1.5 else "tie"), float(p)
 
 

@@ -121,7 +121,7 @@ def text_field(obj: dict, field: str, path: Path, where: str, expected: str = "a
     """A required string (numbers are accepted and turned into strings, e.g. ids)."""
     v = need(obj, field, path, where, expected)
     if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (isinstance(v, str) and not v.strip()):
-        raise ImportDataError(f"{v!r} is not usable; expected {expected}", path, where, field)
+        raise ImportDataError(f"{fileio.quote(v)} is not usable; expected {expected}", path, where, field)
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     return str(v)

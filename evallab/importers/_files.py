@@ -23,6 +23,7 @@ from evallab.importers._mt_bench import (
     mt_bench_human_gold,
 )
 from evallab.importers._pairwise_labels import import_arena_hard, import_judgebench
+from evallab.importers._position_bias_analyzer import import_position_bias_analyzer
 from evallab.importers._promptfoo import import_promptfoo
 from evallab.importers._table import import_table, read_any_table
 
@@ -36,6 +37,7 @@ FORMATS: dict[str, Callable[..., pd.DataFrame]] = {
     "promptfoo": import_promptfoo,
     "judgebench": import_judgebench,
     "labels": read_labels,
+    "position_bias_analyzer": import_position_bias_analyzer,
     "table": import_table,
 }
 
@@ -70,14 +72,23 @@ def _table_columns(p: Path) -> set[str]:
     if p.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
+        from evallab import _fileio as fileio
+
         try:
-            return set(pq.read_schema(p).names)
+            schema = pq.read_schema(p)
         except Exception as exc:  # pyarrow raises several types
-            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})", p) from None
+        fileio.check_flat_schema(schema, p, ImportDataError)
+        return set(schema.names)
     import csv
 
-    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+    from evallab import _fileio as fileio
+
+    encoding = fileio.sniff_encoding(p, ImportDataError)  # UTF-16 read as such; without a mark, refused
+    with p.open("r", encoding="utf-16" if encoding == "utf-16" else "utf-8-sig", errors="replace",
+                newline="") as fh:
         header = next(csv.reader(fh, delimiter="\t" if p.suffix.lower() == ".tsv" else ","), [])
+    fileio.check_header(header, p, ImportDataError)
     return {h.strip() for h in header}
 
 
@@ -96,10 +107,14 @@ def detect_format(path: str | Path) -> str:
         return "inspect"
     if p.suffix.lower() in TABLE_SUFFIXES:
         cols = _table_columns(p)
+        if {"cmp_index", "A", "B", "evaluating_guidance", "task"} <= cols:
+            return "position_bias_analyzer"
         fmt = _detect_record(dict.fromkeys(cols))
         if fmt in ("mt_bench_human", "table", "labels"):
             return fmt
-        raise ImportDataError(f"columns {sorted(cols)[:20]} match no known layout; expected the tidy columns "
+        from evallab._fileio import quote
+
+        raise ImportDataError(f"columns [{', '.join(quote(c, 40) for c in sorted(cols)[:20])}] match no known layout; expected the tidy columns "
                               "(item_id, judge, verdict) or --format table with --map/--values", p)
     doc = read_json(p, "a judge-verdict JSON / JSON-lines file")
     v = doc.value

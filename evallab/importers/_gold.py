@@ -11,6 +11,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from evallab import verdicts as V
+from evallab._fileio import quote
 from evallab.importers._common import ImportDataError
 
 RULES = ("majority", "unanimous")
@@ -76,7 +77,7 @@ def gold_from_annotators(labels: pd.DataFrame, *, rule: str = "majority", by: st
     bad = lab.notna() & ~lab.isin(V.VERDICTS)
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        raise ImportDataError(f"unknown label {labels[label].iloc[i]!r}; expected one of {list(V.VERDICTS)} or "
+        raise ImportDataError(f"unknown label {quote(labels[label].iloc[i])}; expected one of {list(V.VERDICTS)} or "
                               "empty", where=f"row {i + 1}", field=label)
     df = labels[by].reset_index(drop=True).assign(_label=lab)
     g = df.groupby(by, sort=True, dropna=False)

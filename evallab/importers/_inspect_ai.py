@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab._fileio import quote
 from evallab.importers._common import ZIP_MAGIC, ImportDataError, check_file, finish, read_json
 
 GRADES = {"C": "pass", "I": "fail", "P": "warn"}
@@ -122,7 +123,7 @@ def import_inspect_log(path: str | Path, *, scorers: list[str] | None = None) ->
             raise ImportDataError("has no sample 'id'; expected an EvalSample", p, ref, "id")
         sid, epoch = s["id"], s.get("epoch", 1)
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
-            raise ImportDataError(f"epoch {epoch!r}; expected an integer >= 1", p, f"sample {sid}", "epoch")
+            raise ImportDataError(f"epoch {quote(epoch)}; expected an integer >= 1", p, f"sample {sid}", "epoch")
         where = f"sample {sid} epoch {epoch}"
         scores = s.get("scores") or {}
         err = s.get("error")
@@ -146,7 +147,7 @@ def import_inspect_log(path: str | Path, *, scorers: list[str] | None = None) ->
                 elif isinstance(raw, str) and raw in GRADES:
                     verdict = GRADES[raw]
                 else:
-                    raise ImportDataError(f"unknown score value {raw!r}; expected {EXPECTED_VALUE}", p, where,
+                    raise ImportDataError(f"unknown score value {quote(raw)}; expected {EXPECTED_VALUE}", p, where,
                                           f"scores.{name}.value")
             rows.append({"item_id": str(sid), "dataset": task, "judge": str(judge), "model": model,
                          "strategy": name, "order": "", "sample": epoch - 1, "verdict": verdict,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab._fileio import quote
 from evallab.importers._common import ImportDataError, finish, need, read_json, text_field
 
 DATASET = "mt_bench"
@@ -45,20 +46,20 @@ def _judge(obj: dict, path: Path, where: str) -> tuple[str, str]:
         return j, ""
     if (isinstance(j, list) and len(j) == 2 and all(isinstance(x, str) and x.strip() for x in j)):
         return j[0], j[1]
-    raise ImportDataError(f"{j!r} is not usable; expected a [judge_model, prompt_name] pair, e.g. "
+    raise ImportDataError(f"{quote(j)} is not usable; expected a [judge_model, prompt_name] pair, e.g. "
                           '["gpt-4", "pair-v2"]', path, where, "judge")
 
 
 def _int(obj: dict, field: str, path: Path, where: str, expected: str) -> int:
     v = need(obj, field, path, where, expected)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-        raise ImportDataError(f"{v!r} is not usable; expected {expected}", path, where, field)
+        raise ImportDataError(f"{quote(v)} is not usable; expected {expected}", path, where, field)
     return int(v)
 
 
 def _pair(a: str, b: str, path: Path, where: str, field: str) -> tuple[str, str]:
     if a == b:
-        raise ImportDataError(f"both outputs come from {a!r}; expected two different models", path, where, field)
+        raise ImportDataError(f"both outputs come from {quote(a)}; expected two different models", path, where, field)
     return (a, b) if a < b else (b, a)
 
 
@@ -102,7 +103,7 @@ def import_mt_bench_pair(path: str | Path) -> pd.DataFrame:
         for game, field in ((1, "g1_winner"), (2, "g2_winner")):
             w = need(o, field, doc.path, where, f"one of {list(PAIR_VALUES)}")
             if w not in PAIR_VALUES:
-                raise ImportDataError(f"unknown verdict {w!r}; expected one of {list(PAIR_VALUES)}", doc.path,
+                raise ImportDataError(f"unknown verdict {quote(w)}; expected one of {list(PAIR_VALUES)}", doc.path,
                                       where, field)
             shown_first = m1 if game == 1 else m2
             winner = {"model_1": m1, "model_2": m2}.get(w)
@@ -145,7 +146,7 @@ def import_mt_bench_single(path: str | Path, *, thresholds: tuple[float, float] 
         jmodel, prompt = _judge(o, doc.path, where)
         s = need(o, "score", doc.path, where, "a rating 1-10, or -1 when none was parsed")
         if isinstance(s, bool) or not isinstance(s, (int, float)) or not (s == -1 or 1 <= s <= 10):
-            raise ImportDataError(f"unknown score {s!r}; expected a rating 1-10, or -1 when none was parsed",
+            raise ImportDataError(f"unknown score {quote(s)}; expected a rating 1-10, or -1 when none was parsed",
                                   doc.path, where, "score")
         if s == -1:
             verdict, err, score = None, ERROR_SINGLE, None
@@ -169,7 +170,7 @@ def _human_rows(path: str | Path) -> tuple[Path, list[dict]]:
                                                                ("model A's name", "model B's name"))
         w = need(o, "winner", doc.path, where, f"one of {list(HUMAN_VALUES)}")
         if w not in HUMAN_VALUES:
-            raise ImportDataError(f"unknown verdict {w!r}; expected one of {list(HUMAN_VALUES)}", doc.path, where,
+            raise ImportDataError(f"unknown verdict {quote(w)}; expected one of {list(HUMAN_VALUES)}", doc.path, where,
                                   "winner")
         winner = {"model_a": a, "model_b": b}.get(w)
         verdict = "tie" if winner is None else "1" if winner == o1 else "2"

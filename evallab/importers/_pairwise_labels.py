@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab._fileio import quote
 from evallab.importers._common import ImportDataError, finish, need, read_json, text_field
 
 #: relation → (side shown first or second that won: "A"/"B"/"=" , strength 1 or 2)
@@ -47,7 +48,7 @@ def _relation(value, order: str, null_error: str, path, where: str, field: str, 
             raise KeyError(value)
         verdict, score = relation_verdict(value, order)
     except KeyError:
-        raise ImportDataError(f"unknown {what} {value!r}; expected {EXPECTED_REL}", path, where, field) from None
+        raise ImportDataError(f"unknown {what} {quote(value)}; expected {EXPECTED_REL}", path, where, field) from None
     return verdict, score, None
 
 def import_arena_hard(path: str | Path, *, baseline: str | None = None) -> pd.DataFrame:
@@ -145,7 +146,7 @@ def import_judgebench(path: str | Path) -> pd.DataFrame:
             except KeyError:
                 gold = None
             if gold is None:
-                raise ImportDataError(f"unknown label {label!r}; expected {EXPECTED_REL}", doc.path, where,
+                raise ImportDataError(f"unknown label {quote(label)}; expected {EXPECTED_REL}", doc.path, where,
                                       "label")
         js = need(o, "judgments", doc.path, where, "a list of 2 judgments (the second in swapped order)")
         if not isinstance(js, list) or not 1 <= len(js) <= 2:

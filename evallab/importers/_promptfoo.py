@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evallab._fileio import quote
 from evallab.importers._common import ImportDataError, finish, read_json
 
 #: promptfoo assertion types graded by a model (``src/assertions``); ``not-<type>`` inverts one
@@ -76,10 +77,10 @@ def import_promptfoo(path: str | Path, *, types: list[str] | None = None) -> pd.
             raise ImportDataError(f"is a {type(r).__name__}; expected an EvaluateResult object", doc.path, where)
         for f in ("testIdx", "promptIdx"):
             if not isinstance(r.get(f), int) or isinstance(r.get(f), bool):
-                raise ImportDataError(f"{r.get(f)!r}; expected an integer index", doc.path, where, f)
+                raise ImportDataError(f"{quote(r.get(f))}; expected an integer index", doc.path, where, f)
         prov = _provider_id(r.get("provider"))
         if not prov:
-            raise ImportDataError(f"{r.get('provider')!r}; expected the evaluated provider (an id string or "
+            raise ImportDataError(f"{quote(r.get('provider'))}; expected the evaluated provider (an id string or "
                                   "{id, label})", doc.path, where, "provider")
         tc = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
         test_opts = tc.get("options") if isinstance(tc.get("options"), dict) else {}
@@ -109,7 +110,7 @@ def import_promptfoo(path: str | Path, *, types: list[str] | None = None) -> pd.
             elif ok is None:
                 verdict, err = None, f"the component has no pass/fail ({c.get('reason') or 'no reason given'})"
             else:
-                raise ImportDataError(f"unknown verdict {ok!r}; expected true or false", doc.path, w, "pass")
+                raise ImportDataError(f"unknown verdict {quote(ok)}; expected true or false", doc.path, w, "pass")
             score = c.get("score")
             rows.append({"item_id": f"test{r['testIdx']}/prompt{r['promptIdx']}/{prov}/assert{j}",
                          "dataset": "promptfoo", "subset": subset, "judge": judge,

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evallab import _fileio as fileio
 from evallab import verdicts as V
-from evallab.importers._common import BOM, ImportDataError, check_file, read_json
+from evallab.importers._common import ImportDataError, check_file, read_json
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
 EXPECTED = "a table: .csv/.tsv (header row), .jsonl/.ndjson (one object per line), .json (array of objects), .parquet"
@@ -19,58 +20,28 @@ def read_any_table(path: str | Path) -> tuple[pd.DataFrame, str]:
     """Read a table as strings where the format allows; returns ``(frame, unit)`` (``unit``: how a data row is named
     in errors: ``row`` for CSV/Parquet, ``line`` for JSON lines, ``entry`` for a JSON array).
 
-    CSV/TSV are read with pandas' pyarrow engine (all columns as text; a UTF-8 byte-order mark is skipped).
+    CSV/TSV/Parquet are read by :func:`evallab._fileio.read_table` (the loaders' reader: CSV columns as text; the
+    encoding from a byte-order mark; duplicated column names, nested columns and non-finite numbers refused).
 
     Raises
     ------
     ImportDataError
-        Not a regular file, empty, an unknown extension, not UTF-8, a malformed CSV or Parquet file, a JSON value
-        that is not an array of objects.
+        Not a regular file, empty, an unknown extension, not UTF-8 (the byte offset named), a malformed CSV or
+        Parquet file, a column name given twice, a nested Parquet column, a non-finite number, a JSON value that is
+        not an array of objects.
     """
     p = check_file(path, EXPECTED)
     suffix = p.suffix.lower()
     if suffix not in SUFFIXES:
         raise ImportDataError(f"unknown file type {suffix!r}; expected {EXPECTED}", p)
-    if suffix == ".parquet":
-        try:
-            return pd.read_parquet(p), "row"
-        except Exception as exc:  # pyarrow raises several types
-            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
-    if suffix in (".csv", ".tsv"):
-        return _read_csv(p, "\t" if suffix == ".tsv" else ","), "row"
+    if suffix in (".parquet", ".csv", ".tsv"):
+        return fileio.read_table(p, EXPECTED, ImportDataError, na="NA")
     doc = read_json(p, EXPECTED)
     if doc.kind == "json" and not isinstance(doc.value, list):
         raise ImportDataError("is a single JSON value, not an array of objects; expected " + EXPECTED, p)
     records = [o for _, o in doc.objects(EXPECTED)]
-    return pd.DataFrame.from_records(records), ("line" if doc.kind == "jsonl" else "entry")
-
-
-def _read_csv(p: Path, sep: str) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    with p.open("rb") as fh:
-        head = fh.read(len(BOM))
-    try:
-        tbl = pacsv.read_csv(p, read_options=pacsv.ReadOptions(skip_rows=0, use_threads=True),
-                             parse_options=pacsv.ParseOptions(delimiter=sep),
-                             convert_options=pacsv.ConvertOptions(strings_can_be_null=True,
-                                                                  null_values=[""],
-                                                                  column_types=None, auto_dict_encode=False))
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
-        msg = str(exc).splitlines()[0]
-        raise ImportDataError(f"not a well-formed CSV table ({msg}); expected UTF-8 text with a header row", p) \
-            from None
-    if head == BOM and tbl.column_names and tbl.column_names[0].startswith("\ufeff"):
-        tbl = tbl.rename_columns([tbl.column_names[0][1:], *tbl.column_names[1:]])
-    # every column as text: the map decides what the values mean
-    cols = {}
-    for name, col in zip(tbl.column_names, tbl.columns, strict=True):
-        if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
-            col = col.cast(pa.string())
-        cols[name] = col
-    return pa.table(cols).to_pandas(types_mapper=lambda t: pd.StringDtype() if pa.types.is_string(t)
-                                    or pa.types.is_large_string(t) else None)
+    unit = "line" if doc.kind == "jsonl" else "entry"
+    return fileio.check_finite(pd.DataFrame.from_records(records), p, ImportDataError, unit=unit), unit
 
 
 #: the extra column a numeric human (gold) score is kept in
@@ -267,7 +238,7 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
             i = int(bad.to_numpy().nonzero()[0][0])
             line = f" (file line {i + 2})" if unit == "row" and p.suffix.lower() in (".csv", ".tsv") else ""
             exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
-            raise ImportDataError(f"unknown {c} value {df[c].iloc[i]!r}; expected {exp}", p,
+            raise ImportDataError(f"unknown {c} value {fileio.quote(df[c].iloc[i])}; expected {exp}", p,
                                   f"{unit} {i + 1}{line}", src_name[c])
         if c == "verdict":
             na_by_map = raw.isin(to_na).fillna(False)
@@ -358,20 +329,15 @@ def _has_duplicate_key(out: dict, constant: set, n: int) -> bool:
 def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     suffix = p.suffix.lower()
     if suffix == ".parquet":
-        try:
-            tbl = pq.read_table(p)
-        except Exception as exc:  # pyarrow raises several types
-            raise ImportDataError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", p) from None
+        tbl = fileio.read_parquet_arrow(p, ImportDataError)
         unit, line_of, pdf = "row", None, None
     else:
-        # pandas' C reader (the fastest here); "" is the only NA marker, as in the pandas path
-        try:
-            df = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", keep_default_na=False, na_values=[""])
-        except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        # pandas' C reader (the fastest here) after the reader's checks; "" is the only NA marker, as in the
+        # pandas path
+        df = fileio.read_csv_typed(p, "\t" if suffix == ".tsv" else ",", ImportDataError)
+        if df is None:
             return None  # the pandas path names the problem
         for c in _STRING_COLS:
             src = cmap.get(c, c)
@@ -409,71 +375,118 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         cols[k] = _const(v, n, pa.string())  # cast to the tidy type below
     if any(c not in cols for c in V.REQUIRED):
         return None
-    src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
-    na_by_map = None
-    for c in ("verdict", "gold"):
-        if c not in cols:
-            continue
-        arr = cols[c].cast(pa.string())
-        distinct = pc.unique(arr).to_pylist()
-        norm = [_norm_one(v, vmap) for v in distinct]
-        bad = [d for d, v in zip(distinct, norm, strict=True) if v is not None and v not in V.VERDICTS]
-        if bad:
-            i = min(pc.index(arr, b).as_py() for b in bad)
-            line = f" (file line {i + line_of})" if line_of else ""
-            exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
-            raise ImportDataError(f"unknown {c} value {arr[i].as_py()!r}; expected {exp}", p,
-                                  f"{unit} {i + 1}{line}", src_name[c])
-        idx = pc.index_in(arr, value_set=pa.array(distinct, type=pa.string()), skip_nulls=False)
-        cols[c] = pc.take(pa.array(norm, type=pa.string()), idx)
-        if c == "verdict":
-            to_na = [d for d in distinct if d is not None and vmap and d.strip() in vmap
-                     and _norm_one(d, vmap) is None]
-            na_by_map = pc.is_in(arr, value_set=pa.array(to_na, type=pa.string())) if to_na else None
-    verdict_na = pc.is_null(cols["verdict"])
-    src = src_name["verdict"]
-    reason = pc.if_else(verdict_na, pa.scalar(f"no verdict (empty or NA) in column '{src}'"),
-                        pa.scalar(None, pa.string()))
-    if na_by_map is not None:
-        reason = pc.if_else(na_by_map, pa.scalar(f"the value map sends this '{src}' value to NA"), reason)
-    cols["error"] = pc.coalesce(cols["error"].cast(pa.string()), reason) if "error" in cols else reason
-    out = {}
+    out: dict = {}
     constant = set(consts)
+
+    def typed(c: str):
+        """The tidy column ``c`` as an Arrow array of its type; ``None``: a value the pandas path names."""
+        t = V.SCHEMA[c]
+        if c not in cols:
+            default = V.DEFAULTS.get(c)
+            typ = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64()}[t]
+            constant.add(c)
+            return _const(default, n, typ) if default is not None else pa.nulls(n, typ)
+        a = cols[c]
+        if t == "string":
+            a = a.cast(pa.string())
+            if c in ("item_id", "judge"):
+                empty = pc.or_kleene(pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_length(a), 0)),
+                                     pc.utf8_is_space(a))
+                if pc.any(empty).as_py():
+                    return None
+            if c == "order":
+                a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.fill_null(a, "")))
+                if not pc.all(pc.is_in(a, value_set=pa.array(list(V.ORDERS)))).as_py():
+                    return None
+            elif c in V.DEFAULTS:
+                a = pc.fill_null(a, V.DEFAULTS[c])
+        elif t == "Int64":
+            a = a.cast(pa.int64())
+            if c == "sample":
+                a = pc.fill_null(a, 0)
+                if pc.any(pc.less(a, 0)).as_py():
+                    return None
+        else:
+            a = a.cast(pa.float64())
+            if pc.any(pc.is_inf(a)).as_py():
+                return None  # the pandas path names the row
+        return a
+
+    arrow_errors = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
     try:
-        for c, t in V.SCHEMA.items():
+        for c in V.KEY:  # the key columns first: their uniqueness is checked in a thread meanwhile
+            out[c] = typed(c)
+            if out[c] is None:
+                return None
+    except arrow_errors:
+        return None  # a value the pandas path names
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # Arrow's kernels release the GIL: the sort runs alongside
+        duplicated = pool.submit(_has_duplicate_key, dict(out), set(constant), n)
+        src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
+        na_by_map = None
+        for c in ("verdict", "gold"):
             if c not in cols:
-                default = V.DEFAULTS.get(c)
-                typ = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64()}[t]
-                out[c] = _const(default, n, typ) if default is not None else pa.nulls(n, typ)
-                constant.add(c)
                 continue
-            a = cols[c]
-            if t == "string":
-                a = a.cast(pa.string())
-                if c in ("item_id", "judge"):
-                    empty = pc.or_kleene(pc.or_kleene(pc.is_null(a), pc.equal(pc.utf8_length(a), 0)),
-                                         pc.utf8_is_space(a))
-                    if pc.any(empty).as_py():
-                        return None
-                if c == "order":
-                    a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.fill_null(a, "")))
-                    if not pc.all(pc.is_in(a, value_set=pa.array(list(V.ORDERS)))).as_py():
-                        return None
-                elif c in V.DEFAULTS:
-                    a = pc.fill_null(a, V.DEFAULTS[c])
-            elif t == "Int64":
-                a = a.cast(pa.int64())
-                if c == "sample":
-                    a = pc.fill_null(a, 0)
-                    if pc.any(pc.less(a, 0)).as_py():
-                        return None
-            else:
-                a = a.cast(pa.float64())
-            out[c] = a
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None  # a value the pandas path names (e.g. a non-numeric score)
-    if _has_duplicate_key(out, constant, n):
-        return None
+            arr = cols[c].cast(pa.string())
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+            longest = max([len(k) for k in vmap] + [V._LABEL_MAX])
+            lengths = pc.utf8_length(arr)
+            if (pc.max(lengths).as_py() or 0) > longest:  # refused as written, never copied whole into Python
+                i = pc.index(pc.greater(lengths, longest), True).as_py()
+                start = pc.utf8_slice_codeunits(arr.slice(i, 1), 0, fileio.QUOTE_LIMIT + 1)[0].as_py()
+                line = f" (file line {i + line_of})" if line_of else ""
+                exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+                raise ImportDataError(f"unknown {c} value {fileio.quote(start, length=lengths[i].as_py())}; expected "
+                                      f"{exp}", p, f"{unit} {i + 1}{line}", src_name[c])
+            enc = pc.dictionary_encode(arr)  # one hash pass: the distinct values and each row's code
+            distinct = enc.dictionary.to_pylist()
+            norm = [_norm_one(v, vmap) for v in distinct]
+            bad = [d for d, v in zip(distinct, norm, strict=True) if v is not None and v not in V.VERDICTS]
+            if bad:
+                i = min(pc.index(arr, b).as_py() for b in bad)
+                line = f" (file line {i + line_of})" if line_of else ""
+                exp = (f"a key of the value map {sorted(vmap)} or " if vmap else "") + f"one of {list(V.VERDICTS)}"
+                raise ImportDataError(f"unknown {c} value {fileio.quote(arr[i].as_py())}; expected {exp}", p,
+                                      f"{unit} {i + 1}{line}", src_name[c])
+            cols[c] = pc.take(pa.array(norm, type=pa.string()), enc.indices)
+            if c == "verdict":
+                to_na = [d for d in distinct if d is not None and vmap and d.strip() in vmap
+                         and _norm_one(d, vmap) is None]
+                na_by_map = pc.is_in(arr, value_set=pa.array(to_na, type=pa.string())) if to_na else None
+        verdict_na = pc.is_null(cols["verdict"])
+        src = src_name["verdict"]
+        reason = pc.if_else(verdict_na, pa.scalar(f"no verdict (empty or NA) in column '{src}'"),
+                            pa.scalar(None, pa.string()))
+        if na_by_map is not None:
+            reason = pc.if_else(na_by_map, pa.scalar(f"the value map sends this '{src}' value to NA"), reason)
+        cols["error"] = pc.coalesce(cols["error"].cast(pa.string()), reason) if "error" in cols else reason
+        try:
+            for c in V.SCHEMA:
+                if c in out:
+                    continue
+                out[c] = typed(c)
+                if out[c] is None:
+                    return None
+        except arrow_errors:
+            return None  # a value the pandas path names (e.g. a non-numeric score)
+        if duplicated.result():
+            return None
+    # numeric columns the file lacks: built as pandas arrays at once (an Arrow round trip copies each of them)
+    import numpy as np
+
+    direct = {}
+    for c in [c for c in constant if V.SCHEMA[c] in ("Int64", "Float64") and c not in cols]:
+        default = V.DEFAULTS.get(c)
+        if V.SCHEMA[c] == "Int64":
+            direct[c] = pd.arrays.IntegerArray(np.full(n, default or 0, dtype=np.int64),
+                                               np.full(n, default is None, dtype=bool))
+        else:
+            direct[c] = pd.arrays.FloatingArray(np.full(n, default if default is not None else 0.0),
+                                                np.full(n, default is None, dtype=bool))
+        del out[c]
     table = pa.table(out if pdf is not None else {**out, **extra})
 
     def mapper(t):
@@ -486,7 +499,9 @@ def _fast_table(p: Path, cmap: dict, vmap: dict, consts: dict) -> pd.DataFrame |
         return None
 
     tidy = table.to_pandas(types_mapper=mapper)
+    order = [*V.SCHEMA, *(c for c in tidy.columns if c not in V.SCHEMA)]
+    got = {c: (direct[c] if c in direct else tidy[c]) for c in order}
     if pdf is None:
-        return tidy
+        return pd.DataFrame(got, copy=False)
     # extra columns exactly as pandas read them (no round trip through Arrow)
-    return pd.DataFrame({**{c: tidy[c] for c in tidy.columns}, **{c: pdf[c] for c in extra}}, copy=False)
+    return pd.DataFrame({**got, **{c: pdf[c] for c in extra}}, copy=False)

@@ -18,9 +18,7 @@ import os
 import time
 from pathlib import Path
 
-
-class LockTimeout(Exception):
-    """The lock was not acquired within the timeout (internal; the runner raises ``OutputBusyError``)."""
+from evallab.errors import LockTimeout
 
 
 class OutputLock:

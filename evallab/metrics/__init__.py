@@ -32,6 +32,9 @@ the source it follows and an example; the modules behind them are private):
   weighted kappa);
 - can the judge replace an annotator — :func:`alt_test` (Calderon et al.'s Alternative Annotator Test: winning
   rate, average advantage probability, the smallest passing ε);
+- juries — :func:`jury_verdicts` (one verdict from several judges' replies: majority, strict majority, unanimity,
+  weights learnt on a held-out split; a stated rule for unparsed members), :func:`jury_comparison` (each jury beside
+  its members: verdict rate, accuracy, position consistency, cost, with intervals);
 - the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
   design checked and encoded once, for several estimators).
 
@@ -66,6 +69,7 @@ _NAMES = {
     **{n: ("_design", n) for n in ("describe", "paired_design")},
     **{n: ("_scales", n) for n in ("human_ceiling", "rater_reliability", "score_agreement")},
     "alt_test": ("_alt_test", "alt_test"),
+    **{n: ("_jury", n) for n in ("jury_comparison", "jury_verdicts")},
 }
 __all__ = sorted(_NAMES)
 #: the estimators load on first use (``evallab.metrics.position_bias``), so importing one does not import every

@@ -9,11 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from evallab.errors import DataError, EvallabError
 from evallab.paths import _bundle
-from evallab.reporting._params import ParameterError, check_report_name
+from evallab.reporting._params import ParameterError, check_parameters, check_report_name
 
 
 @dataclass
@@ -34,28 +32,28 @@ def load_config(path: str | Path) -> list[ReportSpec]:
     """Read and check ``reports.yaml``: one :class:`ReportSpec` per run, a grid entry expanded into one run per
     combination (named ``<entry>-<slug of its values>``, :func:`evallab.reporting._grid.expand`).
 
-    Every grid combination's parameters are checked against the notebook before anything runs; plain entries'
-    parameters are checked when the run starts (a bad one fails that report only). ``reads`` (paths relative to
-    the file's folder) and a grid's ``compare`` are kept on the specs. A relative ``*_path`` parameter is read from
-    the notebook's folder, else from the file's folder (made absolute then).
+    Every entry's parameters (each grid combination's too) are checked against the notebook before anything runs
+    (:func:`evallab.reporting._params.check_parameters`: names, types, declared ranges, paths that must exist,
+    list bounds), so a bad one stops the batch before a kernel starts or a file is written. ``reads`` (paths
+    relative to the file's folder) and a grid's ``compare`` are kept on the specs. A relative ``*_path`` parameter
+    is read from the notebook's folder, else from the file's folder (made absolute then).
 
     Raises
     ------
     DataError
-        Missing file, invalid YAML, a missing ``reports`` list, an entry without ``name``/``notebook``, a
+        Missing file, invalid YAML (aliases expanding past a small bound refused), a missing ``reports`` list, an entry without ``name``/``notebook``, a
         duplicated name (also among grid runs), a notebook that does not exist, ``parameters`` that are not a
         mapping, ``reads`` that is not a list of strings, ``compare`` without ``grid``, or a grid that does not fit
         the notebook (:func:`evallab.reporting._grid.check_grid`, naming the combination).
     """
+    from evallab import _fileio as F
     from evallab.reporting._grid import check_grid
 
     path = Path(path)
-    if not path.exists():
-        raise DataError("no such file; expected a reports.yaml listing the batch (`evallab init DIR` starts a study folder with one)", path=str(path))
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise DataError(f"not valid YAML ({exc})", path=str(path)) from None
+    # the safe loader that refuses duplicated keys and aliases expanding past a small bound ("billion laughs")
+    doc = F.load_yaml(path, "a reports.yaml listing the batch", DataError,
+                      missing="no such file; expected a reports.yaml listing the batch (`evallab init DIR` starts a "
+                              "study folder with one)")
     if not isinstance(doc, dict) or not isinstance(doc.get("reports"), list):
         raise DataError("expected a mapping with a 'reports' list", path=str(path), column="reports")
     specs, seen = [], set()
@@ -91,6 +89,10 @@ def load_config(path: str | Path) -> list[ReportSpec]:
             if "compare" in e:
                 raise DataError("'compare' chooses the metric plotted across a grid; this entry has no 'grid'",
                                 path=str(path), row=i, column="compare")
+            try:  # before anything runs: a bad value (type, range, missing path, list bound) stops the batch
+                check_parameters(nb, params)
+            except ParameterError as exc:
+                raise DataError(f"entry {e['name']!r}: {exc}", path=str(path), row=i, column="parameters") from None
             specs.append(ReportSpec(e["name"], nb.resolve(), params, title, reads=reads))
             continue
         try:

@@ -165,3 +165,53 @@ def test_weighted_annotator_win_rates_from_continuous_preference(raw, ae):
     disc = win_rates(ae.verdicts[ae.verdicts["judge"] == judge], preference=None, n_resamples=0)
     assert not np.isclose(disc.set_index("generator_2").loc["claude-2.1", "win_rate"], w.loc["claude-2.1",
                                                                                                "win_rate"])
+
+
+# ----------------------------------------------------------------- the legacy draw code 0 (issue 32, alpaca_eval#290)
+def _alpaca_win_rate(prefs) -> float:
+    """AlpacaEval's own win rate (``metrics/helpers.py`` / ``get_winrate``), written out here: 0 is read as 1.5 "for
+    backward compatibility", then the mean of ``preference - 1`` — a draw counts half."""
+    p = [1.5 if float(x) == 0 else float(x) for x in prefs]
+    return sum(x - 1 for x in p) / len(p)
+
+
+def test_the_loader_reads_preference_0_as_a_draw(tmp_path, raw):
+    from evallab.metrics import win_rates
+
+    folder = tmp_path / "ae"
+    shutil.copytree(FOLDER, folder)
+    rows = [dict(r) for r in raw]
+    key = (rows[0]["annotator"], rows[0]["generator_2"])
+    group = [i for i, r in enumerate(rows) if (r["annotator"], r["generator_2"]) == key and r["preference"]]
+    for i in group[:7]:  # seven of the group's preferences written with the legacy draw code
+        rows[i]["preference"] = "0"
+    with open(folder / "multi_annotator_preferences.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(raw[0]))
+        w.writeheader()
+        w.writerows(rows)
+    ae = load_alpaca_eval(folder)
+    v = ae.verdicts
+    g = v[(v["judge"] == key[0]) & (v["generator_2"] == key[1])]
+    zero = {rows[i]["instruction_idx"] for i in group[:7]}
+    drawn = g[g["instruction_idx"].astype(str).isin(zero)]
+    assert len(drawn) == 7 and (drawn["verdict"] == "tie").all() and (drawn["score"] == 1.5).all()
+    prefs = [rows[i]["preference"] for i in group]
+    got = win_rates(v, n_resamples=0)
+    got = got[(got["judge"] == key[0]) & (got["generator_2"] == key[1])]["win_rate"].iloc[0]
+    assert got == pytest.approx(_alpaca_win_rate(prefs))
+
+
+def test_the_importer_reads_preference_0_as_a_draw_with_the_same_win_rate(tmp_path):
+    from evallab.importers import import_file
+    from evallab.metrics import win_rates
+
+    prefs = [1, 2, 0, 2, 0, 1.5, 2]
+    entries = [{"instruction": f"q{i}", "output_1": "a", "generator_1": "base", "output_2": "b",
+                "generator_2": "model", "annotator": "legacy_gpt4", "preference": p} for i, p in enumerate(prefs)]
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    df = import_file(path)
+    assert df["verdict"].tolist() == ["1", "2", "tie", "2", "tie", "tie", "2"]
+    assert df["score"].tolist() == [1.0, 2.0, 1.5, 2.0, 1.5, 1.5, 2.0]
+    w = win_rates(df, n_resamples=0)["win_rate"].iloc[0]
+    assert w == pytest.approx(_alpaca_win_rate(prefs)) and w == pytest.approx((3 + 0.5 * 3) / 7)

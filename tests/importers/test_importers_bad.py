@@ -52,7 +52,7 @@ CASES = {
     'table_unknown_value.csv': (TABLE,
         ", row 2 (file line 3), field 'winner': unknown verdict value 'model_c'; expected a key of the value map ['model_a', 'model_b', 'tie'] or one of ['1', '2', 'tie', 'pass', 'warn', 'fail']"),
     'unknown_format.json': ([],
-        ": content matches no known format (first record's fields: ['bar', 'foo']); expected one of ['mt_bench_pair', 'mt_bench_single', 'mt_bench_human', 'alpaca_eval', 'arena_hard', 'inspect', 'promptfoo', 'judgebench', 'labels', 'table'] — name it with --format"),
+        ": content matches no known format (first record's fields: ['bar', 'foo']); expected one of ['mt_bench_pair', 'mt_bench_single', 'mt_bench_human', 'alpaca_eval', 'arena_hard', 'inspect', 'promptfoo', 'judgebench', 'labels', 'position_bias_analyzer', 'table'] — name it with --format"),
 }
 
 

@@ -62,7 +62,8 @@ def test_right_types_pass(tmp_path):
     ok = {"n_resamples": 10, "confidence": 0.9, "subsets": [], "judges": ["GPT-4"],
           "verdicts_path": str(tmp_path / "a.csv")}
     assert check_parameters(nb, ok) == ok
-    assert check_parameters(nb, {"confidence": 1}) == {"confidence": 1}  # an int is a float
+    nb02 = REPO_ROOT / "notebooks" / "02_position_bias.ipynb"
+    assert check_parameters(nb02, {"tie_credit": 1}) == {"tie_credit": 1}  # an int is a float (in [0, 1])
     assert notebook_parameters(nb)["n_resamples"].type == "int"
     assert parse_value("3", "int") == 3 and parse_value("[a, b]", "list[str]") == ["a", "b"]
     assert parse_value("3", "str") == "3" and parse_value("true", "bool") is True
@@ -199,3 +200,47 @@ def test_a_missing_path_parameter_is_refused_before_a_kernel_starts(tmp_path, ca
     table = tmp_path / "t.csv"
     table.write_text("item_id,judge,verdict\nq1,a,1\n")
     assert check_parameters(nb, {"verdicts_path": str(table), "data_dir": ""})  # existing / empty: accepted
+
+
+def test_list_keeps_descriptions_and_order_with_an_equals_sign_in_a_string_default(tmp_path, capsys, caplog):
+    """papermill#864: papermill's inspection cannot parse ``query: str = "a=b"`` and logs "Unable to parse line";
+    ``--list`` still shows every parameter in the cell's order with its description, and no warning."""
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell('first: int = 1  # the first one\n'
+                                     'query: str = "judge=gpt-4, k=2"  # a filter with = inside\n'
+                                     'old_style = "x=y"  # type: str  declared in a type comment\n'
+                                     'last: float = 0.5  # in (0, 1): the last one\n')
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell]
+    path = tmp_path / "eq.ipynb"
+    nbformat.write(nb, str(path))
+    code, text = run_cli(["run", path, "--list"], capsys)
+    assert code == 0
+    assert text.splitlines() == ['first: int = 1  # the first one',
+                                 'query: str = "judge=gpt-4, k=2"  # a filter with = inside',
+                                 'old_style: str = "x=y"  # declared in a type comment',
+                                 'last: float = 0.5  # in (0, 1): the last one']
+    assert "Unable to parse" not in text and "Unable to parse" not in caplog.text
+    assert check_parameters(path, {"query": "a=b", "old_style": "z"}) == {"query": "a=b", "old_style": "z"}
+    with pytest.raises(ParameterError, match=r"'last' of eq.ipynb is 1.5; expected a value in \(0, 1\)"):
+        check_parameters(path, {"last": 1.5})
+
+
+@pytest.mark.parametrize("help_, value, ok", [
+    ("in (0, 1): x", 0.5, True), ("in (0, 1): x", 1.0, False), ("in [0, 1]: x", 1.0, True),
+    ("in [1, inf): x", 0, False), ("in [1, inf): x", 10**9, True), ("in (-inf, 0]: x", -3, True),
+    ("at most 3 items: x", [1, 2, 3], True), ("at most 3 items: x", [1, 2, 3, 4], False),
+])
+def test_declared_constraints(tmp_path, help_, value, ok):
+    nb = nbformat.v4.new_notebook()
+    typ = "list[int]" if isinstance(value, list) else "float"
+    cell = nbformat.v4.new_code_cell(f"v: {typ} = {[] if isinstance(value, list) else 0.5}  # {help_}\n")
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell]
+    path = tmp_path / "c.ipynb"
+    nbformat.write(nb, str(path))
+    if ok:
+        assert check_parameters(path, {"v": value}) == {"v": value}
+    else:
+        with pytest.raises(ParameterError, match="'v' of c.ipynb"):
+            check_parameters(path, {"v": value})

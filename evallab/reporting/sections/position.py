@@ -30,6 +30,7 @@ Definitions and their sources, quoted, are in :mod:`evallab.metrics._position`. 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -618,4 +619,363 @@ def live_section(run: dict | None, *, confidence: float = 0.95, n_resamples: int
     return sec
 
 
-__all__ = ["balanced_calibration", "by_judge", "by_subset", "few_shot", "live_section", "load", "overview"]
+# ------------------------------------------------------------------------- nine real judges (Shi et al. 2024)
+#: the heading of the real-judges section
+REAL_HEADING = ("## Nine real judges reproduced: Shi et al. (2024) on MT-Bench\n"
+    "The judgments behind Shi et al., \"Judging the Judges\" (arXiv 2406.07791; Position-Bias-Analyzer, MIT): "
+    "nine 2024 judges — GPT-4 (0613, 1106-preview, 0125-preview), GPT-3.5-turbo (1106, 0125), Claude 3 Opus, "
+    "Sonnet and Haiku, Gemini Pro — on 96 MT-Bench comparisons (24 questions; vicuna-13b-v1.3 against "
+    "stablelm-tuned-alpha-7b, falcon-40b-instruct, claude-v1 and llama-13b), each in both orders and sent three "
+    "times: 5,184 full replies, no gold. Every reply is parsed twice: by evallab's own parser (the final verdict "
+    "statement wins) and as the authors did (the first `[[A]]`/`[[B]]`/`[[C]]`).")
+#: the authors' counting in words (shown under the reproduction table)
+AUTHORS_COUNTING = ("The authors' printed figure counts REPLIES, not pairs: the denominator is every reply their "
+                    "extraction parsed, and a parsed reply whose swapped reply was unparsed counts as consistent "
+                    "(Position-Bias-Analyzer `subeval/subjective/analyze_util.py` and `util.py`, commit 9f8b7e8e). "
+                    "evallab's figure is the share of PAIRS with both replies parsed that keep their verdict — the "
+                    "judge-level \"positional consistency\" of the authors' later analysis.")
+
+
+@dataclass
+class RealJudges:
+    """The bundled Position-Bias-Analyzer data a report section needs: the tidy ``table`` (5,184 replies), the
+    authors' ``printed`` figures (one row per record file) and the judges' ``prices`` per 1M tokens."""
+
+    table: pd.DataFrame
+    printed: pd.DataFrame
+    prices: pd.DataFrame
+
+
+def load_real_judges(data_dir: str = "") -> RealJudges:
+    """The nine judges of Shi et al. (2024) (:mod:`evallab.datasets._position_bias_analyzer`): the compact tidy
+    table, the figures the authors printed, the prices.
+
+    Raises
+    ------
+    DataError
+        A file of the dataset missing (naming it).
+    """
+    from evallab.datasets import _position_bias_analyzer as pba
+
+    return RealJudges(pba.load_position_bias_analyzer(data_dir), pba.printed_consistency(data_dir),
+                      pba.load_prices(data_dir))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+@bundled_section
+def real_judges(data_dir: str = "", *, contestant: str = "claude-v1", family: str = "claude-3",
+                confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The nine real judges of Shi et al. (2024), bundled (``data/position_bias_analyzer``): their position
+    consistency reproduced, price and stability (:func:`_nine_judges`), then family preference
+    (:func:`_family_preference`) — one section, two headings.
+
+    Parameters
+    ----------
+    data_dir : str, default ""
+        The dataset folder; empty: the bundled ``data/position_bias_analyzer``.
+    contestant, family
+        Family preference: the contestant and the judges' family (``prices.csv``'s ``family``) that shares its maker.
+    confidence, n_resamples, seed
+        Level, bootstrap resamples over comparisons and seed of every interval.
+
+    Returns
+    -------
+    Section
+        Both parts' findings, tables, figure, metrics, conclusions and caveats.
+
+    Raises
+    ------
+    DataError
+        A file of the dataset missing (naming it).
+    """
+    from evallab.metrics import _intervals as intervals
+
+    data = load_real_judges(data_dir)
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    with intervals.shared_resamples():  # every interval over the same comparisons draws its resamples once
+        a = _nine_judges(data, **ci)
+        b = _family_preference(data, contestant=contestant, family=family, **ci)
+    a.items += b.items
+    a.metrics.update(b.metrics)
+    a.conclusions += b.conclusions
+    a.caveats += [c for c in b.caveats if c not in a.caveats]
+    return a
+
+
+def _nine_judges(data: RealJudges, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """Shi et al.'s nine judges: the 27 printed position-consistency figures reproduced under the authors' counting
+    beside evallab's own; where evallab's parser and the authors' extraction differ (those replies shown);
+    preference fairness (Shi et al.'s positional preference score and evallab's unnormalised figure); repetition
+    stability against a random judge's chance level; position consistency against the price per 1M tokens (table
+    and figure).
+
+    Parameters
+    ----------
+    data : RealJudges
+        :func:`load_real_judges`.
+    confidence, n_resamples, seed
+        Level, bootstrap resamples over items (comparisons) and seed of every interval.
+
+    Returns
+    -------
+    Section
+        Findings, tables (reproduction per file, differing replies, per judge with prices), the cost–consistency
+        figure; metrics ``real_judges_reproduced`` (files whose printed N, M and X% are reproduced),
+        ``real_judges_files``, ``real_judges_parser_differences``, ``real_judges_consistency`` (per judge),
+        ``real_judges_price_spearman``.
+
+    Source: Shi et al. (2024), §3.1 (position consistency, preference fairness, repetition stability);
+    :mod:`evallab.metrics._shi`, :mod:`evallab.metrics._position`; prices: the authors'
+    ``price_vs_consistency.py`` (``data/position_bias_analyzer/SOURCE.md``).
+    """
+    from scipy.stats import spearmanr
+
+    from evallab.datasets._position_bias_analyzer import differs
+    from evallab.metrics import _shi as shi
+
+    t = data.table
+    ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    sec = Section().text(REAL_HEADING)
+    # --- the 27 printed figures
+    authors = shi.authors_position_consistency(t, ["judge", "sample"]).to_frame()
+    own = position.position_consistency(t, ["judge", "sample"], confidence=confidence, n_resamples=0)
+    rep = data.printed.merge(authors, on=["judge", "sample"], suffixes=("_printed", ""))
+    rep["reproduced"] = ((rep["consistent_printed"] == rep["consistent"]) & (rep["parsed_printed"] == rep["parsed"])
+                         & ((rep["consistent"] / rep["parsed"] * 100).map("{:.2f}".format)
+                            == rep["rate_pct_printed"].map("{:.2f}".format)))
+    ok = int(rep["reproduced"].sum())
+    frame = own.to_frame().merge(rep[["judge", "sample", "consistent_printed", "parsed_printed", "rate_pct_printed",
+                                      "consistent", "parsed", "reproduced"]], on=["judge", "sample"])
+    frame = frame.assign(repetition=frame["sample"] + 1,
+                         printed=[f"{a} of {b}: {x:.2f}%" for a, b, x in zip(frame["consistent_printed"],
+                                                                            frame["parsed_printed"],
+                                                                            frame["rate_pct_printed"], strict=True)],
+                         authors_counting=[f"{a} of {b}: {a / b * 100:.2f}%" for a, b in zip(
+                             frame["consistent"], frame["parsed"], strict=True)],
+                         match=frame["reproduced"].map({True: "yes", False: "NO"}))
+    repro = results(frame, own.measures, level=confidence, keys=["judge", "repetition"])
+    sec.finding(f"All {ok} of the {len(rep)} position-consistency figures the authors' code printed (\"N out of M "
+                "answers are consistent ... X%\") are reproduced exactly under their counting" if ok == len(rep)
+                else f"{ok} of the {len(rep)} printed position-consistency figures are reproduced exactly under the "
+                     "authors' counting")
+    sec.text(AUTHORS_COUNTING)
+    sec.table(repro, {"judge": "Judge", "repetition": "Repetition", "printed": "Printed by the authors",
+                      "authors_counting": "Reproduced (authors' counting: replies)", "match": "Same",
+                      "both_parsed": "Pairs (both parsed)", "position_consistency": "evallab: position consistency "
+                      "(pairs)"}, caption="Position consistency of each record file: the authors' printed figure, "
+                      "its reproduction, and evallab's figure on pairs", csv_name="real-judges-reproduced")
+    # --- parsers
+    diff = t[differs(t)]
+    no_mark = int(diff["authors_verdict"].isna().sum())
+    several = int((diff["authors_verdict"].notna() & diff["verdict_marks"].str.split().map(
+        lambda m: len(set(m)) > 1)).sum())
+    na_ours = int(diff["verdict"].isna().sum())
+    sec.finding(f"evallab's parser and the authors' extraction disagree on {len(diff)} of {len(t):,} replies "
+                f"({_pct(len(diff) / len(t))}): {no_mark} replies carry no `[[X]]` at all (the authors have no "
+                f"verdict; evallab reads \"Assistant A is better\" and the like), {several} name two or more "
+                f"different marks (the authors take the first, evallab the final statement — or no verdict when the "
+                f"final sentence names two: {na_ours} replies), and {len(diff) - no_mark - several} ends on words "
+                "after its single mark. Every other reply gets the same verdict from both.")
+    shown = diff.assign(repetition=diff["sample"] + 1, authors=diff["authors_verdict"].fillna("—"),
+                        evallab=diff["verdict"].fillna("— (" + diff["error"].fillna("") + ")"))
+    sec.table(shown[["judge", "repetition", "item_id", "order", "authors", "evallab", "verdict_marks",
+                     "reply_tail"]].reset_index(drop=True),
+              {"judge": "Judge", "repetition": "Repetition", "item_id": "Comparison", "order": "Order",
+               "authors": "Authors (first [[X]])", "evallab": "evallab", "verdict_marks": "Marks in the reply",
+               "reply_tail": "End of the reply"},
+              caption="The replies where the two extractions differ (verdicts in original terms: 1 = "
+                      "vicuna-13b-v1.3, 2 = its opponent)", csv_name="real-judges-parser-differences")
+    # --- per judge: consistency, preference, stability, price
+    per = position.position_consistency(t, ["judge"], **ci)
+    auth_mean = authors.groupby("judge")["position_consistency"].mean()
+    pref = shi.shi_preference_score(t, ["judge", "sample"]).to_frame().groupby("judge")["preference_score"].mean()
+    fair = position.position_bias(t, ["judge"], n_resamples=0)  # evallab's preference fairness, pooled
+    stab = agreement.repetition_stability(t, ["judge"], **ci)
+    shi_stab = shi.shi_repetition_stability(t, ["judge"]).to_frame().set_index("judge")["repetition_stability"]
+    chance = shi.random_judge_stability(3, 3)
+    prices = data.prices.set_index("judge")
+    f = per.to_frame().merge(stab.to_frame()[["judge", "units", "repetition_stability", "repetition_stability_low",
+                                              "repetition_stability_high", "repetition_stability_method"]],
+                             on="judge")
+    f = f.merge(fair.to_frame()[["judge", "preference_fairness"]], on="judge")
+    f = f.assign(authors_consistency=f["judge"].map(auth_mean), preference_score=f["judge"].map(pref),
+                 shi_stability=f["judge"].map(shi_stab),
+                 family=f["judge"].map(prices["family"]),
+                 input_usd_per_mtok=f["judge"].map(prices["input_usd_per_mtok"]),
+                 output_usd_per_mtok=f["judge"].map(prices["output_usd_per_mtok"]))
+    f = f.sort_values("position_consistency", ascending=False).reset_index(drop=True)
+    from evallab._results import Measure
+
+    measures = {**per.measures, **{c: stab.measure(c) for c in ("units", "repetition_stability")},
+                "preference_fairness": fair.measure("preference_fairness"),
+                "authors_consistency": Measure("authors_consistency", "Authors' counting (mean of 3 files)",
+                                               "proportion"),
+                "preference_score": Measure("preference_score", "Positional preference score (Shi et al.)",
+                                            "coefficient", digits=3),
+                "shi_stability": Measure("shi_stability", "Repetition stability (Shi et al.'s counting)",
+                                         "proportion"),
+                "input_usd_per_mtok": Measure("input_usd_per_mtok", "USD per 1M input tokens", "", digits=2),
+                "output_usd_per_mtok": Measure("output_usd_per_mtok", "USD per 1M output tokens", "", digits=2)}
+    table = results(f, measures, level=confidence, keys=["judge"])
+    best, worst = 0, len(table) - 1
+    pc_best, pc_worst = table.estimate("position_consistency", best), table.estimate("position_consistency", worst)
+    sec.finding(f"{table.at[best, 'judge']} is the most position-consistent judge (same verdict in both orders on "
+                f"{pc_best} of the comparison × repetition pairs), {table.at[worst, 'judge']} the least "
+                f"({pc_worst.number()}).", pc_best)
+    rho = spearmanr(f["input_usd_per_mtok"], f["position_consistency"])
+    cheap = f[f["input_usd_per_mtok"] <= 1.0]
+    top = cheap.iloc[0] if len(cheap) else None
+    dearer = f[(f["input_usd_per_mtok"] > 1.0) & (f["position_consistency"] < top["position_consistency"])] \
+        if top is not None else f.iloc[:0]
+    trend = ("dearer judges tend to be more consistent" if rho.statistic > 0 else
+             "dearer judges tend to be less consistent" if rho.statistic < 0 else "price and consistency are unrelated")
+    firm = ("" if rho.pvalue < 0.05 else
+            ", though with nine judges this is not distinguishable from no relation at the 5% level")
+    exception = (f"; {top['judge']} at ${top['input_usd_per_mtok']:.2f} per 1M input tokens keeps its verdict on "
+                 f"{_pct(top['position_consistency'])} of pairs, more than {len(dearer)} dearer judges "
+                 f"({', '.join(dearer['judge'])})") if len(dearer) else ""
+    sec.finding(f"Across the nine judges {trend}: Spearman's rank correlation of the input price per 1M tokens with "
+                f"position consistency is {rho.statistic:.2f} (n = 9 judges, p = {rho.pvalue:.2f}){firm}"
+                f"{exception}.")
+    lo_stab = table.estimate("repetition_stability", int(f["repetition_stability"].idxmin()))
+    sec.finding(f"Sent the same prompt three times, every judge gives its most frequent verdict in at least "
+                f"{lo_stab} of the samples of a request (repetition stability, Shi et al.; "
+                f"{f.at[int(f['repetition_stability'].idxmin()), 'judge']} lowest), against {_pct(chance)} for a "
+                "judge answering A, B or tie at random (17/27). (evallab divides by a request's parsed samples; Shi "
+                f"et al.'s code counts an unparsed sample against the mode — both are in the table; "
+                f"{int(t['verdict'].isna().sum())} replies are unparsed in all.)", lo_stab)
+    ps = f.set_index("judge")["preference_score"]
+    rec = ps[ps > 0].sort_values(ascending=False)
+    first = ps[ps <= 0]
+    sec.finding(f"Inconsistent pairs lean to the answer shown SECOND for {len(rec)} of the nine judges "
+                f"(Shi et al.'s positional preference score above 0"
+                + (f", strongest for {rec.index[0]} at {rec.iloc[0]:+.3f})" if len(rec) else ")")
+                + (f"; {', '.join(first.index)} {'leans' if len(first) == 1 else 'lean'} to the first "
+                   f"({', '.join(f'{x:+.3f}' for x in first)})" if len(first) else "") + ".")
+    sec.table(table, {"judge": "Judge", "family": "Family", "both_parsed": "Pairs (both parsed)",
+                      "position_consistency": "Position consistency (evallab: pairs)",
+                      "authors_consistency": "Authors' counting (mean of 3 files)",
+                      "preference_score": "Positional preference score (Shi et al.)",
+                      "preference_fairness": "Preference fairness (evallab, pooled)",
+                      "repetition_stability": "Repetition stability (evallab: parsed samples)",
+                      "shi_stability": "Repetition stability (Shi et al.: all samples)",
+                      "input_usd_per_mtok": "USD / 1M input tokens",
+                      "output_usd_per_mtok": "USD / 1M output tokens"},
+              caption=f"Per judge over the three repetitions (chance repetition stability {_pct(chance)}; preference: "
+                      "0 = fair, positive = the second-shown answer favoured); prices: the authors' price maps, "
+                      "spring 2024 list prices, Gemini Pro free", csv_name="real-judges-cost-consistency")
+    sec.figure(_cost_consistency_plot(f, confidence))
+    sec.metrics = {"real_judges_reproduced": ok, "real_judges_files": len(rep),
+                   "real_judges_parser_differences": len(diff),
+                   "real_judges_consistency": {r.judge: float(r.position_consistency) for r in f.itertuples()},
+                   "real_judges_price_spearman": float(rho.statistic)}
+    sec.conclusions.append(f"Shi et al.'s nine judges: all {ok} printed position-consistency figures reproduced; "
+                           f"{table.at[best, 'judge']} most consistent ({pc_best.number()}), price and consistency "
+                           f"rank-correlate at {rho.statistic:.2f} over 9 judges.")
+    sec.caveats.append("Shi et al.'s data hold no gold: consistency, stability and preference say how a judge "
+                       "behaves, not whether it is right.")
+    return sec
+
+
+def _cost_consistency_plot(f: pd.DataFrame, confidence: float):
+    """Position consistency (with its interval) against the input price per 1M tokens, one point per judge,
+    coloured by family; a symmetric-log price axis (Gemini Pro is free)."""
+    import matplotlib.pyplot as plt
+
+    from evallab.reporting import _plots as plots
+
+    plots.use_style()
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fams = list(dict.fromkeys(f["family"]))
+    for i, fam in enumerate(fams):
+        d = f[f["family"] == fam]
+        err = [(d["position_consistency"] - d["position_consistency_low"]).clip(lower=0),
+               (d["position_consistency_high"] - d["position_consistency"]).clip(lower=0)]
+        ax.errorbar(d["input_usd_per_mtok"], d["position_consistency"], yerr=err, fmt="o", capsize=3,
+                    color=plots.OKABE_ITO[i % len(plots.OKABE_ITO)], label=fam)
+        for r in d.itertuples():
+            ax.annotate(r.judge, (r.input_usd_per_mtok, r.position_consistency), textcoords="offset points",
+                        xytext=(5, 4), fontsize=plots.MIN_FONT)
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    ax.set_xscale("symlog", linthresh=0.25)
+    ticks = [0, 0.25, 0.5, 1, 3, 10, 30]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(ticks, [f"{x:g}" for x in ticks])  # plain labels: no mathtext
+    ax.set_xlim(-0.05, 150)  # room for the labels of the dearest judges
+    ax.set_xlabel("USD per 1M input tokens (symmetric log scale; Gemini Pro free)")
+    ax.set_ylabel(f"position consistency (pairs; {confidence:.0%} interval)")
+    ax.set_title("Position consistency vs price: nine judges (Shi et al. 2024)")
+    ax.legend(title="family", loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+#: the heading of the family-preference section ({contestant}, {family}, {items}: filled in)
+FAMILY_HEADING = ("## Family preference: {family} judges on {contestant}\n"
+    "Do judges favour a contestant of their own family? {contestant} is one of the contestants compared with "
+    "vicuna-13b-v1.3; the {family} judges' win rate for it (ties half) is set against the other judges' on the same "
+    "{items} comparisons, both orders and three repetitions pooled; the comparison is the resampling unit. There is "
+    "no gold: a difference says the two groups of judges disagree about {contestant}, not which group is right.")
+
+
+def _family_preference(data: RealJudges, *, contestant: str = "claude-v1", family: str = "claude-3",
+                      confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Section:
+    """The win rate ``family`` judges give ``contestant`` against the other judges' on the same comparisons
+    (:func:`evallab.metrics._shi.family_preference`), per judge and pooled, with the paired difference.
+
+    Parameters
+    ----------
+    data : RealJudges
+        :func:`load_real_judges`.
+    contestant : str, default "claude-v1"
+        The compared model.
+    family : str, default "claude-3"
+        The judges' family (``prices.csv``'s ``family`` column) that shares the contestant's maker.
+    confidence, n_resamples, seed
+        Level, bootstrap resamples over comparisons and seed.
+
+    Returns
+    -------
+    Section
+        A finding on the difference, the per-judge table; metrics ``family_preference_difference``,
+        ``family_preference_low``, ``family_preference_high``.
+
+    Source: arena-hard-auto#10 (judges favouring their own family); data: Shi et al. (2024).
+    """
+    from evallab.metrics import _shi as shi
+
+    judges = data.prices.loc[data.prices["family"] == family, "judge"].tolist()
+    r = shi.family_preference(data.table, contestant=contestant, family_judges=judges, confidence=confidence,
+                              n_resamples=n_resamples, seed=seed)
+    g = r.reset_index(drop=True)
+    i_f, i_o, i_d = (int(g.index[g["group"] == x][0]) for x in ("family judges", "other judges", "family − others"))
+    wf, wo, d = g.estimate("win_rate", i_f), g.estimate("win_rate", i_o), g.estimate("difference", i_d)
+    name = family.replace("-", " ").title()
+    if d.has_interval and d.excludes(0.0) and d.value > 0:
+        verdict = (f"the interval lies above 0: the {name} judges favour {contestant} more than the other judges do "
+                   "(a family preference, or a taste they share with its makers)")
+    elif d.has_interval and d.excludes(0.0):
+        verdict = (f"the interval lies below 0: the {name} judges are HARDER on {contestant} than the other judges — "
+                   "no sign of favouring their own family here")
+    else:
+        verdict = f"the interval includes 0: no difference between the {name} judges and the others is shown"
+    sec = Section().text(FAMILY_HEADING.format(contestant=contestant, family=name, items=int(g.at[i_d, "items"])))
+    sec.finding(f"The {name} judges give {contestant} a win rate of {wf.number()} against "
+                f"vicuna-13b-v1.3, the other judges {wo.number()}, on the same {int(g.at[i_d, 'items'])} "
+                f"comparisons: a difference of {d} — {verdict}.", d)
+    sec.table(r, {"group": "Judges", "items": "Comparisons", "replies": "Parsed replies",
+                  "win_rate": f"{contestant}'s win rate (ties half)", "difference": "Family − others"},
+              caption=f"Win rate of {contestant} against vicuna-13b-v1.3 by judge and judge group (no gold)")
+    sec.metrics = {"family_preference_difference": d.value, "family_preference_low": d.low,
+                   "family_preference_high": d.high}
+    sec.conclusions.append(f"Family preference ({family} judges on {contestant}, no gold): {d}.")
+    return sec
+
+
+__all__ = ["balanced_calibration", "by_judge", "by_subset", "few_shot", "live_section", "load", "overview",
+           "real_judges"]

@@ -1,0 +1,106 @@
+"""A judge study in one file (issue 29, item 3 — the plan): 2 prompts × 2 anchor sets × 2 judges expanded, the calls
+counted by hand, tokens from the rendered prompts, cost from the prices, ``--max-cost`` stops before any call."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from cli_helper import run_cli
+
+from evallab.errors import DataError, EvallabError
+from evallab.judges._anchor_sets import load_anchor_set
+from evallab.judges._study import load_study_file, plan_study, run_study
+from evallab.judges._templates import builtin_template, load_prompt_template, render_pairwise
+
+ITEMS = [{"item_id": f"q{i}", "instruction": f"Say {i}", "output_1": str(i), "output_2": "no"} for i in range(5)]
+TEMPLATE = ('{% set kind = "pairwise" %}{% block system %}Be strict.{% endblock %}{% block user %}{{ instruction }}'
+            "\n(a) {{ output_a }}\n(b) {{ output_b }}\n{{ reply_format }}{% endblock %}")
+ANCHORS = "name: two\nkind: pairwise\nanchors:\n  - {text: 'worked example', verdict: a}\n  - {text: other, verdict: b}\n"
+
+
+@pytest.fixture
+def study(tmp_path):
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(o) for o in ITEMS))
+    (tmp_path / "strict.j2").write_text(TEMPLATE)
+    (tmp_path / "two.yaml").write_text(ANCHORS)
+    f = tmp_path / "study.yaml"
+    f.write_text("name: s\nitems: items.jsonl\njudges:\n  - {name: big, model: m-big, max_tokens: 100}\n"
+                 "  - {name: small, model: m-small}\nprompts: [vanilla, strict.j2]\nanchor_sets: [none, two.yaml]\n"
+                 "orders: [ab, ba]\nsamples: 3\nprices: {m-big: [10, 30]}\n")
+    return f
+
+
+def test_plan_counts_calls_tokens_and_cost(study, tmp_path):
+    s = load_study_file(study)
+    p = plan_study(s)
+    cells = p[p["judge"] != "total"]
+    assert len(cells) == 2 * 2 * 2
+    assert (cells["calls"] == 5 * 2 * 3).all() and p.iloc[-1]["calls"] == 8 * 30 and p.attrs["items"] == 5
+    # tokens by hand for (strict.j2, two.yaml): every request rendered, ceil(chars / 4), times the samples
+    t, a = load_prompt_template(tmp_path / "strict.j2"), load_anchor_set(tmp_path / "two.yaml").ordered()
+    chars = sum(math.ceil(sum(len(m.content) for m in render_pairwise(t, it["instruction"], it["output_1"],
+                                                                          it["output_2"], order=o, anchors=a).messages) / 4)
+                for it in ITEMS for o in ("ab", "ba"))
+    row = cells[(cells["judge"] == "big") & (cells["prompt"] == t.identity) & (cells["anchor_set"] == "two")].iloc[0]
+    assert row["input_tokens_est"] == 3 * chars and row["output_tokens_est"] == 30 * 100
+    assert row["cost_usd_est"] == pytest.approx((3 * chars * 10 + 3000 * 30) / 1e6)
+    small = cells[cells["judge"] == "small"]
+    assert small["cost_usd_est"].isna().all() and (small["output_tokens_est"] == 30 * 256).all()
+    assert set(cells["prompt"]) == {builtin_template("vanilla").identity, t.identity}
+
+
+def test_max_cost_stops_before_any_call(study, capsys):
+    with pytest.raises(EvallabError, match=r"exceeds --max-cost \$0.0010; nothing was sent"):
+        plan_study(load_study_file(study), max_cost=0.001)
+    code, out = run_cli(["study", "plan", study, "--max-cost", "0.001"], capsys)
+    assert code == 2 and len(out.strip().splitlines()) == 1 and "nothing was sent" in out
+    code, out = run_cli(["study", "plan", study], capsys)
+    assert code == 0 and "TOTAL: 240 calls" in out and "big | vanilla@" in out
+
+
+def test_bad_study_files(tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text("items: nope.jsonl\njudges: [{model: m}]\n")
+    with pytest.raises(DataError, match="no such file; expected the items table"):
+        load_study_file(f)
+    (tmp_path / "i.jsonl").write_text(json.dumps(ITEMS[0]))
+    f.write_text("items: i.jsonl\njudges: [{model: m}]\norders: [ab, xy]\n")
+    with pytest.raises(DataError, match=r"orders \['ab', 'xy'\]"):
+        load_study_file(f)
+    f.write_text("items: i.jsonl\njudges: [{model: m}, {model: m}]\n")
+    with pytest.raises(DataError, match="repeat"):
+        load_study_file(f)
+
+
+class _Echo:
+    """A judge double: always picks the output shown first (position bias 1.0), counts its calls."""
+
+    def __init__(self, label):
+        self.label, self.model, self.calls = label, label, 0
+
+    async def judge(self, request):
+        from evallab.judges._types import JudgeReply
+
+        self.calls += 1
+        order = request.metadata["order"]
+        return JudgeReply(raw='{"verdict": "a"}', verdict="1" if order == "ab" else "2")
+
+
+def test_run_sends_exactly_the_planned_calls_and_resumes(study, tmp_path):
+    s = load_study_file(study)
+    judges = {"big": _Echo("big"), "small": _Echo("small")}
+    df = run_study(s, tmp_path / "out", judges=judges)
+    plan = df.attrs["plan"]
+    assert judges["big"].calls + judges["small"].calls == plan.iloc[-1]["calls"] == len(df) == 240
+    assert set(df["strategy"]) == set(plan["prompt"][:-1]) and set(df["anchor_set"]) == {"none", "two"}
+    assert sorted(df["sample"].unique()) == [0, 1, 2]
+    # the double always favours the first-shown output: position consistency 0 in every configuration
+    from evallab.metrics import position_consistency
+
+    pc = position_consistency(df, ["judge", "strategy", "anchor_set"], n_resamples=0)
+    assert len(pc) == 8 and (pc["position_consistency"] == 0).all()
+    again = {"big": _Echo("big"), "small": _Echo("small")}
+    run_study(s, tmp_path / "out", judges=again)  # resumed: nothing left to ask
+    assert again["big"].calls == again["small"].calls == 0
