@@ -53,7 +53,9 @@ def help_text(path: tuple[str, ...]) -> str:
             else:
                 os.environ[k] = v
     if result.exit_code != 0:
-        raise RuntimeError(f"evallab {' '.join(path)} --help exited {result.exit_code}: {result.output}")
+        from evallab.errors import EvallabError
+
+        raise EvallabError(f"evallab {' '.join(path)} --help exited {result.exit_code}: {result.output}")
     return "\n".join(line.rstrip() for line in _ANSI.sub("", result.output).strip("\n").splitlines())
 
 
