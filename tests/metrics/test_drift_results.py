@@ -66,7 +66,8 @@ def test_drift_groups_are_results_with_their_measures():
         m = t.measures
         assert (m["flip_rate"].label, m["flip_rate"].unit, m["flip_rate"].low, m["flip_rate"].high) == \
             ("Verdicts changed", "proportion", "flip_rate_low", "flip_rate_high")
-        assert (m["flip_rate"].n, m["flip_rate"].n_unit) == ("both_parsed", "replies")
+        # the share is over replies; its exact interval counts each item once, so its n is the items compared
+        assert (m["flip_rate"].n, m["flip_rate"].n_unit) == ("items_compared", "items")
         assert m["kappa"].unit == "coefficient" and m["delta_accuracy"].unit == "pp"
         assert (m["delta_accuracy"].low, m["delta_accuracy"].high) == ("delta_low", "delta_high")
         assert m["flip_p_adjusted"].unit == m["mcnemar_p"].unit == "p-value"  # kept after the gate filled them
@@ -88,7 +89,7 @@ def test_two_orders_bootstrap_and_one_order_wilson_and_kappa_methods():
     k, n_items = len(per) * per["ch"].sum() / per["n"].sum(), len(per)
     assert (e.low, e.high) == pytest.approx((sps.beta.ppf(0.025, k, n_items - k + 1),
                                              sps.beta.ppf(0.975, k + 1, n_items - k)))
-    assert e.n == len(rep.pairs) and e.n_unit == "replies"
+    assert e.n == n_items and e.n_unit == "items"  # the interval's unit: each item once
     assert rep.overall["kappa_method"].iloc[0] == bootstrap_method(N_RES, "item")
     assert rep.overall["delta_method"].iloc[0] == bootstrap_method(N_RES, "item", paired=True)
     # one reply per item: the exact binomial interval (statsmodels' "beta"), the asymptotic standard error for kappa
