@@ -318,8 +318,9 @@ def test_anchor_calibration_on_one_anchor_set_with_the_injected_rate():
 # -- live recordings ----------------------------------------------------------------------------------------------
 def test_live_recordings_absent():
     sec = sections.live_recordings(None, live_dir="data/live/x")
-    assert texts(sec) == ["No live SmolLM2 recordings in data/live/x: this section is skipped (the simulated judge "
-                          "above stands in)."]
+    # the section opens with its own heading (a section left out of a user's report leaves none behind)
+    assert texts(sec) == [sections.LIVE_HEADING, "No live SmolLM2 recordings in data/live/x: this section is skipped "
+                          "(the simulated judge above stands in)."]
     assert sec.metrics == {"live": None} and sec.tables == []
 
 
@@ -328,7 +329,7 @@ def test_live_recordings_with_probes_and_gold_on_part_of_the_answers():
     df.loc[df["item_id"].isin([f"x{i}" for i in range(20, 40)]), "gold"] = None
     df["study"] = np.where(df["kind"] == "content-free", "probe", "inflation")
     sec = sections.live_recordings(df, live_dir="rec", min_gold=10, n_resamples=0)
-    assert texts(sec)[0] == "100 live replies from the probe and inflation studies in rec."
+    assert texts(sec)[:2] == [sections.LIVE_HEADING, "100 live replies from the probe and inflation studies in rec."]
     lo = proportion_confint(3, 10, 0.05, "wilson")
     hi = proportion_confint(8, 10, 0.05, "wilson")
     assert sentences(sec)[0] == (f"j passes the content-free answer in 80.0% {interval(*hi)} (95% CI, Wilson score, "
@@ -356,7 +357,7 @@ def test_live_recordings_without_graded_answers_or_gold():
     graded = _pointwise({"balanced": (5, 4)}, gold=False)
     graded = graded[graded["kind"] == "answer"].assign(study="inflation")
     sec = sections.live_recordings(graded, live_dir="rec", n_resamples=0)
-    assert texts(sec)[1:] == ["The live recordings hold no content-free probe replies: no anchor calibration for "
+    assert texts(sec)[2:] == ["The live recordings hold no content-free probe replies: no anchor calibration for "
                               "them.", "The live recordings have no gold labels: no corrected rate for them."]
     assert sec.metrics["live"]["probe"] is None and sec.metrics["live"]["rates"] is None
 
