@@ -11,15 +11,22 @@ import typer
 
 def validate(paths: list[Path] = typer.Argument(..., help="evals.json, recordings, eval reports, manifests, "
                                                            "evals-state.json, or folders of them")) -> None:
-    """Validate scenario files, recordings, eval reports, manifests and state files; exit 1 on findings."""
+    """Validate scenario files, recordings, eval reports, manifests and state files; exit 1 on findings, 2 when an
+    input cannot be read at all (missing, not UTF-8, not JSON/YAML, empty: one line each on stderr)."""
     from evallab.experiments import validate_paths
 
     lines = validate_paths(paths)
-    for line in lines:
+    unreadable = [line for line in lines if line.status == "unreadable"]
+    checked = [line for line in lines if line.status != "unreadable"]
+    for line in checked:
         typer.echo(str(line))
-    n = sum(line.failed for line in lines)
-    typer.echo(f"{n} finding(s)")
-    if n:
+    if checked:
+        typer.echo(f"{sum(line.failed for line in checked)} finding(s)")
+    for line in unreadable:
+        typer.echo(str(line), err=True)
+    if unreadable:
+        raise typer.Exit(2)
+    if any(line.failed for line in checked):
         raise typer.Exit(1)
 
 

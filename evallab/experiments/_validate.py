@@ -19,7 +19,7 @@ from evallab.errors import EvallabError
 #: what :func:`file_kind` returns
 KINDS = ("evals", "recording", "eval-report", "manifest", "state", "folder", "unknown-json")
 #: the word a :class:`FileCheck` line starts with, by status
-_LABEL = {"ok": "ok  ", "fail": "FAIL", "error": "ERROR", "note": "note"}
+_LABEL = {"ok": "ok  ", "fail": "FAIL", "error": "ERROR", "unreadable": "ERROR", "note": "note"}
 
 
 def file_kind(path: str | Path) -> str:
@@ -119,9 +119,11 @@ class FileCheck:
 
     Attributes
     ----------
-    status : {"ok", "fail", "error", "note"}
-        ``ok``: a file read and summarised; ``fail``: a finding; ``error``: a file that could not be read or
-        told apart; ``note``: a finding that does not count (a non-failing AG row).
+    status : {"ok", "fail", "error", "unreadable", "note"}
+        ``ok``: a file read and summarised; ``fail``: a finding; ``error``: a file read but refused by its schema
+        (the error names the scenario, field or row); ``unreadable``: a file that could not be read at all (missing,
+        not UTF-8, not JSON/YAML, empty, a symbolic-link loop, of no known kind) — bad input to the command;
+        ``note``: a finding that does not count (a non-failing AG row).
     message : str
         The file and what was found.
     """
@@ -131,8 +133,8 @@ class FileCheck:
 
     @property
     def failed(self) -> bool:
-        """Whether the line counts as a failure (``fail`` or ``error``)."""
-        return self.status in ("fail", "error")
+        """Whether the line counts as a failure (``fail``, ``error`` or ``unreadable``)."""
+        return self.status in ("fail", "error", "unreadable")
 
     def __str__(self) -> str:
         return f"{_LABEL[self.status]} {self.message}"
@@ -202,7 +204,10 @@ def validate_paths(paths: Sequence[str | Path]) -> list[FileCheck]:
             else:
                 raise EvallabError(f"{p}: cannot tell what this file is (not JSON/YAML of a known kind)")
         except EvallabError as exc:
-            lines.append(FileCheck("error", str(exc)))
+            # a file that could not be read at all (missing, not UTF-8, not JSON/YAML, empty, of no known kind) is bad
+            # input to the command; a finding inside a file that was read names its scope, field or row
+            located = any(getattr(exc, a, None) is not None for a in ("scope", "column", "row"))
+            lines.append(FileCheck("error" if located else "unreadable", str(exc)))
     both = {k: specs[k] for k in recs if k in specs}
     if both:
         from evallab.experiments._judge_check import check_recordings

@@ -324,17 +324,17 @@ def test_validate_names_a_symlink_loop_as_the_loaders_do(tmp_path, capsys):
     loader = str(ei.value)
     assert loader == f"{a}: cannot read (Too many levels of symbolic links)"
     code, text = run_cli(["validate", a], capsys)
-    assert code == 1  # validate: exit 1 on any finding or unreadable file (its contract)
-    assert text.splitlines() == [f"ERROR {loader}", "1 finding(s)"]
+    assert code == 2  # an input that cannot be read is bad input: one line, exit 2 (findings exit 1)
+    assert text.splitlines() == [f"ERROR {loader}"]
 
 
 def test_validate_reports_a_zero_byte_evals_json_as_empty(tmp_path, capsys):
     p = tmp_path / "evals.json"
     p.write_bytes(b"")
     code, text = run_cli(["validate", p], capsys)
-    assert code == 1
+    assert code == 2
     assert text.splitlines() == [f"ERROR {p}: the file is empty; expected a keryx evals.json object with "
-                                 "'scenarios'", "1 finding(s)"]
+                                 "'scenarios'"]
 
 
 # ------------------------------------------------------------- a byte-order mark decides the encoding (not bad)

@@ -343,7 +343,7 @@ def test_validate_paths_lines_and_failures(tmp_path):
 
     valid = FIX / "scenarios" / "valid" / "evals.json"
     lines = validate_paths([valid, tmp_path / "missing.json", valid])
-    assert [ln.status for ln in lines] == ["ok", "error"]  # a file given twice is checked once
+    assert [ln.status for ln in lines] == ["ok", "unreadable"]  # a file given twice is checked once
     assert str(lines[0]).startswith(f"ok   {valid}: ") and " 0 integrity finding(s)" in lines[0].message
     assert str(lines[1]) == f"ERROR {tmp_path / 'missing.json'}: no such file or folder"
     assert sum(ln.failed for ln in lines) == 1

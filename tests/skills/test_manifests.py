@@ -226,7 +226,8 @@ def test_cli_manifests_eval_and_validate(tmp_path, capsys):
     assert code == 0, text
     code, text = _cli(["validate", *sorted((TD / "malformed").iterdir()), *sorted((TD / "states").iterdir()),
                        TD / "catastrophic.yaml"], capsys)
-    assert code == 1 and text.count("ERROR ") == len(MANIFEST_CASES) + 3 and "nests quantifiers" in text
+    # files that cannot be read or told apart (bad YAML, truncated JSON) are bad input: exit 2; findings exit 1
+    assert code == 2 and text.count("ERROR ") == len(MANIFEST_CASES) + 3 and "nests quantifiers" in text
     assert "Traceback" not in text
 
 
