@@ -10,6 +10,7 @@ import pytest
 
 import evallab
 from evallab import paths
+from evallab.errors import EvallabError
 
 
 def test_a_checkout_reads_its_own_folders():
@@ -19,7 +20,7 @@ def test_a_checkout_reads_its_own_folders():
     assert paths._bundle("notebooks") == root / "notebooks"
     assert paths._bundle("reports.yaml") == root / "reports.yaml"
     assert paths.data_dir("llmbar") == root / "data" / "llmbar"
-    with pytest.raises(ValueError, match="expected a path under one of"):
+    with pytest.raises(EvallabError, match="expected a path under one of"):
         paths._bundle("evallab")
 
 
