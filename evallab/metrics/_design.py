@@ -137,7 +137,9 @@ def describe(df: pd.DataFrame) -> dict:
     ``unparsed``, ``design`` (design columns with more than one value, → their values), ``snapshots``
     (:func:`evallab.verdicts.snapshots`: judge labels whose replies carry several model snapshots, which every
     estimator pools unless ``model`` — a design column — is in its ``by``) and ``text`` (one sentence saying all of
-    it, including what is missing, and a warning naming each judge label with several snapshots).
+    it, including what is missing, a warning naming each judge label with several snapshots, and one counting the
+    replies the judge client sent otherwise than asked — its ``adapted`` column, e.g. "temperature 0.0 not sent
+    (model default)").
 
     Parameters
     ----------
@@ -195,9 +197,26 @@ def describe(df: pd.DataFrame) -> dict:
     snap = V.snapshot_note(df)
     if snap:
         parts.append(f"WARNING: {snap}")
+    adapted = _adapted_note(df)
+    if adapted:
+        parts.append(f"WARNING: {adapted}")
     return {"replies": len(df), "items": items, "kind": kind, "orders": orders, "both_orders": both, "gold": gold,
             "gold_items": gold_items, "samples": samples, "unparsed": unparsed, "design": design,
             "snapshots": V.snapshots(df), "text": "; ".join(parts) + "."}
+
+
+def _adapted_note(df: pd.DataFrame) -> str:
+    """What the judge client sent otherwise than asked (its ``adapted`` column: a parameter the model refused,
+    renamed or left out, :mod:`evallab.judges`), counted per change; "" when every reply was sent as asked."""
+    if "adapted" not in df.columns:
+        return ""
+    a = df["adapted"].dropna().astype(str).str.strip()
+    a = a[a != ""]
+    if a.empty:
+        return ""
+    counts = a.value_counts()
+    return (f"{len(a):,} of {len(df):,} replies were sent otherwise than the study asked (the endpoint refused a "
+            "parameter): " + "; ".join(f"{what} ({n:,})" for what, n in counts.items()))
 
 
 # ------------------------------------------------------------------------------------------------- codes

@@ -276,3 +276,20 @@ def test_pairwise_estimators_on_a_pointwise_table_name_no_order_and_say_it_once(
     # the pointwise table's shape in words: one sample per item, no order; 1 unparsed reply, singular
     text = D.describe(d.assign(verdict=d["verdict"].where(d.index != 0)))["text"]
     assert "one sample per item;" in text and "order" not in text and "1 unparsed reply (" in text
+
+
+def test_describe_says_what_the_judge_client_sent_otherwise_than_asked():
+    # issue 27: a study that asked for temperature 0 and got the model's default says so in its report's shape line
+    import pandas as pd
+
+    from evallab import verdicts as V
+    from evallab.metrics import describe
+
+    note = "temperature 0.0 not sent (model default)"
+    df = V.coerce(pd.DataFrame({"item_id": [f"q{i}" for i in range(5)], "judge": "o3",
+                                "verdict": ["pass", "fail", "pass", "pass", "fail"],
+                                "adapted": [note, note, note, None, ""]}))
+    text = describe(df)["text"]
+    assert text.endswith(f"WARNING: 3 of 5 replies were sent otherwise than the study asked (the endpoint refused a "
+                         f"parameter): {note} (3).")
+    assert "WARNING" not in describe(df.drop(columns="adapted"))["text"]
