@@ -605,6 +605,17 @@ class OpenAICompatibleJudge:
             headers["Authorization"] = "Bearer " + key
         return headers
 
+    def _live_client(self):
+        """The HTTP client for a live call, or the fatal error an earlier call hit (kept, so no request is sent
+        after a 401 or a quota error)."""
+        if self._fatal is not None:
+            raise self._fatal
+        try:
+            return self._ensure_client()
+        except JudgeFatalError as exc:
+            self._fatal = exc
+            raise
+
     def _ensure_client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
@@ -904,13 +915,7 @@ class OpenAICompatibleJudge:
                 self.stats.cache_hits += 1
                 self.stats.replies += 1
                 return self._reply(request, value, cached=True)
-        if self._fatal is not None:
-            raise self._fatal
-        try:
-            client = self._ensure_client()
-        except JudgeFatalError as exc:
-            self._fatal = exc
-            raise
+        client = self._live_client()
         gen = self._adapt_gen
         try:
             value = await self._call(client, request, enc)
@@ -980,13 +985,7 @@ class OpenAICompatibleJudge:
                 todo.append(i)
         todo.sort(key=lambda i: self.encoded(requests[i]).sample)
         if len(todo) > 1 and self.can_share(requests[todo[0]]):
-            if self._fatal is not None:
-                raise self._fatal
-            try:
-                client = self._ensure_client()
-            except JudgeFatalError as exc:
-                self._fatal = exc
-                raise
+            client = self._live_client()
             first = requests[todo[0]]
             enc = self.encoded(first)
             body = json.loads(enc.payload)
