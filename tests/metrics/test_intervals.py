@@ -50,6 +50,19 @@ def test_adjust_pvalues_matches_multipletests():
         I.adjust_pvalues(p, "bonferroni-ish")
 
 
+def test_adjust_pvalues_skips_statsmodels_forced_collection_and_restores_it(monkeypatch):
+    import gc
+
+    calls = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: calls.append(generation) or 0)
+    patched = gc.collect
+    I.adjust_pvalues([0.01, 0.04], "holm")
+    assert calls == []  # statsmodels' Holm branch calls gc.collect() itself: suppressed for the call
+    assert gc.collect is patched  # and put back afterwards
+    gc.collect()
+    assert calls == [2]
+
+
 def test_ratio_test_greater_exact_path_is_scipy_binomtest():
     num = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0])
     den = np.ones(12)
