@@ -83,7 +83,7 @@ def _title(nb_path: Path) -> str:
 
 
 #: the report kernel's set-up (figure style, publication tables for ``display(df)``), run before the first cell
-KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting._kernel"
+KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting._kernel as _k; _k.tune_collector(); del _k"
 
 
 def record_parameters(res: ReportResult, notebook: Path, user_params: Mapping) -> None:

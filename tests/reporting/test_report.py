@@ -87,3 +87,28 @@ def test_hand_run_metrics_go_to_adhoc(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALLAB_REPORTS", str(tmp_path))
     p = save_metrics("r", {"a": 1})
     assert p == tmp_path / "adhoc" / "r.metrics.json"
+
+
+def test_report_kernels_run_the_collector_less_often_and_user_kernels_keep_the_default(tmp_path):
+    import gc
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[
+        new_code_cell("report_name = 'x'\nreports_dir = ''", metadata={"tags": ["parameters"]}),
+        new_code_cell("import gc\nfrom evallab.reporting._batch import save_metrics\n"
+                      "t0, t1, t2 = gc.get_threshold()\n"
+                      "save_metrics(report_name, {'t0': t0, 't1': t1, 't2': t2}, reports_dir_=reports_dir)"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                 "language_info": {"name": "python"}})
+    nbformat.write(nb, str(tmp_path / "gc.ipynb"))
+    cfg = write_cfg(tmp_path, f"reports:\n  - {{name: gc, notebook: {tmp_path / 'gc.ipynb'}}}\n")
+    (res,) = run_report_batch(load_config(cfg), tmp_path / "out", jobs=1, progress=False)
+    assert res.status == "ok", res.error
+    assert res.metrics == {"t0": 50_000, "t1": 20, "t2": 100}
+    # importing the set-up module in one's own kernel (Jupyter) changes the style, not the collector
+    before = gc.get_threshold()
+    import evallab.reporting._kernel  # noqa: F401
+
+    assert gc.get_threshold() == before
