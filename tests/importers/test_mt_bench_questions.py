@@ -69,3 +69,17 @@ def test_a_rating_without_its_question_is_refused_naming_the_line(tmp_path):
         import_mt_bench_single(SINGLE, questions=tmp_path / "question.jsonl")
     msg = str(e.value)
     assert "\n" not in msg and f"line {first}" in msg and "question 81 is not in question.jsonl" in msg
+
+
+def test_the_cli_takes_the_questions_file(tmp_path, capsys):
+    from cli_helper import run_cli
+
+    from evallab.datasets import load_verdicts
+
+    alone = tmp_path / SINGLE.name
+    shutil.copy(SINGLE, alone)
+    code, out = run_cli(["import", alone, "--questions", QUESTIONS, "--out", tmp_path / "t.csv"], capsys)
+    assert code == 0, out
+    t = load_verdicts(tmp_path / "t.csv")
+    questions = {str(q["question_id"]): q["category"] for q in _lines(QUESTIONS)}
+    assert t["category"].tolist() == [questions[str(r["question_id"])] for r in _lines(SINGLE)]

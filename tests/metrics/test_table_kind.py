@@ -156,3 +156,14 @@ def test_the_wrapped_estimators_keep_their_signature_and_docstring():
         fn = getattr(M, name)
         first = next(iter(inspect.signature(fn).parameters))
         assert fn.__doc__ and first in ("df", "verdicts", "baseline"), name
+
+
+def test_evallab_drift_names_the_score_file_in_one_line(tmp_path, capsys):
+    from cli_helper import run_cli
+
+    base, cand = tmp_path / "base.csv", tmp_path / "ratings.csv"
+    VERDICTS.to_csv(base, index=False)
+    SCORES.drop(columns=["role"]).to_csv(cand, index=False)
+    code, out = run_cli(["drift", "--baseline", base, "--candidate", cand], capsys)
+    assert code == 2
+    assert out.strip().count("\n") == 0 and out.startswith(f"error: {cand}, column 'verdict': this is a score table")
