@@ -421,7 +421,7 @@ def formats_without_gold() -> list[dict]:
     base = data_dir("formats")
     out = []
     for p in sorted(base.rglob("*")):
-        if p.suffix in (".json", ".jsonl", ".eval"):
+        if p.suffix in (".json", ".jsonl", ".eval") and p.name != "question.jsonl":  # MT-Bench's questions
             df = import_file(p)
             out.append(dict(path=f"data/formats/{p.relative_to(base).as_posix()}", replies=len(df),
                             with_gold=int(df["gold"].notna().sum())))

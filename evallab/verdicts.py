@@ -962,6 +962,128 @@ def select(df: pd.DataFrame, *, subsets: Iterable[str] | None = None, judges: It
     return out
 
 
+
+# ------------------------------------------------------------------------------ score tables and verdict tables
+#: where a verdict estimator or report sends a score table, and a scale estimator or report a verdict table
+SCALE_ESTIMATORS = "evallab.metrics.score_agreement, rater_reliability, human_ceiling or report 08 (scales)"
+VERDICT_ESTIMATORS = ("the verdict estimators (evallab.metrics.accuracy, cohen_kappa_vs_gold, judge_agreement, "
+                      "krippendorff_alpha ...) or reports 01-07")
+THRESHOLDS_HINT = "or cut the scores into verdicts when importing (evallab import --thresholds)"
+
+
+def _empty_verdicts(df: pd.DataFrame) -> pd.Series:
+    if "verdict" not in df.columns:
+        return pd.Series(True, index=df.index)
+    v = df["verdict"]
+    return v.isna() | (v.astype("string").str.strip() == "").fillna(True)
+
+
+def _all_verdicts_empty(df: pd.DataFrame) -> bool:
+    """Whether every ``verdict`` is NA or blank (or there is no ``verdict`` column) — fast on a verdict table: the
+    first non-NA verdict usually decides."""
+    if "verdict" not in df.columns:
+        return True
+    v = df["verdict"]
+    for x in v.iloc[:8]:  # a verdict table's first rows usually hold a verdict: decided without a column scan
+        if not pd.isna(x) and str(x).strip():
+            return False
+    return bool(_empty_verdicts(df).all())
+
+
+def _numeric_scores(df: pd.DataFrame) -> pd.Series:
+    """The ``score`` column as floats (NaN where absent or not a number); all NaN when the table has none."""
+    if "score" not in df.columns:
+        return pd.Series(np.nan, index=df.index, dtype=float)
+    return pd.to_numeric(df["score"], errors="coerce").astype(float)
+
+
+def is_score_table(df: pd.DataFrame) -> bool:
+    """Whether ``df`` is a score table — ratings on a scale and nothing a verdict estimator can use: at least one
+    numeric ``score`` and every ``verdict`` empty (NA or blank) or no ``verdict`` column.
+
+    A verdict table that also carries scores (MT-Bench single grading imported with thresholds, AlpacaEval's
+    weighted preference) is not a score table; a table of verdicts that are all unparsed (no score) is not one
+    either (the estimators report it as unparsed).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_score_table(pd.DataFrame({"item_id": ["q1"], "judge": "A", "verdict": [None], "score": [4.0]}))
+    True
+    >>> is_score_table(pd.DataFrame({"item_id": ["q1"], "judge": "A", "verdict": ["pass"], "score": [4.0]}))
+    False
+    """
+    if "score" not in df.columns or not len(df) or not _all_verdicts_empty(df):
+        return False
+    return bool(_numeric_scores(df).notna().any())
+
+
+def has_scores(df: pd.DataFrame) -> bool:
+    """Whether ``df`` holds at least one numeric ``score`` (what a scale estimator needs).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> has_scores(pd.DataFrame({"score": [None, 3]})), has_scores(pd.DataFrame({"verdict": ["pass"]}))
+    (True, False)
+    """
+    return bool(_numeric_scores(df).notna().any())
+
+
+def _scores_in_words(df: pd.DataFrame) -> str:
+    """What a score table holds, for a refusal: ``column 'score', 1–5`` — the declared scale where the rows
+    declare one (:data:`SCALE_COLUMNS`), else the range of the scores."""
+    lo = hi = np.nan
+    if "scale_min" in df.columns and "scale_max" in df.columns:
+        lo = pd.to_numeric(df["scale_min"], errors="coerce").min()
+        hi = pd.to_numeric(df["scale_max"], errors="coerce").max()
+    if pd.isna(lo) or pd.isna(hi):
+        s = _numeric_scores(df)
+        lo, hi = s.min(), s.max()
+    return f"column 'score', {float(lo):g}–{float(hi):g}"
+
+
+def _verdicts_in_words(df: pd.DataFrame) -> str:
+    """What a verdict table holds, for a refusal: ``column 'verdict': fail/pass``."""
+    if "verdict" not in df.columns:
+        return "no 'verdict' column"
+    vals = sorted(map(str, df.loc[~_empty_verdicts(df), "verdict"].unique()))
+    shown = "/".join(vals[:4]) + ("/..." if len(vals) > 4 else "")
+    return f"column 'verdict': {shown or 'all empty'}"
+
+
+def score_table_refusal(df: pd.DataFrame, what: str, instead: str | None = None) -> str:
+    """The one line refusing the score table ``df`` to ``what`` (a verdict estimator or report), sending the
+    user to ``instead`` (its scale counterpart; ``None``: there is none, the scale estimators are named).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"item_id": ["s1", "s2"], "judge": "J", "verdict": None, "score": [1, 5]})
+    >>> score_table_refusal(t, "Cohen's kappa", "evallab.metrics.score_agreement or report 08")[:82]
+    "this is a score table (scores only: column 'score', 1–5, every verdict empty); Coh"
+    """
+    go = f"use {instead}" if instead else \
+        f"it has no counterpart on a scale yet (agreement on ratings: {SCALE_ESTIMATORS})"
+    return (f"this is a score table (scores only: {_scores_in_words(df)}, every verdict empty); {what} needs "
+            f"verdicts (1/2/tie or pass/warn/fail) — {go}; {THRESHOLDS_HINT}")
+
+
+def verdict_table_refusal(df: pd.DataFrame, what: str, instead: str | None = None) -> str:
+    """The one line refusing the verdict table ``df`` (no numeric score) to ``what`` (a scale estimator or
+    report), sending the user to ``instead`` (default: :data:`VERDICT_ESTIMATORS`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> verdict_table_refusal(pd.DataFrame({"verdict": ["pass", "fail"]}), "score_agreement")[:70]
+    "this is a verdict table (verdicts only: column 'verdict': fail/pass, n"
+    """
+    return (f"this is a verdict table (verdicts only: {_verdicts_in_words(df)}, no numeric score); {what} needs "
+            f"scores on a scale (numeric ratings in column 'score', e.g. HANNA's 1–5 or MT-Bench's 1–10) — use "
+            f"{instead or VERDICT_ESTIMATORS}")
+
+
 #: the public face of the verdict table (the helpers below it — ``codes``, ``norm_label``, the snapshot checks … —
 #: serve the loaders and estimators and are not API)
 __all__ = ["KEY", "SCHEMA", "VERDICTS", "coerce", "concat", "empty", "parse_rate", "select", "summary_lines",

@@ -42,6 +42,9 @@ def import_cmd(
     thresholds: str | None = typer.Option(None, help="mt_bench_single and table: FAIL_MAX,PASS_MIN cut-offs "
                                                      "(e.g. 4,7) turning any numeric score (and a gold_score) "
                                                      "into verdicts"),
+    questions: Path | None = typer.Option(None, help="mt_bench_single: FastChat's question.jsonl joined to the "
+                                                     "ratings (columns category, turn_text) [default: "
+                                                     "question.jsonl beside the file or in its parent folder]"),
     wide: list[str] = typer.Option([], help="table: source columns holding one judge's or rater's score each "
                                             "(comma-separated or repeated): one row per (row, column), judge = "
                                             "the column"),
@@ -66,7 +69,7 @@ def import_cmd(
     if wide:
         opts["wide"] = wide
     for key, value in (("thresholds", _thresholds(thresholds)), ("scorers", scorer), ("types", assertion_type),
-                       ("baseline", baseline), ("item_id", item_id)):
+                       ("baseline", baseline), ("item_id", item_id), ("questions", questions)):
         if value:
             opts[key] = value
     res = import_files(paths, format, out=out, gold=gold, gold_rule=gold_rule, **opts)

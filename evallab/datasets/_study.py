@@ -56,15 +56,13 @@ def load_study(verdicts_path: str = "", data_dir: str = "", *, subsets: Sequence
         subsets, strategies = llmbar_defaults(verdicts_path, subsets, strategies)
     if verdicts_path:
         df = load_verdicts(verdicts_path)
-        has_scores = "score" in df.columns and bool(df["score"].notna().any())
-        if scores and not has_scores:
-            raise VerdictTableError("the table holds verdicts only (no numeric score); this report needs a score "
-                                    "table (ratings in 'score', human raters beside the judges)", path=verdicts_path,
+        if scores and not V.has_scores(df):
+            raise VerdictTableError(V.verdict_table_refusal(df, "this report (08, scales)",
+                                                            "reports 01-07 on it"), path=verdicts_path,
                                     column="score")
-        if not scores and has_scores and df["verdict"].isna().all():
-            raise VerdictTableError("the table holds scores only (every verdict is empty); this report needs "
-                                    "verdicts — use report 08 (scales) for ratings, or import the scores with "
-                                    "thresholds to map them to verdicts", path=verdicts_path, column="verdict")
+        if not scores and V.is_score_table(df):
+            raise VerdictTableError(V.score_table_refusal(df, "this report", "report 08 (scales) on it"),
+                                    path=verdicts_path, column="verdict")
         return V.select(df, subsets=subsets, judges=judges, strategies=strategies, path=verdicts_path)
     df = load_llmbar(data_dir or None, subsets=subsets or None, judges=judges or None,
                      strategies=strategies or None).verdicts

@@ -15,7 +15,8 @@ Conventions shared by the three importers
   ``<question_id>-t<turn>-<output_1_model>-vs-<output_2_model>``.
 - ``judge`` = the judge model (``judge[0]``), ``strategy`` = the prompt name (``judge[1]``, e.g. ``pair-v2``,
   ``pair-math-v1``), ``model`` = the judge model.
-- Extra columns: ``question_id``, ``turn``, ``raw_verdict`` (the value in the file), ``source_ref`` (the line).
+- Extra columns: ``question_id``, ``turn``, ``raw_verdict`` (the value in the file), ``source_ref`` (the line);
+  single grading also ``category`` and ``turn_text`` from FastChat's ``question.jsonl`` (``load_questions``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from evallab.importers._common import ImportDataError, finish, need, read_json, 
 DATASET = "mt_bench"
 PAIR_FIELDS = "question_id, model_1, model_2, g1_winner, g2_winner, judge, turn"
 SINGLE_FIELDS = "question_id, model, judge, score, turn"
+QUESTION_FIELDS = "question_id, category, turns"
+#: FastChat's question file (``fastchat/llm_judge/data/mt_bench/question.jsonl``)
+QUESTION_FILE = "question.jsonl"
 HUMAN_FIELDS = "question_id, model_a, model_b, winner, judge, turn"
 PAIR_VALUES = ("model_1", "model_2", "tie", "error")
 HUMAN_VALUES = ("model_a", "model_b", "tie", "tie (bothbad)")
@@ -118,19 +122,68 @@ def import_mt_bench_pair(path: str | Path) -> pd.DataFrame:
     return finish(rows, doc.path)
 
 
-def import_mt_bench_single(path: str | Path, *, thresholds: tuple[float, float] | None = None) -> pd.DataFrame:
-    """A FastChat ``*_single.jsonl`` → tidy table, one row per line (one graded answer).
+def _question_file(path: Path, questions: str | Path | None) -> Path | None:
+    """``questions`` when given; else FastChat's ``question.jsonl`` beside the judgment file or in its parent
+    folder (``data/mt_bench/question.jsonl`` above ``model_judgment/``), if there is one."""
+    if questions:
+        return Path(questions)
+    for folder in (path.parent, path.parent.parent):
+        if (folder / QUESTION_FILE).is_file():
+            return folder / QUESTION_FILE
+    return None
+
+
+def read_mt_bench_questions(path: str | Path) -> dict[str, tuple[str, list[str]]]:
+    """FastChat's ``question.jsonl`` (``common.py`` ``load_questions``): question id → (category, turns' text).
+
+    Raises
+    ------
+    ImportDataError
+        A missing field, ``turns`` not a list of strings, a question id given twice (naming the line).
+    """
+    doc = read_json(path, f"MT-Bench questions ({QUESTION_FIELDS})")
+    out: dict[str, tuple[str, list[str]]] = {}
+    for where, o in doc.objects(f"MT-Bench questions ({QUESTION_FIELDS})"):
+        qid = text_field(o, "question_id", doc.path, where, "the MT-Bench question id")
+        category = text_field(o, "category", doc.path, where, "the question's category, e.g. writing")
+        turns = need(o, "turns", doc.path, where, "the list of the user turns' text")
+        if not isinstance(turns, list) or not turns or not all(isinstance(t, str) for t in turns):
+            raise ImportDataError(f"{quote(turns)} is not usable; expected the list of the user turns' text",
+                                  doc.path, where, "turns")
+        if qid in out:
+            raise ImportDataError(f"question {qid} is given twice; expected one line per question", doc.path,
+                                  where, "question_id")
+        out[qid] = (category, turns)
+    return out
+
+
+def import_mt_bench_single(path: str | Path, *, thresholds: tuple[float, float] | None = None,
+                           questions: str | Path | None = None) -> pd.DataFrame:
+    """A FastChat ``*_single.jsonl`` → tidy table, one row per line (one graded answer), each rating joined to
+    its question.
 
     Mapping (``common.py`` ``play_a_match_single``): ``score`` 1–10 → ``score``; ``-1`` (no rating parsed) →
     ``score`` NA, ``verdict`` NA, ``error`` set. The file has no pass/fail verdict: ``verdict`` stays NA with
     ``error`` saying so unless ``thresholds=(fail_max, pass_min)`` is given (score ≤ fail_max → ``fail``,
     ≥ pass_min → ``pass``, between → ``warn``). ``item_id`` = ``<question_id>-t<turn>-<model>``, ``order`` ``""``.
-    Extra columns: ``answer_model`` (the graded model), ``tstamp``.
+    Extra columns: ``answer_model`` (the graded model), ``tstamp``; with the questions (FastChat's
+    ``question.jsonl``, :func:`read_mt_bench_questions`) also ``category`` (``writing``, ``math`` … — a design
+    column to break agreement down by: ``score_agreement(..., by=["category"])``) and ``turn_text`` (the
+    text of the rated user turn, ``turns[turn - 1]``).
+
+    Parameters
+    ----------
+    path : the ``*_single.jsonl`` file.
+    thresholds : ``(fail_max, pass_min)`` mapping the ratings to verdicts; ``None``: a score table (no verdict).
+    questions : FastChat's ``question.jsonl``; ``None``: the one beside ``path`` or in its parent folder
+        (FastChat's ``data/mt_bench/`` layout), and no join when there is none.
 
     Raises
     ------
     ImportDataError
-        A missing field, a score that is not a number in [1, 10] or -1 (naming line and value), bad thresholds.
+        A missing field, a score that is not a number in [1, 10] or -1 (naming line and value), bad thresholds;
+        a rating whose question is not in the questions file, or whose turn the question does not have (naming
+        the line of the rating).
     """
     if thresholds is not None:
         lo, hi = thresholds
@@ -138,6 +191,8 @@ def import_mt_bench_single(path: str | Path, *, thresholds: tuple[float, float] 
             raise ImportDataError(f"thresholds {thresholds!r}: expected (fail_max, pass_min) with fail_max < "
                                   "pass_min", field="thresholds")
     doc = read_json(path, f"FastChat *_single.jsonl lines ({SINGLE_FIELDS})")
+    qfile = _question_file(doc.path, questions)
+    asked = read_mt_bench_questions(qfile) if qfile is not None else None
     rows = []
     for where, o in doc.objects(f"FastChat single judgments ({SINGLE_FIELDS})"):
         qid = text_field(o, "question_id", doc.path, where, "the MT-Bench question id")
@@ -159,6 +214,15 @@ def import_mt_bench_single(path: str | Path, *, thresholds: tuple[float, float] 
                      "strategy": prompt, "order": "", "sample": 0, "verdict": verdict, "score": score,
                      "error": err, "question_id": qid, "turn": turn, "answer_model": model, "raw_verdict": s,
                      "tstamp": o.get("tstamp"), "source_ref": where})
+        if asked is not None:
+            if qid not in asked:
+                raise ImportDataError(f"question {qid} is not in {qfile.name} ({len(asked)} questions); expected "
+                                      "the questions file the ratings were made on", doc.path, where, "question_id")
+            category, turns = asked[qid]
+            if not 1 <= turn <= len(turns):
+                raise ImportDataError(f"turn {turn}: question {qid} has {len(turns)} turn(s) in {qfile.name}",
+                                      doc.path, where, "turn")
+            rows[-1].update(category=category, turn_text=turns[turn - 1])
     return finish(rows, doc.path)
 
 

@@ -60,6 +60,7 @@ from evallab.metrics._design import (
     groups,
     item_key,
     join_notes,
+    needs_verdicts,
     not_computable,
     pairwise,
     thin_note,
@@ -71,6 +72,10 @@ UNPARSED_MODES = ("exclude", "published")
 NAN = float("nan")
 #: the method of Cohen's kappa's interval when every item holds one paired unit (:func:`cohen_kappa_method`)
 KAPPA_ASYMPTOTIC = "asymptotic standard error (statsmodels cohens_kappa)"
+
+#: where a verdict estimator of agreement between raters sends a score table
+_RELIABILITY = ("evallab.metrics.rater_reliability (Krippendorff's alpha at the ordinal and interval levels, ICC, "
+                "pairwise weighted kappa) or report 08")
 
 
 def _count(column: str, label: str, **kw) -> Measure:
@@ -158,6 +163,7 @@ def _all_same(per: np.ndarray) -> bool:
     return bool(np.allclose(r, r[0], equal_nan=True))
 
 
+@needs_verdicts("LLMBar's pairwise statistics (accuracy per order, position consistency)")
 def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
                         unparsed: str = "exclude", confidence: float = 0.95, n_resamples: int = 1000,
                         seed: int = 0) -> Results:
@@ -299,6 +305,8 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
     return results(pd.DataFrame(rows), PAIRWISE_MEASURES, level=confidence, keys=list(des.by))
 
 
+@needs_verdicts("accuracy",
+                "evallab.metrics.score_agreement (exact and within-one agreement, MAE, mean bias) or report 08")
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str = "exclude",
              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Accuracy vs gold over the parsed replies of each group (every order and sample of an item pooled).
@@ -536,6 +544,7 @@ def one_category_note(y1: Sequence, y2: Sequence, names: tuple[str, str] = ("gol
     return ""
 
 
+@needs_verdicts("Cohen's kappa", "evallab.metrics.score_agreement (linear and quadratic weighted kappa) or report 08")
 def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy"), *,
                         confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled,
@@ -630,6 +639,7 @@ def _rater_by(df: pd.DataFrame, by: Sequence[str], raters: str, name: str) -> li
     return by
 
 
+@needs_verdicts("agreement between judges (Cohen's kappa)", _RELIABILITY)
 def judge_agreement(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                     raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
@@ -792,6 +802,7 @@ def _unanimous_note(value: float, low: float, high: float, counts: np.ndarray, i
             f"Wilson lower {confidence:.0%} bound")
 
 
+@needs_verdicts("Fleiss' kappa", _RELIABILITY)
 def fleiss_kappa(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                  raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                  seed: int = 0, min_items: int = 0) -> Results:
@@ -912,6 +923,7 @@ def _alpha_totals(t: np.ndarray, L: int) -> np.ndarray:
         return np.where(de > 0, 1 - (n - 1) * do / de, np.nan)
 
 
+@needs_verdicts("Krippendorff's alpha (nominal)", _RELIABILITY)
 def krippendorff_alpha(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                        raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                        seed: int = 0, min_items: int = 0) -> Results:
@@ -1014,6 +1026,7 @@ def krippendorff_alpha(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequ
 
 
 # -------------------------------------------------------------------------------------- repetition stability
+@needs_verdicts("repetition stability")
 def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
                          n_resamples: int = 1000, seed: int = 0) -> Results:
     """Agreement of a judge with itself across repeated samples of the same request.
@@ -1181,6 +1194,7 @@ def _request_table(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, list[
     return req, unit
 
 
+@needs_verdicts("the majority verdict")
 def majority_vote(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, per: str = "group", confidence: float = 0.95,
                   n_resamples: int = 1000, seed: int = 0) -> Results:
     """The majority verdict over a request's repeated samples: its accuracy beside the accuracy per reply, and how
@@ -1379,6 +1393,7 @@ PUBLISHED_MEASURES = [Measure(f"{c}{suffix}", f"{label}{who}", unit, note=None, 
                       for suffix, who in (("", " (published)"), ("_ours", " (recomputed)"))]
 
 
+@needs_verdicts("LLMBar's published check", tables=("verdicts",))
 def published_check(verdicts: pd.DataFrame, published: pd.DataFrame) -> Results:
     """Recompute LLMBar's published statistics from ``verdicts`` and set them beside the authors' table.
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from evallab._results import Measure, Results, results
 from evallab.errors import DesignError
+from evallab.metrics._design import require_verdicts
 
 #: alignment scores S(x, item, j) of a label x with the other annotators' labels on the item
 SCORINGS = ("accuracy", "neg_rmse", "neg_abs")
@@ -194,6 +195,9 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
         raise DesignError(f"alt_test: unknown scoring {scoring!r}; expected one of {list(SCORINGS)}")
     if not 0 <= epsilon <= 1:
         raise DesignError(f"alt_test: epsilon={epsilon!r}; expected a number in [0, 1]")
+    if value == "verdict":
+        require_verdicts(df, what="the Alternative Annotator Test on verdicts",
+                         instead='alt_test(..., value="score", scoring="neg_rmse") for ratings on a scale')
     by = [by] if isinstance(by, str) else list(by)
     missing = [c for c in [*by, item, raters, value] if c not in df.columns]
     if missing:

@@ -35,7 +35,7 @@ import pandas as pd
 from evallab._results import WILSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import check_design, groups, not_computable
+from evallab.metrics._design import check_design, groups, needs_verdicts, not_computable
 
 NAN = float("nan")
 #: the content-free inputs of Zhao et al. (2021, §5)
@@ -177,6 +177,7 @@ def is_probe(df: pd.DataFrame, prefix: str = PROBE_PREFIX) -> np.ndarray:
     return hit
 
 
+@needs_verdicts("the content-free probe")
 def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
                        source: str = "samples", confidence: float = 0.95) -> Results:
     """p_cf(PASS) per (group, anchor set): the judge's P(PASS) on the content-free probe items (``kind``
@@ -239,6 +240,7 @@ def content_free_probe(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, pref
     return results(pd.DataFrame(rows, columns=cols), measures, level=confidence, keys=[*by, "anchor_set"])
 
 
+@needs_verdicts("contextual calibration")
 def calibrated_rates(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, prefix: str = PROBE_PREFIX,
                      source: str = "samples", confidence: float = 0.95, n_resamples: int = 1000,
                      seed: int = 0) -> Results:

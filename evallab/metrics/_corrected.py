@@ -59,7 +59,7 @@ import ppi_py
 from evallab._results import WILSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import check_design, groups, join_notes, not_computable
+from evallab.metrics._design import check_design, groups, join_notes, needs_verdicts, not_computable
 
 NAN = float("nan")
 #: the numeric value of a verdict or gold label: pass rate (pointwise), preference for output 2 (pairwise)
@@ -428,6 +428,7 @@ def rate_keys(table: pd.DataFrame) -> list[str]:
     return by
 
 
+@needs_verdicts("the corrected rates (PPI++, Rogan–Gladen)")
 def corrected_rates(df: pd.DataFrame, by: Sequence[str] | None = None, *, confidence: float = 0.95,
                     min_gold: int = MIN_GOLD, min_youden: float = MIN_YOUDEN, null: float | None = None,
                     adjust: str = "holm", n_resamples: int = 1000, seed: int = 0) -> Results:
@@ -549,6 +550,7 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] | None = None, *, confid
     return results(out, measures, level=confidence, keys=by)
 
 
+@needs_verdicts("the corrected difference (PPI++, Rogan–Gladen)")
 def corrected_difference(df: pd.DataFrame, system: str, a: str, b: str, by: Sequence[str] = ("judge",), *,
                          confidence: float = 0.95, min_gold: int = MIN_GOLD, adjust: str = "holm",
                          n_resamples: int = 1000, seed: int = 0) -> Results:
@@ -766,6 +768,7 @@ def side_by_side(table: Results, by: Sequence[str], truth: pd.DataFrame | None =
     return results(out, measures, level=getattr(table, "level", None), keys=[*by, "method"])
 
 
+@needs_verdicts("hide_gold (gold verdicts)")
 def hide_gold(df: pd.DataFrame, n_gold: int, *, seed: int = 0, by: Sequence[str] = ()) -> pd.DataFrame:
     """A copy of ``df`` with gold kept on ``n_gold`` items drawn at random (per group of ``by``; all when fewer) and
     set to NA elsewhere — a labelling round simulated on a table whose full gold is known, so a correction can be

@@ -18,6 +18,8 @@ silently and row order never changes a figure.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -96,6 +98,87 @@ def check_design(df: pd.DataFrame, by: Sequence[str], *, unit: Sequence[str] = U
     raise DesignError(f"grouping by {list(by)} leaves several replies per (item, order, sample), e.g. {where}, and "
                       "no design column tells them apart; expected one reply per key (add a sample index)",
                       column="sample")
+
+
+
+# ---------------------------------------------------------------------- the kind of table: verdicts, not scores
+def require_verdicts(df: pd.DataFrame, *, what: str = "this estimator", instead: str | None = None,
+                     path: str | None = None) -> pd.DataFrame:
+    """``df`` unchanged unless it is a score table (:func:`evallab.verdicts.is_score_table`: numeric scores,
+    every verdict empty), which is refused in one line.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table an estimator was given.
+    what : str
+        The estimator in the field's terms (``"Cohen's kappa"``), named in the refusal.
+    instead : str, optional
+        Its counterpart on a rating scale (``"evallab.metrics.score_agreement (weighted kappa)"``); ``None``:
+        there is none, the refusal names the scale estimators and the thresholds of ``evallab import``.
+    path : str, optional
+        Where the table came from (a file, or the argument's name), named in the refusal.
+
+    Raises
+    ------
+    DesignError
+        ``<where>, column 'verdict': this is a score table (scores only: column 'score', 1–5, every verdict
+        empty); <what> needs verdicts ... — use <instead> ...``: one line.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"item_id": ["s1", "s2"], "judge": "J", "verdict": None, "score": [2, 4]})
+    >>> try:
+    ...     require_verdicts(t, what="accuracy")
+    ... except DesignError as e:
+    ...     print(str(e)[:66])
+    column 'verdict': this is a score table (scores only: column 'scor
+    >>> len(require_verdicts(t.assign(verdict=["pass", "fail"])))
+    2
+    """
+    if isinstance(df, pd.DataFrame) and V.is_score_table(df):
+        raise DesignError(V.score_table_refusal(df, what, instead), path=path, column="verdict")
+    return df
+
+
+def needs_verdicts(what: str, instead: str | None = None, *, tables: Sequence[str] = ("df",)) -> Callable:
+    """Decorator of a public estimator that takes a verdict table: before it runs, each of its ``tables``
+    arguments (default ``df``) goes through :func:`require_verdicts` — a score table is refused in one line
+    naming what it holds, what the estimator needs and ``instead``, its counterpart on a scale. With several
+    tables (``baseline``, ``candidate``) the refusal names the argument at fault.
+
+    The wrapped function keeps its name, docstring and signature (:func:`functools.wraps`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> @needs_verdicts("the share of passes")
+    ... def share(df):
+    ...     return float((df["verdict"] == "pass").mean())
+    >>> share(pd.DataFrame({"verdict": ["pass", "fail"], "score": [9, 2]}))
+    0.5
+    >>> try:
+    ...     share(pd.DataFrame({"verdict": [None, None], "score": [9, 2]}))
+    ... except DesignError as e:
+    ...     print("share of passes needs verdicts" in str(e))
+    True
+    """
+    def wrap(f: Callable) -> Callable:
+        sig = inspect.signature(f)
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            bound = sig.bind_partial(*args, **kwargs).arguments
+            for name in tables:
+                require_verdicts(bound.get(name), what=what, instead=instead,
+                                 path=name if len(tables) > 1 else None)
+            return f(*args, **kwargs)
+
+        checked.needs_verdicts = (what, instead)
+        return checked
+
+    return wrap
 
 
 def pairwise(df: pd.DataFrame) -> pd.Series:
@@ -388,6 +471,7 @@ class PairedDesign:
         return frame.astype(types)
 
 
+@needs_verdicts("the paired design (replies across orders ab/ba)")
 def paired_design(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None) -> PairedDesign:
     """The paired design of a verdict table: built and checked once, then passed to several estimators.
 
@@ -773,4 +857,5 @@ def min_size_rule(min_items: int = MIN_ITEMS) -> str:
 __all__ = ["DEFAULT_BY", "DESIGN_COLUMNS", "DesignError", "MIN_ITEMS", "NOT_COMPUTABLE", "ORDERS", "POINTWISE_REASON",
            "PairedDesign", "UNIT",
            "check_design", "describe", "design_of", "groups", "item_key", "join_notes", "min_size_rule",
-           "not_computable", "note_reasons", "order_pairs", "paired_design", "pairwise", "thin_note", "too_thin"]
+           "needs_verdicts", "not_computable", "note_reasons", "order_pairs", "paired_design", "pairwise",
+           "require_verdicts", "thin_note", "too_thin"]

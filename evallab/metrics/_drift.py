@@ -53,7 +53,7 @@ from evallab._results import Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import _intervals as stats
 from evallab.metrics._agreement import cohen_kappa_method
-from evallab.metrics._design import item_key
+from evallab.metrics._design import item_key, needs_verdicts
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
@@ -686,6 +686,7 @@ def _label_order(x: str) -> tuple[int, str]:
     return (order.index(x) if x in order else len(order), x)
 
 
+@needs_verdicts("the drift gate (flip rate between two judges)", tables=("baseline", "candidate"))
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str] | None = DEFAULT_BY,
             match_on: Sequence[str] = MATCH_ON, tolerance: float = DEFAULT_TOLERANCE, alpha: float = 0.05,
             adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> DriftReport:
@@ -770,6 +771,7 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
                        candidate_only=int(pairs.attrs.get("candidate_only", 0)))
 
 
+@needs_verdicts("the drift gate (flip rate between two judges)")
 def compare_judges(df: pd.DataFrame, baseline: str, candidate: str, **kwargs) -> DriftReport:
     """:func:`compare` on one table holding both judges (rows selected by the ``judge`` column).
 

@@ -49,6 +49,7 @@ from evallab.metrics._design import (
     groups,
     item_key,
     join_notes,
+    needs_verdicts,
     not_computable,
     pairwise,
 )
@@ -160,6 +161,7 @@ def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -
     return x.where(v.notna())
 
 
+@needs_verdicts("win rate")
 def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *, preference: str | None = "score",
               confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Win rate of output 2 over output 1 per group (AlpacaEval's ``win_rate`` / 100).
@@ -241,6 +243,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
+@needs_verdicts("the length-controlled win rate")
 def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"),
                                 *, instruction: str | None = "instruction_idx", preference: str | None = "score",
                                 confidence: float = 0.95) -> Results:
@@ -365,6 +368,7 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
     return results(pd.DataFrame(rows), LC_MEASURES, level=confidence, keys=by)
 
 
+@needs_verdicts("AlpacaEval's evaluator metrics")
 def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by: Sequence[str] = ("judge",),
                       min_length_gap: int = MIN_LENGTH_GAP, confidence: float = 0.95, n_resamples: int = 1000,
                       seed: int = 0, preference: str | None = "score") -> Results:
@@ -677,6 +681,7 @@ def rank_correlation(a: pd.Series, b: pd.Series) -> dict:
             "note": "" if np.isfinite(tau) else not_computable("a ranking ties every entity")}
 
 
+@needs_verdicts("the win-rate rank agreement")
 def win_rate_rank_agreement(df: pd.DataFrame, *, entity: str = "generator_2") -> Results:
     """The judge-swap effect on a ranking built from the verdicts: for every two judges, Kendall's tau between
     the win rates (:func:`win_rates`) of the entities (models) both judged, and the largest win-rate shift.
@@ -867,6 +872,7 @@ def _left_out(g: pd.DataFrame) -> pd.Series:
     return unparsed | (both & req.isin(bad))
 
 
+@needs_verdicts("the model leaderboard")
 def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model: str | None = None,
                       strong_weight: int = STRONG_WEIGHT, confidence: float = 0.95, n_resamples: int = 1000,
                       seed: int = 0) -> Results:

@@ -34,7 +34,7 @@ import pandas as pd
 from evallab._results import WILSON, Measure, Results, bootstrap_method, results
 from evallab.errors import DataError
 from evallab.metrics import _intervals as stats
-from evallab.metrics._design import groups
+from evallab.metrics._design import groups, needs_verdicts
 
 NAN = float("nan")
 
@@ -206,6 +206,7 @@ def _groups(d: pd.DataFrame, by: Sequence[str]):
     return groups(d, [c for c in by if c in d.columns])
 
 
+@needs_verdicts("pass rate")
 def pass_rate(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
               n_resamples: int = 1000, seed: int = 0) -> Results:
     """Pass rate per group × anchor set.
@@ -276,6 +277,7 @@ _INFLATION_ESTIMATES = ("delta_false_pass", "delta_true_pass", "false_pass_rate"
                         "inflation", "agreement", "delta_agreement")
 
 
+@needs_verdicts("positive-bias inflation")
 def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: Sequence[str] | None = None,
                     by: Sequence[str] = ("judge",), confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
@@ -431,6 +433,7 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                    keys=[*keys, "anchor_set"])
 
 
+@needs_verdicts("position priming")
 def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: str = "balanced",
                      by: Sequence[str] = ("judge",), confidence: float = 0.95, n_resamples: int = 1000,
                      seed: int = 0) -> Results:
@@ -525,6 +528,7 @@ def position_priming(df: pd.DataFrame, *, primed: str = "fail-last", baseline: s
     return results(pd.DataFrame(rows), PRIMING_MEASURES, level=confidence, keys=keys)
 
 
+@needs_verdicts("positive-bias inflation")
 def inflation_tables(df: pd.DataFrame, *, baseline: str = "balanced", primed: str = "fail-last"
                      ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The anchor-set study's tables (``evallab inflation run|table``): inflation per anchor set, and the position

@@ -41,7 +41,7 @@ from evallab import verdicts as V
 from evallab._results import Measure, Results, results
 from evallab.errors import DesignError, EvallabError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import UNIT, item_key, not_computable
+from evallab.metrics._design import UNIT, item_key, needs_verdicts, not_computable
 
 NAN = float("nan")
 RULES = ("majority", "strict", "unanimous", "weighted")
@@ -88,6 +88,7 @@ def _members(df: pd.DataFrame, members: Sequence[str]) -> pd.DataFrame:
     return d
 
 
+@needs_verdicts("a jury verdict")
 def jury_verdicts(df: pd.DataFrame, members: Sequence[str], *, rule: str = "majority", unparsed: str = "abstain",
                   weights: Mapping[str, float] | None = None, name: str | None = None) -> pd.DataFrame:
     """The jury's verdict on every request at least one member answered (module docstring for the rules).
@@ -281,6 +282,7 @@ def split_items(df: pd.DataFrame, *, train_fraction: float = 0.5, seed: int = 0)
     return train, sorted(items[i] for i in perm[n:])
 
 
+@needs_verdicts("the jury comparison")
 def jury_comparison(df: pd.DataFrame, members: Sequence[str], *,
                     rules: Sequence[str] = ("majority", "strict", "unanimous", "weighted"),
                     unparsed: str = "abstain", train_fraction: float = 0.5, split_seed: int = 0,

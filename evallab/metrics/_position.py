@@ -87,6 +87,7 @@ from evallab.metrics._design import (
     groups,
     item_key,
     join_notes,
+    needs_verdicts,
     not_computable,
     pairwise,
 )
@@ -184,6 +185,7 @@ def _one_order_text(orders: Sequence[str]) -> str:
                           "which output is better")
 
 
+@needs_verdicts("position consistency")
 def position_consistency(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
                          unparsed: str = "exclude", confidence: float = 0.95, n_resamples: int = 1000,
                          seed: int = 0) -> Results:
@@ -337,6 +339,7 @@ def first_slot(df: pd.DataFrame) -> pd.Series:
     return first.fillna(False).astype(float).where(decisive.fillna(False))
 
 
+@needs_verdicts("position bias")
 def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *, confidence: float = 0.95,
                   n_resamples: int = 1000, seed: int = 0) -> Results:
     """Position consistency, MT-Bench's breakdown, preference fairness, first-slot preference and McNemar's
@@ -456,6 +459,7 @@ def position_bias(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = No
     return results(pd.DataFrame(rows), POSITION_BIAS_MEASURES, level=confidence, keys=des.by)
 
 
+@needs_verdicts("swap-averaged accuracy")
 def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str] | None = None, *,
                                tie_credit: float = 0.5, confidence: float = 0.95, n_resamples: int = 1000,
                                seed: int = 0) -> Results:
@@ -564,6 +568,7 @@ def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
     return d.groupby("_item").agg(fs=("_fs", "sum"), dec=("_fs", "count"), c=("_c", "sum"), p=("_ok", "sum"))
 
 
+@needs_verdicts("the few-shot anchor effect")
 def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                   variants: Sequence[str] = ("Vanilla_1shot", "Vanilla_2shot"), by: Sequence[str] = ("judge",),
                   confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
@@ -780,6 +785,7 @@ LEAN_ASSUMPTION = ("it assumes the outputs were not placed by quality: which slo
                    "position) is independent of how hard the pair is")
 
 
+@needs_verdicts("first-slot lean")
 def first_slot_lean(df: pd.DataFrame, by: Sequence[str] | None = None, *, confidence: float = 0.95,
                     n_resamples: int = 1000, seed: int = 0) -> Results:
     """Whether a judge leans to the first slot, from its errors against gold — the figure a table with one

@@ -31,8 +31,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evallab import verdicts as V
 from evallab._results import Measure, Results, bootstrap_method, results
 from evallab.errors import DesignError
+from evallab.metrics._design import require_verdicts as _require_verdicts
 from evallab.metrics._intervals import _check_confidence, _draws
 
 NAN = float("nan")
@@ -41,18 +43,17 @@ HUMAN_MEAN = "human mean"
 
 
 # ------------------------------------------------------------------------------------------- the table checks
-def require_scores(df: pd.DataFrame, *, what: str = "this estimator") -> pd.DataFrame:
+def require_scores(df: pd.DataFrame, *, what: str = "this estimator", instead: str | None = None) -> pd.DataFrame:
     """``df``'s rows with a numeric score; refuses a verdict-only table in one line.
 
     Raises
     ------
     DesignError
-        The table has no ``score`` column or no numeric score (a verdict table): one line saying what is expected.
+        The table has no ``score`` column or no numeric score (a verdict table): one line saying what it holds,
+        what is expected and where to go instead (:func:`evallab.verdicts.verdict_table_refusal`).
     """
-    if "score" not in df.columns or not pd.to_numeric(df["score"], errors="coerce").notna().any():
-        raise DesignError(f"{what} needs a score table (numeric ratings in the 'score' column, e.g. HANNA's 1–5 "
-                          "ratings); this table holds verdicts only — use the verdict estimators (accuracy, "
-                          "cohen_kappa_vs_gold, judge_agreement)", column="score")
+    if not V.has_scores(df):
+        raise DesignError(V.verdict_table_refusal(df, what, instead), column="score")
     if "judge" not in df.columns or "item_id" not in df.columns:
         raise DesignError("a score table needs 'item_id' and 'judge' columns (see evallab.verdicts)",
                           column="judge" if "judge" not in df.columns else "item_id")
@@ -69,20 +70,17 @@ def _slim(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return df[[c for c in cols if c in df.columns]]
 
 
-def require_verdicts(df: pd.DataFrame, *, what: str = "this estimator") -> pd.DataFrame:
-    """``df`` unchanged when it holds verdicts; refuses a score-only table in one line.
+def require_verdicts(df: pd.DataFrame, *, what: str = "this estimator", instead: str | None = None
+                     ) -> pd.DataFrame:
+    """``df`` unchanged when it holds verdicts; refuses a score-only table in one line
+    (:func:`evallab.metrics._design.require_verdicts`, which every verdict estimator runs first).
 
     Raises
     ------
     DesignError
-        Every ``verdict`` is NA while scores are present (a rating table such as HANNA's).
+        Every ``verdict`` is empty while scores are present (a rating table such as HANNA's).
     """
-    if "verdict" in df.columns and df["verdict"].isna().all() and "score" in df.columns \
-            and df["score"].notna().any():
-        raise DesignError(f"{what} needs verdicts (1/2/tie or pass/warn/fail); this table holds scores only — use "
-                          "the scale estimators (score_agreement, rater_reliability, human_ceiling), or map the "
-                          "scores to verdicts with thresholds when importing", column="verdict")
-    return df
+    return _require_verdicts(df, what=what, instead=instead)
 
 
 def humans_of(df: pd.DataFrame, humans: Sequence[str] | None = None) -> list[str]:
@@ -549,7 +547,8 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
     >>> r.loc[0, "rater"], round(float(r.loc[0, "spearman"]), 3)
     ('ChatGPT · prompt 1', 0.447)
     """
-    d = require_scores(_slim(df, by), what="score_agreement")
+    d = require_scores(_slim(df, by), what="score_agreement (weighted kappa, ICC, correlations, bias)",
+                       instead="evallab.metrics.cohen_kappa_vs_gold or accuracy (a judge against gold), or report 01")
     hs = humans_of(d, humans)
     missing = [c for c in by if c not in d.columns]
     if missing:
@@ -601,7 +600,8 @@ def human_ceiling(df: pd.DataFrame, *, humans: Sequence[str] | None = None, by: 
     The human's reference is the mean of k − 1 humans, the judge's (in :func:`score_agreement`) the mean of k: a
     mean of more raters is less noisy, which favours the judge slightly in correlations.
     """
-    d = require_scores(_slim(df, by), what="human_ceiling")
+    d = require_scores(_slim(df, by), what="human_ceiling (each human against the others' mean)",
+                       instead="evallab.metrics.alt_test (can the judge replace an annotator) or judge_agreement")
     hs = humans_of(d, humans)
     if len(hs) < 2:
         raise DesignError(f"the human ceiling needs at least two human raters; the table has {hs}", column="judge")
@@ -649,7 +649,9 @@ def rater_reliability(df: pd.DataFrame, raters: Sequence[str] | None = None, *, 
     >>> round(float(r.loc[0, "icc2_k"]), 3)
     0.139
     """
-    d = require_scores(_slim(df, by), what="rater_reliability")
+    d = require_scores(_slim(df, by), what="rater_reliability (Krippendorff's alpha ordinal/interval, ICC)",
+                       instead="evallab.metrics.krippendorff_alpha, fleiss_kappa or judge_agreement (nominal), or "
+                               "report 01")
     rs = list(raters) if raters else humans_of(d)
     if len(rs) < 2:
         raise DesignError(f"agreement needs at least two raters; got {rs}", column="judge")

@@ -34,7 +34,7 @@ from scipy import stats as sps
 
 from evallab._results import CLOPPER_PEARSON, Measure, Results, results
 from evallab.errors import DataError, EvallabError
-from evallab.metrics._design import check_design, groups, not_computable
+from evallab.metrics._design import check_design, groups, needs_verdicts, not_computable
 
 NAN = float("nan")
 
@@ -202,6 +202,7 @@ def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: f
             "upper_risk": upper, "sequence": seq}
 
 
+@needs_verdicts("selective judging")
 def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over: Sequence[str] = (),
                       source: str = "agreement", alpha: float = 0.1, delta: float = 0.1,
                       calibration_share: float = 0.5, splits: int = 100, min_calibration: int = 30,

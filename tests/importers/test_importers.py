@@ -68,7 +68,7 @@ def test_shared_files_copied_with_source_license_and_checksums():
     for folder in ("mt_bench", "alpaca_eval", "inspect_ai", "promptfoo"):
         assert (FORMATS / folder / "SOURCE.md").is_file() and (FORMATS / folder / "LICENSE").is_file()
     files = [p for p in FORMATS.rglob("*") if p.is_file()]
-    assert len(files) == 19  # 17 copied files + this folder's own SOURCE.md and LICENSE
+    assert len(files) == 20  # 18 copied files + this folder's own SOURCE.md and LICENSE
     for p in files:
         rel = "./" + p.relative_to(data_dir()).as_posix()
         assert sums[rel] == hashlib.sha256(p.read_bytes()).hexdigest(), rel
