@@ -9,6 +9,11 @@ The judge spec (``--judge``):
 
 ``--base-url`` and ``--model`` may be given instead of ``--judge MODEL@BASE_URL``.
 
+``--prompt FILE`` judges with your own Jinja2 template (:mod:`evallab.judges._templates`; a template reaching for
+Python internals is refused in one line, exit 2) and ``--anchors FILE`` shows one anchor set to every item
+(:mod:`evallab.judges._anchor_sets`); the rows record them in ``strategy``/``prompt``/``prompt_sha256`` and
+``anchor_set``.
+
 The judge is built by :func:`evallab.judges.make_judge` and the items judged by
 :func:`evallab.judges.judge_items`; the run is told by :func:`evallab.judges.describe_run`.
 """
@@ -32,6 +37,11 @@ def judge(
     api_key_env: str = typer.Option("", help="NAME of the environment variable holding the API key"),
     label: str = typer.Option("", help="The judge column (default: the model id)"),
     kind: str = typer.Option("auto", help="auto, pairwise or pointwise"),
+    prompt: str = typer.Option("", "--prompt", help="Your prompt: a Jinja2 template file (rendered sandboxed; its "
+                               "name@sha256 goes in the strategy and prompt columns) or a built-in name: vanilla, "
+                               "rules, pointwise (default: the built-in of the kind)"),
+    anchors: Path = typer.Option(None, "--anchors", help="An anchor-set file (YAML or JSONL of {text, verdict} "
+                                 "examples) shown to every item; its name goes in the anchor_set column"),
     orders: str = typer.Option("ab,ba", help="Pairwise orders to ask, comma-separated"),
     samples: int = typer.Option(1, min=1, help="Repeats per request (self-agreement)"),
     temperature: float = typer.Option(0.0, help="Sampling temperature"),
@@ -94,6 +104,7 @@ def judge(
                    max_concurrency=concurrency, max_retries=retries, prices=str(prices) if prices else None,
                    requests_per_minute=rpm, tokens_per_minute=tpm, structured=structured, logprobs=logprobs, **live)
     df = judge_items(items, j, out=out, kind=kind, orders=[o.strip() for o in orders.split(",") if o.strip()],
+                     prompt=prompt or None, anchors=anchors,
                      samples=samples, temperature=temperature, seed=seed, max_tokens=max_tokens, limit=limit,
                      progress=progress, record=record, wait=wait, batch=batch, poll_interval=poll,
                      reasoning_effort=reasoning_effort or None, thinking_budget=thinking_budget)

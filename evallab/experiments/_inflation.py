@@ -11,7 +11,10 @@ Experiment
 server). Items are the keryx calibration answers (:func:`evallab.skills.load_calibration_items`: 136 items,
 known-right = pass, the other three kinds = fail), each graded against its own scenario's rubric; the anchors of an
 item are calibration answers drawn only from OTHER scenarios (no leakage), the same drawn examples for every
-variant of the item (so variants differ only in which labels are shown and in what order). For a MeowKit rubric
+variant of the item (so variants differ only in which labels are shown and in what order). Each variant's examples
+are a named anchor set (:func:`variant_anchor_set`, :class:`evallab.judges._anchor_sets.AnchorSet`) rendered by
+the built-in pointwise template: the balanced / PASS-only / FAIL-last study is one instance of "your anchor sets"
+(``evallab judge --anchors FILE``). For a MeowKit rubric
 use :func:`evallab.skills.rubric_anchor_set` and :func:`rubric_requests`.
 
 The estimators are :mod:`evallab.metrics._inflation`.
@@ -27,8 +30,9 @@ import numpy as np
 import pandas as pd
 
 from evallab.errors import DataError
-from evallab.judges import Anchor, build_pointwise, run_jobs
+from evallab.judges import Anchor, run_jobs
 from evallab.judges._prompts import PROMPT_VERSION
+from evallab.judges._templates import builtin_template
 from evallab.metrics._contextual import PROBE_PREFIX
 from evallab.skills import load_calibration_items
 from evallab.skills._rubrics import (
@@ -90,6 +94,26 @@ def draw_anchors(items: pd.DataFrame, scenario_id: str, *, k: int = 4, seed: int
     return out[0], out[1]
 
 
+def variant_anchor_set(variant: str, chosen: Sequence[AnchorExample]):
+    """The examples ``chosen`` for an anchor-set variant (:func:`evallab.skills.anchor_set`: balanced, PASS-only,
+    FAIL-last ...) as a named :class:`~evallab.judges._anchor_sets.AnchorSet` (``name`` = the variant, fixed
+    order: the variant's arrangement) — the same kind of set ``evallab judge --anchors FILE`` reads; ``None`` for
+    no examples (``none``)."""
+    from evallab.judges._anchor_sets import anchor_set as named_set
+
+    if not chosen:
+        return None
+    return named_set(variant, [Anchor(a.text, a.verdict) for a in chosen], kind="pointwise")
+
+
+def _render(template, aset, md: dict, **kw):
+    """One pointwise request from the built-in template with the variant's anchor set (``anchor_set`` = its name)."""
+    from evallab.judges._templates import render_pointwise
+
+    return render_pointwise(template, anchors=aset.ordered() if aset else (),
+                            metadata={**md, **(aset.metadata() if aset else {})}, **kw)
+
+
 def _rubric_text(row) -> str:
     return f"{row['rubric']}\n\nTask prompt the answer responds to:\n{row['prompt']}"
 
@@ -120,9 +144,11 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
 
     Returns
     -------
-    list of JudgeRequest (``evallab.judges.build_pointwise``); metadata: item_id, dataset, subset, strategy
-    (the prompt version), anchor_set, order "", sample, gold, scenario_id, kind, anchor_sources (the anchors'
-    item ids, ";"-joined, in presentation order).
+    list of JudgeRequest, rendered from the built-in ``pointwise`` template with each variant's examples as a named
+    anchor set (:func:`variant_anchor_set`) — the text of :func:`evallab.judges.build_pointwise` byte for byte, so
+    recordings replay; metadata: item_id, dataset, subset, strategy (the prompt version), anchor_set (the variant),
+    order "", sample, gold, scenario_id, kind, anchor_sources (the anchors' item ids, ";"-joined, in presentation
+    order), prompt, prompt_sha256.
 
     Raises
     ------
@@ -148,21 +174,22 @@ def build_requests(items: pd.DataFrame, variants: Sequence[str] = DEFAULT_VARIAN
         first = rows.groupby("scenario_id", sort=False).head(1)
         rows = first.assign(item_id=[f"{PROBE_PREFIX}:{sid}:{content_free or 'empty'}" for sid in first["scenario_id"]],
                             kind="content-free", gold=pd.NA, answer=str(content_free), probe_input=str(content_free))
+    template = builtin_template("pointwise")
     reqs = []
     for _, row in rows.iterrows():
         passes, fails = draws[row["scenario_id"]]
         for v in variants:
             chosen = anchor_set(v, passes, fails, k=k, salt=zlib.crc32(str(row["item_id"]).encode("utf-8")))
-            anchors = [Anchor(a.text, a.verdict) for a in chosen]
+            aset = variant_anchor_set(v, chosen)
             for s in range(samples):
                 md = {"item_id": row["item_id"], "dataset": row.get("dataset", "keryx"),
                       "subset": row.get("subset", ""), "strategy": PROMPT_VERSION, "anchor_set": v, "order": "",
                       "sample": s, "gold": row["gold"], "scenario_id": row["scenario_id"],
                       "kind": row.get("kind", ""), "anchor_sources": ";".join(a.source for a in chosen)}
-                reqs.append(build_pointwise(rubric=_rubric_text(row), pass_criteria=list(row["pass_criteria"]),
-                                            fail_criteria=list(row.get("fail_criteria") or []),
-                                            answer=row["answer"], anchors=anchors, metadata=md,
-                                            temperature=temperature, seed=judge_seed, max_tokens=max_tokens))
+                reqs.append(_render(template, aset, md, rubric=_rubric_text(row),
+                                    pass_criteria=list(row["pass_criteria"]),
+                                    fail_criteria=list(row.get("fail_criteria") or []), answer=row["answer"],
+                                    temperature=temperature, seed=judge_seed, max_tokens=max_tokens))
     return reqs
 
 
@@ -178,17 +205,18 @@ def rubric_requests(rubric: Rubric, answers: pd.DataFrame, variants: Sequence[st
             "\n".join(f"- {c}" for c in rubric.criteria())).strip()
     passes = [rubric.grading.get("PASS", "")] if rubric.grading.get("PASS") else rubric.criteria()
     fails = ([rubric.grading["FAIL"]] if rubric.grading.get("FAIL") else []) + list(rubric.anti_patterns)
+    template = builtin_template("pointwise")
     reqs = []
     for v in variants:
         chosen = rubric_anchor_set(rubric, v)
+        aset = variant_anchor_set(v, chosen)
         for _, row in answers.iterrows():
             for s in range(samples):
                 md = {"item_id": row["item_id"], "dataset": f"meowkit/{rubric.name}", "strategy": PROMPT_VERSION,
                       "anchor_set": v, "order": "", "sample": s, "gold": row.get("gold", pd.NA),
                       "anchor_sources": ";".join(a.source for a in chosen)}
-                reqs.append(build_pointwise(rubric=text, pass_criteria=passes, fail_criteria=fails,
-                                            answer=row["answer"], anchors=[Anchor(a.text, a.verdict) for a in chosen],
-                                            metadata=md, temperature=temperature))
+                reqs.append(_render(template, aset, md, rubric=text, pass_criteria=passes, fail_criteria=fails,
+                                    answer=row["answer"], temperature=temperature))
     return reqs
 
 

@@ -9,6 +9,10 @@ per judged unit:
 - optional everywhere: ``dataset, subset, gold, strategy, anchor_set`` (copied to the verdict table) and ``anchors``
   (a JSON list of ``{"text": ..., "verdict": ...}``; pairwise verdicts ``"1"``/``"2"``).
 
+The prompt is the built-in one of the kind (``vanilla`` / ``pointwise``), or a Jinja2 template file
+(``evallab judge --prompt FILE``, :mod:`evallab.judges._templates`); one anchor-set file may be shown to every
+item instead of an ``anchors`` column (``--anchors FILE``, :mod:`evallab.judges._anchor_sets`).
+
 Any other column is carried into the verdict table as metadata.
 
 :func:`requests_from_items` builds the requests; :func:`judge_items` reads an items file and runs them.
@@ -24,7 +28,8 @@ import pandas as pd
 
 from evallab import verdicts as V
 from evallab.errors import DataError
-from evallab.judges._prompts import Anchor, build_pairwise, build_pointwise
+from evallab.judges._prompts import Anchor
+from evallab.judges._templates import render_pairwise, render_pointwise
 from evallab.judges._types import JudgeRequest
 
 PAIRWISE_COLUMNS = ("item_id", "instruction", "output_1", "output_2")
@@ -71,9 +76,36 @@ def _anchors(v, path, row) -> list[Anchor]:
                         column="anchors") from None
 
 
+def _design(items: pd.DataFrame, kind: str, prompt, anchors, path: str | None):
+    """The template and the anchor set of a run (:func:`requests_from_items`), checked against the items."""
+    from evallab.judges._anchor_sets import AnchorSet, load_anchor_set
+    from evallab.judges._templates import builtin_template, prompt_template
+
+    template = prompt_template(prompt) if prompt is not None else builtin_template(
+        "vanilla" if kind == "pairwise" else "pointwise")
+    if template.kind != kind:
+        raise DataError(f"is a {template.kind} template; the items are {kind}", template.path or template.name,
+                        column="prompt")
+    if template.prompt_version.startswith("template:") and "strategy" in items.columns:
+        raise DataError(f"has a strategy column and the prompt {template.identity} names the strategy too; drop the "
+                        "column (the rows' strategy is the template's name@sha256)", path, column="strategy")
+    aset = None
+    if anchors is not None:
+        aset = anchors if isinstance(anchors, AnchorSet) else load_anchor_set(anchors)
+        if aset.kind != kind:
+            raise DataError(f"anchor set {aset.name!r} is {aset.kind}; the items are {kind}", str(anchors)
+                            if not isinstance(anchors, AnchorSet) else None, column="kind")
+        for c in ("anchors", "anchor_set"):
+            if c in items.columns:
+                raise DataError(f"has an {c} column and an anchor set ({aset.name}) is given for every item; "
+                                "expected one of the two", path, column=c)
+    return template, aset
+
+
 def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequence[str] = ("ab", "ba"),
                         samples: int = 1, temperature: float = 0.0, seed: int | None = None,
-                        max_tokens: int | None = None, path: str | Path | None = None) -> list[JudgeRequest]:
+                        max_tokens: int | None = None, path: str | Path | None = None, prompt=None,
+                        anchors=None) -> list[JudgeRequest]:
     """One request per (item, order, sample) — pairwise — or per (item, sample) — pointwise.
 
     Parameters
@@ -88,13 +120,22 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
     temperature, seed, max_tokens : model parameters.
     path : path, optional
         The items file, named in errors.
+    prompt : PromptTemplate, str or Path, optional
+        The prompt (:func:`evallab.judges._templates.prompt_template`: a template file or a built-in name);
+        default the built-in one of the kind (``vanilla`` / ``pointwise``). Every request carries ``prompt``
+        (``name@sha256[:12]``) and ``prompt_sha256``; a template FILE's rows get ``strategy`` = ``name@sha256[:12]``
+        (:func:`evallab.judges._runner.default_strategy`), a built-in's keep their prompt version.
+    anchors : AnchorSet, str or Path, optional
+        An anchor-set file or :class:`~evallab.judges._anchor_sets.AnchorSet` shown to every item (its order: fixed
+        or shuffled with its seed), its name in ``anchor_set``.
 
     Raises
     ------
     DataError
         A missing column, an empty required cell, a duplicated ``item_id`` or a ``gold`` label outside the kind's
         verdicts (``1``/``2``/``tie`` pairwise, ``pass``/``warn``/``fail`` pointwise) — file, row and column named,
-        before any request is sent.
+        before any request is sent; a prompt or anchor set of the other kind, or beside an items column that names
+        the same thing (``strategy`` with a template file; ``anchors``/``anchor_set`` with an anchor set).
     """
     p = str(path) if path else None
     if kind == "auto":
@@ -114,6 +155,7 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
     bad = [o for o in orders if o not in ("ab", "ba")]
     if bad or not orders:
         raise DataError(f"orders {list(orders)}; expected 'ab' and/or 'ba'")
+    template, aset = _design(items, kind, prompt, anchors, p)
     ids = items["item_id"].astype("string")
     dup = ids.duplicated()
     if dup.any():
@@ -136,22 +178,24 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
             elif g not in allowed:
                 raise DataError(f"gold {meta['gold']!r}; expected one of {list(allowed)} for a {kind} item, or empty",
                                 path=p, row=r, column="gold")
-        anchors = _anchors(rec.get("anchors"), p, r)
+        shown = aset.ordered() if aset is not None else _anchors(rec.get("anchors"), p, r)
+        if aset is not None:
+            meta.update(aset.metadata())
         try:
             for j in range(samples):
                 if kind == "pairwise":
                     for o in orders:
-                        out.append(build_pairwise(str(rec["instruction"]), str(rec["output_1"]),
-                                                  str(rec["output_2"]), order=o, anchors=anchors,
-                                                  metadata={**meta, "sample": j}, temperature=temperature,
-                                                  seed=seed, max_tokens=max_tokens))
+                        out.append(render_pairwise(template, str(rec["instruction"]), str(rec["output_1"]),
+                                                   str(rec["output_2"]), order=o, anchors=shown,
+                                                   metadata={**meta, "sample": j}, temperature=temperature,
+                                                   seed=seed, max_tokens=max_tokens))
                 else:
-                    out.append(build_pointwise(rubric=str(rec["rubric"]),
-                                               pass_criteria=_criteria(rec["pass_criteria"]),
-                                               fail_criteria=_criteria(rec.get("fail_criteria")),
-                                               answer=str(rec["answer"]), anchors=anchors,
-                                               metadata={**meta, "sample": j}, temperature=temperature,
-                                               seed=seed, max_tokens=max_tokens))
+                    out.append(render_pointwise(template, rubric=str(rec["rubric"]),
+                                                pass_criteria=_criteria(rec["pass_criteria"]),
+                                                fail_criteria=_criteria(rec.get("fail_criteria")),
+                                                answer=str(rec["answer"]), anchors=shown,
+                                                metadata={**meta, "sample": j}, temperature=temperature,
+                                                seed=seed, max_tokens=max_tokens))
         except DataError:
             raise
         except Exception as exc:  # builder errors (bad anchor verdict, no pass criterion)
@@ -159,11 +203,19 @@ def requests_from_items(items: pd.DataFrame, *, kind: str = "auto", orders: Sequ
     return out
 
 
+def _judge_prompt(judge):
+    """``judge.prompt`` when :func:`~evallab.judges.make_judge` set one (a template), else ``None``."""
+    from evallab.judges._templates import PromptTemplate
+
+    t = getattr(judge, "prompt", None)
+    return t if isinstance(t, PromptTemplate) else None
+
+
 def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind: str = "auto",
                 orders: Sequence[str] = ("ab", "ba"), samples: int = 1, temperature: float = 0.0,
                 seed: int | None = None, max_tokens: int | None = None, limit: int = 0,
                 reasoning_effort: str | Sequence[str] | None = None, thinking_budget: int | None = None,
-                **run) -> pd.DataFrame:
+                prompt=None, anchors=None, **run) -> pd.DataFrame:
     """Judge every item of an items file (``evallab judge ITEMS``): read it, build the requests
     (:func:`requests_from_items`) and run them (:func:`evallab.judges.run_jobs`: resumable, cached, recorded).
 
@@ -189,6 +241,12 @@ def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind
         ``@<effort>`` and their ``reasoning_effort`` column names it.
     thinking_budget : int, optional
         Thinking tokens allowed (:attr:`~evallab.judges.JudgeRequest.thinking_budget`).
+    prompt : str, Path or PromptTemplate, optional
+        A Jinja2 template file or a built-in name (``evallab judge --prompt``); default ``judge.prompt`` (set by
+        :func:`~evallab.judges.make_judge` ``prompt=``), else the built-in prompt of the kind. See
+        :func:`requests_from_items`.
+    anchors : str, Path or AnchorSet, optional
+        An anchor-set file shown to every item (``evallab judge --anchors``), recorded as ``anchor_set``.
     **run
         Passed to :func:`evallab.judges.run_jobs`: ``progress``, ``record``, ``wait``, ``batch``,
         ``poll_interval``, ``max_in_flight``.
@@ -212,7 +270,9 @@ def judge_items(items: str | Path, judge, *, out: str | Path | None = None, kind
     if limit:
         table = table.head(limit)
     reqs = requests_from_items(table, kind=kind, orders=orders, samples=samples, temperature=temperature,
-                               seed=seed, max_tokens=max_tokens, path=items)
+                               seed=seed, max_tokens=max_tokens, path=items,
+                               prompt=prompt if prompt is not None else _judge_prompt(judge),
+                               anchors=anchors)
     efforts = reasoning_effort.split(",") if isinstance(reasoning_effort, str) else list(reasoning_effort or [])
     efforts = [e.strip() for e in efforts if e and e.strip()]
     if efforts or thinking_budget is not None:

@@ -24,7 +24,8 @@ Accepted forms, tried in order:
    An article is never an option: in ``Verdict: a tie`` the ``a`` is an article (an option letter must stand
    alone: followed by the end, punctuation, or ``is``/``wins``/``because`` ...). The FINAL statement wins: the
    statements after the last one marked ``final`` (``Final verdict: ...``) when there is one, else all of them,
-   and of those the last. Two different verdicts in the sentence (or line) of that last statement
+   and of those the last — a verdict in words (a tie phrase, ``Output (a) is better``) after the line of that
+   final statement does not count: ``Final verdict: [[A]]`` then ``both answers were equally correct`` is A. Two different verdicts in the sentence (or line) of that last statement
    (``[[A]] or [[B]]``) are conflicting final statements: NA with both named;
 3. otherwise the whole reply as one option (``a``, ``Output (b)``, ``tie``; AlpacaEval's ``m`` = Output (a) and
    ``M`` = Output (b), case-sensitive), or exactly one of ``Output (a)``/``Output (b)`` named (LLMBar's parser rule);
@@ -242,6 +243,8 @@ class _Stmt:
     verdict: str
     score: float | None
     final: bool
+    #: a verdict in words (a tie phrase, "Output (a) is better"), not a mark or a labelled value
+    prose: bool = False
 
 
 def _statements(text: str, kind: str) -> list[_Stmt]:
@@ -249,11 +252,11 @@ def _statements(text: str, kind: str) -> list[_Stmt]:
     # units: lines, split further at sentence ends ("pass. Wait," is two units; "3.5" is one)
     starts = [0] + [m.end() for m in re.finditer(r"\n|[.!?](?=\s)", text)]
 
-    def add(pos: int, verdict: str, score: float | None, final: bool | None = None) -> None:
+    def add(pos: int, verdict: str, score: float | None, final: bool | None = None, prose: bool = False) -> None:
         unit = bisect.bisect_right(starts, pos) - 1
         if final is None:
             final = bool(re.search(r"\bfinal\b", text[starts[unit]:pos], re.I))
-        out.append(_Stmt(pos, unit, verdict, score, final))
+        out.append(_Stmt(pos, unit, verdict, score, final, prose))
 
     for m in _LABEL.finditer(text):
         value = text[m.end():m.end() + 160].split("\n", 1)[0]
@@ -284,12 +287,12 @@ def _statements(text: str, kind: str) -> list[_Stmt]:
             c = m.group(1).lower()
             add(m.start(), "tie" if c == "c" else _LETTER[c], None)
         for m in _BETTER.finditer(text):
-            add(m.start(), _LETTER[m.group(1).lower()], None)
+            add(m.start(), _LETTER[m.group(1).lower()], None, prose=True)
         for m in _TIE_RE.finditer(text):
             phrase = m.group(0).lower()
             if re.fullmatch(r"(?:tie|tied|draw)", phrase):  # a lone word: only "a tie", "it's a draw" ...
                 continue
-            add(m.start(), "tie", None)
+            add(m.start(), "tie", None, prose=True)
     out.sort(key=lambda s: s.pos)
     return out
 
@@ -302,6 +305,9 @@ def _final(stmts: list[_Stmt]) -> tuple[_Stmt | None, str | None]:
     if finals:  # from the first final statement of the unit holding the last one
         unit = stmts[finals[-1]].line
         cands = stmts[next(i for i in finals if stmts[i].line == unit):]
+        # an explicit final verdict wins over later prose: "Final verdict: [[A]]" then "... equally correct"
+        # is A (later marks and labelled values still count: "Final verdict: [[A]]. Wait — [[B]]" is B)
+        cands = [s for s in cands if not (s.prose and s.line > unit)]
     else:
         cands = stmts
     last = cands[-1]

@@ -55,7 +55,7 @@ META_COLUMNS = ("item_id", "dataset", "subset", "strategy", "anchor_set", "order
 #: requests whose cached replies are looked up in one query (the judge's ``prefetch``), just before they are asked
 PREFETCH_CHUNK = 256
 #: columns the runner adds beyond the tidy schema
-EXTRA_COLUMNS = ("reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw",
+EXTRA_COLUMNS = ("prompt", "prompt_sha256", "reason", "request_digest", "sent_digest", "cached", "failed", "system_fingerprint", "raw",
                  "response_format", "verdict_logprob", "failure_kind", "verdict_source", "reasoning",
                  "reasoning_sha256", "reasoning_chars", "adapted", "reasoning_effort", "reasoning_tokens",
                  "cached_tokens")
@@ -131,7 +131,7 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
               keryx_digest: str | None = None) -> dict:
     """One tidy row (a dict) for ``reply`` to ``request``.
 
-    Tidy columns come from the request metadata (``strategy`` defaults to the prompt version, ``anchor_set`` to
+    Tidy columns come from the request metadata (``strategy`` defaults to :func:`default_strategy`, ``anchor_set`` to
     ``"none"``, ``order`` to ``""``, ``sample`` to 0) and the reply; extra metadata keys are kept as columns;
     ``raw`` keeps the reply text only when the verdict is NA. ``digest``: the request's :func:`sent_digest` when
     already computed; ``keryx_digest`` its :func:`~evallab.judges._prompts.request_digest` when already computed.
@@ -141,7 +141,7 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
         "item_id": str(m.get("item_id", "")), "dataset": str(m.get("dataset", "") or ""),
         "subset": str(m.get("subset", "") or ""), "judge": judge.label,
         "model": reply.model or getattr(judge, "model", None) or None,
-        "strategy": str(m.get("strategy") or request.prompt_version or ""),
+        "strategy": str(m.get("strategy") or default_strategy(request)),
         "anchor_set": str(m.get("anchor_set") or "none"), "order": str(m.get("order") or ""),
         "sample": int(m.get("sample", 0) or 0), "verdict": reply.verdict, "gold": _scalar(m.get("gold")),
         "score": getattr(reply, "score", None), "error": reply.error, "latency_s": reply.latency_s,
@@ -184,6 +184,17 @@ def reply_row(judge: Judge, request: JudgeRequest, reply: JudgeReply, digest: st
     return row
 
 
+def default_strategy(request: JudgeRequest) -> str:
+    """The ``strategy`` of a row whose request names none: a user template's identity ``name@sha256[:12]`` (its
+    prompt version is ``template:<name>:<sha256>``, :mod:`evallab.judges._templates`), else the prompt version
+    (the built-in prompts: ``evallab-2026-11-29.1`` ..., as before templates)."""
+    v = request.prompt_version or ""
+    if v.startswith("template:") and v.count(":") >= 2:
+        name, sha = v[len("template:"):].rsplit(":", 1)
+        return f"{name}@{sha[:12]}"
+    return v
+
+
 def sent_digest(judge: Judge, request: JudgeRequest) -> str:
     """sha256 hex of what is asked: :func:`~evallab.judges._cache.canonical_json` of ``{"body", "kind",
     "prompt_version"}`` (keys sorted, a response schema's ``properties`` in the order sent) — the body sent — ``judge.body(request)`` when the judge has one (model, messages, temperature, seed, max tokens,
@@ -212,7 +223,7 @@ def row_key(row: dict) -> tuple:
 
 def request_key(judge: Judge, request: JudgeRequest) -> tuple:
     m = request.metadata
-    strategy = str(m.get("strategy") or request.prompt_version or "")
+    strategy = str(m.get("strategy") or default_strategy(request))
     if request.reasoning_effort is not None and not m.get("strategy"):
         strategy += f"@{request.reasoning_effort}"
     return (str(m.get("dataset", "") or ""), str(m.get("item_id", "")), judge.label, strategy,
@@ -836,7 +847,7 @@ def parse_judge_spec(spec: str) -> dict:
 
 def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, label: str | None = None,
                cache_dir: str | Path | None = None, replay_dir: str | Path | None = None, spec: str = "",
-               refresh_cache: bool = False, **kw) -> Judge:
+               refresh_cache: bool = False, prompt=None, **kw) -> Judge:
     """Build a judge from notebook/CLI literals.
 
     Parameters
@@ -859,6 +870,13 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
         (or ``replay_dir``).
     refresh_cache : bool, default False
         Ignore the cached replies (every request goes live) and overwrite them.
+    prompt : str, Path or PromptTemplate, optional
+        The judge's prompt: a Jinja2 template file (rendered sandboxed; :mod:`evallab.judges._templates`), a
+        built-in name (``vanilla``, ``rules``, ``pointwise``) or a template. Kept as ``judge.prompt``;
+        :func:`~evallab.judges.judge_items` renders every item with it (a prompt passed to ``judge_items`` wins)
+        and the rows carry its identity: ``prompt`` (``name@sha256[:12]``), ``prompt_sha256`` and, for a template
+        file, ``strategy`` = ``name@sha256[:12]`` — two templates are two design cells. Requests built by hand and
+        sent with :func:`run_jobs` are not re-rendered.
     **kw
         Passed to :class:`~evallab.judges.OpenAICompatibleJudge` (timeout, max_concurrency, max_retries, prices,
         cache, structured, ``param_adapt`` — the explicit override of how refused parameters are sent, e.g.
@@ -875,7 +893,23 @@ def make_judge(base_url: str = "", model: str = "", api_key_env: str = "", *, la
     EvallabError
         Neither ``base_url`` nor ``replay_dir`` given, ``base_url`` without ``model``, or a ``spec`` of another
         shape.
+    DataError
+        ``prompt`` neither a built-in name nor a usable template file (one line naming it).
     """
+
+    template = None
+    if prompt is not None:
+        from evallab.judges._templates import prompt_template
+
+        template = prompt_template(prompt)
+    judge = _make_judge(base_url, model, api_key_env, label=label, cache_dir=cache_dir, replay_dir=replay_dir,
+                        spec=spec, refresh_cache=refresh_cache, **kw)
+    if template is not None:
+        judge.prompt = template
+    return judge
+
+
+def _make_judge(base_url, model, api_key_env, *, label, cache_dir, replay_dir, spec, refresh_cache, **kw) -> Judge:
     from evallab.judges._cache import Cache
     from evallab.judges._client import OpenAICompatibleJudge
     from evallab.judges._replay import ReplayJudge

@@ -10,7 +10,7 @@ A template file defines two blocks, ``system`` and ``user``, and declares its ki
   = "Output (a)"/"Output (b)" of that example), ``reply_format``;
 - pointwise: ``answer``, ``rubric``, ``pass_criteria``, ``fail_criteria`` (lists of str), ``anchors`` (verdict
   ``"pass"``/``"fail"``), ``reply_format``;
-- the filter ``fence`` (:func:`evallab.judges._prompts.fence`: a backtick fence the text cannot close).
+- the filter ``fence`` (:func:`evallab.judges._prompt_text.fence`: a backtick fence the text cannot close).
 
 An undefined variable is an error (``StrictUndefined``), never an empty string. The built-in prompts
 (:func:`builtin_template`: ``vanilla``, ``rules``, ``pointwise``) are templates of the same kind and render exactly
@@ -22,13 +22,14 @@ recordings stale instead of silently reused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from evallab.errors import DataError, EvallabError
-from evallab.judges import _prompts as P
+from evallab.judges import _prompt_text as P
 from evallab.judges._types import JudgeRequest, Message
 
 KINDS = ("pairwise", "pointwise")
@@ -124,8 +125,10 @@ def _where(exc, path: str | None) -> tuple[str | None, int | None]:
     return path or "<template>", getattr(exc, "lineno", None)
 
 
+@functools.lru_cache(maxsize=64)
 def _compile(source: str, path: str | None):
-    """The compiled template and its declared kind; a syntax error or an unsafe construct as one line."""
+    """The compiled template and its declared kind; a syntax error or an unsafe construct as one line (cached: a
+    run renders the same template for every request)."""
     import jinja2
 
     env = _env()
@@ -174,6 +177,7 @@ def load_prompt_template(path: str | Path, *, name: str | None = None) -> Prompt
     return PromptTemplate(nm, kind, source, sha, f"template:{nm}:{sha}", str(p))
 
 
+@functools.cache
 def builtin_template(name: str = "vanilla") -> PromptTemplate:
     """A built-in prompt as a template (``vanilla``, ``rules``: pairwise; ``pointwise``), rendering exactly the
     text of :mod:`evallab.judges._prompts` with its prompt version.
@@ -187,6 +191,28 @@ def builtin_template(name: str = "vanilla") -> PromptTemplate:
         raise DataError(f"no built-in prompt {name!r}; expected one of {list(BUILTINS)}", column="prompt")
     kind, source, version = BUILTINS[name]
     return PromptTemplate(name, kind, source, hashlib.sha256(source.encode("utf-8")).hexdigest(), version)
+
+
+def prompt_template(spec: PromptTemplate | str | Path) -> PromptTemplate:
+    """The prompt ``spec`` names (``evallab judge --prompt``, ``make_judge(prompt=...)``): a :class:`PromptTemplate`
+    as is, a built-in name (``vanilla``, ``rules``, ``pointwise``), or a template file's path.
+
+    Raises
+    ------
+    DataError
+        Neither a built-in name nor a readable template file (one line), or the errors of
+        :func:`load_prompt_template`.
+    """
+    if isinstance(spec, PromptTemplate):
+        return spec
+    text = str(spec)
+    if isinstance(spec, str) and text in BUILTINS:
+        return builtin_template(text)
+    p = Path(text)
+    if not p.is_file():
+        raise DataError(f"no such template file, nor a built-in prompt; expected a Jinja2 template file or one of "
+                        f"{list(BUILTINS)}", text, column="prompt")
+    return load_prompt_template(p)
 
 
 def _render(template: PromptTemplate, variables: dict) -> tuple[str, str]:
@@ -216,7 +242,7 @@ def _anchors(anchors, allowed) -> list[dict]:
 
 def _meta(template: PromptTemplate, metadata: dict | None) -> dict:
     meta = dict(metadata or {})
-    meta.update(prompt=template.name, prompt_sha256=template.sha256)
+    meta.update(prompt=template.identity, prompt_sha256=template.sha256)
     return meta
 
 
@@ -229,8 +255,8 @@ def render_pairwise(template: PromptTemplate, instruction: str, output_1: str, o
     Returns
     -------
     JudgeRequest
-        ``kind="pairwise"``, ``prompt_version`` the template's; ``metadata`` with ``order``, ``prompt`` (name) and
-        ``prompt_sha256``.
+        ``kind="pairwise"``, ``prompt_version`` the template's; ``metadata`` with ``order``, ``prompt`` (the
+        identity ``name@sha256[:12]``) and ``prompt_sha256`` (the full hex digest) — columns of every row.
 
     Raises
     ------

@@ -81,7 +81,7 @@ def test_compact_table_equals_a_fresh_import(table):
 
 def test_where_evallab_and_the_authors_differ_the_reply_is_kept(table):
     d = table[differs(table)]
-    assert len(d) == 31
+    assert len(d) == 30  # 31 before evallab's parser let an explicit final [[A]] win over later prose
     assert (d["reply_tail"].str.len() > 0).all() and (table.loc[~differs(table), "reply_tail"] == "").all()
     # no [[X]] at all → the authors have no verdict; evallab read one from the words
     none = d[d["authors_verdict"].isna()]
@@ -89,7 +89,12 @@ def test_where_evallab_and_the_authors_differ_the_reply_is_kept(table):
     # the rest name several different marks, or evallab read a later statement in words
     rest = d[d["authors_verdict"].notna()]
     several = rest["verdict_marks"].str.split().map(lambda m: len(set(m)) > 1)
-    assert several.sum() == len(rest) - 1  # one reply has a single [[A]] and ends on "equally correct" (a tie)
+    assert several.sum() == len(rest)  # every one names several different marks
+    # the claude-3-opus reply "Final verdict:\n[[A]]" then "... equally correct ..." (once a tie): the same as the
+    # authors' now — its single mark, A as shown in order ba = output 2
+    row = table[(table["judge"] == "claude-3-opus-20240229") & (table["item_id"] == "119;vicuna-13b-v1.3;claude-v1")
+                & (table["order"] == "ba") & (table["sample"] == 1)].iloc[0]
+    assert (row["verdict_marks"], row["authors_choice"], row["verdict"], row["authors_verdict"]) == ("[[A]]", "A", "2", "2")
 
 
 def test_record_files_and_prices():

@@ -52,3 +52,22 @@ def test_score_kind_and_unknown_kind():
     assert parse_verdict("Score: 4", "score")[0] == "4"
     with pytest.raises(ValueError, match="kind"):
         parse_verdict("x", "ranking")
+
+
+def test_an_explicit_final_verdict_wins_over_later_prose():
+    """The Position-Bias-Analyzer reply (claude-3-opus-20240229, repetition 2, question 119, order ba) that says
+    "Final verdict:\\n[[A]]" and then "both answers were equally correct": A (as shown), no longer a tie — read from
+    the bundled record file itself. Later MARKS still count; without a "final" label the last statement wins."""
+    from evallab.datasets._position_bias_analyzer import BASELINE, record_files
+    from evallab.importers._position_bias_analyzer import import_position_bias_analyzer
+
+    rec = next(p for p in record_files() if p.parent.name.startswith("Repetition2-")
+               and "claude-3-opus-20240229" in p.parent.name)
+    df = import_position_bias_analyzer(rec, baseline=BASELINE, replies=True)
+    reply = df[(df["item_id"] == "119;vicuna-13b-v1.3;claude-v1") & (df["order"] == "ba")]["reply"].iloc[0]
+    assert "Final verdict:\n[[A]]" in reply and "equally correct" in reply.split("[[A]]", 1)[1]
+    assert parse_verdict(reply, "pairwise")[0] == "1"
+    assert parse_verdict("Final verdict: [[B]]\n\nBoth are equally good in style.", "pairwise")[0] == "2"
+    assert parse_verdict("Final verdict: [[B]]\n\nOutput (a) is better written, though.", "pairwise")[0] == "2"
+    assert parse_verdict("Final verdict: [[A]]. Wait, on reflection [[B]].", "pairwise")[0] == "2"  # a later mark
+    assert parse_verdict("[[A]]\n\nBoth are equally good.", "pairwise")[0] == "tie"  # no final label: unchanged
