@@ -293,9 +293,10 @@ def compare_configurations(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, 
         r.update(gold_parsed=int(s["acc_d"].sum()), both_parsed=int(s["pc_d"].sum()), decisive=int(s["fs_d"].sum()),
                  requests=int(s["st_d"].sum()))
         if kind == "pointwise":
-            r.update(first_slot_preference=NAN, first_slot_preference_low=NAN, first_slot_preference_high=NAN)
+            r.update(first_slot_preference=NAN, first_slot_preference_low=NAN, first_slot_preference_high=NAN,
+                     first_slot_preference_method="")
         else:
-            r.update(pass_rate=NAN, pass_rate_low=NAN, pass_rate_high=NAN)
+            r.update(pass_rate=NAN, pass_rate_low=NAN, pass_rate_high=NAN, pass_rate_method="")
         if not has_gold:
             notes.append(not_computable("agreement needs gold"))
         if kind == "pairwise" and not r["both_parsed"]:
@@ -313,7 +314,9 @@ def compare_configurations(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, 
         if ref is not None:
             i = by.index("anchor_set")
             rk = (*k[:i], ref, *k[i + 1:])
-            if rk != k and rk in per:
+            if rk == k:
+                notes.append(not_computable(f"leniency shift: '{ref}' is the reference anchor set"))
+            elif rk in per:
                 a, b = s.align(per[rk], join="inner", axis=0)
                 if len(a) and a[f"{len_col}_d"].sum() and b[f"{len_col}_d"].sum():
                     diff = a[f"{len_col}_n"].sum() / a[f"{len_col}_d"].sum() - b[f"{len_col}_n"].sum() / b[
