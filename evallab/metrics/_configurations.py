@@ -32,9 +32,10 @@ per item, else a percentile item bootstrap; Wilson 1927; Efron and Tibshirani 19
 - the paired difference (first − second) with a paired percentile item bootstrap interval
   (:func:`~evallab.metrics._intervals.ratio_difference_interval_method`: the four per-item sums resampled together);
 - McNemar's test on items (McNemar 1947; statsmodels ``mcnemar``, exact binomial when the discordant items are
-  fewer than 25): each item is a success under a configuration when its share on the criterion is above ½ (for
-  stability: when every request of the item was unanimous); items whose share is exactly ½ under either
-  configuration are left out of the 2×2 table (counted);
+  fewer than 25): an item is a success under a configuration when every one of its counted units succeeds — for
+  accuracy, every parsed reply right (with both orders: right in both orders, the strict accuracy of Wang et al.
+  2023, §3.2, and LLMBar's per-order pair); for position consistency, consistent in every sample; for the parse
+  rate, every reply parsed; for stability, every request unanimous. With one reply per item this is the reply;
 - Holm's step-down adjustment of the McNemar p-values across all pairs (Holm 1979; statsmodels ``multipletests``).
 
 **The recommendation**: the configuration with the best value on the criterion is named the best only when it is
@@ -356,22 +357,19 @@ def _pairs(per: dict, by: Sequence[str], crit: str, ci: dict) -> Results:
                                                                    b[f"{name}_d"], **ci)
             if name == "st":  # an item succeeds when every one of its requests was unanimous
                 sa, sb = a["un_n"] == a["st_d"], b["un_n"] == b["st_d"]
-                keep = pd.Series(True, index=a.index)
-            else:
-                ra, rb = a[f"{name}_n"] / a[f"{name}_d"], b[f"{name}_n"] / b[f"{name}_d"]
-                keep = (ra != 0.5) & (rb != 0.5)
-                sa, sb = ra > 0.5, rb > 0.5
-            t = intervals.mcnemar(int((sa & ~sb & keep).sum()), int((~sa & sb & keep).sum()))
+            else:  # ... when every one of its counted units succeeds (pairwise accuracy: right in both orders)
+                sa, sb = a[f"{name}_n"] == a[f"{name}_d"], b[f"{name}_n"] == b[f"{name}_d"]
+            t = intervals.mcnemar(int((sa & ~sb).sum()), int((~sa & sb).sum()))
             r.update(difference_low=lo, difference_high=hi, difference_method=m, first_only=t["b"],
                      second_only=t["c"], discordant=t["b"] + t["c"], mcnemar_p=t["pvalue"],
-                     mcnemar_exact=t["exact"], split_items=int((~keep).sum()), note="")
+                     mcnemar_exact=t["exact"], note="")
         else:
             r.update(difference=NAN, difference_low=NAN, difference_high=NAN, difference_method="", first_only=0,
-                     second_only=0, discordant=0, mcnemar_p=NAN, mcnemar_exact=False, split_items=0,
+                     second_only=0, discordant=0, mcnemar_p=NAN, mcnemar_exact=False,
                      note=not_computable("no item answered by both"))
         rows.append(r)
     cols = ["first", "second", "items", "difference", "difference_low", "difference_high", "difference_method",
-            "first_only", "second_only", "discordant", "mcnemar_p", "mcnemar_exact", "split_items", "note"]
+            "first_only", "second_only", "discordant", "mcnemar_p", "mcnemar_exact", "note"]
     frame = pd.DataFrame(rows, columns=cols)
     frame["p_holm"] = intervals.adjust_pvalues(frame["mcnemar_p"].to_numpy(float), "holm") if len(frame) else []
     return results(frame, PAIR_MEASURES, level=ci["confidence"], keys=["first", "second"])

@@ -139,3 +139,20 @@ def test_figures_equal_the_library_estimators():
 def test_bad_criterion_is_one_line():
     with pytest.raises(DataError, match="criterion 'speed'; expected one of"):
         compare_configurations(_pairwise_table(n=4), criterion="speed")
+
+
+def test_mcnemar_on_pairwise_items_counts_right_in_both_orders():
+    # A right in both orders on 12 items; B (always the first shown) right only when output 1 is better and shown
+    # first: an item succeeds under B in neither order pair -> 12 items A only, by hand
+    rows = []
+    for i in range(12):
+        for order in ("ab", "ba"):
+            rows.append({"item_id": f"q{i}", "judge": "J", "strategy": "A", "order": order, "gold": "1",
+                         "verdict": "1"})
+            rows.append({"item_id": f"q{i}", "judge": "J", "strategy": "B", "order": order, "gold": "1",
+                         "verdict": "1" if order == "ab" else "2"})
+    p = compare_configurations(verdicts.coerce(pd.DataFrame(rows)), by=["strategy"], n_resamples=200
+                               ).attrs["pairs"].iloc[0]
+    assert (p["first_only"], p["second_only"]) == (12, 0)
+    assert p["mcnemar_p"] == pytest.approx(mcnemar([[0, 12], [0, 0]], exact=True).pvalue)
+    assert p["difference"] == pytest.approx(1.0 - 0.5)
