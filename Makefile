@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 JOBS ?= 2
 
-.PHONY: report sweep test test-installed dist bench coverage lint clean venv constraints shots chromium live api docs
+.PHONY: report sweep test test-installed dist bench coverage lint clean venv constraints shots chromium live live-study api docs
 
 venv: $(STAMP)
 
@@ -87,6 +87,15 @@ dist: $(STAMP)
 # and rerun. Writes data/live/smollm2/ (verdict tables, keryx recordings, run_card.json), which the batch replays.
 live: $(LOCAL_STAMP)
 	$(BIN)/evallab live --out data/live/smollm2
+
+# The same judge as a study file (data/live/study.yaml: the greedy position and drift parts and the sampled position
+# part of `make live`, the same request texts): planned, then run against `evallab serve-local --port 8080` into
+# reports/live-study/ and compared per configuration. `make live` stays the recorder of data/live/smollm2/: its
+# text-only, anchor and content-free parts have no study-file form, and the batch replays its files.
+live-study: $(LOCAL_STAMP)
+	$(BIN)/evallab study plan data/live/study.yaml
+	$(BIN)/evallab study run data/live/study.yaml --out reports/live-study
+	$(BIN)/evallab study report reports/live-study --criterion position_consistency
 
 bench: $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks

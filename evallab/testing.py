@@ -32,8 +32,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 
 import httpx
 
@@ -146,6 +146,13 @@ class SimulatedJudge:
 
     ``reply_format``: ``"json"`` (``{"verdict", "reason"}``), ``"fenced"`` (the JSON in a ```json fence) or
     ``"free"`` (``PASS``/``FAIL``, ``[[A]]``/``[[B]]`` then a sentence).
+
+    ``variants``: per-configuration parameters, as ``((markers, overrides), ...)`` — ``markers`` a tuple of
+    strings, ``overrides`` a mapping of this class's fields (not ``variants``). A request whose system or user prompt
+    contains EVERY marker of a variant (the first such variant, in order) is answered with those fields replaced —
+    so one server can inject a known leniency or position bias per prompt template and anchor set (a marker
+    written in the template, another in an anchor's text); a request matching no variant gets the base
+    parameters. Per model name, see ``LocalJudgeServer(sims=...)``.
     """
 
     seed: int = 0
@@ -156,9 +163,19 @@ class SimulatedJudge:
     fail_last_priming: float = 0.0
     truth: Callable[[str], str | None] | None = None
     reply_format: str = "json"
+    variants: tuple = ()
+
+    def for_prompt(self, system: str, user: str) -> SimulatedJudge:
+        """The judge that answers this prompt: the first variant whose markers all occur in it, else this one."""
+        for markers, overrides in self.variants:
+            if all(m in system or m in user for m in markers):
+                return replace(self, variants=(), **dict(overrides))
+        return self
 
     def p_pass(self, user: str) -> float:
         """P(verdict = pass) for a pointwise user prompt (see the class docstring)."""
+        if self.variants and (chosen := self.for_prompt("", user)) is not self:
+            return chosen.p_pass(user)
         p = self.pass_rate
         if self.truth is not None:
             ans = answer_text(user)
@@ -174,6 +191,8 @@ class SimulatedJudge:
 
     def decide(self, system: str, user: str, sample: int = 0) -> tuple[str, str]:
         """(verdict, reason): pointwise ``"pass"``/``"fail"``; pairwise ``"a"``/``"b"`` (shown position)."""
+        if self.variants and (chosen := self.for_prompt(system, user)) is not self:
+            return chosen.decide(system, user, sample)
         u1, u2 = _uniforms(self.seed, system, user, sample)
         if "## Output (a)" in user:
             if u1 < self.position_bias:
@@ -239,6 +258,11 @@ class _Config:
     error_style: str = "openai"
     cached_tokens: int = 0
     takes_n: bool = False
+    sims: dict = field(default_factory=dict)
+
+    def sim_for(self, model: str | None) -> SimulatedJudge:
+        """The simulated judge answering requests for ``model`` (``sims``), else the default one."""
+        return self.sims.get(str(model), self.sim) if self.sims else self.sim
 
 
 #: structured-output dialects the server can emulate (``LocalJudgeServer(dialect=...)``)
@@ -386,7 +410,7 @@ class _App:
             system = "\n".join(m["content"] for m in messages if m["role"] == "system")
             user = "\n".join(m["content"] for m in messages if m["role"] != "system")
             m = re.search(r"-s(\d+)$", str(line.get("custom_id", "")))
-            text = self.cfg.sim.reply_text(system, user, int(m.group(1)) if m else 0)
+            text = self.cfg.sim_for(body.get("model")).reply_text(system, user, int(m.group(1)) if m else 0)
             # the bytes of the same body sent live (the canonical JSON evallab sends)
             raw = len(canonical_json(body).encode())
             resp = {"id": f"chatcmpl-batch-{i}", "object": "chat.completion", "created": int(time.time()),
@@ -566,10 +590,11 @@ class _App:
         if self.cfg.latency:
             await asyncio.sleep(self.cfg.latency)
         model = self.cfg.served_model or doc.get("model") or "sim-judge"
-        text = self.cfg.sim.reply_text(system, user, sample)
+        sim = self.cfg.sim_for(doc.get("model"))
+        text = sim.reply_text(system, user, sample)
         logprobs = None
         if structured:
-            verdict, reason = self.cfg.sim.decide(system, user, sample)
+            verdict, reason = sim.decide(system, user, sample)
             text = json.dumps({"verdict": verdict, "reason": reason}, separators=(",", ":"))
             if doc.get("logprobs"):
                 toks = ['{"', "verdict", '":"', verdict, '","', "reason", '":"', reason, '"}']
@@ -579,7 +604,7 @@ class _App:
         if fault is not None and fault.kind == "prose":
             text = "Both approaches have merits and the answer is reasonably written overall."
         n = int(doc.get("n") or 1) if self.cfg.takes_n else 1
-        texts = [text] + [self.cfg.sim.reply_text(system, user, sample + i) for i in range(1, n)]
+        texts = [text] + [sim.reply_text(system, user, sample + i) for i in range(1, n)]
         reasoning = ""
         choices = []
         for i, t in enumerate(texts):
@@ -705,6 +730,9 @@ class LocalJudgeServer:
     takes_n : bool
         Answer ``n`` choices when the body asks ``n`` (choice ``i`` is sample ``header sample + i``); otherwise
         ``n`` is ignored (one choice), as some servers do. ``stats()["choices"]`` counts the choices written.
+    sims : mapping of str to SimulatedJudge, optional
+        The simulated judge answering each requested ``model`` (several judges of a study behind one server, each
+        with its own known biases); a model not named gets ``sim``.
     process : bool
         Run in a separate process (``python -m evallab.testing``, config pickled over stdin; ``sim.truth`` must
         then be a function of an importable module) instead of a background thread.
@@ -720,7 +748,8 @@ class LocalJudgeServer:
                  host: str = "127.0.0.1", serial: bool = False, backlog: int = 1024,
                  rate_limit: tuple[int, float] | None = None, dialect: str | None = None,
                  batch_seconds: float = 1.0, reply_shape: str = "string", refuse_params: Sequence[str] = (),
-                 error_style: str = "openai", cached_tokens: int = 0, takes_n: bool = False) -> None:
+                 error_style: str = "openai", cached_tokens: int = 0, takes_n: bool = False,
+                 sims: Mapping[str, SimulatedJudge] | None = None) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ArgumentError(f"dialect {dialect!r}; expected one of {list(DIALECTS)}")
         if reply_shape not in REPLY_SHAPES:
@@ -729,7 +758,8 @@ class LocalJudgeServer:
             raise ArgumentError(f"error_style {error_style!r}; expected 'openai' or 'vllm'")
         self.cfg = _Config(sim or SimulatedJudge(), latency, list(faults), api_key, served_model, serial, backlog,
                            tuple(rate_limit) if rate_limit else None, dialect, batch_seconds, reply_shape,
-                           tuple(refuse_params), error_style, int(cached_tokens), bool(takes_n))
+                           tuple(refuse_params), error_style, int(cached_tokens), bool(takes_n),
+                           {str(k): v for k, v in (sims or {}).items()})
         self.process, self.host = process, host
         self.port: int | None = None
         self._thread = self._loop = self._runner = self._proc = None

@@ -1,6 +1,7 @@
 """``evallab study plan FILE [--max-cost USD]`` — a judge study's design, calls, estimated tokens and cost before any
 call (:func:`evallab.judges._study.plan_study`). Exit 2 with one line when the file is bad or the estimate passes
-``--max-cost``; ``evallab study run FILE --out DIR`` runs it (:func:`evallab.judges._study.run_study`)."""
+``--max-cost``; ``evallab study run FILE --out DIR`` runs it (:func:`evallab.judges._study.run_study`);
+``evallab study report DIR`` compares its configurations (:func:`evallab.reporting.sections.study.configurations`)."""
 
 # ruff: noqa: B008  (typer declares options as argument defaults)
 from __future__ import annotations
@@ -24,7 +25,8 @@ def register(app: typer.Typer) -> None:
         s = load_study_file(path)
         p = plan_study(s, max_cost=max_cost)
         typer.echo(f"study {s.name}: {p.attrs['kind']}, {p.attrs['items']} items, orders "
-                   f"{','.join(s.orders) if p.attrs['kind'] == 'pairwise' else '-'}, {s.samples} sample(s)")
+                   f"{','.join(s.orders) if p.attrs['kind'] == 'pairwise' else '-'}, {s.samples} sample(s)"
+                   + "".join(f"; {j['name']}: {j['samples']} sample(s)" for j in s.judges if "samples" in j))
         for r in p.itertuples():
             cost = "no price" if r.cost_usd_est != r.cost_usd_est else f"${r.cost_usd_est:.4f}"
             who = "TOTAL" if r.judge == "total" else f"{r.judge} | {r.prompt} | {r.anchor_set}"
@@ -47,3 +49,28 @@ def register(app: typer.Typer) -> None:
         for line in summary_lines(df):
             typer.echo(line)
         typer.echo(f"wrote {out}/")
+
+    @study.command("report")
+    def report(run_dir: Path = typer.Argument(..., help="The folder `evallab study run --out` wrote"),
+               out: Path = typer.Option(None, help="The HTML report [default: RUN_DIR/report.html]"),
+               criterion: str = typer.Option("accuracy", help="Rank on: accuracy (= agreement), "
+                                                              "position_consistency, stability, parse_rate"),
+               confidence: float = typer.Option(0.95, help="Level of every interval"),
+               resamples: int = typer.Option(1000, help="Item-bootstrap resamples")) -> None:
+        """Per configuration: agreement with gold, position consistency, leniency, stability, parse rate and cost per
+        verdict; configurations compared pairwise on the same items; the recommended one, or why none is."""
+        from evallab.judges._study import load_study_run
+        from evallab.reporting._tables import Finding
+        from evallab.reporting.sections.study import _render_page, configurations
+
+        sec = configurations(load_study_run(run_dir), criterion=criterion, confidence=confidence,
+                             n_resamples=resamples)
+        for x in sec.items:
+            if isinstance(x, Finding):
+                typer.echo(x.sentence)
+        target = out or run_dir / "report.html"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_render_page(sec, f"Judge study: {run_dir.name}"), encoding="utf-8")
+        for name in ("configurations", "comparisons"):
+            sec.metrics[name].to_frame().to_csv(target.with_name(f"{target.stem}.{name}.csv"), index=False)
+        typer.echo(f"wrote {target}")

@@ -13,8 +13,12 @@ sends exactly those requests through the existing runner (``evallab study run FI
     prompts: [vanilla, prompts/strict.j2]     # built-in names (evallab.judges._templates) or template files
     anchor_sets: [none, anchors/balanced.yaml] # "none" or anchor-set files (evallab.judges._anchor_sets)
     orders: [ab, ba]                           # pairwise only
-    samples: 1
+    samples: 1                                 # per request; a judge's own ``samples:`` overrides it
     prices: {smollm2: [0, 0]}                  # USD per 1M input / output tokens (beside the bundled table)
+
+``items`` may also be ``llmbar:<subset>`` (the bundled LLMBar pairs, e.g. ``llmbar:LLMBar/Natural``) and
+``items_limit: N`` keeps the first N items. Sample ``k`` of a judge with a ``seed`` is sent with seed ``seed + k``
+(the samples of a seeded judge would otherwise be the same reply), as ``evallab live`` does.
 
 Tokens are ESTIMATED: input = the rendered prompt's characters / 4 (rounded up) — every request is rendered for
 real, so the count follows the prompt and anchors; output = the judge's ``max_tokens`` (default 256) per call, an
@@ -25,7 +29,7 @@ no cost, said so).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -34,6 +38,12 @@ from evallab.errors import DataError, EvallabError
 
 DEFAULT_MAX_TOKENS = 256
 CHARS_PER_TOKEN = 4
+#: a judge's client options a study file may set (passed to :class:`~evallab.judges.OpenAICompatibleJudge`)
+CLIENT_OPTIONS = ("max_concurrency", "timeout", "max_retries", "structured")
+#: the copy of the study file :func:`run_study` writes beside the verdicts (``evallab study report DIR`` reads it)
+STUDY_COPY = "study.yaml"
+#: ``items: llmbar:<subset>`` names the bundled LLMBar pairs of that subset (with ``items_limit``: the first N)
+BUNDLED_LLMBAR = "llmbar:"
 
 
 @dataclass
@@ -41,7 +51,7 @@ class Study:
     """A parsed study file (module docstring); paths resolved against the file's folder."""
 
     name: str
-    items: Path
+    items: Path | str
     judges: list[dict]
     prompts: list[str]
     anchor_sets: list[str]
@@ -49,6 +59,20 @@ class Study:
     samples: int
     prices: dict = field(default_factory=dict)
     path: str = ""
+    items_limit: int | None = None
+
+    def item_table(self) -> pd.DataFrame:
+        """The items: the table file, or the bundled LLMBar subset ``llmbar:<subset>``; the first ``items_limit``."""
+        if isinstance(self.items, str) and self.items.startswith(BUNDLED_LLMBAR):
+            from evallab.experiments._live import llmbar_pairs
+
+            t = llmbar_pairs(self.items_limit or 10**9, self.items.removeprefix(BUNDLED_LLMBAR))
+            t = t.rename(columns={"input": "instruction"}).assign(dataset="llmbar")
+            return t[["item_id", "dataset", "subset", "instruction", "output_1", "output_2", "gold"]]
+        from evallab.datasets._generic import read_table
+
+        t = read_table(self.items)
+        return t.head(self.items_limit) if self.items_limit else t
 
 
 def load_study_file(path: str | Path) -> Study:
@@ -76,9 +100,15 @@ def load_study_file(path: str | Path) -> Study:
     for key in ("items", "judges"):
         if not doc.get(key):
             raise DataError(f"missing; expected {key} (module evallab.judges._study)", str(p), column=key)
-    items = base / str(doc["items"])
-    if not items.is_file():
-        raise DataError(f"{items}: no such file; expected the items table", str(p), column="items")
+    limit = doc.get("items_limit")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise DataError(f"items_limit {limit!r}; expected a whole number ≥ 1", str(p), column="items_limit")
+    if str(doc["items"]).startswith(BUNDLED_LLMBAR):
+        items = str(doc["items"])
+    else:
+        items = base / str(doc["items"])
+        if not items.is_file():
+            raise DataError(f"{items}: no such file; expected the items table", str(p), column="items")
     judges = doc["judges"]
     if not isinstance(judges, list) or not all(isinstance(j, dict) and j.get("model") for j in judges):
         raise DataError("expected a list of judges, each with at least a model", str(p), column="judges")
@@ -90,15 +120,16 @@ def load_study_file(path: str | Path) -> Study:
     if bad or not orders:
         raise DataError(f"orders {orders}; expected a list of 'ab' and/or 'ba'", str(p), column="orders")
     samples = doc.get("samples", 1)
-    if not isinstance(samples, int) or samples < 1:
-        raise DataError(f"samples {samples!r}; expected a whole number ≥ 1", str(p), column="samples")
+    for n in [samples, *[j["samples"] for j in judges if "samples" in j]]:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise DataError(f"samples {n!r}; expected a whole number ≥ 1", str(p), column="samples")
     prompts = [str(x) for x in doc.get("prompts", ["vanilla"])]
     anchor_sets = [str(x) for x in doc.get("anchor_sets", ["none"])]
     return Study(str(doc.get("name") or p.stem), items,
                  [dict(j, name=n) for j, n in zip(judges, names, strict=True)],
                  [x if "/" not in x and not x.endswith(".j2") else str(base / x) for x in prompts],
                  [x if x == "none" else str(base / x) for x in anchor_sets], orders, samples,
-                 dict(doc.get("prices") or {}), str(p))
+                 dict(doc.get("prices") or {}), str(p), limit)
 
 
 def _template(spec: str):
@@ -127,15 +158,14 @@ def study_requests(study: Study) -> tuple[str, dict[str, list]]:
     DataError
         A prompt, anchor set or items table that cannot be used; a template of the other kind than the items.
     """
-    from evallab.datasets._generic import read_table
     from evallab.judges._items import _criteria, detect_kind
     from evallab.judges._templates import render_pairwise, render_pointwise
 
-    items = read_table(study.items)
+    items = study.item_table()
     kind = detect_kind(items)
     orders = study.orders if kind == "pairwise" else [""]
     meta_cols = [c for c in ("dataset", "subset", "gold") if c in items.columns]
-    base: list = []
+    rendered: list = []  # one rendering per (prompt, anchor set, item, order): samples and judges share its text
     for prompt_spec in study.prompts:
         t = _template(prompt_spec)
         if t.kind != kind:
@@ -148,28 +178,20 @@ def study_requests(study: Study) -> tuple[str, dict[str, list]]:
                         "anchor_set": aset.name if aset else "none",
                         **{c: (None if pd.isna(it[c]) else str(it[c])) for c in meta_cols}}
                 for o in orders:
-                    for k in range(study.samples):
-                        m = dict(meta, sample=k)
-                        if kind == "pairwise":
-                            base.append(("pairwise", t, dict(instruction=str(it.get("instruction", it.get(
-                                "input", ""))), output_1=str(it["output_1"]), output_2=str(it["output_2"]),
-                                order=o, anchors=anchors, metadata=m)))
-                        else:
-                            base.append(("pointwise", t, dict(rubric=str(it["rubric"]),
-                                         pass_criteria=_criteria(it["pass_criteria"]),
-                                         fail_criteria=_criteria(it.get("fail_criteria")), answer=str(it["answer"]),
-                                         anchors=anchors, metadata=m)))
+                    if kind == "pairwise":
+                        r = render_pairwise(t, str(it.get("instruction", it.get("input", ""))), str(it["output_1"]),
+                                            str(it["output_2"]), order=o, anchors=anchors, metadata=meta)
+                    else:
+                        r = render_pointwise(t, rubric=str(it["rubric"]), pass_criteria=_criteria(it["pass_criteria"]),
+                                             fail_criteria=_criteria(it.get("fail_criteria")), answer=str(it["answer"]),
+                                             anchors=anchors, metadata=meta)
+                    rendered.append(r)
     out = {}
     for j in study.judges:
-        params = {k: j[k] for k in ("temperature", "seed", "max_tokens") if j.get(k) is not None}
-        reqs = []
-        for kd, t, kw in base:
-            kw = dict(kw, **params)
-            if kd == "pairwise":
-                reqs.append(render_pairwise(t, kw.pop("instruction"), kw.pop("output_1"), kw.pop("output_2"), **kw))
-            else:
-                reqs.append(render_pointwise(t, **kw))
-        out[j["name"]] = reqs
+        params = {k: j[k] for k in ("temperature", "max_tokens") if j.get(k) is not None}
+        seed = j.get("seed")
+        out[j["name"]] = [replace(r, metadata=dict(r.metadata, sample=k), seed=None if seed is None else int(seed) + k,
+                                  **params) for r in rendered for k in range(int(j.get("samples", study.samples)))]
     return kind, out
 
 
@@ -192,9 +214,13 @@ def plan_study(study: Study, *, max_cost: float | None = None) -> pd.DataFrame:
     EvallabError
         ``max_cost`` given and the estimated total above it (the run must not start).
     """
+    return _plan(study, *study_requests(study), max_cost=max_cost)
+
+
+def _plan(study: Study, kind: str, per_judge: dict, *, max_cost: float | None = None) -> pd.DataFrame:
+    """:func:`plan_study` of requests already built (so a run renders its requests once)."""
     from evallab.judges._pricing import cost_usd, price_table
 
-    kind, per_judge = study_requests(study)
     prices = price_table({k: tuple(v) for k, v in study.prices.items()} if study.prices else None)
     rows = []
     for j in study.judges:
@@ -218,9 +244,7 @@ def plan_study(study: Study, *, max_cost: float | None = None) -> pd.DataFrame:
              "note": "cost of the priced configurations only" if not priced.all() else ""}
     out = pd.concat([out, pd.DataFrame([total])], ignore_index=True)
     out.attrs["kind"] = kind
-    from evallab.datasets._generic import read_table
-
-    out.attrs["items"] = len(read_table(study.items))
+    out.attrs["items"] = len({r.metadata["item_id"] for reqs in per_judge.values() for r in reqs})
     if max_cost is not None and priced.any() and total["cost_usd_est"] > max_cost:
         raise EvallabError(f"{study.path}: the estimated cost ${total['cost_usd_est']:.4f} of {total['calls']} calls "
                            f"exceeds --max-cost ${max_cost:.4f}; nothing was sent")
@@ -231,7 +255,10 @@ def run_study(study: Study, out_dir: str | Path, *, judges: dict | None = None, 
               progress: bool = False) -> pd.DataFrame:
     """Run the whole design through the existing runner (:func:`evallab.judges._runner.run_jobs`: resumable, cached,
     one lock per output): one output ``<out_dir>/<judge name>.jsonl`` per judge, after :func:`plan_study` (and its
-    ``max_cost`` check) — so a run sends at most the calls the plan counted.
+    ``max_cost`` check) — so a run sends at most the calls the plan counted. The study file is copied to
+    ``<out_dir>/study.yaml`` and the plan written to ``<out_dir>/plan.csv`` (what :func:`load_study_run` reads).
+    A judge's ``max_concurrency``, ``timeout``, ``max_retries`` and ``structured`` in the study file, and the
+    file's ``prices``, go to its client (so ``cost_usd`` is recorded per reply for a priced model).
 
     Parameters
     ----------
@@ -253,15 +280,51 @@ def run_study(study: Study, out_dir: str | Path, *, judges: dict | None = None, 
     from evallab import verdicts as V
     from evallab.judges._runner import make_judge, run_jobs
 
-    plan = plan_study(study, max_cost=max_cost)
-    _, per_judge = study_requests(study)
+    kind, per_judge = study_requests(study)
+    plan = _plan(study, kind, per_judge, max_cost=max_cost)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if study.path and Path(study.path).is_file():  # the design beside its verdicts: `evallab study report DIR`
+        (out_dir / STUDY_COPY).write_text(Path(study.path).read_text(encoding="utf-8"), encoding="utf-8")
+    plan.to_csv(out_dir / "plan.csv", index=False)
     tables = []
     for j in study.judges:
+        kw = {k: j[k] for k in CLIENT_OPTIONS if j.get(k) is not None}
+        if study.prices:
+            kw["prices"] = {k: list(v) for k, v in study.prices.items()}
         judge = (judges or {}).get(j["name"]) or make_judge(str(j.get("endpoint", "")), str(j["model"]),
-                                                             str(j.get("api_key_env", "")), label=j["name"])
+                                                             str(j.get("api_key_env", "")), label=j["name"], **kw)
         tables.append(run_jobs(judge, per_judge[j["name"]], out=out_dir / f"{j['name']}.jsonl", progress=progress))
     df = V.concat(tables)
     df.attrs["plan"] = plan
     return df
+
+
+def load_study_run(out_dir: str | Path) -> pd.DataFrame:
+    """The verdicts of a study run (``evallab study run FILE --out DIR``): the per-judge tables named by the study
+    file's copy in ``DIR`` (every ``*.jsonl`` there when there is no copy), concatenated.
+
+    Raises
+    ------
+    DataError
+        ``out_dir`` without verdict tables, or a judge's table missing.
+    """
+    from evallab import verdicts as V
+    from evallab.datasets._generic import load_verdicts
+
+    d = Path(out_dir)
+    copy = d / STUDY_COPY
+    if copy.is_file():
+        import yaml
+
+        doc = yaml.safe_load(copy.read_text(encoding="utf-8")) or {}
+        names = [str(j.get("name") or j.get("model")) for j in doc.get("judges") or [] if isinstance(j, dict)]
+        files = [d / f"{n}.jsonl" for n in names]
+        missing = [f.name for f in files if not f.is_file()]
+        if missing:
+            raise DataError(f"no verdicts for judge(s) {missing}; expected the output of `evallab study run`", str(d))
+    else:
+        files = sorted(d.glob("*.jsonl"))
+    if not files:
+        raise DataError("no verdict tables (*.jsonl); expected the folder `evallab study run --out` wrote", str(d))
+    return V.concat([load_verdicts(f) for f in files])

@@ -35,6 +35,10 @@ the source it follows and an example; the modules behind them are private):
 - juries — :func:`jury_verdicts` (one verdict from several judges' replies: majority, strict majority, unanimity,
   weights learnt on a held-out split; a stated rule for unparsed members), :func:`jury_comparison` (each jury beside
   its members: verdict rate, accuracy, position consistency, cost, with intervals);
+- judge studies — :func:`compare_configurations` (each judge × prompt × anchor set configuration of a study:
+  agreement with gold, position consistency, leniency, stability, parse rate, cost per verdict; every two compared
+  on the same items with paired intervals, McNemar on items and Holm; the recommendation, never a winner when
+  intervals overlap);
 - the design underneath — :func:`describe` (what a table holds), :func:`paired_design` (a
   design checked and encoded once, for several estimators).
 
@@ -69,6 +73,7 @@ _NAMES = {
     **{n: ("_design", n) for n in ("describe", "paired_design")},
     **{n: ("_scales", n) for n in ("human_ceiling", "rater_reliability", "score_agreement")},
     "alt_test": ("_alt_test", "alt_test"),
+    "compare_configurations": ("_configurations", "compare_configurations"),
     **{n: ("_jury", n) for n in ("jury_comparison", "jury_verdicts")},
 }
 __all__ = sorted(_NAMES)

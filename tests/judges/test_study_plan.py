@@ -104,3 +104,23 @@ def test_run_sends_exactly_the_planned_calls_and_resumes(study, tmp_path):
     again = {"big": _Echo("big"), "small": _Echo("small")}
     run_study(s, tmp_path / "out", judges=again)  # resumed: nothing left to ask
     assert again["big"].calls == again["small"].calls == 0
+
+
+def test_study_report_over_a_run(study, tmp_path, capsys):
+    # the first-slot double: every configuration inconsistent on every pair, first-slot preference 100%
+    run_study(load_study_file(study), tmp_path / "out", judges={"big": _Echo("big"), "small": _Echo("small")})
+    code, out = run_cli(["study", "report", tmp_path / "out", "--criterion", "position_consistency",
+                         "--resamples", "100"], capsys)
+    assert code == 0, out
+    assert "Position consistency" not in out  # the criterion itself is in the recommendation, not a range line
+    assert "No configuration can be ranked" not in out and "not distinguishable" in out
+    assert "First-slot preference is 100.0% in every configuration." in out
+    assert (tmp_path / "out" / "report.html").is_file() and (tmp_path / "out" / "report.comparisons.csv").is_file()
+    import pandas as pd
+
+    pairs = pd.read_csv(tmp_path / "out" / "report.comparisons.csv")
+    assert len(pairs) == 8 * 7 // 2 and (pairs["difference"] == 0).all()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out = run_cli(["study", "report", empty], capsys)
+    assert code == 2 and len(out.strip().splitlines()) == 1 and "no verdict tables" in out
