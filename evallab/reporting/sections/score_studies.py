@@ -114,7 +114,8 @@ def judge_drift(table: pd.DataFrame, pair: Sequence[str] = (), *, by: Sequence[s
     sec.finding("There, the share of items whose rounded score changed", r.estimate("changed", far))
     s = r["shift"].astype(float)
     sec.text(f"The paired mean shift ({cand} − {base}) ranges from {s.min():+.2f} to {s.max():+.2f} scale points "
-             f"over the {len(r)} cell(s); {int(_excludes_zero(r, 'shift').sum())} exclude zero at the 95% level.")
+             f"over the {len(r)} {'criteria' if _keys(r, ('baseline', 'candidate')) == ['criterion'] else 'cells'}; "
+             f"{int(_excludes_zero(r, 'shift').sum())} exclude zero at the 95% level.")
     cols = {**{k: k.capitalize() for k in _keys(r, ("baseline", "candidate"))},
             **{f: r.measures[f].label for f in ST.DRIFT_FIGURES}}
     sec.table(r, cols, caption=f"Drift between two judges' scores: {cand} against {base}", csv_name="score-drift")
