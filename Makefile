@@ -102,8 +102,9 @@ bench: $(LOCAL_STAMP)
 
 # Coverage of every reported interval by simulation from a known truth, then on real data (LLMBar with gold hidden
 # on random subsets, against its full gold), then the rating-scale intervals (issue 28: 400 simulated 1–5 rating
-# tables, ~1 min), then the planner and selective-judging checks (benchmarks/coverage.py; ~11 min on 2 idle cores,
-# plus the real-data check).
+# tables, ~1 min), the score studies (issue 28 item 4: 1,000 simulated tables, ~2 min; benchmarks/coverage_score_studies.py),
+# then the planner and selective-judging checks (benchmarks/coverage.py; ~11 min on 2 idle cores, plus the real-data
+# check).
 coverage: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.coverage
 

@@ -31,6 +31,11 @@ by a judge with a known bias and its own preference per system; each interval of
 the human mean) and ``rater_reliability`` (the humans) counted against the population value (the same figure on
 440,000 items). One line per interval, in the format above.
 
+Then the score-study check (issue 28 item 4; ``--only scale-studies`` runs just it, ``--study-reps`` datasets, 1,000
+by default):
+prompt variants' paired shift and agreement change, two judges' drift, a pass/fail cut's ROC AUC and Youden cut, and
+the repetition stability of scores, simulated from a known truth (:mod:`benchmarks.coverage_score_studies`).
+
 Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics._power` achieved in
 ``N`` simulated datasets at the planned size (power and stability within ±3 points, half-width within ±3%), and the
 selective-judging guarantee (the share of calibration splits whose threshold keeps the true disagreement rate ≤ α is
@@ -838,6 +843,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=10, help="base seed of the simulated datasets (another draw: another seed)")
     ap.add_argument("--save", default=None, help="directory keeping each chunk of results (a rerun resumes from it)")
     ap.add_argument("--scale-reps", type=int, default=SCALE_REPS, help="datasets of the rating-scale check")
+    ap.add_argument("--study-reps", type=int, default=1000, help="datasets of the score-study check (issue 28 item 4)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     real = _real_names()
@@ -861,6 +867,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{time.perf_counter() - t0:.0f} s")
     if a.only is None or "scales" in a.only:
         bad += scale_section(a.scale_reps, min(a.resamples, SCALE_RESAMPLES), a.jobs, a.seed)
+        print(f"{time.perf_counter() - t0:.0f} s")
+    if a.only is None or "scale-studies" in a.only:
+        from benchmarks import coverage_score_studies
+
+        bad += coverage_score_studies.section(a.study_reps, min(a.resamples, SCALE_RESAMPLES), a.jobs, a.seed)
         print(f"{time.perf_counter() - t0:.0f} s")
     failed = 0
     if a.only is None or "planner" in a.only:

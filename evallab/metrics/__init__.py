@@ -29,7 +29,10 @@ the source it follows and an example; the modules behind them are private):
   weighted kappa, ICC(2,1), Pearson / Spearman / Kendall's tau-b over items and over systems, mean bias, MAE,
   exact and within-one agreement), :func:`human_ceiling` (each human against the mean of the others),
   :func:`rater_reliability` (Krippendorff's alpha ordinal and interval, ICC(2,1), ICC(3,1), ICC(2,k), pairwise
-  weighted kappa);
+  weighted kappa); and the scales in the existing studies — :func:`score_shift` (prompt variants or anchor sets
+  against a baseline on the same items: paired mean shift, Δ Spearman, Δ weighted kappa), :func:`score_stability`
+  (within-item spread across samples, ICC(1)), :func:`score_drift` (two judges' scores: shift, MAE, changed share,
+  weighted kappa), :func:`score_cut` (a pass/fail cut tuned against gold: ROC AUC, Youden's cut and its interval);
 - can the judge replace an annotator — :func:`alt_test` (Calderon et al.'s Alternative Annotator Test: winning
   rate, average advantage probability, the smallest passing ε);
 - juries — :func:`jury_verdicts` (one verdict from several judges' replies: majority, strict majority, unanimity,
@@ -72,6 +75,7 @@ _NAMES = {
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},
     **{n: ("_scales", n) for n in ("human_ceiling", "rater_reliability", "score_agreement")},
+    **{n: ("_score_studies", n) for n in ("score_cut", "score_drift", "score_shift", "score_stability")},
     "alt_test": ("_alt_test", "alt_test"),
     "compare_configurations": ("_configurations", "compare_configurations"),
     **{n: ("_jury", n) for n in ("jury_comparison", "jury_verdicts")},

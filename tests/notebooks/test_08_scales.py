@@ -79,6 +79,32 @@ def test_the_report_runs_and_its_figures_are_the_libraries(run, cols):
     assert "mean_bias_by_rater" in m and "human_alpha_ordinal" in m
 
 
+def test_the_score_study_sections(run, cols):
+    """Issue 28 item 4: the drift pair asked for is not in the slice, so the first and last judge are shown; its MAE
+    and the best ROC AUC are numpy's and scikit-learn's on the columns read here."""
+    from sklearn.metrics import roc_auc_score
+
+    res, m, _ = run
+    assert res.status == "ok", f"cell {res.cell}: {res.error}"
+    drift = {r["criterion"]: r for r in m["score_drift"]}
+    assert set(drift) == {"Relevance", "Surprise"}
+    r = drift["Surprise"]
+    assert (r["baseline"], r["candidate"]) == ("ChatGPT · prompt 1", "OrcaPlatypus · prompt 3")
+    b, c = cols["ChatGPT SU 1"], cols["OrcaPlatypus SU 3"]
+    ok = (b >= 1) & (c >= 1)
+    assert r["mae"] == pytest.approx(np.mean(np.abs(c[ok] - b[ok])), abs=1e-12)
+    auc = {}
+    for code in ("RE", "SU"):
+        y = (np.column_stack([cols[f"Human {i} {code}"] for i in (1, 2, 3)]).mean(1) >= 3).astype(int)
+        for j in ("ChatGPT", "OrcaPlatypus"):
+            for k in (1, 3):
+                v = cols[f"{j} {code} {k}"]
+                auc[f"{j} · prompt {k}"] = max(auc.get(f"{j} · prompt {k}", 0), roc_auc_score(y[v >= 1], v[v >= 1]))
+    best = m["pass_cut_best"]
+    assert best["rater"] == max(auc, key=auc.get) and best["auc"] == pytest.approx(max(auc.values()), abs=1e-12)
+    assert m["prompt_shifts_beyond_interval"] >= 0
+
+
 def test_a_verdict_table_is_refused_in_one_line(run):
     _, _, refused = run
     assert refused.status == "failed"
