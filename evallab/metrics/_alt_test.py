@@ -74,24 +74,32 @@ def _leave_one_out(judge: np.ndarray, humans: np.ndarray, names: list[str], scor
     return out
 
 
-def _test(loo, epsilon: float, alpha: float):
-    """t statistics, p-values (:func:`_one_sided_p`), Benjamini–Yekutieli rejections and adjusted p-values of
-    the leave-one-out tests; the annotators' tests of equal size go to ``scipy.stats.ttest_1samp`` in one call."""
+def _test_many(loos, epsilon: float, alpha: float) -> list[tuple]:
+    """:func:`_test` of several judges' leave-one-out sets; every test of the same size goes to
+    ``scipy.stats.ttest_1samp`` in one call (the rows of a 2-D array), the adjustment stays per judge."""
     from scipy.stats import ttest_1samp
 
-    d = [w_h - w_f for _, w_f, w_h in loo]
-    t, p = np.full(len(d), NAN), np.full(len(d), NAN)
-    varied = [j for j, dj in enumerate(d) if len(dj) >= 2 and not np.all(dj == dj[0])]
-    for j in set(range(len(d))) - set(varied):
-        t[j], p[j] = _one_sided_p(d[j], epsilon)
-    if varied and len({len(d[j]) for j in varied}) == 1:
-        r = ttest_1samp(np.stack([d[j] for j in varied]), epsilon, axis=1, alternative="less")
-        t[varied], p[varied] = r.statistic, r.pvalue
-    else:
-        for j in varied:
-            t[j], p[j] = _one_sided_p(d[j], epsilon)
-    rej, adj = _by_reject(p, alpha)
-    return t, p, rej, adj
+    ds = [[w_h - w_f for _, w_f, w_h in loo] for loo in loos]
+    ts = [np.full(len(d), NAN) for d in ds]
+    ps = [np.full(len(d), NAN) for d in ds]
+    by_size: dict[int, list[tuple[int, int]]] = {}
+    for a, d in enumerate(ds):
+        for j, dj in enumerate(d):
+            if len(dj) >= 2 and not np.all(dj == dj[0]):
+                by_size.setdefault(len(dj), []).append((a, j))
+            else:
+                ts[a][j], ps[a][j] = _one_sided_p(dj, epsilon)
+    for where in by_size.values():
+        r = ttest_1samp(np.stack([ds[a][j] for a, j in where]), epsilon, axis=1, alternative="less")
+        for (a, j), tv, pv in zip(where, np.atleast_1d(r.statistic), np.atleast_1d(r.pvalue), strict=True):
+            ts[a][j], ps[a][j] = tv, pv
+    return [(t, p, *_by_reject(p, alpha)) for t, p in zip(ts, ps, strict=True)]
+
+
+def _test(loo, epsilon: float, alpha: float):
+    """t statistics, p-values (:func:`_one_sided_p`), Benjamini–Yekutieli rejections and adjusted p-values of
+    one judge's leave-one-out tests."""
+    return _test_many([loo], epsilon, alpha)[0]
 
 
 def _smallest_epsilon(loo, alpha: float) -> float:
@@ -258,6 +266,7 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
         wide = g.pivot(index=item, columns=raters, values=value)
         hs = [h for h in humans if h in wide.columns]
         h_all = wide.reindex(columns=hs).to_numpy(dtype=float)
+        todo = []
         for jd in judges:
             if jd not in wide.columns:
                 continue
@@ -271,8 +280,9 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
                 raise DesignError(f"alt_test: {where} has {got} annotator label(s) beside judge {jd!r}; the "
                                   f"Alt-Test needs at least {MIN_ANNOTATORS} per item (Calderon et al. 2025)"
                                   + (f" [group {key}]" if key else ""))
-            loo = _leave_one_out(f_lab, h, hs, scoring)
-            t, p, rej, adj = _test(loo, epsilon, alpha)
+            todo.append((jd, _leave_one_out(f_lab, h, hs, scoring), len(h)))
+        for (jd, loo, n_items), (t, p, rej, adj) in zip(todo, _test_many([x[1] for x in todo], epsilon, alpha),
+                                                        strict=True):
             if per_annotator:
                 for (name, w_f, w_h), tj, pj, rj, aj in zip(loo, t, p, rej, adj, strict=True):
                     rows.append(dict(key, judge=jd, annotator=name, items=len(w_f), rho_judge=w_f.mean(),
@@ -282,7 +292,7 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
             omega = float(rej.mean())
             rows.append(dict(key, judge=jd, winning_rate=omega, passes=omega >= 0.5,
                              advantage_probability=float(np.mean([w_f.mean() for _, w_f, _ in loo])),
-                             min_epsilon=_smallest_epsilon(loo, alpha), annotators=len(hs), items=len(h),
+                             min_epsilon=_smallest_epsilon(loo, alpha), annotators=len(hs), items=n_items,
                              epsilon=epsilon, alpha=alpha, note=""))
     keys = [*by, "judge", "annotator"] if per_annotator else [*by, "judge"]
     return results(pd.DataFrame(rows), _measures(per_annotator), keys=keys)
