@@ -14,7 +14,7 @@ import inspect
 FACES = ("evallab", "evallab.verdicts", "evallab.datasets", "evallab.importers", "evallab.metrics",
          "evallab.judges", "evallab.experiments", "evallab.skills", "evallab.reporting",
          "evallab.reporting.sections", *(f"evallab.reporting.sections.{m}" for m in (
-             "agreement", "position", "inflation", "triggers", "drift", "gaming", "corrected", "scales")),
+             "agreement", "position", "inflation", "triggers", "drift", "gaming", "corrected", "scales", "labels")),
          "evallab.errors", "evallab.simulation", "evallab.testing", "evallab.paths")
 
 

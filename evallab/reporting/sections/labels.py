@@ -66,8 +66,8 @@ class Panel:
 def load_labels(labels_path: str = "", judges_path: str = "", table: pd.DataFrame | None = None) -> pd.DataFrame:
     """The table the annotator sections study: ``table`` (the report's score table, its humans as the annotators)
     when ``labels_path`` is empty; else the labels file of ``evallab label`` (the annotators, ``role`` ``human``)
-    with the judges' rows of ``judges_path`` (a tidy verdict or score table; empty: the judges of ``table``), on
-    the labelled items.
+    with the judges' rows of ``judges_path`` (a tidy verdict or score table; empty: the judges of ``table``) —
+    all of them: the items nobody labelled count for the plan of the next round (PPI++ uses the judge there).
 
     Raises
     ------
@@ -85,8 +85,7 @@ def load_labels(labels_path: str = "", judges_path: str = "", table: pd.DataFram
     judges = load_verdicts(judges_path) if judges_path else table
     judges = judges[judges["role"].astype("string") != "human"] if "role" in judges.columns else judges
     judges = judges.assign(role="judge")
-    judges = judges[judges["item_id"].astype(str).isin(set(labels["item_id"].astype(str)))]
-    if judges.empty:
+    if not judges["item_id"].astype(str).isin(set(labels["item_id"].astype(str))).any():
         raise DesignError(f"no item of the labels file {labels_path!r} is in the judges' table "
                           f"{judges_path or 'of the report'}: expected the same item_id values", column="item_id")
     return pd.concat([labels, judges], ignore_index=True)
@@ -128,30 +127,34 @@ def _alt(d: pd.DataFrame, by, judges, annotators, value, scoring, epsilon, alpha
         return None, f"The Alt-Test is not shown: {str(e).removeprefix('alt_test: ')}."
 
 
-def _score_panel(d, by, hs, js, ci, reliability, ceiling):
+def _score_panel(d, by, hs, ci, reliability, ceiling):
+    """Scores: each pair of annotators (:func:`~evallab.metrics._scales.reliability_statistics` on the pair's
+    columns: weighted kappa, Krippendorff's alpha ordinal, ICC, item bootstrap), the panel and each annotator
+    against the others (the report's :func:`~evallab.metrics.rater_reliability` / :func:`~evallab.metrics.
+    human_ceiling` when of the same annotators, else computed), and the gold (the annotators' mean per item)."""
     from evallab.metrics import human_ceiling, rater_reliability
-    from evallab.metrics._scales import wide
+    from evallab.metrics._scales import RELIABILITY_FIGURES, _rows, reliability_statistics, scale_of, wide
 
     d = d[d["_rater"].isin(hs)]  # the annotators' rows only: every figure here is theirs
-    rows = []
-    for a, b in combinations(hs, 2):
-        r = rater_reliability(d, [a, b], by=by, **ci).to_frame().assign(annotator_a=a, annotator_b=b)
-        rows.append(r)
-    pairs_frame = pd.concat(rows, ignore_index=True)
     same = reliability is not None and ceiling is not None and set(map(str, ceiling["rater"])) == set(hs) \
         and list(getattr(reliability, "keys", None) or []) == list(by)
     panel = reliability if same else rater_reliability(d, hs, by=by, **ci)
-    pairs = results(pairs_frame, list(panel.measures.values()), level=panel.level, keys=[*by, "annotator_a",
-                                                                                         "annotator_b"])
     each = ceiling if same else human_ceiling(d, humans=hs, by=by, **ci)
-    grows = []
+    sc = scale_of(d)
+    prs, grows = [], []
     for key, g in (d.groupby(list(by), observed=True, sort=True) if by else [((), d)]):
-        w = wide(g, hs)
-        w = w[w[hs].notna().all(axis=1)].to_numpy(float)
-        spread = w.max(axis=1) - w.min(axis=1)
         key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-        grows.append({**key_d, "items": len(w), "gold_mean": float(w.mean(axis=1).mean()),
+        w = wide(g, hs)
+        for a, b in combinations(hs, 2):
+            m = w[[a, b]].dropna().to_numpy(float)
+            prs.append({**key_d, "annotator_a": a, "annotator_b": b, "raters": 2, "items": len(m),
+                        **reliability_statistics(m, scale=sc, **ci)})
+        m = w[w[hs].notna().all(axis=1)].to_numpy(float)
+        spread = m.max(axis=1) - m.min(axis=1)
+        grows.append({**key_d, "items": len(m), "gold_mean": float(m.mean(axis=1).mean()),
                       "unanimous": float((spread == 0).mean()), "spread_2": float((spread >= 2).mean())})
+    pairs = _rows(prs, RELIABILITY_FIGURES, list(panel.measures.values()), [*by, "annotator_a", "annotator_b"],
+                  ci["confidence"])
     gold = results(pd.DataFrame(grows), [
         Measure("items", "Items rated by every annotator", "count", note=None),
         Measure("gold_mean", "Mean gold score (the annotators' mean per item)", "scale points", note=None),
@@ -276,12 +279,15 @@ def annotator_panel(table: pd.DataFrame, *, annotators: Sequence[str] = (), judg
     if not js:
         raise DesignError("no judge beside the annotators: nothing to test against them", column="judge")
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    judged = d[d["_rater"].isin(js)].groupby("_rater")["item_id"].nunique().to_dict()
+    labelled = d.loc[d["_rater"].isin(hs), "item_id"].astype(str)
+    d = d[d["item_id"].astype(str).isin(set(labelled))]  # the judges' other items only count for the plan
     scores = "score" in d.columns and d["score"].notna().any() and d["verdict"].isna().all() \
         if "verdict" in d.columns else True
-    plan = {}
+    plan = {"judged_items": judged}
     if scores:
         d = d[d["score"].notna()]
-        pairs, panel, each, gold = _score_panel(d, by, hs, js, ci, reliability, ceiling)
+        pairs, panel, each, gold = _score_panel(d, by, hs, ci, reliability, ceiling)
         alt, why = _alt(d, by, js, hs, "score", "neg_rmse", epsilon, alpha)
         jg = None
         lo, hi, step = scale_of(d)
@@ -483,6 +489,8 @@ def next_round_section(panel: Panel, *, half_width: float = 0.05, coefficient_ha
                                       f"within ±{coefficient_half_width:g}", have=n_now, half_width_now=hwk,
                              needed=need, more=max(0, need - n_now), assumes=SQRT_N,
                              source="current kappa interval; 1/√n scaling"))
+        if jg["kappa"].notna().any():  # the corrected rate uses the best judge, with or without a kappa interval
+            i = int(jg["kappa"].astype(float).idxmax())
             jd = p.plan_inputs["judged"]
             mine = jd[jd["judge"] == jg.loc[i, "judge"]]
             lab = mine.dropna(subset=["gold"])
@@ -494,7 +502,7 @@ def next_round_section(panel: Panel, *, half_width: float = 0.05, coefficient_ha
                 rate = float((g == pos).mean())
                 se = float((v[g == pos] == pos).mean()) if (g == pos).any() else float("nan")
                 sp = float((v[g == neg] == neg).mean()) if (g == neg).any() else float("nan")
-                items = int(mine["item_id"].nunique())
+                items = int(p.plan_inputs["judged_items"].get(jg.loc[i, "judge"], mine["item_id"].nunique()))
                 if all(np.isfinite([se, sp])) and 0 < rate < 1 and items >= 2:
                     plan = gold_for_half_width(half_width, rate=rate, sensitivity=se, specificity=sp,
                                                items=items, confidence=p.confidence)
@@ -531,5 +539,5 @@ def next_round_section(panel: Panel, *, half_width: float = 0.05, coefficient_ha
     return sec
 
 
-__all__ = ["Panel", "alt_test_section", "annotator_panel", "annotators_section", "load_labels",
+__all__ = ["alt_test_section", "annotator_panel", "annotators_section", "load_labels",
            "next_round_section"]
