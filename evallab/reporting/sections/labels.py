@@ -264,6 +264,9 @@ def annotator_panel(table: pd.DataFrame, *, annotators: Sequence[str] = (), judg
     from evallab.metrics._scales import scale_of
 
     by = [c for c in by if c in table.columns]
+    keep = [*by, "item_id", "dataset", "subset", "judge", "strategy", "role", "order", "sample", "verdict", "score",
+            "error", "scale_min", "scale_max", "scale_step", "scale_level"]
+    table = table[[c for c in dict.fromkeys(keep) if c in table.columns]]  # what the sections read, nothing else
     d = table.assign(_rater=_rater(table))
     if annotators:
         hs = [str(a) for a in annotators]
@@ -275,6 +278,7 @@ def annotator_panel(table: pd.DataFrame, *, annotators: Sequence[str] = (), judg
     if len(hs) < 2:
         raise DesignError(f"the annotators' agreement needs at least two annotators; the table has {hs}",
                           column="judge")
+    by = [c for c in by if d.loc[d["_rater"].isin(hs), c].notna().all()]  # a labels file has no criterion
     js = [str(j) for j in judges] or sorted(set(map(str, d["_rater"].unique())) - set(hs))
     if not js:
         raise DesignError("no judge beside the annotators: nothing to test against them", column="judge")
@@ -333,8 +337,8 @@ def annotators_section(panel: Panel) -> Section:
                   caption="Each pair of annotators, on the items both rated", csv_name="annotator-pairs")
         g = p.gold.reset_index(drop=True)
         sec.text(f"The gold is the mean of the {n} annotators' ratings per item: "
-                 f"{int(g['items'].sum()):,} item ratings"
-                 + (f" over {len(g)} {p.by[0]} values" if p.by else "")
+                 + (f"{int(g['items'].max()):,} items on each of {len(g)} {p.by[0]} values" if p.by else
+                    f"{int(g['items'].sum()):,} items")
                  + f"; all {n} gave the same rating on {g['unanimous'].mean():.0%} of them on average, and their "
                    f"ratings span 2 points or more on {g['spread_2'].mean():.0%}.")
         sec.table(g, {**{k: k.capitalize() for k in p.by}, **{m: g.measures[m].label for m in g.measures}},
