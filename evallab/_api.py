@@ -15,7 +15,7 @@ FACES = ("evallab", "evallab.verdicts", "evallab.datasets", "evallab.importers",
          "evallab.judges", "evallab.experiments", "evallab.skills", "evallab.reporting",
          "evallab.reporting.sections", *(f"evallab.reporting.sections.{m}" for m in (
              "agreement", "position", "inflation", "triggers", "drift", "gaming", "corrected", "scales",
-             "score_studies", "study")),
+             "score_studies", "study", "labels")),
          "evallab.errors", "evallab.simulation", "evallab.testing", "evallab.paths")
 
 

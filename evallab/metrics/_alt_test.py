@@ -6,6 +6,7 @@ the t-test is :func:`scipy.stats.ttest_1samp`, the adjustment :func:`statsmodels
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -74,26 +75,67 @@ def _leave_one_out(judge: np.ndarray, humans: np.ndarray, names: list[str], scor
     return out
 
 
+def _test_many(loos, epsilon: float, alpha: float) -> list[tuple]:
+    """:func:`_test` of several judges' leave-one-out sets; every test of the same size goes to
+    ``scipy.stats.ttest_1samp`` in one call (the rows of a 2-D array), the adjustment stays per judge."""
+    from scipy.stats import ttest_1samp
+
+    ds = [[w_h - w_f for _, w_f, w_h in loo] for loo in loos]
+    ts = [np.full(len(d), NAN) for d in ds]
+    ps = [np.full(len(d), NAN) for d in ds]
+    by_size: dict[int, list[tuple[int, int]]] = {}
+    for a, d in enumerate(ds):
+        for j, dj in enumerate(d):
+            if len(dj) >= 2 and not np.all(dj == dj[0]):
+                by_size.setdefault(len(dj), []).append((a, j))
+            else:
+                ts[a][j], ps[a][j] = _one_sided_p(dj, epsilon)
+    for where in by_size.values():
+        r = ttest_1samp(np.stack([ds[a][j] for a, j in where]), epsilon, axis=1, alternative="less")
+        for (a, j), tv, pv in zip(where, np.atleast_1d(r.statistic), np.atleast_1d(r.pvalue), strict=True):
+            ts[a][j], ps[a][j] = tv, pv
+    return [(t, p, *_by_reject(p, alpha)) for t, p in zip(ts, ps, strict=True)]
+
+
 def _test(loo, epsilon: float, alpha: float):
-    t, p = zip(*(_one_sided_p(w_h - w_f, epsilon) for _, w_f, w_h in loo), strict=True)
-    rej, adj = _by_reject(np.array(p, dtype=float), alpha)
-    return np.array(t, dtype=float), np.array(p, dtype=float), rej, adj
+    """t statistics, p-values (:func:`_one_sided_p`), Benjamini–Yekutieli rejections and adjusted p-values of
+    one judge's leave-one-out tests."""
+    return _test_many([loo], epsilon, alpha)[0]
 
 
-def _smallest_epsilon(loo, alpha: float, tol: float = 1e-4) -> float:
-    """The smallest ε in [0, 1] at which the winning rate reaches 0.5 (each p-value falls as ε grows, and the
-    adjustment keeps that order, so passing is monotone in ε); NaN when the judge fails even at ε = 1."""
-    def passes(e):
-        return _test(loo, e, alpha)[2].mean() >= 0.5
-    if passes(0.0):
-        return 0.0
-    if not passes(1.0):
+def _smallest_epsilon(loo, alpha: float) -> float:
+    """The smallest ε in [0, 1] at which the winning rate reaches 0.5, solved exactly rather than searched.
+
+    The one-sided p-value of annotator j (:func:`_one_sided_p`) is p_j(ε) = P(T_{n_j−1} <= (mean(d_j) − ε) / se_j),
+    so p_j(ε) <= q exactly when ε >= ε_j(q) = mean(d_j) − se_j · t_{n_j−1}^{-1}(q) (``scipy.stats.t.ppf``; with no
+    variance p_j = 0 for ε > d_j, so ε_j = d_j; with fewer than two items no p-value, left out).
+    Benjamini–Yekutieli rejects the k smallest of the m' p-values where k = max{i : p_(i) <= i·α / (m'·c_m')},
+    c_m' = Σ_{i<=m'} 1/i (``statsmodels`` ``fdr_by``); the judge passes when k >= r = ⌈m/2⌉ (m annotators), i.e.
+    when for some i >= r at least i annotators have p_j(ε) <= q_i = i·α / (m'·c_m'), i.e. ε >= the i-th smallest
+    ε_j(q_i). Each p-value falls as ε grows, so passing is monotone in ε and the answer is min_{i >= r} (i-th
+    smallest ε_j(q_i)), clipped at 0; NaN when it exceeds 1 (the judge fails even at ε = 1). At the boundary itself a
+    zero-variance annotator counts as rejected (the infimum is given)."""
+    from scipy.stats import t as student_t
+
+    m = len(loo)
+    if m == 0:
         return NAN
-    lo, hi = 0.0, 1.0
-    while hi - lo > tol:
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
-    return hi
+    d = [w_h - w_f for _, w_f, w_h in loo]
+    n = np.array([len(dj) for dj in d], dtype=float)
+    mean = np.array([dj.mean() if len(dj) else NAN for dj in d])
+    sd = np.array([dj.std(ddof=1) if len(dj) >= 2 else NAN for dj in d])
+    flat = np.array([len(dj) >= 2 and bool(np.all(dj == dj[0])) for dj in d])
+    tested = n >= 2  # the others have no p-value and are left out of the adjustment (:func:`_by_reject`)
+    mt = int(tested.sum())
+    c_m = float(np.sum(1.0 / np.arange(1, mt + 1)))
+    best = np.inf
+    for i in range(math.ceil(m / 2), mt + 1):
+        q = i * alpha / (mt * c_m)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e = mean - sd / np.sqrt(n) * student_t.ppf(q, np.maximum(n - 1, 1))
+        e = np.where(flat, mean, e)[tested]
+        best = min(best, float(np.sort(e)[i - 1]))
+    return NAN if best > 1 else max(best, 0.0)
 
 
 def _measures(per_annotator: bool) -> list[Measure]:
@@ -163,8 +205,8 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
     Results
         One row per (``by``, judge): ``judge``, ``winning_rate`` ω (proportion in [0, 1]), ``passes`` (bool,
         ω >= 0.5), ``advantage_probability`` ρ (proportion), ``min_epsilon`` (the smallest ε in [0, 1] at which the
-        judge would pass, to 1e-4; NaN if none), ``annotators`` (m), ``items`` (items with the judge's label),
-        ``epsilon``, ``alpha``. With ``per_annotator``: ``judge``, ``annotator``, ``items`` (n_j), ``rho_judge``,
+        judge would pass, solved exactly from the t quantiles; NaN if none), ``annotators`` (m), ``items``
+        (items with the judge's label), ``epsilon``, ``alpha``. With ``per_annotator``: ``judge``, ``annotator``, ``items`` (n_j), ``rho_judge``,
         ``rho_annotator``, ``t``, ``p_value``, ``p_adjusted`` (Benjamini–Yekutieli), ``rejected`` (bool).
 
     Raises
@@ -204,7 +246,7 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
         raise DesignError(f"alt_test: missing column(s) {missing}; expected {[*by, item, raters, value]}")
     judges = list(judges)
     d = df[[*by, item, raters, value]].dropna(subset=[value])
-    seen = set(d[raters].astype(str))
+    seen = set(map(str, d[raters].astype(str).unique()))
     unknown = [j for j in judges if j not in seen]
     if unknown:
         raise DesignError(f"alt_test: judge(s) {unknown} have no label in column {raters!r}")
@@ -227,20 +269,24 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
             g = g.assign(**{value: pd.factorize(g[value].astype(str), sort=True)[0].astype(float)})
         wide = g.pivot(index=item, columns=raters, values=value)
         hs = [h for h in humans if h in wide.columns]
+        h_all = wide.reindex(columns=hs).to_numpy(dtype=float)
+        todo = []
         for jd in judges:
             if jd not in wide.columns:
                 continue
-            w = wide[wide[jd].notna()]
-            h = w.reindex(columns=hs).to_numpy(dtype=float)
-            count = (~np.isnan(h)).sum(axis=1) if len(hs) else np.zeros(len(w), dtype=int)
-            if len(w) == 0 or count.min() < MIN_ANNOTATORS:
-                where = f"item {w.index[int(np.argmin(count))]!r}" if len(w) else "the table"
-                got = int(count.min()) if len(w) else 0
+            f_all = wide[jd].to_numpy(dtype=float)
+            labelled = ~np.isnan(f_all)
+            h, f_lab, idx = h_all[labelled], f_all[labelled], wide.index[labelled]
+            count = (~np.isnan(h)).sum(axis=1) if len(hs) else np.zeros(len(h), dtype=int)
+            if len(h) == 0 or count.min() < MIN_ANNOTATORS:
+                where = f"item {idx[int(np.argmin(count))]!r}" if len(h) else "the table"
+                got = int(count.min()) if len(h) else 0
                 raise DesignError(f"alt_test: {where} has {got} annotator label(s) beside judge {jd!r}; the "
                                   f"Alt-Test needs at least {MIN_ANNOTATORS} per item (Calderon et al. 2025)"
                                   + (f" [group {key}]" if key else ""))
-            loo = _leave_one_out(w[jd].to_numpy(dtype=float), h, hs, scoring)
-            t, p, rej, adj = _test(loo, epsilon, alpha)
+            todo.append((jd, _leave_one_out(f_lab, h, hs, scoring), len(h)))
+        for (jd, loo, n_items), (t, p, rej, adj) in zip(todo, _test_many([x[1] for x in todo], epsilon, alpha),
+                                                        strict=True):
             if per_annotator:
                 for (name, w_f, w_h), tj, pj, rj, aj in zip(loo, t, p, rej, adj, strict=True):
                     rows.append(dict(key, judge=jd, annotator=name, items=len(w_f), rho_judge=w_f.mean(),
@@ -250,7 +296,7 @@ def alt_test(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str],
             omega = float(rej.mean())
             rows.append(dict(key, judge=jd, winning_rate=omega, passes=omega >= 0.5,
                              advantage_probability=float(np.mean([w_f.mean() for _, w_f, _ in loo])),
-                             min_epsilon=_smallest_epsilon(loo, alpha), annotators=len(hs), items=len(w),
+                             min_epsilon=_smallest_epsilon(loo, alpha), annotators=len(hs), items=n_items,
                              epsilon=epsilon, alpha=alpha, note=""))
     keys = [*by, "judge", "annotator"] if per_annotator else [*by, "judge"]
     return results(pd.DataFrame(rows), _measures(per_annotator), keys=keys)

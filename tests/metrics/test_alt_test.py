@@ -164,3 +164,17 @@ def test_groups_are_tested_apart_and_render():
         assert both.loc[name, "advantage_probability"] == pytest.approx(alone["advantage_probability"])
     r = alt_test(a, judges=["llm"])
     assert r.keys == ["judge"] and "3 annotators" in str(r.estimate("winning_rate"))
+
+
+def test_smallest_epsilon_is_exact_with_an_annotator_on_one_item():
+    """The smallest ε is solved from the t quantiles, not searched: just above it the judge passes, just below it
+    fails — also when one annotator labelled a single item (no p-value: left out of the BY adjustment, still in
+    the winning rate's denominator)."""
+    rng = np.random.default_rng(5)
+    df = _simulate(rng, 80, 3, 0.7, {"llm": 0.75})
+    lone = df[df["judge"] == df["judge"].iloc[0]].iloc[:1].assign(judge="late")
+    for table in (df, pd.concat([df, lone])):
+        e = alt_test(table, judges=["llm"]).iloc[0]["min_epsilon"]
+        assert 0 < e < 1
+        assert alt_test(table, judges=["llm"], epsilon=min(e + 1e-9, 1)).iloc[0]["passes"]
+        assert not alt_test(table, judges=["llm"], epsilon=e - 1e-6).iloc[0]["passes"]

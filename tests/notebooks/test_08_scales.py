@@ -31,7 +31,8 @@ def run(tmp_path_factory):
     bad = tmp / "verdicts.csv"
     bad.write_text("item_id,judge,verdict\nq1,A,pass\nq2,A,fail\n", encoding="utf-8")
     refused = run_one(ReportSpec("08_bad", NB, {"verdicts_path": str(bad), "n_resamples": 0}), out)
-    return res, m, refused
+    html = (out / "08_scales.html").read_text(encoding="utf-8") if res.status == "ok" else ""
+    return res, m, refused, html
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_parameters_cell_and_stripped_outputs():
 
 
 def test_the_report_runs_and_its_figures_are_the_libraries(run, cols):
-    res, m, _ = run
+    res, m, _, _ = run
     assert res.status == "ok", f"cell {res.cell}: {res.error}"
     agr = {(r["criterion"], r["rater"]): r for r in m["agreement"]}
     assert len(agr) == 2 * 2 * 2
@@ -106,6 +107,41 @@ def test_the_score_study_sections(run, cols):
 
 
 def test_a_verdict_table_is_refused_in_one_line(run):
-    _, _, refused = run
+    _, _, refused, _ = run
     assert refused.status == "failed"
     assert "verdicts.csv" in refused.error and "verdicts only" in refused.error
+
+
+def _hand_alt_rmse(judge, humans, epsilon=0.2, alpha=0.05):
+    """The Alt-Test by hand on ratings (minus the RMSE from the other humans; scipy's one-sided t-test; the
+    Benjamini–Yekutieli step-up rule written out): winning rate and average advantage probability."""
+    ps, rhos = [], []
+    for j in range(humans.shape[1]):
+        others = np.delete(humans, j, axis=1)
+        s_f = -np.sqrt(((others - judge[:, None]) ** 2).mean(axis=1))
+        s_h = -np.sqrt(((others - humans[:, [j]]) ** 2).mean(axis=1))
+        w_f, w_h = (s_f >= s_h).astype(float), (s_h >= s_f).astype(float)
+        rhos.append(w_f.mean())
+        ps.append(stats.ttest_1samp(w_h - w_f, epsilon, alternative="less").pvalue)
+    m, c = len(ps), sum(1 / i for i in range(1, len(ps) + 1))
+    srt = sorted(ps)
+    k = max([i for i in range(1, m + 1) if srt[i - 1] <= i * alpha / (m * c)], default=0)
+    return k / m, float(np.mean(rhos))
+
+
+def test_the_annotator_sections_and_the_alt_test(run, cols):
+    res, m, _, html = run
+    assert res.status == "ok", f"cell {res.cell}: {res.error}"
+    assert "Can a judge replace an annotator? The Alt-Test" in html and "The plan for the next round" in html
+    cells = {(c["criterion"], c["judge"]): c for c in m["alt_test_cells"]}
+    assert len(cells) == 2 * 2 * 2
+    h = np.column_stack([cols[f"Human {i} SU"] for i in (1, 2, 3)])
+    for j, k in (("ChatGPT", 1), ("OrcaPlatypus", 3)):
+        x = cols[f"{j} SU {k}"]
+        ok = x >= 1
+        omega, rho = _hand_alt_rmse(x[ok], h[ok])
+        c = cells[("Surprise", f"{j} · prompt {k}")]
+        assert c["winning_rate"] == pytest.approx(omega) and c["passes"] == (omega >= 0.5)
+        assert c["advantage_probability"] == pytest.approx(rho, abs=1e-12)
+    assert m["alt_test"]["passing"] == sum(c["passes"] for c in cells.values())
+    assert m["annotator_pairs_kappa_quadratic"] and m["next_round"]

@@ -7,7 +7,7 @@ notebook shows with :meth:`evallab.Report.render`. A section the table cannot su
 shows no empty table. Every finding here is testable without a kernel.
 """
 
-_MODULES = ("agreement", "corrected", "drift", "gaming", "inflation", "position", "scales", "score_studies", "study", "triggers")
+_MODULES = ("agreement", "corrected", "drift", "gaming", "inflation", "labels", "position", "scales", "score_studies", "study", "triggers")
 #: the section modules, one per report topic (each lists its section functions in its own ``__all__``)
 __all__ = list(_MODULES)
 
