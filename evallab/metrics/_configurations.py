@@ -56,7 +56,7 @@ import pandas as pd
 from evallab._results import Measure, Results, results
 from evallab.errors import DataError
 from evallab.metrics import _intervals as intervals
-from evallab.metrics._design import item_key, not_computable
+from evallab.metrics._design import item_key, needs_verdicts, not_computable
 
 NAN = float("nan")
 #: the criteria a recommendation can be made on → (column, label)
@@ -187,6 +187,7 @@ def _disjoint(a: pd.Series, b: pd.Series, col: str) -> bool:
     return hi_a < lo_b or hi_b < lo_a
 
 
+@needs_verdicts("the comparison of judge configurations")
 def compare_configurations(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, criterion: str = "accuracy",
                            reference_anchor_set: str | None = None, confidence: float = 0.95,
                            n_resamples: int = 1000, seed: int = 0) -> Results:

@@ -196,7 +196,7 @@ def score_shift(df: pd.DataFrame, *, between: str = "strategy", baseline: str | 
     ('prompt 2', -0.007)
     """
     _check_confidence(confidence)
-    d = require_scores(df, what="score_shift")
+    d = require_scores(df, what="score_shift", instead="anchor_effect")
     if between not in d.columns:
         raise DesignError(f"score_shift: between={between!r}, but the table has no such column", column=between)
     _check_by(d, by, "score_shift")
@@ -325,7 +325,7 @@ def score_stability(df: pd.DataFrame, raters: Sequence[str] | None = None, *, by
     (0.3536, 0.5)
     """
     _check_confidence(confidence)
-    d = require_scores(df, what="score_stability")
+    d = require_scores(df, what="score_stability", instead="repetition_stability")
     _check_by(d, by, "score_stability")
     d = _float_scores(d.assign(_rater=rater_label(d)))
     if raters:
@@ -404,7 +404,7 @@ def score_drift(df: pd.DataFrame, baseline: str, candidate: str, *, by: Sequence
     0.975
     """
     _check_confidence(confidence)
-    d = require_scores(df, what="score_drift")
+    d = require_scores(df, what="score_drift", instead="compare_judges")
     _check_by(d, by, "score_drift")
     lab_all = rater_label(d)
     labels = set(map(str, lab_all.unique()))
@@ -564,7 +564,7 @@ def score_cut(df: pd.DataFrame, raters: Sequence[str] | None = None, *, threshol
     _check_confidence(confidence)
     if rule not in CUT_RULES:
         raise DesignError(f"score_cut: rule {rule!r}; expected one of {sorted(CUT_RULES)}", column="rule")
-    d = require_scores(df, what="score_cut")
+    d = require_scores(df, what="score_cut", instead="pass_rate")
     _check_by(d, by, "score_cut")
     if gold and gold not in d.columns:
         raise DesignError(f"score_cut: gold={gold!r}, but the table has no such column", column=gold)

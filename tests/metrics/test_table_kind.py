@@ -66,12 +66,17 @@ CALLS = [
     ("jury_verdicts", lambda t: M.jury_verdicts(t, ["J", "H"]), NONE),
     ("jury_comparison", lambda t: M.jury_comparison(t, ["J", "H"]), NONE),
     ("alt_test", lambda t: M.alt_test(t, judges=["J"]), "value=\"score\""),
+    ("compare_configurations", lambda t: M.compare_configurations(t, n_resamples=0), NONE),
 ]
 #: the scale estimators: they refuse a verdict table, naming their verdict counterpart
 SCALE_CALLS = [
     ("score_agreement", lambda t: M.score_agreement(t, n_resamples=0), "cohen_kappa_vs_gold"),
     ("human_ceiling", lambda t: M.human_ceiling(t, n_resamples=0), "alt_test"),
     ("rater_reliability", lambda t: M.rater_reliability(t, n_resamples=0), "krippendorff_alpha"),
+    ("score_shift", lambda t: M.score_shift(t, n_resamples=0), "anchor_effect"),
+    ("score_stability", lambda t: M.score_stability(t, n_resamples=0), "repetition_stability"),
+    ("score_drift", lambda t: M.score_drift(t, "J", "H", n_resamples=0), "compare_judges"),
+    ("score_cut", lambda t: M.score_cut(t, n_resamples=0), "pass_rate"),
 ]
 #: public names that take no verdict table (planning from numbers, arrays, Results, series) or any table
 #: (describe: what a table holds; subset_level: relabels a column)
