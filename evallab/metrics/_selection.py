@@ -13,12 +13,12 @@ recording every item's inclusion probability ``π_i`` so the estimate can weight
   residual spread of the stratum, below) or proportional ``n_h ∝ N_h``; at least :data:`MIN_PER_STRATUM` per
   stratum (every item of a smaller one). The estimate is the stratified difference estimator
   ``θ̂ = mean_N(f) + Σ_h W_h·mean_{n_h}(y − f)``, ``W_h = N_h/N`` (Cochran 1977, *Sampling Techniques*, 3rd ed.,
-  ch. 5, stratified random sampling and optimum (Neyman) allocation; the difference estimator, ch. 6), with
+  ch. 5, stratified random sampling and optimum (Neyman) allocation, applied to the residuals ``y − f``), with
   ``Var = σ̂²_y/N + Σ_h W_h²·(1 − n_h/N_h)·s²_h/n_h`` — the finite-population variance of the stratified mean
   plus the variance of the N items' own mean about the population rate (the same target as
   PPI++'s interval), ``σ̂²_y = Σ_h W_h·(s²_{y,h} + (ŷ_h − θ̂)²)``; normal interval.
 - **active** — active statistical inference (Zrnic & Candès 2024, "Active Statistical Inference", ICML 2024,
-  arXiv:2403.03208, §2 and §3 for a mean): each item is labelled independently with probability
+  arXiv:2403.03208, the batch setting for a mean; equation numbers not restated here): each item is labelled independently with probability
   ``π_i = (1 − τ)·π_i^act + τ·n/N`` (Poisson/Bernoulli sampling, ``Σ π_i = n``: ``n`` labels in expectation),
   ``π^act_i = min(1, c·u_i)`` with ``c`` such that ``Σ π^act = n``, ``u_i`` the judge's uncertainty — the rule the
   paper derives as variance-optimal, ``π(x) ∝ sqrt(E[(Y − f(X))² | X = x])``, mixed with uniform sampling to bound
