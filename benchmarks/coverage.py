@@ -36,6 +36,14 @@ by default):
 prompt variants' paired shift and agreement change, two judges' drift, a pass/fail cut's ROC AUC and Youden cut, and
 the repetition stability of scores, simulated from a known truth (:mod:`benchmarks.coverage_score_studies`).
 
+Then the selection check (issue 31; ``--only selection`` runs just it, ``--selection-reps`` datasets, 1,000 by
+default): a lenient judge whose errors fall on hard items grades 4,000 items, its confidence known either from a
+calibrated confidence column or from 5 samples; 250 labels are chosen at random, stratified by verdict × confidence
+or by active selection (:func:`evallab.metrics.select_items`) and the pass rate estimated from them
+(:func:`evallab.metrics.selected_rate`). One line per design and strategy: the coverage of the true pass rate (band
+as above) and the mean half-width against random at the same number of labels (in expectation for active), which
+must be below 1 for active selection.
+
 Then the planner checks (``--only planner`` runs just them): each answer of :mod:`evallab.metrics._power` achieved in
 ``N`` simulated datasets at the planned size (power and stability within ±3 points, half-width within ±3%), and the
 selective-judging guarantee (the share of calibration splits whose threshold keeps the true disagreement rate ≤ α is
@@ -834,6 +842,114 @@ def scale_section(reps: int = SCALE_REPS, n_resamples: int = SCALE_RESAMPLES, jo
     return bad
 
 
+# ------------------------------------------------------------------ which items to label (issue 31, item 3)
+#: datasets of the selection check (``--selection-reps``); items, labels, gold pass rate
+SELECTION_REPS = 1000
+SELECTION_ITEMS = 4000
+SELECTION_LABELS = 250
+SELECTION_PREVALENCE = 0.6
+#: the judge: an item is hard with probability HARD[gold pass], HARD[gold fail] (a lenient judge: more errors on
+#: gold-fail items); on an easy item a reply names gold with probability EASY, on a hard one with q ~ Beta(HARD_AB)
+SELECTION_HARD = (0.25, 0.5)
+SELECTION_EASY = 0.97
+SELECTION_HARD_AB = (3.0, 2.0)
+#: the two ways the judge's confidence is known: a calibrated confidence column (one reply per item), or the
+#: share of agreeing replies over 5 samples
+SELECTION_DESIGNS = {"confidence": 1, "samples": 5}
+
+
+def selection_truth() -> dict:
+    """The judge's per-reply sensitivity and specificity (known from the parameters) and the true pass rate."""
+    h, e, (a, b) = SELECTION_HARD, SELECTION_EASY, SELECTION_HARD_AB
+    q = a / (a + b)
+    return {"rate": SELECTION_PREVALENCE, "sensitivity": (1 - h[0]) * e + h[0] * q,
+            "specificity": (1 - h[1]) * e + h[1] * q}
+
+
+def simulate_selection(seed: int, design: str, n_items: int = SELECTION_ITEMS):
+    """A tidy verdict table of one judge with gold on every item (the benchmark hides it); ``design`` picks how the
+    judge's confidence is known (:data:`SELECTION_DESIGNS`). With a confidence column, the judge reports the
+    probability ``q`` that its reply names gold (calibrated by construction)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    k = SELECTION_DESIGNS[design]
+    g = rng.random(n_items) < SELECTION_PREVALENCE
+    hard = rng.random(n_items) < np.where(g, *SELECTION_HARD)
+    qc = np.where(hard, rng.beta(*SELECTION_HARD_AB, n_items), SELECTION_EASY)  # P(a reply names gold)
+    right = rng.random((n_items, k)) < qc[:, None]
+    passed = np.where(right, g[:, None], ~g[:, None])
+    item = np.repeat(np.arange(n_items), k)
+    cols = {"item_id": np.char.add("i", item.astype(str)), "judge": "judge", "sample": np.tile(np.arange(k), n_items),
+            "verdict": np.where(passed.ravel(), "pass", "fail"), "gold": np.where(g, "pass", "fail")[item]}
+    if design == "confidence":
+        cols["confidence"] = qc[item]
+    return pd.DataFrame(cols)
+
+
+def _selection_chunk(args):
+    """Replicates ``start .. stop`` of one design: (reps, strategies, 4) of (estimate, low, high, labels)."""
+    from evallab.metrics import _selection as SL
+
+    design, start, stop, base_seed = args
+    out = np.full((stop - start, len(SL.STRATEGIES), 4), np.nan)
+    for i, rep in enumerate(range(start, stop)):
+        seed = int(np.random.SeedSequence([base_seed, 31, sum(map(ord, design)), rep]).generate_state(1)[0])
+        df = simulate_selection(seed, design)
+        gold = df["gold"].to_numpy(object)
+        for j, s in enumerate(SL.STRATEGIES):
+            sel = SL.select_items(df, SELECTION_LABELS, s, seed=seed + 1 + j)
+            # the table is item-major and the selection keeps the items' first-seen order: row r is item r // k
+            chosen = np.repeat(sel["selected"].to_numpy(), SELECTION_DESIGNS[design])
+            r = SL.selected_rate(df.assign(gold=np.where(chosen, gold, None)), sel).iloc[0]
+            out[i, j] = (r["rate"], r["rate_low"], r["rate_high"], r["labels"])
+    return design, start, out
+
+
+def selection_section(reps: int = SELECTION_REPS, jobs: int = 2, base_seed: int = 10) -> int:
+    """Print, per design and strategy, the coverage of the 95% interval of the corrected pass rate from labels the
+    strategy chose, and its mean half-width against random at the same number of labels; return how many checks
+    failed (coverage outside the band; active not narrower than random)."""
+    from evallab.metrics import _selection as SL
+
+    t = selection_truth()
+    tasks = [(d, a, min(a + 25, reps), base_seed) for a in range(0, reps, 25) for d in SELECTION_DESIGNS]
+    parts: dict = {d: [] for d in SELECTION_DESIGNS}
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as ex:
+            for d, a, arr in ex.map(_selection_chunk, tasks):
+                parts[d].append((a, arr))
+    else:
+        for task in tasks:
+            d, a, arr = _selection_chunk(task)
+            parts[d].append((a, arr))
+    se = np.sqrt(CONFIDENCE * (1 - CONFIDENCE) / reps)
+    print(f"which items to label (issue 31): {reps} simulated datasets per design, {SELECTION_ITEMS} items, "
+          f"{SELECTION_LABELS} labels (in expectation for active), true pass rate {t['rate']}; a lenient judge, "
+          f"per reply Se {t['sensitivity']:.3f}, Sp {t['specificity']:.3f}, its errors on hard items; "
+          f"Monte-Carlo error ±{1.96 * se:.3f}; band [{BAND[0]}, {BAND[1]}]")
+    bad = 0
+    for d, k in SELECTION_DESIGNS.items():
+        arr = np.concatenate([a for _, a in sorted(parts[d], key=lambda x: x[0])])
+        how = "a calibrated confidence column, one reply per item" if k == 1 else \
+            f"the share of agreeing replies over {k} samples"
+        half = {}
+        for j, s in enumerate(SL.STRATEGIES):
+            est, lo, hi, labels = arr[:, j].T
+            cov = float(_covers(est, lo, hi, t["rate"]).mean())
+            half[s] = _finite_mean((hi - lo) / 2)
+            ok = _in_band(cov)
+            ratio = half[s] / half["random"]
+            narrower = s != "active" or ratio < 1
+            bad += (not ok) + (not narrower)
+            label = f"selection ({how}): {s}, {SL.METHODS[s]}"
+            print(f"{label:<150} mean est {_finite_mean(est):.4f}  labels {np.mean(labels):.1f}  half-width "
+                  f"{half[s]:.4f}  × random {ratio:.3f}{'' if narrower else '  NOT NARROWER'}  nan "
+                  f"{int((~np.isfinite(lo)).sum())}{'' if ok else '  OUTSIDE BAND'}  coverage {cov:.3f}", flush=True)
+    print(f"{2 * len(SL.STRATEGIES)} selection intervals gated, {bad} checks failed")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1000)
@@ -844,6 +960,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", default=None, help="directory keeping each chunk of results (a rerun resumes from it)")
     ap.add_argument("--scale-reps", type=int, default=SCALE_REPS, help="datasets of the rating-scale check")
     ap.add_argument("--study-reps", type=int, default=1000, help="datasets of the score-study check (issue 28 item 4)")
+    ap.add_argument("--selection-reps", type=int, default=SELECTION_REPS, help="datasets of the selection check")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     real = _real_names()
@@ -872,6 +989,8 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import coverage_score_studies
 
         bad += coverage_score_studies.section(a.study_reps, min(a.resamples, SCALE_RESAMPLES), a.jobs, a.seed)
+    if a.only is None or "selection" in a.only:
+        bad += selection_section(a.selection_reps, a.jobs, a.seed)
         print(f"{time.perf_counter() - t0:.0f} s")
     failed = 0
     if a.only is None or "planner" in a.only:

@@ -21,6 +21,10 @@ the source it follows and an example; the modules behind them are private):
   :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`;
 - corrected rates from a judge plus gold labels — :func:`corrected_rates` (PPI++, Rogan–Gladen),
   :func:`corrected_difference`, :func:`hide_gold`;
+- which items to label next — :func:`select_items` (random, stratified by the judge's verdict × confidence, or
+  active selection after Zrnic & Candès 2024, each item's inclusion probability recorded), :func:`selection_plan`
+  (the half-width each strategy is expected to give), :func:`selected_rate` (the corrected rate from those labels,
+  weighted by 1/π);
 - planning — :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change`,
   :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
 - selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
@@ -72,6 +76,7 @@ _NAMES = {
         "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate", "mcnemar_power", "next_round",
         "samples_for_stable_majority")},
     **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
+    **{n: ("_selection", n) for n in ("select_items", "selected_rate", "selection_plan")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},
     **{n: ("_scales", n) for n in ("human_ceiling", "rater_reliability", "score_agreement")},
