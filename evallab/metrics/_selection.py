@@ -58,6 +58,7 @@ import pandas as pd
 from evallab._results import Measure, results
 from evallab.errors import ArgumentError, DataError
 from evallab.metrics import _intervals as intervals
+from evallab.metrics._design import needs_verdicts
 
 NAN = float("nan")
 STRATEGIES = ("random", "stratified", "active")
@@ -283,6 +284,7 @@ def _frame_of(table, judge, items):
     return pred
 
 
+@needs_verdicts("selecting the items to label", tables=("table",))
 def select_items(table: pd.DataFrame, n: int, strategy: str = "random", *, seed: int = 0, judge: str | None = None,
                  items=None, tau: float = TAU, allocation: str = "neyman", bins: int = 3) -> pd.DataFrame:
     """Choose items for a person to label; every item's inclusion probability recorded (module docstring).
@@ -429,6 +431,7 @@ def _expected_variances(pred: pd.DataFrame, n: int, *, tau: float, allocation: s
     return out
 
 
+@needs_verdicts("the labelling plan", tables=("table",))
 def selection_plan(table: pd.DataFrame, n: int, *, judge: str | None = None, items=None, tau: float = TAU,
                    allocation: str = "neyman", bins: int = 3, confidence: float = 0.95):
     """The half-width each strategy's interval is expected to give at ``n`` labels, before labelling.
@@ -488,6 +491,7 @@ def selection_plan(table: pd.DataFrame, n: int, *, judge: str | None = None, ite
     return results(pd.DataFrame(rows), ms, level=confidence, keys=["strategy"])
 
 
+@needs_verdicts("the pass rate from selected labels", tables=("table",))
 def selected_rate(table: pd.DataFrame, selection: pd.DataFrame, *, judge: str | None = None,
                   confidence: float = 0.95):
     """The corrected pass (or win) rate from gold labels on the items :func:`select_items` chose.

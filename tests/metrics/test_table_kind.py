@@ -67,6 +67,9 @@ CALLS = [
     ("jury_comparison", lambda t: M.jury_comparison(t, ["J", "H"]), NONE),
     ("alt_test", lambda t: M.alt_test(t, judges=["J"]), "value=\"score\""),
     ("compare_configurations", lambda t: M.compare_configurations(t, n_resamples=0), NONE),
+    ("select_items", lambda t: M.select_items(t, 2), NONE),
+    ("selection_plan", lambda t: M.selection_plan(t, 2), NONE),
+    ("selected_rate", lambda t: M.selected_rate(t, t), NONE),
 ]
 #: the scale estimators: they refuse a verdict table, naming their verdict counterpart
 SCALE_CALLS = [
@@ -160,7 +163,7 @@ def test_the_wrapped_estimators_keep_their_signature_and_docstring():
     for name, _, _ in CALLS:
         fn = getattr(M, name)
         first = next(iter(inspect.signature(fn).parameters))
-        assert fn.__doc__ and first in ("df", "verdicts", "baseline"), name
+        assert fn.__doc__ and first in ("df", "verdicts", "baseline", "table"), name
 
 
 def test_evallab_drift_names_the_score_file_in_one_line(tmp_path, capsys):
