@@ -212,12 +212,29 @@ def _rank_rows(a: np.ndarray) -> np.ndarray:
     return rankdata(a, axis=-1)
 
 
+def _tie_levels(a: np.ndarray, rel: float = 1e-9) -> np.ndarray:
+    """Each row's values replaced by the index of their tie group: values within ``rel`` (relative) of the next
+    smaller one are one group. System means computed as (resampled) matrix products differ in their last bits
+    when they are equal (three HANNA generators' human means are all 165.667 / 96): compared as floats they would
+    be ranked apart. The order of the groups is the order of the values, so ranks and signs are those of the
+    means with exact ties kept."""
+    order = np.argsort(a, axis=-1, kind="stable")
+    s = np.take_along_axis(a, order, -1)
+    step = np.diff(s, axis=-1) > rel * np.maximum(1.0, np.abs(s[..., 1:]))
+    groups = np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(step, axis=-1)], axis=-1)
+    out = np.empty_like(groups)
+    np.put_along_axis(out, order, groups, -1)
+    return np.where(np.isfinite(a), out, np.nan)
+
+
 def _system_stats(mx: np.ndarray, my: np.ndarray) -> dict[str, np.ndarray]:
-    """Pearson, Spearman and Kendall's tau-b over systems, per row of (R, S) system means."""
+    """Pearson, Spearman and Kendall's tau-b over systems, per row of (R, S) system means; equal means (to 1e-9
+    relative) are ties for the two rank correlations (:func:`_tie_levels`)."""
     w = np.ones_like(mx)
-    out = {"pearson": _pearson_w(mx, my, w), "spearman": _pearson_w(_rank_rows(mx), _rank_rows(my), w)}
+    tx, ty = _tie_levels(mx), _tie_levels(my)
+    out = {"pearson": _pearson_w(mx, my, w), "spearman": _pearson_w(_rank_rows(tx), _rank_rows(ty), w)}
     i, j = np.triu_indices(mx.shape[1], 1)
-    sx, sy = np.sign(mx[:, i] - mx[:, j]), np.sign(my[:, i] - my[:, j])
+    sx, sy = np.sign(tx[:, i] - tx[:, j]), np.sign(ty[:, i] - ty[:, j])
     with np.errstate(invalid="ignore", divide="ignore"):
         out["kendall"] = (sx * sy).sum(1) / np.sqrt((sx != 0).sum(1) * (sy != 0).sum(1))
     return out

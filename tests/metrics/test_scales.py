@@ -40,7 +40,7 @@ def raw():
 
 @pytest.fixture(scope="module")
 def table():
-    return load_hanna(criteria=CRITERIA, judges=JUDGES, prompts=[1, 2])
+    return load_hanna(criteria=CRITERIA, judges=JUDGES, prompts=[1, 2, 3])
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def _round(x):
 
 
 @pytest.mark.parametrize("criterion", CRITERIA)
-@pytest.mark.parametrize("rater", ["ChatGPT 1", "Mistral-7B 2"])
+@pytest.mark.parametrize("rater", ["ChatGPT 1", "Mistral-7B 2", "ChatGPT 3"])
 def test_judge_figures_equal_the_libraries(raw, agreement, criterion, rater):
     cols, gens = raw
     judge, k = rater.split(" ")
@@ -70,8 +70,11 @@ def test_judge_figures_equal_the_libraries(raw, agreement, criterion, rater):
     assert row["pearson"] == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
     assert row["spearman"] == pytest.approx(stats.spearmanr(x, y)[0], abs=1e-12)
     assert row["kendall"] == pytest.approx(stats.kendalltau(x, y)[0], abs=1e-12)
-    mx = pd.Series(x).groupby(g).mean()
-    my = pd.Series(y).groupby(g).mean()
+    mx = pd.Series(x).groupby(g).mean().round(12)
+    # the human mean per system from the integer ratings, divided once: generators with equal totals over equal
+    # counts (Surprise: Fusion, RoBERTa and HINT, 497 / 288 each) get the same float, so scipy sees their tie
+    hs = pd.Series(_humans(cols, CODES[criterion])[ok].sum(1)).groupby(g)
+    my = hs.sum() / (3 * hs.count())
     assert row["systems"] == 11
     assert row["sys_pearson"] == pytest.approx(stats.pearsonr(mx, my)[0], abs=1e-12)
     assert row["sys_spearman"] == pytest.approx(stats.spearmanr(mx, my)[0], abs=1e-12)
