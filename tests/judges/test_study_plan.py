@@ -124,3 +124,24 @@ def test_study_report_over_a_run(study, tmp_path, capsys):
     empty.mkdir()
     code, out = run_cli(["study", "report", empty], capsys)
     assert code == 2 and len(out.strip().splitlines()) == 1 and "no verdict tables" in out
+
+
+def test_plan_with_the_docs_example_template(tmp_path, capsys):
+    """The docs' example template (``| fence`` everywhere) plans: tokens are those of its rendered text."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "live-judges.md").read_text(encoding="utf-8")
+    text = re.findall(r"```text\n(\{% set kind.*?)```", page, flags=re.S)[0]
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(o) for o in ITEMS))
+    (tmp_path / "docexample.j2").write_text(text)
+    f = tmp_path / "study.yaml"
+    f.write_text("name: d\nitems: items.jsonl\njudges:\n  - {name: big, model: m-big}\nprompts: [docexample.j2]\n"
+                 "orders: [ab]\n")
+    p = plan_study(load_study_file(f))
+    t = load_prompt_template(tmp_path / "docexample.j2")
+    want = sum(math.ceil(sum(len(m.content) for m in render_pairwise(t, it["instruction"], it["output_1"],
+                                                                         it["output_2"]).messages) / 4) for it in ITEMS)
+    assert p.iloc[0]["input_tokens_est"] == want and "```text" in render_pairwise(t, "i", "a", "b").messages[1].content
+    code, out = run_cli(["study", "plan", f], capsys)
+    assert code == 0 and "Traceback" not in out and "TOTAL: 5 calls" in out
