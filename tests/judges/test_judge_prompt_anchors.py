@@ -236,3 +236,15 @@ def test_cli_a_template_error_while_rendering_is_one_line_exit_2(tmp_path, monke
         assert srv.stats()["requests"] == 0
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith("error: ") and "bad.j2" in err and "Traceback" not in err and "failed to render" in err
+
+
+def test_cli_totals_print_no_nan_without_prices(tmp_path, monkeypatch, capsys):
+    """An unpriced model: the totals say "no cost recorded" where pandas would print NaN."""
+    items = _jsonl(tmp_path / "items.jsonl", PAIRS)
+    with LocalJudgeServer(SimulatedJudge(seed=5)) as srv:
+        code, text, err = _run([items, "--judge", f"sim@{srv.base_url}", "--out", tmp_path / "v.jsonl", "--no-cache",
+                                "--no-progress"], monkeypatch, capsys)
+    assert code == 0, err
+    totals = text.split("Totals over the whole output file")[1].split("\n", 1)[1]  # the table, not the path
+    assert "nan" not in totals.lower()
+    assert "no cost recorded" in totals

@@ -145,3 +145,34 @@ def test_plan_with_the_docs_example_template(tmp_path, capsys):
     assert p.iloc[0]["input_tokens_est"] == want and "```text" in render_pairwise(t, "i", "a", "b").messages[1].content
     code, out = run_cli(["study", "plan", f], capsys)
     assert code == 0 and "Traceback" not in out and "TOTAL: 5 calls" in out
+
+
+def test_study_run_warns_per_configuration_that_parsed_nothing_and_report_titles_the_study(tmp_path, capsys):
+    """The simulated judge answers a pairwise prompt without "## Output (a)" headings with a pointwise verdict, which
+    a pairwise request cannot parse: every strict.j2 configuration parses nothing (2 anchor sets × 5 items × 2
+    orders = 10 replies each), vanilla parses everything. One warning line per lost configuration."""
+    from evallab.testing import LocalJudgeServer, SimulatedJudge
+
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(o) for o in ITEMS))
+    (tmp_path / "strict.j2").write_text(TEMPLATE)
+    (tmp_path / "two.yaml").write_text(ANCHORS)
+    out = tmp_path / "run-folder"
+    with LocalJudgeServer(SimulatedJudge(seed=4)) as srv:
+        f = tmp_path / "study.yaml"
+        f.write_text(f"name: my-study\nitems: items.jsonl\njudges:\n  - {{name: big, model: m-big, endpoint: "
+                     f"'{srv.base_url}'}}\nprompts: [vanilla, strict.j2]\nanchor_sets: [none, two.yaml]\n"
+                     "orders: [ab, ba]\n")
+        code, text = run_cli(["study", "run", f, "--out", out], capsys)
+    assert code == 0, text
+    warns = [line for line in text.splitlines() if line.startswith("warning: configuration")]
+    strict = load_prompt_template(tmp_path / "strict.j2").identity
+    assert sorted(w.split(": ")[1].removeprefix("configuration ") for w in warns) == sorted(f"big | {strict} | {a}" for a in ("none", "two"))
+    assert all("0 of 10 replies parsed; first error: " in w for w in warns)
+    rows = [json.loads(line) for line in (out / "big.jsonl").read_text().splitlines()]
+    first_error = next(r["error"] for r in rows if r["strategy"] == strict and r["verdict"] is None)
+    assert any(w.endswith(" ".join(first_error.split())) for w in warns)
+    code, text = run_cli(["study", "report", out, "--resamples", "50"], capsys)
+    assert code == 0, text
+    page = (out / "report.html").read_text()
+    assert "<h1>Judge study: my-study</h1>" in page and "run-folder" not in page
+    assert "nothing parsed: 0 of 10 replies parsed" in page and "NaN" not in page
