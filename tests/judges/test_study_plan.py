@@ -176,3 +176,35 @@ def test_study_run_warns_per_configuration_that_parsed_nothing_and_report_titles
     page = (out / "report.html").read_text()
     assert "<h1>Judge study: my-study</h1>" in page and "run-folder" not in page
     assert "nothing parsed: 0 of 10 replies parsed" in page and "NaN" not in page
+
+
+def test_python_m_evallab_testing_serves_on_a_fixed_port():
+    """``python -m evallab.testing --port N`` (docs/guide/studies.md) serves the simulated judge on 127.0.0.1:N; a
+    pairwise prompt with "## Output (a)/(b)" headings gets "a"/"b", with --position-bias 1 always "a"."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "evallab.testing", "--port", str(port), "--position-bias", "1"],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/v1" in line
+        user = "## Instruction\nQ\n\n## Output (a)\nx\n\n## Output (b)\ny\n"
+        with httpx.Client(trust_env=False, timeout=10) as c:
+            r = c.post(f"http://127.0.0.1:{port}/v1/chat/completions",
+                       json={"model": "any", "messages": [{"role": "user", "content": user}]})
+        assert json.loads(r.json()["choices"][0]["message"]["content"])["verdict"] == "a"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
