@@ -858,7 +858,48 @@ class LocalJudgeServer:
         self._control("POST", "/_evallab/faults", [asdict(f) for f in faults])
 
 
+def _serve_cli(argv: Sequence[str]) -> None:  # pragma: no cover — exercised through a subprocess in the tests
+    """``python -m evallab.testing --port N``: the simulated judge server on 127.0.0.1 until Ctrl-C (every model name
+    answered by one :class:`SimulatedJudge` with the given parameters; no ``truth``, so pairwise verdicts follow
+    ``--position-bias`` and are otherwise a fair coin, pointwise ones ``--pass-rate``)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m evallab.testing",
+                                 description="An OpenAI-compatible simulated judge server on 127.0.0.1 (Ctrl-C stops "
+                                             "it). It reads pairwise prompts laid out with '## Output (a)' and "
+                                             "'## Output (b)' headings; any other prompt is answered pass/fail.")
+    ap.add_argument("--port", type=int, required=True, help="the port on 127.0.0.1 (0: a free one)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--position-bias", type=float, default=0.0, help="P(first-shown output whatever the content)")
+    ap.add_argument("--pass-rate", type=float, default=0.5, help="pointwise P(pass)")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds every reply is held")
+    a = ap.parse_args(list(argv))
+    cfg = LocalJudgeServer(SimulatedJudge(seed=a.seed, position_bias=a.position_bias, pass_rate=a.pass_rate),
+                           latency=a.latency).cfg
+
+    async def main():
+        runner, port = await _start(cfg, "127.0.0.1", a.port)
+        print(f"serving the simulated judge at http://127.0.0.1:{port}/v1 (Ctrl-C stops it)", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(0)
+    except OSError as exc:
+        sys.exit(f"error: cannot serve on 127.0.0.1:{a.port} ({exc.strerror or exc}); expected a free port")
+
+
 if __name__ == "__main__":  # pragma: no cover
-    _serve_child()
+    import sys as _sys
+
+    if len(_sys.argv) > 1:  # a user: python -m evallab.testing --port N
+        _serve_cli(_sys.argv[1:])
+    else:  # LocalJudgeServer(process=True)'s child: the config pickled over stdin
+        _serve_child()
 
 __all__ = ["Fault", "InProcessJudge", "LocalJudgeServer", "SimulatedJudge"]

@@ -114,7 +114,7 @@ def judge(
         typer.echo(f"wrote {record}")
     s = usage_summary(df)
     typer.echo(f"Totals over the whole output file {out}:")
-    typer.echo(s.to_string(index=False))
+    typer.echo(_totals_text(s))
     from evallab.verdicts import snapshot_note
 
     snap = snapshot_note(df)
@@ -126,6 +126,17 @@ def judge(
             typer.echo(f"  {n} failed call(s): {err}", err=True)
         typer.echo("some calls failed after their retries; rerun the same command to retry them", err=True)
         raise typer.Exit(1)
+
+
+def _totals_text(s) -> str:
+    """The totals table as text with no NaN: a cost not recorded (an unpriced model) says so, a cost per verdict
+    with no parsed verdict says that, and any other missing figure is "-"."""
+    t = s.astype(object).copy()
+    cost_na = s["cost_usd"].isna()
+    t.loc[cost_na, "cost_usd"] = "no cost recorded"
+    t.loc[s["cost_per_verdict"].isna(), "cost_per_verdict"] = "no parsed verdict"
+    t.loc[cost_na, "cost_per_verdict"] = "no cost recorded"
+    return t.where(t.notna(), "-").to_string(index=False)
 
 
 def register(app: typer.Typer) -> None:

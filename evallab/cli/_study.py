@@ -11,6 +11,24 @@ from pathlib import Path
 import typer
 
 
+def _study_name(run_dir: Path) -> str:
+    """The study's ``name`` from the study file's copy in ``run_dir`` (``evallab study run`` writes it), else the
+    folder's name."""
+    from evallab.judges._study import STUDY_COPY
+
+    copy = run_dir / STUDY_COPY
+    if copy.is_file():
+        import yaml
+
+        try:
+            doc = yaml.safe_load(copy.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            doc = {}
+        if isinstance(doc, dict) and str(doc.get("name") or "").strip():
+            return str(doc["name"]).strip()
+    return run_dir.name
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``study`` group to the ``evallab`` app."""
     study = typer.Typer(no_args_is_help=True, help="A judge study in one file: plan it before any call.")
@@ -40,7 +58,7 @@ def register(app: typer.Typer) -> None:
             max_cost: float | None = typer.Option(None, help="Refuse to start when the estimated cost (USD) passes "
                                                              "this")) -> None:
         """Run the whole design (resumable, cached, one lock per output) after printing nothing but the totals."""
-        from evallab.judges._study import load_study_file, run_study
+        from evallab.judges._study import load_study_file, run_study, unparsed_configurations
         from evallab.verdicts import summary_lines
 
         df = run_study(load_study_file(path), out, max_cost=max_cost, progress=True)
@@ -48,6 +66,8 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"planned {int(total['calls'])} calls; got {len(df)} rows")
         for line in summary_lines(df):
             typer.echo(line)
+        for line in unparsed_configurations(df):  # a whole configuration lost: said before the report is read
+            typer.echo(line, err=True)
         typer.echo(f"wrote {out}/")
 
     @study.command("report")
@@ -70,7 +90,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(x.sentence)
         target = out or run_dir / "report.html"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_render_page(sec, f"Judge study: {run_dir.name}"), encoding="utf-8")
+        target.write_text(_render_page(sec, f"Judge study: {_study_name(run_dir)}"), encoding="utf-8")
         for name in ("configurations", "comparisons"):
             sec.metrics[name].to_frame().to_csv(target.with_name(f"{target.stem}.{name}.csv"), index=False)
         typer.echo(f"wrote {target}")

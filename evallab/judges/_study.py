@@ -300,6 +300,39 @@ def run_study(study: Study, out_dir: str | Path, *, judges: dict | None = None, 
     return df
 
 
+def unparsed_configurations(df: pd.DataFrame, by=("judge", "strategy", "anchor_set")) -> list[str]:
+    """One warning line per configuration (``by`` values joined by `` | ``) of a study's verdict table that parsed
+    no reply: the configuration, ``0 of N replies parsed`` and the first unparsed reply's ``error`` (``evallab
+    study run`` prints them, so a prompt the judge cannot follow is seen before the report).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A tidy verdict table (``verdict``; ``error`` optional).
+    by : sequence of str
+        The design columns naming a configuration (those absent are dropped).
+
+    Returns
+    -------
+    list of str
+        Empty when every configuration parsed at least one reply.
+    """
+    cols = [c for c in by if c in df.columns]
+    if not len(df) or "verdict" not in df:
+        return []
+    groups = df.groupby(cols, sort=False, dropna=False) if cols else [((), df)]
+    lines = []
+    for key, g in groups:
+        if g["verdict"].notna().any():
+            continue
+        key = key if isinstance(key, tuple) else (key,)
+        errors = g["error"].dropna().astype(str) if "error" in g else pd.Series(dtype=str)
+        first = " ".join(errors.iloc[0].split()) if len(errors) else "no error recorded"
+        lines.append(f"warning: configuration {' | '.join(str(k) for k in key) or 'all'}: 0 of {len(g)} replies "
+                     f"parsed; first error: {first}")
+    return lines
+
+
 def load_study_run(out_dir: str | Path) -> pd.DataFrame:
     """The verdicts of a study run (``evallab study run FILE --out DIR``): the per-judge tables named by the study
     file's copy in ``DIR`` (every ``*.jsonl`` there when there is no copy), concatenated.

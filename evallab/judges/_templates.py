@@ -117,12 +117,30 @@ def _env():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
-    env.filters["fence"] = P.fence
+    env.filters["fence"] = _fence
     return env
+
+
+def _fence(text) -> str:
+    """The ``fence`` filter: ``str(text)`` first, so an undefined variable is an UndefinedError (one line), not a
+    TypeError inside the filter."""
+    return P.fence(str(text))
 
 
 def _where(exc, path: str | None) -> tuple[str | None, int | None]:
     return path or "<template>", getattr(exc, "lineno", None)
+
+
+def _declared_kind(env, source: str, path: str | None):
+    """The kind a template declares: the constant of its top-level ``{% set kind = "..." %}``, read from the parsed
+    template (never by rendering it: the module body would evaluate the blocks with undefined variables)."""
+    from jinja2 import nodes
+
+    kind = None
+    for node in env.parse(source, filename=path).body:
+        if isinstance(node, nodes.Assign) and isinstance(node.target, nodes.Name) and node.target.name == "kind":
+            kind = node.node.value if isinstance(node.node, nodes.Const) else node.node
+    return kind
 
 
 @functools.lru_cache(maxsize=64)
@@ -134,20 +152,15 @@ def _compile(source: str, path: str | None):
     env = _env()
     try:
         tmpl = env.from_string(source)
-        kind = tmpl.module.kind if hasattr(tmpl.module, "kind") else None
+        kind = _declared_kind(env, source, path)
     except jinja2.exceptions.SecurityError as exc:
         p, line = _where(exc, path)
         raise DataError(f"refused by the sandbox: {str(exc).rstrip('.')}; a template may only use its variables and filters",
                         p, line) from None
     except jinja2.exceptions.TemplateSyntaxError as exc:
         raise DataError(f"not a valid Jinja2 template ({exc.message})", path or "<template>", exc.lineno) from None
-    except jinja2.exceptions.UndefinedError:
-        kind = None  # the module body uses a variable: the kind is read from the source below
-        import re
-
-        m = re.search(r"{%-?\s*set\s+kind\s*=\s*['\"](\w+)['\"]", source)
-        kind = m.group(1) if m else None
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
+        kind = kind if isinstance(kind, str) or kind is None else "an expression"
         raise DataError(f"declares kind {kind!r}; expected {{% set kind = \"pairwise\" %}} or "
                         "{% set kind = \"pointwise\" %}", path or "<template>", column="kind")
     missing = [b for b in ("system", "user") if b not in tmpl.blocks]
@@ -229,6 +242,10 @@ def _render(template: PromptTemplate, variables: dict) -> tuple[str, str]:
     except jinja2.exceptions.UndefinedError as exc:
         raise DataError(f"uses an undefined variable ({exc.message}); a {template.kind} template has "
                         f"{_VARIABLES[template.kind]}", template.path or template.name) from None
+    except Exception as exc:  # noqa: BLE001 — a template is user input: any error while rendering it is one line
+        detail = " ".join(str(exc).split()) or exc.__class__.__name__
+        raise DataError(f"failed to render ({exc.__class__.__name__}: {detail}); a {template.kind} template has "
+                        f"{_VARIABLES[template.kind]} and the filter fence", template.path or template.name) from None
     return system, user
 
 

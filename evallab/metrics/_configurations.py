@@ -299,11 +299,18 @@ def compare_configurations(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, 
                      first_slot_preference_method="")
         else:
             r.update(pass_rate=NAN, pass_rate_low=NAN, pass_rate_high=NAN, pass_rate_method="")
+        g = groups[k]
+        nothing = not r["parsed"]
+        if nothing:  # the true reason of every missing figure: listed first, the others not blamed on the design
+            notes.append(not_computable(f"nothing parsed: 0 of {r['replies']} replies parsed"))
         if not has_gold:
             notes.append(not_computable("agreement needs gold"))
-        if kind == "pairwise" and not r["both_parsed"]:
-            notes.append(not_computable("position consistency needs both presentation orders"))
-        if not r["requests"]:
+        if kind == "pairwise" and not r["both_parsed"] and not nothing:
+            asked = set(g["order"].dropna()) if "order" in g else set()
+            notes.append(not_computable("position consistency: no item parsed in both presentation orders"
+                                        if {"ab", "ba"} <= asked else
+                                        "position consistency needs both presentation orders"))
+        if not r["requests"] and not nothing:
             notes.append(not_computable("stability needs several samples per request"))
         if kappa is not None and k in kappa.index:
             kr = kappa.loc[k] if len(by) > 1 else kappa.loc[k[0]]
@@ -332,8 +339,10 @@ def compare_configurations(df: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, 
                  costed=int(s["cost_d"].sum()),
                  tokens_per_verdict=float(s["tok_n"].sum() / s["tok_d"].sum()) if s["tok_d"].sum() else NAN,
                  tokens=int(s["tok_d"].sum()))
-        if not r["costed"]:
-            notes.append(not_computable("no cost_usd recorded"))
+        if not r["costed"] and not nothing:
+            recorded = "cost_usd" in g and pd.to_numeric(g["cost_usd"], errors="coerce").notna().any()
+            notes.append(not_computable("no cost_usd recorded on a parsed reply" if recorded else
+                                        "no cost_usd recorded"))
         r["note"] = "; ".join(notes)
         rows.append(r)
     out = results(pd.DataFrame(rows), CONFIGURATION_MEASURES, level=confidence, keys=["configuration", *by])
@@ -365,9 +374,11 @@ def _pairs(per: dict, by: Sequence[str], crit: str, ci: dict) -> Results:
                      second_only=t["c"], discordant=t["b"] + t["c"], mcnemar_p=t["pvalue"],
                      mcnemar_exact=t["exact"], note="")
         else:
+            empty = [_label(k, by) for k, s in ((k1, s1), (k2, s2)) if not s["parse_n"].sum()]
+            why = (f"nothing parsed for {' and '.join(empty)}" if empty else
+                   "no item answered by both")
             r.update(difference=NAN, difference_low=NAN, difference_high=NAN, difference_method="", first_only=0,
-                     second_only=0, discordant=0, mcnemar_p=NAN, mcnemar_exact=False,
-                     note=not_computable("no item answered by both"))
+                     second_only=0, discordant=0, mcnemar_p=NAN, mcnemar_exact=False, note=not_computable(why))
         rows.append(r)
     cols = ["first", "second", "items", "difference", "difference_low", "difference_high", "difference_method",
             "first_only", "second_only", "discordant", "mcnemar_p", "mcnemar_exact", "note"]

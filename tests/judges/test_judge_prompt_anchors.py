@@ -191,3 +191,60 @@ def test_inflation_study_anchor_sets_render_the_old_text():
                                        row["answer"], [Anchor(a.text, a.verdict) for a in chosen])
             assert (r.system, r.user) == (POINTWISE_SYSTEM, want)
             assert r.metadata["anchor_set"] == v and r.metadata["item_id"] == row["item_id"]
+
+
+def _docs_example_template() -> str:
+    """The example template of docs/guide/live-judges.md, verbatim (the first ```text block after "--prompt FILE")."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "live-judges.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n(\{% set kind.*?)```", page, flags=re.S)
+    assert blocks, "the docs' example template is gone"
+    return blocks[0]
+
+
+def test_cli_the_docs_example_template_with_fence_judges(tmp_path, monkeypatch, capsys):
+    """The docs' own template (``{{ x | fence }}`` in every block) loads and judges: its kind is read without
+    rendering the blocks, so the filter never sees an undefined variable."""
+    text = _docs_example_template()
+    assert "| fence }}" in text
+    items = _jsonl(tmp_path / "items.jsonl", PAIRS)
+    t = _write(tmp_path / "docexample.j2", text)
+    out = tmp_path / "v.jsonl"
+    with LocalJudgeServer(SimulatedJudge(seed=3)) as srv:
+        code, _, err = _run([items, "--judge", f"judge-big@{srv.base_url}", "--out", out, "--no-cache",
+                             "--no-progress", "--prompt", t], monkeypatch, capsys)
+        assert code == 0, err
+        assert srv.stats()["requests"] == 3 * 2
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    assert len(rows) == 6 and {r["prompt"] for r in rows} == {f"docexample@{sha[:12]}"}
+    assert all(r["verdict"] in ("1", "2") for r in rows)  # the simulated judge read the "## Output (a)" layout
+
+
+def test_cli_a_template_error_while_rendering_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    """Any error raised while rendering (here a TypeError: a str minus an int) is one line naming the file,
+    exit 2, no call sent and no traceback."""
+    items = _jsonl(tmp_path / "items.jsonl", PAIRS)
+    bad = _write(tmp_path / "bad.j2", '{% set kind = "pairwise" %}{% block system %}x{% endblock %}'
+                 "{% block user %}{{ instruction | fence }}{{ output_a - 1 }}"
+                 "{% endblock %}")
+    with LocalJudgeServer() as srv:
+        code, _, err = _run([items, "--judge", f"sim@{srv.base_url}", "--out", tmp_path / "v.jsonl", "--no-cache",
+                             "--prompt", bad], monkeypatch, capsys)
+        assert srv.stats()["requests"] == 0
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: ") and "bad.j2" in err and "Traceback" not in err and "failed to render" in err
+
+
+def test_cli_totals_print_no_nan_without_prices(tmp_path, monkeypatch, capsys):
+    """An unpriced model: the totals say "no cost recorded" where pandas would print NaN."""
+    items = _jsonl(tmp_path / "items.jsonl", PAIRS)
+    with LocalJudgeServer(SimulatedJudge(seed=5)) as srv:
+        code, text, err = _run([items, "--judge", f"sim@{srv.base_url}", "--out", tmp_path / "v.jsonl", "--no-cache",
+                                "--no-progress"], monkeypatch, capsys)
+    assert code == 0, err
+    totals = text.split("Totals over the whole output file")[1].split("\n", 1)[1]  # the table, not the path
+    assert "nan" not in totals.lower()
+    assert "no cost recorded" in totals

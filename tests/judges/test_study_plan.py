@@ -124,3 +124,87 @@ def test_study_report_over_a_run(study, tmp_path, capsys):
     empty.mkdir()
     code, out = run_cli(["study", "report", empty], capsys)
     assert code == 2 and len(out.strip().splitlines()) == 1 and "no verdict tables" in out
+
+
+def test_plan_with_the_docs_example_template(tmp_path, capsys):
+    """The docs' example template (``| fence`` everywhere) plans: tokens are those of its rendered text."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "live-judges.md").read_text(encoding="utf-8")
+    text = re.findall(r"```text\n(\{% set kind.*?)```", page, flags=re.S)[0]
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(o) for o in ITEMS))
+    (tmp_path / "docexample.j2").write_text(text)
+    f = tmp_path / "study.yaml"
+    f.write_text("name: d\nitems: items.jsonl\njudges:\n  - {name: big, model: m-big}\nprompts: [docexample.j2]\n"
+                 "orders: [ab]\n")
+    p = plan_study(load_study_file(f))
+    t = load_prompt_template(tmp_path / "docexample.j2")
+    want = sum(math.ceil(sum(len(m.content) for m in render_pairwise(t, it["instruction"], it["output_1"],
+                                                                         it["output_2"]).messages) / 4) for it in ITEMS)
+    assert p.iloc[0]["input_tokens_est"] == want and "```text" in render_pairwise(t, "i", "a", "b").messages[1].content
+    code, out = run_cli(["study", "plan", f], capsys)
+    assert code == 0 and "Traceback" not in out and "TOTAL: 5 calls" in out
+
+
+def test_study_run_warns_per_configuration_that_parsed_nothing_and_report_titles_the_study(tmp_path, capsys):
+    """The simulated judge answers a pairwise prompt without "## Output (a)" headings with a pointwise verdict, which
+    a pairwise request cannot parse: every strict.j2 configuration parses nothing (2 anchor sets × 5 items × 2
+    orders = 10 replies each), vanilla parses everything. One warning line per lost configuration."""
+    from evallab.testing import LocalJudgeServer, SimulatedJudge
+
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(o) for o in ITEMS))
+    (tmp_path / "strict.j2").write_text(TEMPLATE)
+    (tmp_path / "two.yaml").write_text(ANCHORS)
+    out = tmp_path / "run-folder"
+    with LocalJudgeServer(SimulatedJudge(seed=4)) as srv:
+        f = tmp_path / "study.yaml"
+        f.write_text(f"name: my-study\nitems: items.jsonl\njudges:\n  - {{name: big, model: m-big, endpoint: "
+                     f"'{srv.base_url}'}}\nprompts: [vanilla, strict.j2]\nanchor_sets: [none, two.yaml]\n"
+                     "orders: [ab, ba]\n")
+        code, text = run_cli(["study", "run", f, "--out", out], capsys)
+    assert code == 0, text
+    warns = [line for line in text.splitlines() if line.startswith("warning: configuration")]
+    strict = load_prompt_template(tmp_path / "strict.j2").identity
+    assert sorted(w.split(": ")[1].removeprefix("configuration ") for w in warns) == sorted(f"big | {strict} | {a}" for a in ("none", "two"))
+    assert all("0 of 10 replies parsed; first error: " in w for w in warns)
+    rows = [json.loads(line) for line in (out / "big.jsonl").read_text().splitlines()]
+    first_error = next(r["error"] for r in rows if r["strategy"] == strict and r["verdict"] is None)
+    assert any(w.endswith(" ".join(first_error.split())) for w in warns)
+    code, text = run_cli(["study", "report", out, "--resamples", "50"], capsys)
+    assert code == 0, text
+    page = (out / "report.html").read_text()
+    assert "<h1>Judge study: my-study</h1>" in page and "run-folder" not in page
+    assert "nothing parsed: 0 of 10 replies parsed" in page and "NaN" not in page
+
+
+def test_python_m_evallab_testing_serves_on_a_fixed_port():
+    """``python -m evallab.testing --port N`` (docs/guide/studies.md) serves the simulated judge on 127.0.0.1:N; a
+    pairwise prompt with "## Output (a)/(b)" headings gets "a"/"b", with --position-bias 1 always "a"."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "evallab.testing", "--port", str(port), "--position-bias", "1"],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/v1" in line
+        user = "## Instruction\nQ\n\n## Output (a)\nx\n\n## Output (b)\ny\n"
+        with httpx.Client(trust_env=False, timeout=10) as c:
+            r = c.post(f"http://127.0.0.1:{port}/v1/chat/completions",
+                       json={"model": "any", "messages": [{"role": "user", "content": user}]})
+        assert json.loads(r.json()["choices"][0]["message"]["content"])["verdict"] == "a"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()

@@ -156,3 +156,40 @@ def test_mcnemar_on_pairwise_items_counts_right_in_both_orders():
     assert (p["first_only"], p["second_only"]) == (12, 0)
     assert p["mcnemar_p"] == pytest.approx(mcnemar([[0, 12], [0, 0]], exact=True).pvalue)
     assert p["difference"] == pytest.approx(1.0 - 0.5)
+
+
+def _three_pairwise(n: int = 8) -> pd.DataFrame:
+    """A and A2 parse everything (both orders, gold, cost); Z parsed nothing although both orders were asked and
+    every reply was priced."""
+    rows = []
+    for i in range(n):
+        for order in ("ab", "ba"):
+            for s, v in (("A", "1"), ("A2", "1" if i % 2 else "2"), ("Z", None)):
+                rows.append({"item_id": f"q{i}", "judge": "J", "strategy": s, "order": order, "gold": "1",
+                             "verdict": v, "cost_usd": 0.001,
+                             "error": "no verdict found" if v is None else None})
+    return verdicts.coerce(pd.DataFrame(rows))
+
+
+def test_a_configuration_that_parsed_nothing_says_so_first():
+    res = compare_configurations(_three_pairwise(), by=["strategy"], n_resamples=100)
+    z = res[res["configuration"] == "Z"].iloc[0]
+    assert z["note"].startswith("not computable: nothing parsed: 0 of 16 replies parsed")  # 8 items × 2 orders
+    assert "presentation orders" not in z["note"] and "cost_usd" not in z["note"]
+    a = res[res["configuration"] == "A"].iloc[0]
+    assert "nothing parsed" not in a["note"] and a["costed"] == 16
+    pairs = res.attrs["pairs"]
+    computable = pairs[pairs["mcnemar_p"].notna()]
+    assert list(zip(computable["first"], computable["second"], strict=True)) == [("A", "A2")]
+    assert set(pairs.loc[pairs["mcnemar_p"].isna(), "note"]) == {"not computable: nothing parsed for Z"}
+
+
+def test_study_section_counts_only_the_computable_comparisons():
+    from evallab.reporting.sections.study import configurations
+
+    sec = configurations(_three_pairwise(), n_resamples=100)
+    text = " ".join(x.sentence for x in sec.items if hasattr(x, "sentence"))
+    # 3 configurations: 3 pairs, of which only A vs A2 has an item answered by both (hand count)
+    assert "Of 1 computable pairwise comparison on" in text
+    assert "2 of the 3 could not be computed (2 have nothing parsed for J | Z | none)" in text
+    assert "Of 3 pairwise" not in text and "NaN" not in text

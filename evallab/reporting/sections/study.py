@@ -94,9 +94,16 @@ def configurations(df: pd.DataFrame, *, criterion: str = "accuracy", confidence:
     if len(pairs):
         p = pairs[pairs["p_holm"].notna()]
         sig = p[p["p_holm"] < 1 - confidence]
-        sec.finding(f"Of {len(pairs)} pairwise comparisons on {label}, {len(sig)} "
-                    f"{'has' if len(sig) == 1 else 'have'} a Holm-adjusted McNemar p below {1 - confidence:.2g} "
-                    "(items as the unit).")
+        lost = pairs[pairs["p_holm"].isna()]
+        why = "; ".join(f"{n} {'has' if n == 1 else 'have'} {reason.removeprefix('not computable: ')}"
+                        for reason, n in lost["note"].replace("", "no McNemar test").value_counts().items())
+        if p.empty:
+            sec.finding(f"None of the {len(pairs)} pairwise comparisons on {label} could be computed ({why}).")
+        else:
+            sec.finding(f"Of {len(p)} computable pairwise comparison{'' if len(p) == 1 else 's'} on {label}, {len(sig)} "
+                        f"{'has' if len(sig) == 1 else 'have'} a Holm-adjusted McNemar p below {1 - confidence:.2g} "
+                        "(items as the unit)"
+                        + (f"; {len(lost)} of the {len(pairs)} could not be computed ({why})." if len(lost) else "."))
         sec.table(pairs, ["first", "second", "items", "difference", "first_only", "second_only", "mcnemar_p",
                           "p_holm"], caption=f"Pairwise comparisons on {label}: paired difference on the same "
                                              "items, McNemar's test on items, Holm's adjustment across pairs",
