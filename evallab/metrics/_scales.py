@@ -99,8 +99,8 @@ def scale_of(df: pd.DataFrame, scale: tuple[float, float, float] | None = None) 
     if scale:
         lo, hi, step = (float(x) for x in scale)
         return lo, hi, step
-    if "scale_min" in df.columns:
-        d = df
+    if "scale_min" in df.columns and df["scale_min"].notna().any():
+        d = df[df["scale_min"].notna()]  # rows without a declared scale (a labels file's) take the others'
         if "scale_level" in df.columns and (df["scale_level"] == "ordinal").any():
             d = df[df["scale_level"] == "ordinal"]
         step = d["scale_step"].dropna() if "scale_step" in d.columns else pd.Series(dtype=float)
@@ -591,7 +591,9 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": j, "reference": HUMAN_MEAN, "items": int(ok.sum()),
                          "systems": int(len(set(sysv[ok.to_numpy()]))) if sysv is not None else 0, **st})
-    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, bool(systems)), [*by, "rater"], confidence)
+    # "within each system" only when there are several: a table without systems is one pool of items
+    strat = bool(systems) and any(r["systems"] > 1 for r in rows)
+    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, strat), [*by, "rater"], confidence)
 
 
 @_one_thread
@@ -637,7 +639,9 @@ def human_ceiling(df: pd.DataFrame, *, humans: Sequence[str] | None = None, by: 
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": h, "reference": "mean of the other humans", "items": len(w),
                          "systems": int(len(set(sysv))) if sysv is not None else 0, **st})
-    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, bool(systems)), [*by, "rater"], confidence)
+    # "within each system" only when there are several: a table without systems is one pool of items
+    strat = bool(systems) and any(r["systems"] > 1 for r in rows)
+    return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, strat), [*by, "rater"], confidence)
 
 
 @_one_thread

@@ -85,7 +85,7 @@ def test_the_score_study_sections(run, cols):
     and the best ROC AUC are numpy's and scikit-learn's on the columns read here."""
     from sklearn.metrics import roc_auc_score
 
-    res, m, _ = run
+    res, m, *_ = run
     assert res.status == "ok", f"cell {res.cell}: {res.error}"
     drift = {r["criterion"]: r for r in m["score_drift"]}
     assert set(drift) == {"Relevance", "Surprise"}

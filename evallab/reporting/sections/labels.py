@@ -136,6 +136,8 @@ def _score_panel(d, by, hs, ci, reliability, ceiling):
     from evallab.metrics._scales import RELIABILITY_FIGURES, _rows, reliability_statistics, scale_of, wide
 
     d = d[d["_rater"].isin(hs)]  # the annotators' rows only: every figure here is theirs
+    # named as the estimators name a rater (judge · strategy): a labels file's annotators carry strategy "human"
+    d = d.assign(judge=d["_rater"], strategy="")
     same = reliability is not None and ceiling is not None and set(map(str, ceiling["rater"])) == set(hs) \
         and list(getattr(reliability, "keys", None) or []) == list(by)
     panel = reliability if same else rater_reliability(d, hs, by=by, **ci)
@@ -339,7 +341,7 @@ def annotators_section(panel: Panel) -> Section:
         sec.text(f"The gold is the mean of the {n} annotators' ratings per item: "
                  + (f"{int(g['items'].max()):,} items on each of {len(g)} {p.by[0]} values" if p.by else
                     f"{int(g['items'].sum()):,} items")
-                 + f"; all {n} gave the same rating on {g['unanimous'].mean():.0%} of them on average, and their "
+                 + f"; {'both' if n == 2 else f'all {n}'} gave the same rating on {g['unanimous'].mean():.0%} of them on average, and their "
                    f"ratings span 2 points or more on {g['spread_2'].mean():.0%}.")
         sec.table(g, {**{k: k.capitalize() for k in p.by}, **{m: g.measures[m].label for m in g.measures}},
                   caption="The gold the annotators produced (the mean per item)", csv_name="annotator-gold")
@@ -415,7 +417,7 @@ def alt_test_section(panel: Panel) -> Section:
                f"passes on every one from ε = {b['eps']:.3f}") if np.isfinite(b["eps"]) else \
         "fails on some even at ε = 1"
     over = f" over the {int(b['cells'])} {p.by[0]} values" if p.by and b["cells"] > 1 else ""
-    sec.text(f"The best by average advantage probability{over} is {best}: ρ = {b['rho']:.3f}, passing on "
+    sec.text(f"The best by average advantage probability{over} is {best}: ρ = {b['rho']:.1%}, passing on "
              f"{int(b['passes'])} of {int(b['cells'])} at ε = {eps:g}; it "
              + (eps_all if over else (f"would pass from ε = {b['eps']:.3f}" if np.isfinite(b["eps"]) else
                                        "fails even at ε = 1")) + ".")
@@ -424,7 +426,7 @@ def alt_test_section(panel: Panel) -> Section:
         worst = failing.sort_values("advantage_probability").iloc[0]
         sec.text(f"{len(failing)} fail at ε = {eps:g}; the weakest is {worst['judge']}"
                  + (f" on {_name(worst, p.by)}" if p.by else "")
-                 + f" (ρ = {worst['advantage_probability']:.3f}, "
+                 + f" (ρ = {worst['advantage_probability']:.1%}, "
                  + (f"passing from ε = {worst['min_epsilon']:.3f})." if np.isfinite(worst["min_epsilon"]) else
                     "failing even at ε = 1)."))
     sec.text("The procedure: " + ALT_TEST.format(alpha=p.alpha) + ". " +
@@ -445,7 +447,7 @@ def alt_test_section(panel: Panel) -> Section:
                                "best": str(best), "best_advantage_probability": float(b["rho"]),
                                "best_min_epsilon_all": float(b["eps"]) if np.isfinite(b["eps"]) else None}
     sec.conclusions.append(f"{k} of {n} judge configurations could replace an annotator at ε = {eps:g} "
-                           f"(Alt-Test); the best, {best}, has average advantage probability {b['rho']:.3f}.")
+                           f"(Alt-Test); the best, {best}, has average advantage probability ρ = {b['rho']:.1%}.")
     return sec
 
 

@@ -24,11 +24,62 @@ RANKED = {"spearman": "Spearman's ρ over stories", "kendall": "Kendall's τ-b o
           "pearson": "Pearson's r over stories", "kappa_quadratic": "quadratic-weighted kappa",
           "icc2_1": "ICC(2,1)", "sys_kendall": "Kendall's τ-b over systems",
           "sys_spearman": "Spearman's ρ over systems", "sys_pearson": "Pearson's r over systems"}
+#: HANNA's wording (3 humans, 11 generators); the sections word it from the table (:func:`_ceiling_caveat`,
+#: :func:`_system_caveat`)
 CEILING_CAVEAT = ("The human ceiling is one human against the mean of the other two; a judge is compared with the "
                   "mean of all three, a less noisy reference, which favours the judge slightly.")
 SYSTEM_CAVEAT = ("The system-level rank correlations (Spearman, Kendall over the generators' means) rest on 11 "
                  "points: their intervals are conservative (about 99% coverage at the nominal 95% in make "
                  "coverage's simulation); the system-level Pearson and every item-level interval cover at 95%.")
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+
+
+def _count(n: int) -> str:
+    return _WORDS.get(n, str(n))
+
+
+def _ceiling_caveat(n_humans: int) -> str:
+    """The ceiling caveat for a table of ``n_humans`` human raters (HANNA: 3)."""
+    other = "the other human" if n_humans == 2 else f"the mean of the other {_count(n_humans - 1)}"
+    return (f"The human ceiling is one human against {other}; a judge is compared with the mean of all "
+            f"{_count(n_humans)}, a less noisy reference, which favours the judge slightly.")
+
+
+def _system_caveat(n_systems: int) -> str:
+    """The system-level caveat for a table of ``n_systems`` systems (``subset``; HANNA: 11 story generators)."""
+    if n_systems < 2:
+        return ("The table has one system (no `subset` column, or one value): the system-level correlations are "
+                "not computed and items are resampled as one pool.")
+    return (f"The system-level rank correlations (Spearman, Kendall over the systems' means) rest on {n_systems} "
+            "points: their intervals are conservative (about 99% coverage at the nominal 95% on HANNA's 11 "
+            "generators in make coverage's simulation); the system-level Pearson and every item-level interval "
+            "cover at 95%.")
+
+
+def _n_systems(res: pd.DataFrame) -> int:
+    return int(pd.to_numeric(res["systems"], errors="coerce").max()) if "systems" in res.columns and len(res) else 0
+
+
+def _n_humans(ceiling: pd.DataFrame) -> int:
+    return int(ceiling["rater"].nunique()) if "rater" in ceiling.columns else 0
+
+
+def breakdown(table: pd.DataFrame, by: Sequence[str]) -> tuple[list[str], Section]:
+    """The design columns report 08 breaks its figures down by, and the one line saying so when they change:
+    the notebook's default ``["criterion"]`` on a table without a ``criterion`` column gives no breakdown (one
+    cell: the whole table); any other ``by`` is kept as given (the estimators refuse a column the table lacks).
+
+    Returns
+    -------
+    (list of str, Section)
+        The columns and a section holding that one line (empty when ``by`` is kept).
+    """
+    sec = Section()
+    if list(by) == ["criterion"] and "criterion" not in table.columns:
+        sec.text("The table has no `criterion` column: every figure is over the whole table (no breakdown; "
+                 "pass `-p by '[...]'` to name design columns).")
+        return [], sec
+    return list(by), sec
 ROUNDING_CAVEAT = ("Weighted kappa and exact / within-one agreement compare the scores rounded to the scale's "
                    "steps (half up); correlations, bias and MAE use the scores as they are.")
 
@@ -94,7 +145,9 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
         ceil = float(ce[measure].mean()) if len(ce) else float("nan")
         reach = best.high is not None and ceil == ceil and best.high >= ceil
         above = best.value is not None and ceil == ceil and best.value >= ceil
-        rows.append({"criterion": name, "best": agreement.loc[i, "rater"], "ceiling": ceil, "reaches": reach})
+        rows.append({"criterion": name, "best": agreement.loc[i, "rater"], "ceiling": ceil, "reaches": reach,
+                     "at_or_above": above, "verdict": "at or above" if above else "within reach" if reach else
+                     "below"})
         where = f"On {name}, " if name else ""
         verdict = ("at or above the human ceiling" if above else "within the human ceiling's reach (its interval "
                    "covers it)" if reach else "below the human ceiling")
@@ -109,12 +162,28 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
               caption=f"Every judge × prompt against the human mean, by criterion (ranked by {RANKED[measure]})",
               csv_name="agreement")
     sec.metrics["best_by_criterion"] = pd.DataFrame(rows).to_dict("records")
-    reached = [r["criterion"] for r in rows if r["reaches"]]
-    sec.conclusions.append(
-        f"A judge reaches the human ceiling ({RANKED[measure]}) on {len(reached)} of {len(rows)} criteria"
-        + (f": {', '.join(reached)}." if reached else "."))
-    sec.caveats += [CEILING_CAVEAT, ROUNDING_CAVEAT, SYSTEM_CAVEAT]
+    sec.conclusions.append(_reach_conclusion(rows, measure))
+    sec.caveats += [_ceiling_caveat(_n_humans(ceiling)), ROUNDING_CAVEAT, _system_caveat(_n_systems(agreement))]
     return sec
+
+
+def _reach_conclusion(rows: list[dict], measure: str) -> str:
+    """The conclusion by the finding's own rule: at or above the ceiling (the estimate), within reach (only the
+    interval covers it), below."""
+    if not rows:
+        return "No judge has a figure to set against the human ceiling."
+    words = {"at or above": "at or above", "within reach": "within reach of", "below": "below"}
+    if len(rows) == 1 and not rows[0]["criterion"]:
+        r = rows[0]
+        return (f"The best judge, {r['best']}, is {words[r['verdict']]} the human ceiling ({RANKED[measure]}, "
+                f"{r['ceiling']:.2f}).")
+    parts = []
+    for verdict in ("at or above", "within reach", "below"):
+        names = [r["criterion"] for r in rows if r["verdict"] == verdict]
+        if names:
+            parts.append(f"{words[verdict]} it on {len(names)} of {len(rows)} "
+                         f"criteria ({', '.join(names)})")
+    return f"The best judge per criterion is, against the human ceiling ({RANKED[measure]}): {'; '.join(parts)}."
 
 
 def ceiling_table(ceiling: Results, *, measure: str = "spearman") -> Section:
@@ -144,7 +213,8 @@ def leniency(agreement: Results) -> Section:
         sec.finding(f"The {word} judge × prompt is {agreement.loc[i, 'rater']}"
                     f"{' on ' + where if where else ''}: mean bias against the human mean", e)
     per = agreement.groupby("rater", observed=True)["bias"].mean().sort_values()
-    sec.text(f"Averaged over the criteria, {int((per > 0).sum())} of {len(per)} judge × prompt rate above the "
+    over = f"Averaged over the {' · '.join(_by(agreement))} cells" if _by(agreement) else "Over the table"
+    sec.text(f"{over}, {int((per > 0).sum())} of {len(per)} judge × prompt rate above the "
              f"humans and {int((per < 0).sum())} below; from {per.index[0]} ({per.iloc[0]:+.2f} scale points) "
              f"to {per.index[-1]} ({per.iloc[-1]:+.2f}).")
     cols = {**{k: k.capitalize() for k in _by(agreement)}, "rater": "Judge · prompt",
@@ -168,8 +238,13 @@ def human_disagreement(reliability: Results) -> Section:
     def name(i) -> str:
         return " · ".join(str(r.loc[i, k]) for k in _by(r)) or "the table"
 
-    sec.finding(f"The humans disagree most on {name(lo)}: Krippendorff's ordinal alpha", r.estimate("alpha_ordinal", lo))
-    sec.finding(f"They agree most on {name(hi)}", r.estimate("alpha_ordinal", hi))
+    if len(r) == 1:
+        sec.finding(f"The {_count(int(r.loc[0, 'raters']))} human raters' agreement on {name(0)}: Krippendorff's "
+                    "ordinal alpha", r.estimate("alpha_ordinal", 0))
+    else:
+        sec.finding(f"The humans disagree most on {name(lo)}: Krippendorff's ordinal alpha",
+                    r.estimate("alpha_ordinal", lo))
+        sec.finding(f"They agree most on {name(hi)}", r.estimate("alpha_ordinal", hi))
     low = [name(i) for i in r.index if float(r.loc[i, "alpha_ordinal"]) < 0.2]
     if low:
         sec.conclusions.append(f"The human raters barely agree (ordinal alpha below 0.2) on {', '.join(low)}: a "
@@ -181,4 +256,4 @@ def human_disagreement(reliability: Results) -> Section:
     return sec
 
 
-__all__ = ["best_by_criterion", "ceiling_table", "human_disagreement", "leniency", "load_table"]
+__all__ = ["best_by_criterion", "breakdown", "ceiling_table", "human_disagreement", "leniency", "load_table"]

@@ -77,31 +77,40 @@ def prompt_shifts(shift: Results) -> Section:
     return sec
 
 
-def _drift_pair(table: pd.DataFrame, wanted: Sequence[str] = ()) -> tuple[str, str]:
+def _drift_pair(table: pd.DataFrame, wanted: Sequence[str] = (), humans: Sequence[str] = ()
+                ) -> tuple[str, str, list[str]]:
     """The two raters whose drift report 08 shows: ``wanted`` when both are raters of ``table``, else the first and
-    the last non-human rater (sorted labels)."""
+    the last JUDGE (sorted labels; never a human rater: ``humans``, else ``role`` = ``human``); and the judges."""
     d = require_scores(table, what="the drift section")
-    labels = sorted(set(map(str, rater_label(d).unique())))
-    hs = set(humans_of(d)) if "role" in d.columns else set()
-    judges = [x for x in labels if x not in hs]
+    label = rater_label(d).astype(str)
+    hs = set(humans_of(d, humans or None)) if humans or "role" in d.columns else set()
+    human_rows = d["judge"].astype(str).isin(hs) | label.isin(hs)
+    if "role" in d.columns:
+        human_rows |= (d["role"].astype("string") == "human").fillna(False)
+    labels = sorted(set(label))
+    judges = sorted(set(label[~human_rows.to_numpy(dtype=bool)]))
     if len(wanted) == 2 and all(w in labels for w in wanted):
-        return str(wanted[0]), str(wanted[1])
-    return (judges[0], judges[-1]) if len(judges) >= 2 else ("", "")
+        return str(wanted[0]), str(wanted[1]), judges
+    return (judges[0], judges[-1], judges) if len(judges) >= 2 else ("", "", judges)
 
 
 def judge_drift(table: pd.DataFrame, pair: Sequence[str] = (), *, by: Sequence[str] = ("criterion",),
-                n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> Section:
+                humans: Sequence[str] = (), n_resamples: int = 1000, confidence: float = 0.95,
+                seed: int = 0) -> Section:
     """Drift between two judges' scores on the same items (:func:`evallab.metrics.score_drift`): the candidate's
     paired mean shift from the baseline, the mean absolute difference, the share of items whose rounded score
     changed and the quadratic-weighted kappa between them, per ``by`` cell.
 
     ``pair`` = (baseline, candidate) rater labels (``judge · strategy``); when either is not in the table (or none
-    is given), the first and the last judge in sorted order, and the section says so."""
+    is given), the first and the last judge in sorted order (never a human rater: ``humans``, else the ``role``
+    column), and the section says so; with fewer than two judges, one sentence saying why."""
     sec = Section()
     asked = tuple(pair)
-    base, cand = _drift_pair(table, asked)
+    base, cand, judges = _drift_pair(table, asked, humans)
     if not base:
-        return sec.text("The table has fewer than two judges: no drift between judges to measure.")
+        has = f" ({', '.join(judges)})" if judges else ""
+        return sec.text(f"The table has {len(judges)} judge{'' if len(judges) == 1 else 's'} beside the human "
+                        f"raters{has}: the drift section needs two judges on the same items.")
     if asked and asked != (base, cand):
         sec.text(f"The pair asked for ({' vs '.join(asked)}) is not in this table; shown instead: {cand} against "
                  f"{base}.")
@@ -113,9 +122,15 @@ def judge_drift(table: pd.DataFrame, pair: Sequence[str] = (), *, by: Sequence[s
                 "difference", r.estimate("mae", far))
     sec.finding("There, the share of items whose rounded score changed", r.estimate("changed", far))
     s = r["shift"].astype(float)
-    sec.text(f"The paired mean shift ({cand} − {base}) ranges from {s.min():+.2f} to {s.max():+.2f} scale points "
-             f"over the {len(r)} {'criteria' if _keys(r, ('baseline', 'candidate')) == ['criterion'] else 'cells'}; "
-             f"{int(_excludes_zero(r, 'shift').sum())} exclude zero at the 95% level.")
+    level = f"{confidence:.0%}"
+    if len(r) == 1:
+        sec.text(f"The paired mean shift ({cand} − {base}) is {s.iloc[0]:+.2f} scale points; its {level} interval "
+                 f"{'excludes' if bool(_excludes_zero(r, 'shift').iloc[0]) else 'includes'} zero.")
+    else:
+        sec.text(f"The paired mean shift ({cand} − {base}) ranges from {s.min():+.2f} to {s.max():+.2f} scale "
+                 f"points over the {len(r)} "
+                 f"{'criteria' if _keys(r, ('baseline', 'candidate')) == ['criterion'] else 'cells'}; "
+                 f"{int(_excludes_zero(r, 'shift').sum())} exclude zero at the {level} level.")
     cols = {**{k: k.capitalize() for k in _keys(r, ("baseline", "candidate"))},
             **{f: r.measures[f].label for f in ST.DRIFT_FIGURES}}
     sec.table(r, cols, caption=f"Drift between two judges' scores: {cand} against {base}", csv_name="score-drift")
@@ -161,8 +176,10 @@ def stability(table: pd.DataFrame, *, by: Sequence[str] = ("criterion",), n_resa
     d = require_scores(table, what="the stability section")
     keys = [c for c in (*by, "item_id", "judge", "strategy") if c in d.columns]
     if not d.duplicated(keys).any():
-        return sec.text("The table has one sample per item and rater (HANNA publishes each judge's mean over its "
-                        "samples), so repetition stability cannot be measured on it; " + STABILITY_SIMULATED)
+        hanna = "dataset" in d.columns and d["dataset"].astype("string").str.lower().eq("hanna").all()
+        why = " (HANNA publishes each judge's mean over its samples)" if hanna else ""
+        return sec.text(f"The table has one sample per item and rater{why}, so repetition stability cannot be "
+                        "measured on it; " + STABILITY_SIMULATED)
     r = ST.score_stability(d, by=by, n_resamples=n_resamples, confidence=confidence, seed=seed).reset_index(drop=True)
     worst = r["within_sd"].astype(float).idxmax()
     sec.finding(f"{r.loc[worst, 'rater']}'s samples of one item spread most on "
