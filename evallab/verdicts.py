@@ -803,7 +803,9 @@ def summary_lines(df: pd.DataFrame, *, reasons: int = 10) -> list[str]:
     list of str
         ``rows: N``; ``verdicts: 1=…, 2=…, tie=…`` (counts of replies, in the order of :data:`VERDICTS`);
         ``NA: N`` (unparsed replies) followed by one line per reason with its count; then, when present,
-        the count of numeric ``score`` values and of rows with ``gold``.
+        the count of numeric ``score`` values and of rows with ``gold``. A score table (:func:`is_score_table`)
+        reads ``verdicts: none — a score table: N scores, no verdicts`` instead: its scores without a verdict are
+        not NA; only its rows without a score are (``NA: N (no score)``, with their reasons).
 
     Examples
     --------
@@ -818,11 +820,18 @@ def summary_lines(df: pd.DataFrame, *, reasons: int = 10) -> list[str]:
             1  no verdict found
     """
     counts = df["verdict"].value_counts()
-    na = int(df["verdict"].isna().sum())
+    na = df["verdict"].isna()
     parts = [f"{v}={int(counts[v])}" for v in VERDICTS if v in counts.index]
-    lines = [f"rows: {len(df)}", f"verdicts: {', '.join(parts) if parts else '(none)'}", f"NA: {na}"]
-    if na:
-        why = df.loc[df["verdict"].isna(), "error"].fillna("(no reason)").value_counts()
+    if is_score_table(df):  # a score without a verdict is what a score table holds: never counted as NA
+        scored = _numeric_scores(df).notna()
+        na = na & ~scored.to_numpy()
+        lines = [f"rows: {len(df)}", f"verdicts: none — a score table: {int(scored.sum())} scores, no verdicts"]
+        if na.any():
+            lines.append(f"NA: {int(na.sum())} (no score)")
+    else:
+        lines = [f"rows: {len(df)}", f"verdicts: {', '.join(parts) if parts else '(none)'}", f"NA: {int(na.sum())}"]
+    if na.any():
+        why = df.loc[na, "error"].fillna("(no reason)").value_counts()
         lines += [f"  {int(n):>7}  {reason}" for reason, n in why.head(reasons).items()]
         if len(why) > reasons:
             lines.append(f"  ... {len(why) - reasons} more reasons")

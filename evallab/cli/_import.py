@@ -2,7 +2,8 @@
 (:func:`evallab.importers.import_files`).
 
 Prints each file's format and rows, the gold attached, then the table in a few lines
-(:func:`evallab.verdicts.summary_lines`: rows, verdict counts, the NA (unparsed) count with its reasons). Exit status
+(:func:`evallab.verdicts.summary_lines`: rows, verdict counts, the NA (unparsed) count with its reasons; for a score
+table the count of scores, which are not NA). Exit status
 0 on success, 2 on bad input (one line from :func:`evallab.cli.main`, no traceback).
 """
 
@@ -35,7 +36,9 @@ def import_cmd(
                                            "position_bias_analyzer | table "
                                            "[default: detected from the content]"),
     map_: list[str] = typer.Option([], "--map", help="table: TIDY=SOURCE column map, repeatable or "
-                                                     "comma-separated, e.g. verdict=winner,item_id=qid"),
+                                                     "comma-separated, e.g. verdict=winner,item_id=qid; also the "
+                                                     "design columns criterion, role, scale_min, scale_max, "
+                                                     "scale_step, scale_level"),
     values: list[str] = typer.Option([], help="table: SOURCE=VERDICT value map, e.g. "
                                               "model_a=1,model_b=2,tie=tie"),
     set_: list[str] = typer.Option([], "--set", help="table: TIDY=VALUE for every row, e.g. judge=gpt-4"),
@@ -48,6 +51,9 @@ def import_cmd(
     wide: list[str] = typer.Option([], help="table: source columns holding one judge's or rater's score each "
                                             "(comma-separated or repeated): one row per (row, column), judge = "
                                             "the column"),
+    humans: list[str] = typer.Option([], help="table: the judges that are human raters (the --wide columns or "
+                                              "judge values, comma-separated or repeated): role=human on their "
+                                              "rows, role=judge on the others (read by the scale estimators)"),
     scorer: list[str] = typer.Option([], help="inspect: scorer(s) to import [default: all in the log]"),
     assertion_type: list[str] = typer.Option([], help="promptfoo: assertion type(s) to import [default: "
                                                       "the model-graded ones]"),
@@ -64,10 +70,12 @@ def import_cmd(
     from evallab.verdicts import summary_lines
 
     opts: dict = {}
-    if map_ or values or set_ or wide:  # the table importer's maps (the format is then "table" unless named)
+    if map_ or values or set_ or wide or humans:  # the table importer's maps (the format is then "table" unless named)
         opts.update(columns=map_ or None, values=values or None, constants=set_ or None)
     if wide:
         opts["wide"] = wide
+    if humans:
+        opts["humans"] = humans
     for key, value in (("thresholds", _thresholds(thresholds)), ("scorers", scorer), ("types", assertion_type),
                        ("baseline", baseline), ("item_id", item_id), ("questions", questions)):
         if value:

@@ -234,7 +234,7 @@ def import_files(paths: Sequence[str | Path], format: str | None = None, *,  # n
         The files (:func:`import_file` each).
     format : str, optional
         One of :data:`FORMATS`; ``None``: detected per file from its content. Mapping options (``columns``,
-        ``values``, ``constants``) imply ``table``.
+        ``values``, ``constants``, ``wide``, ``humans``) imply ``table``.
     out : str or Path, optional
         Write the table here (``.csv``, ``.jsonl`` or ``.parquet``, :func:`evallab.datasets.write_table`); its
         extension is checked before any file is read.
@@ -260,7 +260,7 @@ def import_files(paths: Sequence[str | Path], format: str | None = None, *,  # n
 
     if out is not None:
         check_output_path(out)
-    if format is None and any(options.get(k) for k in ("columns", "values", "constants", "wide")):
+    if format is None and any(options.get(k) for k in ("columns", "values", "constants", "wide", "humans")):
         format = "table"  # noqa: A001
     tables, files = [], []
     for p in paths:

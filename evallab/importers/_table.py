@@ -10,6 +10,7 @@ import pandas as pd
 
 from evallab import _fileio as fileio
 from evallab import verdicts as V
+from evallab.errors import VerdictTableError
 from evallab.importers._common import ImportDataError, check_file, read_json
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
@@ -46,7 +47,14 @@ def read_any_table(path: str | Path) -> tuple[pd.DataFrame, str]:
 
 #: the extra column a numeric human (gold) score is kept in
 GOLD_SCORE = "gold_score"
-SCORE_ONLY = "score-only: the table gives a numeric score, no verdict (pass thresholds to cut scores into verdicts)"
+#: the design columns the scale estimators read (:mod:`evallab.metrics._scales`), mappable and settable beside the
+#: tidy columns: ``criterion`` (part of the key, :data:`evallab.verdicts.KEY_EXTRAS`), ``role`` (``human`` marks a
+#: human rater) and the declared scale (:data:`evallab.verdicts.SCALE_COLUMNS`)
+DESIGN_COLUMNS = (*V.KEY_EXTRAS, "role", *V.SCALE_COLUMNS)
+#: the columns a map or a constant may target
+TARGETS = (*V.COLUMNS, GOLD_SCORE, *DESIGN_COLUMNS)
+#: the private column carrying a melted row's data row in the file (for error messages), dropped before coercion
+_SRC_ROW = "__evallab_source_row"
 
 
 def parse_list(value: str | list[str] | None) -> list[str]:
@@ -67,6 +75,7 @@ def _melt(df: pd.DataFrame, cols: list[str], p: Path) -> pd.DataFrame:
     if clash:
         raise ImportDataError(f"a wide table is reshaped into 'judge' and 'score', but the file already has "
                               f"{clash[0]!r}; rename it or map it to another tidy column", p, field=clash[0])
+    df = df.assign(**{_SRC_ROW: np.arange(1, len(df) + 1)})
     keep = [c for c in df.columns if c not in cols]
     out = df.melt(id_vars=keep, value_vars=cols, var_name="judge", value_name="score")
     return out[out["score"].notna() & (out["score"].astype("string").str.strip() != "")].reset_index(drop=True)
@@ -93,7 +102,7 @@ def _cut(score: pd.Series, thresholds: tuple[float, float]) -> pd.Series:
 
 def _scores(df: pd.DataFrame, thresholds, p: Path, unit: str, cmap: dict) -> pd.DataFrame:
     """Numeric ``score`` and ``gold_score`` typed; verdicts and gold cut from them by ``thresholds``; a score table
-    without a verdict column given NA verdicts with the reason."""
+    without a verdict column given NA verdicts (not an error: a score table holds scores, no verdicts)."""
     if "score" not in df.columns and GOLD_SCORE not in df.columns:
         if thresholds is not None:
             raise ImportDataError("thresholds cut a numeric score, but the table has no 'score' column; map one "
@@ -106,9 +115,6 @@ def _scores(df: pd.DataFrame, thresholds, p: Path, unit: str, cmap: dict) -> pd.
     if "score" in df.columns and "verdict" not in df.columns:
         df["verdict"] = _cut(df["score"], thresholds) if thresholds else pd.Series(pd.NA, index=df.index,
                                                                                       dtype="string")
-        if "error" not in df.columns:
-            df["error"] = pd.Series(np.where(df["verdict"].isna(), SCORE_ONLY, None), index=df.index,
-                                    dtype="string")
     elif thresholds and "score" in df.columns:
         v = df["verdict"].astype("string")
         df["verdict"] = v.mask(v.isna() | (v.str.strip() == ""), _cut(df["score"], thresholds))
@@ -142,27 +148,37 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
                  values: Mapping[str, str] | str | list[str] | None = None,
                  constants: Mapping[str, str] | str | list[str] | None = None,
                  thresholds: tuple[float, float] | None = None,
-                 wide: str | list[str] | None = None) -> pd.DataFrame:
+                 wide: str | list[str] | None = None,
+                 humans: str | list[str] | None = None) -> pd.DataFrame:
     """A table in any layout → tidy table, through a column map and a value map.
 
     Parameters
     ----------
     columns : tidy column → source column, e.g. ``{"verdict": "winner", "item_id": "question_id"}`` (or
         ``"verdict=winner,item_id=question_id"``). Columns already named as in the tidy schema need no entry; other
-        source columns are kept as extra columns.
+        source columns are kept as extra columns. Besides the tidy columns, a map may target the design columns
+        the scale estimators read (:data:`DESIGN_COLUMNS`): ``criterion`` (part of the key: one row per criterion
+        of a reply), ``role`` (``human`` for a human rater) and the declared scale ``scale_min``/``scale_max``/
+        ``scale_step``/``scale_level``.
     values : source value → tidy verdict for ``verdict`` and ``gold``, e.g. ``{"model_a": "1", "model_b": "2",
         "tie": "tie"}``; matched after trimming spaces. A value mapped to ``""`` or ``NA`` becomes an NA verdict.
         Values already in the tidy vocabulary (``1``/``2``/``tie``/``pass``/``warn``/``fail``) pass unmapped.
-    constants : tidy column → one value for every row, for columns the file lacks (e.g. ``judge=gpt-4``).
+    constants : tidy or design column → one value for every row, for columns the file lacks (e.g. ``judge=gpt-4``,
+        ``scale_min=1``).
     thresholds : ``(fail_max, pass_min)``: a numeric ``score`` ≤ fail_max → ``fail``, ≥ pass_min → ``pass``,
         between → ``warn``, for the rows without a verdict (any score column, mapped with ``score=COLUMN``); the
         same cut turns a numeric ``gold_score`` into ``gold`` where the row has no gold.
     wide : source columns holding one judge's (or rater's) score each (``"gpt-4,claude,human_1"``): the table is
         reshaped to one row per (row, column), ``judge`` = the column's name, ``score`` = its value.
+    humans : the judges that are human raters (``"rater_anna,rater_ben"``: ``wide`` columns or ``judge`` values):
+        the column ``role`` is ``human`` on their rows and ``judge`` on the others — what the scale estimators
+        (:func:`evallab.metrics.score_agreement`, :func:`~evallab.metrics.human_ceiling`) read as the humans.
 
     A numeric human score mapped to ``gold_score`` (``gold_score=COLUMN``) is kept as the Float64 extra column
     ``gold_score`` (the gold score beside the judges' scores), not dropped. A table with a ``score`` and no
-    ``verdict`` column is a score table: ``verdict`` NA, ``error`` saying so (unless ``thresholds`` cut it).
+    ``verdict`` column is a score table: ``verdict`` NA and ``error`` empty where the row has a score (a score
+    without a verdict is not an error; ``error`` names the empty score column on a row without one), unless
+    ``thresholds`` cut the scores into verdicts.
 
     Returns
     -------
@@ -173,34 +189,45 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
     Raises
     ------
     ImportDataError
-        A mapped column that is not in the file, a tidy column given twice, a verdict or gold value neither in the map
-        nor in the tidy vocabulary (naming the row/line/entry, the column and the value), and everything
-        :func:`evallab.verdicts.coerce` refuses (duplicated key, unknown order ...).
+        Every message names the file. A map or constant for a column that is neither tidy nor a design column, a
+        mapped column that is not in the file, a tidy column given twice, a verdict or gold value neither in the map
+        nor in the tidy vocabulary (naming the row/line/entry, the column and the value), a human rater that is not
+        a judge of the table, two rows that share the key and differ only in an unmapped column (named, with the
+        ``--map criterion=COLUMN`` that makes it part of the key), and everything :func:`evallab.verdicts.coerce`
+        refuses (duplicated key, unknown order ...).
     """
-    cmap, vmap, consts = (parse_pairs(columns, "verdict=winner"), parse_pairs(values, "model_a=1,model_b=2"),
-                          parse_pairs(constants, "judge=gpt-4"))
+    try:
+        cmap, vmap, consts = (parse_pairs(columns, "verdict=winner"), parse_pairs(values, "model_a=1,model_b=2"),
+                              parse_pairs(constants, "judge=gpt-4"))
+    except ImportDataError as e:
+        raise ImportDataError(e.message, path, e.where, e.column) from None
     for k in list(cmap) + list(consts):
-        if k not in V.SCHEMA and k != GOLD_SCORE:
-            raise ImportDataError(f"{k!r} is not a tidy column; expected one of {[*V.COLUMNS, GOLD_SCORE]}",
+        if k not in TARGETS:
+            raise ImportDataError(f"{k!r} is not a tidy or design column; expected one of {list(TARGETS)}", path,
                                   field=k)
     if thresholds is not None:
         try:
             lo, hi = (float(x) for x in thresholds)
         except (TypeError, ValueError):
-            raise ImportDataError(f"thresholds {thresholds!r}: expected (fail_max, pass_min), e.g. (4, 7)",
+            raise ImportDataError(f"thresholds {thresholds!r}: expected (fail_max, pass_min), e.g. (4, 7)", path,
                                   field="thresholds") from None
         if not lo < hi:
             raise ImportDataError(f"thresholds {thresholds!r}: expected (fail_max, pass_min) with fail_max < "
-                                  "pass_min", field="thresholds")
+                                  "pass_min", path, field="thresholds")
         thresholds = (lo, hi)
     wide_cols = parse_list(wide)
+    human_names = parse_list(humans)
     both = sorted(set(cmap) & set(consts))
     if both:
-        raise ImportDataError(f"{both[0]!r} is both mapped from a column and set to a constant; expected one",
+        raise ImportDataError(f"{both[0]!r} is both mapped from a column and set to a constant; expected one", path,
                               field=both[0])
+    if human_names and "role" in [*cmap, *consts]:
+        raise ImportDataError("the humans are named and 'role' is mapped or set as well; expected one of them",
+                              path, field="role")
     p = check_file(path, EXPECTED)
-    scored = thresholds is not None or wide_cols or GOLD_SCORE in cmap
-    if p.suffix.lower() in (".csv", ".tsv", ".parquet") and not scored:
+    scored = thresholds is not None or wide_cols or GOLD_SCORE in cmap or human_names
+    design = any(k not in V.SCHEMA for k in [*cmap, *consts])  # design columns: the pandas path carries them
+    if p.suffix.lower() in (".csv", ".tsv", ".parquet") and not scored and not design:
         fast = _fast_table(p, cmap, vmap, consts)
         if fast is not None:
             return fast
@@ -211,17 +238,21 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
     if missing:
         tidy = next(k for k, v in cmap.items() if v == missing[0])
         raise ImportDataError(f"column {missing[0]!r} (mapped to {tidy}) is not in the file; its columns are "
-                              f"{list(df.columns)[:30]}", p, field=missing[0])
+                              f"{[x for x in df.columns if x != _SRC_ROW][:30]}", p, field=missing[0])
     clash = [k for k in cmap if k in df.columns and cmap[k] != k]
     df = df.drop(columns=clash)
     df = df.rename(columns={v: k for k, v in cmap.items()})
     for k, v in consts.items():
         df[k] = v
+    source_verdicts = "verdict" in df.columns
     df = _scores(df, thresholds, p, unit, cmap)
     for c in V.REQUIRED:
         if c not in df.columns:
             raise ImportDataError(f"no {c!r} column; map one with --map {c}=COLUMN (columns: "
-                                  f"{list(df.columns)[:30]}) or set one with --set {c}=VALUE", p, field=c)
+                                  f"{[x for x in df.columns if x != _SRC_ROW][:30]}) or set one with --set "
+                                  f"{c}=VALUE", p, field=c)
+    if human_names:
+        df = _mark_humans(df, human_names, p)
     src_name = {k: cmap.get(k, k) for k in ("verdict", "gold")}
     to_na = [k for k, v in vmap.items() if v.strip().lower() in ("", "na", "nan", "none", "null")]
     na_by_map = None
@@ -243,13 +274,77 @@ def import_table(path: str | Path, *, columns: Mapping[str, str] | str | list[st
         if c == "verdict":
             na_by_map = raw.isin(to_na).fillna(False)
         df[c] = norm
-    src = src_name["verdict"]
     reason = pd.Series(pd.NA, index=df.index, dtype="string")
-    reason = reason.mask(df["verdict"].isna(), f"no verdict (empty or NA) in column '{src}'")
-    reason = reason.mask(na_by_map, f"the value map sends this '{src}' value to NA")
+    if source_verdicts or thresholds:
+        src = src_name["verdict"]
+        reason = reason.mask(df["verdict"].isna(), f"no verdict (empty or NA) in column '{src}'")
+        reason = reason.mask(na_by_map, f"the value map sends this '{src}' value to NA")
+    else:  # a score table: a score without a verdict is what it holds; only a row without a score says why
+        reason = reason.mask(df["verdict"].isna() & df["score"].isna(),
+                             f"no score (empty or NA) in column '{cmap.get('score', 'score')}'")
     df["error"] = df["error"].astype("string").fillna(reason) if "error" in df.columns else reason
-    out = V.coerce(df, path=str(p))
-    return out
+    src_rows = df.pop(_SRC_ROW).to_numpy() if _SRC_ROW in df.columns else None
+    try:
+        return V.coerce(df, path=str(p))
+    except VerdictTableError as e:
+        hint = _duplicate_hint(df, e, src_rows, cmap)
+        if hint is None:
+            raise
+        raise ImportDataError(hint[0], p, hint[1], hint[2]) from None
+
+
+def _mark_humans(df: pd.DataFrame, names: list[str], p: Path) -> pd.DataFrame:
+    """``role`` = ``human`` on the rows of the judges ``names``, ``judge`` on the others; a name that is no judge of
+    the table is refused, naming the judges it has."""
+    judges = df["judge"].astype("string").str.strip()
+    have = list(dict.fromkeys(judges.dropna().tolist()))
+    unknown = [h for h in names if h not in have]
+    if unknown:
+        raise ImportDataError(f"human rater {unknown[0]!r} is not a judge of the table; expected the --wide columns "
+                              f"or judge values, one of {have[:30]}", p, field="humans")
+    if "role" in df.columns:
+        raise ImportDataError("the file has a 'role' column and the humans are named as well; expected one of them "
+                              "(drop --humans, or rename the column)", p, field="role")
+    role = pd.Series(np.where(judges.isin(names).to_numpy(dtype=bool, na_value=False), "human", "judge"),
+                     index=df.index, dtype="string")
+    return df.assign(role=role)
+
+
+#: extra columns never suggested as the missing design column
+_NOT_DESIGN = {GOLD_SCORE, *DESIGN_COLUMNS, "source_format", "source_file"}
+
+
+def _duplicate_hint(df: pd.DataFrame, exc: Exception, src_rows, cmap: dict) -> tuple[str, str, str] | None:
+    """For a duplicated key (:func:`evallab.verdicts.validate`'s error on ``df``): ``(message, where, column)``
+    naming the unmapped column(s) in which the two rows differ — the likely design column — or ``None``."""
+    if not str(getattr(exc, "message", "")).startswith("duplicated key") or not getattr(exc, "row", None):
+        return None
+    at = int(exc.row) - 1
+    key = [c for c in V.key_of(df) if c in df.columns]
+    if not 0 <= at < len(df) or not key:
+        return None
+    k = df[key].astype("string").fillna("\0")
+    same = (k == k.iloc[at]).all(axis=1).to_numpy()
+    first = int(same.nonzero()[0][0])
+    if first == at:
+        return None
+    extra = [c for c in df.columns if c not in V.SCHEMA and c not in _NOT_DESIGN]
+    a, b = df.iloc[first], df.iloc[at]
+    differ = [c for c in extra if not (pd.isna(a[c]) and pd.isna(b[c])) and
+              (pd.isna(a[c]) or pd.isna(b[c]) or str(a[c]) != str(b[c]))]
+    if not differ:
+        return None
+    r1, r2 = (int(src_rows[first]), int(src_rows[at])) if src_rows is not None else (first + 1, at + 1)
+    judge = f" (judge {str(b['judge'])!r}, item_id {str(b['item_id'])!r})"
+    cols = ", ".join(repr(c) for c in differ)
+    what = f"column {cols}" if len(differ) == 1 else f"columns {cols}"
+    if "criterion" in df.columns:
+        fix = (f"the key's design column 'criterion' (from {cmap.get('criterion', 'criterion')!r}) does not tell them "
+               f"apart; combine {differ[0]!r} into it")
+    else:
+        fix = f"map it as the design column, e.g. --map criterion={differ[0]}"
+    return (f"duplicated key: rows {r1} and {r2}{judge} differ only in {what}, which is not part of the key; {fix}",
+            f"row {r2}", differ[0])
 
 
 # ---------------------------------------------------------------------------------------------------------------
