@@ -69,7 +69,7 @@ def test_shift_on_an_anchor_column_and_the_refusals():
     two = pd.concat([t.assign(criterion="x"), t.assign(criterion="y")])
     with pytest.raises(DataError, match="by=\\['criterion'\\]"):
         score_shift(two, between="anchors", by=(), n_resamples=0)
-    with pytest.raises(DataError, match="holds verdicts only"):
+    with pytest.raises(DataError, match="this is a verdict table.*use anchor_effect"):
         score_shift(pd.DataFrame({"item_id": ["a"], "judge": ["J"], "verdict": ["pass"]}))
 
 
