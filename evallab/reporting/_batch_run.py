@@ -86,6 +86,11 @@ def _title(nb_path: Path) -> str:
 KERNEL_SETUP = "--IPKernelApp.exec_lines=import evallab.reporting._kernel as _k; _k.tune_collector(); del _k"
 
 
+#: a kernel that dies before its first reply (a port taken between jupyter_client's choice and the kernel's bind)
+KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+KERNEL_START_ATTEMPTS = 3
+
+
 def record_parameters(res: ReportResult, notebook: Path, user_params: Mapping) -> None:
     """The run's parameters (declared defaults overridden by the run's values) for the index."""
     import ast
@@ -171,11 +176,21 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
     # MPLBACKEND the caller set for itself (e.g. Agg in tests)
     kernel_env = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", **(env or {})}
     try:
-        pm.execute_notebook(str(spec.notebook), str(ipynb), parameters=params, kernel_name=kernel,
-                            progress_bar=False, log_output=False, execution_timeout=timeout,
-                            kernel_manager_class=_kernel_manager(kernel_env, spec.notebook.parent),
-                            # the kernel's own log lines ("running over TCP", a shutdown KeyboardInterrupt) are noise
-                            extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_SETUP])
+        for attempt in range(KERNEL_START_ATTEMPTS):
+            try:
+                pm.execute_notebook(str(spec.notebook), str(ipynb), parameters=params, kernel_name=kernel,
+                                    progress_bar=False, log_output=False, execution_timeout=timeout,
+                                    kernel_manager_class=_kernel_manager(kernel_env, spec.notebook.parent),
+                                    # the kernel's own log lines ("running over TCP", a shutdown
+                                    # KeyboardInterrupt) are noise
+                                    extra_arguments=["--IPKernelApp.log_level=CRITICAL", KERNEL_SETUP])
+                break
+            except RuntimeError as exc:
+                # jupyter_client picks the kernel's five ports free, then the kernel binds them: a kernel started
+                # at the same moment can take one in between ("Address already in use"), and the kernel dies
+                # before its first reply. No cell has run, so the report is started again on new ports.
+                if not str(exc).startswith(KERNEL_START_FAILURE) or attempt == KERNEL_START_ATTEMPTS - 1:
+                    raise
     except PapermillExecutionError as exc:
         res.status, res.cell = "failed", _code_cell_number(ipynb, int(exc.cell_index))
         first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")

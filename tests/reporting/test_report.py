@@ -112,3 +112,24 @@ def test_report_kernels_run_the_collector_less_often_and_user_kernels_keep_the_d
     import evallab.reporting._kernel  # noqa: F401
 
     assert gc.get_threshold() == before
+
+
+def test_a_kernel_that_dies_before_its_first_reply_is_started_again(tmp_path, monkeypatch):
+    """A port race at kernel start (jupyter_client's free ports taken before the kernel binds) is retried: the
+    first attempt fails as jupyter_client reports it, the second runs the notebook."""
+    import papermill as pm
+
+    from evallab.reporting import _batch_run
+
+    real, calls = pm.execute_notebook, []
+
+    def flaky(*a, **k):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError(_batch_run.KERNEL_START_FAILURE)
+        return real(*a, **k)
+
+    monkeypatch.setattr(pm, "execute_notebook", flaky)
+    cfg = write_cfg(tmp_path, f"reports:\n  - {{name: good, notebook: {HERE / 'ok.ipynb'}, parameters: {{value: 2}}}}\n")
+    (res,) = run_report_batch(load_config(cfg), tmp_path / "out", jobs=1, progress=False)
+    assert len(calls) == 2 and res.status == "ok" and res.metrics == {"value": 2, "twice": 4}
