@@ -51,7 +51,13 @@ $(LOCAL_STAMP): $(STAMP)
 	rm -f $(VENV)/.installed-local*
 	touch $(LOCAL_STAMP)
 
+# evallab's bytecode (__pycache__, ignored by git), as pip writes it when it installs a wheel: an editable install
+# leaves it to the first import, and where PYTHONDONTWRITEBYTECODE is set (as on CI's machines) that is every import,
+# so each report kernel compiled evallab's modules again. compileall skips what is current.
+PYC := $(BIN)/python -m compileall -q evallab >/dev/null
+
 report: $(STAMP)
+	$(PYC)
 	MPLBACKEND=Agg $(BIN)/evallab report --config reports.yaml --out reports --jobs $(JOBS)
 
 # The example parameter sweep (sweeps.yaml: 6 runs of report 04) on a local Dask cluster of 2 worker processes
@@ -69,6 +75,7 @@ shots: $(STAMP) chromium
 	$(BIN)/python -m evallab.reporting._shots reports
 
 test: $(LOCAL_STAMP)
+	$(PYC)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests
 	$(MAKE) test-installed
 
@@ -98,6 +105,7 @@ live-study: $(LOCAL_STAMP)
 	$(BIN)/evallab study report reports/live-study --criterion position_consistency
 
 bench: $(LOCAL_STAMP)
+	$(PYC)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks
 
 # Coverage of every reported interval by simulation from a known truth, then on real data (LLMBar with gold hidden

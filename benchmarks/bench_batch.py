@@ -9,7 +9,10 @@
 - empty: for each report, a notebook with only a parameters cell and ``save_metrics`` — for reference.
 
 Reports wall(batch)/wall(floor) (target ≤ 1.5), wall(batch)/wall(empty), and the batch's peak memory (resident
-set of the runner and all its kernels, sampled every 50 ms; target ≤ 1.5 GB).
+set of the runner and all its kernels, sampled every 50 ms; target ≤ 1.5 GB). The three runs are interleaved over
+``ROUNDS`` rounds and each side's fastest round is compared (timeit's rule: interference from the rest of the
+machine only adds time). On this kind of shared 2-core machine one batch run varies between 24 and 31 s from one
+minute to the next, more than the target's margin; one round each made the ratio a draw of that noise.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
+#: interleaved rounds of batch, floor and empty
+ROUNDS = 3
 
 
 def _run(cfg: Path, out: Path, jobs: int = 2) -> tuple[float, float, int]:
@@ -106,18 +111,25 @@ def run() -> list[dict]:
             empty_cfg.append({"name": e["name"], "notebook": str(td / f"empty_{e['name']}.ipynb")})
         (td / "floor.yaml").write_text(yaml.safe_dump({"reports": floor_cfg}))
         (td / "empty.yaml").write_text(yaml.safe_dump({"reports": empty_cfg}))
-        # warm the file cache and the kernel spec once, so none of the three runs pays for it alone
+        # warm the file cache and the kernel spec once, so none of the runs pays for it alone
         _run(td / "empty.yaml", td / "warm")
-        batch_s, batch_peak, rc = _run(ROOT / "reports.yaml", td / "batch")
-        floor_s, _, rc_f = _run(td / "floor.yaml", td / "floor")
-        empty_s, _, _ = _run(td / "empty.yaml", td / "empty")
+        batch, floor, empty, peaks, rcs = [], [], [], [], []
+        for i in range(ROUNDS):  # interleaved: a slow spell of the machine falls on both sides of the ratio
+            b_s, peak, rc = _run(ROOT / "reports.yaml", td / f"batch{i}")
+            f_s, _, rc_f = _run(td / "floor.yaml", td / f"floor{i}")
+            e_s, _, _ = _run(td / "empty.yaml", td / f"empty{i}")
+            batch.append(b_s), floor.append(f_s), empty.append(e_s), peaks.append(peak)
+            rcs += [rc, rc_f]
     n = len(cfg)
+    ratio = min(batch) / min(floor)
+    each = ", ".join(f"{b:.1f}/{f:.1f}" for b, f in zip(batch, floor, strict=True))
     return [
-        {"name": "batch wall / floor wall", "value": batch_s / floor_s, "target": "<= 1.5",
-         "ok": batch_s / floor_s <= 1.5 and rc == 0 and rc_f == 0,
-         "detail": f"{n} reports: batch {batch_s:.1f}s (exit {rc}), floor {floor_s:.1f}s"},
-        {"name": "batch wall / empty-notebook wall (reference)", "value": batch_s / empty_s, "target": "",
-         "ok": None, "detail": f"empty {empty_s:.1f}s"},
-        {"name": "batch peak memory (GB, runner + kernels)", "value": batch_peak / 1e9, "target": "<= 1.5",
-         "ok": batch_peak / 1e9 <= 1.5, "detail": ""},
+        {"name": "batch wall / floor wall", "value": ratio, "target": "<= 1.5",
+         "ok": ratio <= 1.5 and not any(rcs),
+         "detail": f"{n} reports, fastest of {ROUNDS} interleaved rounds: batch {min(batch):.1f}s, floor "
+                   f"{min(floor):.1f}s (each round batch/floor: {each}; exit codes {sorted(set(rcs))})"},
+        {"name": "batch wall / empty-notebook wall (reference)", "value": min(batch) / min(empty), "target": "",
+         "ok": None, "detail": f"empty {min(empty):.1f}s"},
+        {"name": "batch peak memory (GB, runner + kernels)", "value": max(peaks) / 1e9, "target": "<= 1.5",
+         "ok": max(peaks) / 1e9 <= 1.5, "detail": f"the largest of {ROUNDS} rounds"},
     ]

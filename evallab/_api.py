@@ -64,11 +64,27 @@ def api_markdown(faces=FACES) -> str:
             out.append(f"| `{n}` | {kind} | {what.replace('|', '/')} |")
         out.append("")
         rows.append((face, len(ns)))
-    distinct = len(seen)
+    lib, sec = distinct_counts(faces)
     out += ["## Counts", "", "| face | names |", "|---|---|", *[f"| `{f}` | {k} |" for f, k in rows],
-            f"| **all faces** | **{sum(k for _, k in rows)}** ({distinct} distinct objects; a name re-exported "
-            f"by `evallab` counts once) |", ""]
+            f"| **all faces** | **{sum(k for _, k in rows)}** ({len(seen)} distinct objects; a name re-exported "
+            f"by `evallab` counts once) |", "",
+            f"Of the {len(seen)} distinct objects, {lib} are the library (data, estimators, judges, experiments, "
+            f"skills, the report context and batch, errors, simulation) and {sec} are the report sections: one "
+            "function per section of a bundled report, each called by one cell of its notebook "
+            "(`evallab.reporting.sections.*`).", ""]
     return "\n".join(out)
+
+
+def distinct_counts(faces=FACES) -> tuple[int, int]:
+    """(library, report sections): distinct public objects outside and inside ``evallab.reporting.sections``.
+
+    An object exported by both (none today) counts as library."""
+    lib: set[int] = set()
+    sec: set[int] = set()
+    for face, ns in public_names(faces).items():
+        mod = importlib.import_module(face)
+        (sec if face.startswith("evallab.reporting.sections") else lib).update(id(getattr(mod, n)) for n in ns)
+    return len(lib), len(sec - lib)
 
 
 def main() -> None:  # python -m evallab._api > docs/api.md

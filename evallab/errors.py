@@ -2,6 +2,11 @@
 
 Every error about bad input names *where* (file, row or line, column or field) and *what was expected*, so a
 user can fix the input without reading a traceback.
+
+``__all__`` lists the classes a caller catches. Three more live here because every exception class does, but are
+internal signals that never reach a caller: ``DuplicateKey`` (a JSON key given twice, turned into a
+:class:`DataError` naming the file), ``ScopedDataError`` (the base that adds a file and line to its subclasses'
+messages) and ``TransientError`` (a failed judge attempt that is retried, or becomes a counted failure).
 """
 
 from __future__ import annotations
@@ -242,4 +247,4 @@ class ClusterError(EvallabError):
     """The Dask cluster cannot be reached or started, or Dask distributed is not installed."""
 
 
-__all__ = ["ArgumentError", "ClusterError", "DataError", "DesignError", "DuplicateKey", "EvalReportError", "EvalSpecError", "EvallabError", "ImportDataError", "JudgeFatalError", "LocalServerError", "ManifestError", "OutputBusyError", "ParameterError", "RecordingError", "ReplayMissError", "RubricError", "ScopedDataError", "SnapshotWarning", "StateError", "TransientError", "VerdictTableError"]
+__all__ = ["ArgumentError", "ClusterError", "DataError", "DesignError", "EvalReportError", "EvalSpecError", "EvallabError", "ImportDataError", "JudgeFatalError", "LocalServerError", "ManifestError", "OutputBusyError", "ParameterError", "RecordingError", "ReplayMissError", "RubricError", "SnapshotWarning", "StateError", "VerdictTableError"]

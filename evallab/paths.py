@@ -133,4 +133,4 @@ def log_dir() -> Path:
     """Where evallab keeps the logs of the servers it starts: ``<state_dir>/logs``."""
     return state_dir() / "logs"
 
-__all__ = ["REPO_ROOT", "data_dir", "log_dir", "reports_dir", "state_dir"]
+__all__ = ["REPO_ROOT", "data_dir", "reports_dir"]

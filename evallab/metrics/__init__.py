@@ -18,7 +18,7 @@ the source it follows and an example; the modules behind them are private):
   :func:`position_priming`;
 - evaluators and leaderboards — :func:`win_rates`, :func:`length_controlled_win_rates`, :func:`evaluator_metrics`,
   :func:`model_leaderboard` (per-model win rate with Arena-Hard's ``>>`` weighting, or pass rate),
-  :func:`rank_correlation`, :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement`;
+  :func:`win_rate_rank_agreement`, :func:`leaderboard_rank_agreement` (Kendall's tau-b between rankings);
 - corrected rates from a judge plus gold labels — :func:`corrected_rates` (PPI++, Rogan–Gladen),
   :func:`corrected_difference`, :func:`hide_gold`;
 - which items to label next — :func:`select_items` (random, stratified by the judge's verdict × confidence, or
@@ -26,8 +26,10 @@ the source it follows and an example; the modules behind them are private):
   (the half-width each strategy is expected to give), :func:`selected_rate` (the corrected rate from those labels,
   weighted by 1/π);
 - planning — :func:`gold_for_half_width`, :func:`items_for_flip_rate`, :func:`items_for_accuracy_change`,
-  :func:`mcnemar_power`, :func:`samples_for_stable_majority`, :func:`next_round`;
-- selective judging — :func:`selective_judging`, :func:`fixed_sequence_threshold`;
+  :func:`samples_for_stable_majority`, :func:`next_round` (McNemar's exact power behind
+  :func:`items_for_accuracy_change` is private);
+- selective judging — :func:`selective_judging` (Jung et al.'s fixed-sequence threshold, calibrated on one split
+  and applied to the held-out items);
 - contextual calibration — :func:`content_free_probe`, :func:`calibrate`, :func:`calibrated_rates`;
 - rating scales (1–5, 1–10: the ``score`` column) — :func:`score_agreement` (each judge against the human mean:
   weighted kappa, ICC(2,1), Pearson / Spearman / Kendall's tau-b over items and over systems, mean bias, MAE,
@@ -69,13 +71,13 @@ _NAMES = {
     **{n: ("_inflation", n) for n in ("inflation_table", "inflation_tables", "pass_rate", "position_priming")},
     **{n: ("_evaluators", n) for n in (
         "evaluator_metrics", "leaderboard_rank_agreement", "length_controlled_win_rates", "model_leaderboard",
-        "rank_correlation", "win_rate_rank_agreement", "win_rates")},
+        "win_rate_rank_agreement", "win_rates")},
     **{n: ("_corrected", n) for n in (
         "corrected_difference", "corrected_rates", "hide_gold")},
     **{n: ("_power", n) for n in (
-        "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate", "mcnemar_power", "next_round",
+        "gold_for_half_width", "items_for_accuracy_change", "items_for_flip_rate", "next_round",
         "samples_for_stable_majority")},
-    **{n: ("_selective", n) for n in ("fixed_sequence_threshold", "selective_judging")},
+    **{n: ("_selective", n) for n in ("selective_judging",)},
     **{n: ("_selection", n) for n in ("select_items", "selected_rate", "selection_plan")},
     **{n: ("_contextual", n) for n in ("calibrate", "calibrated_rates", "content_free_probe")},
     **{n: ("_design", n) for n in ("describe", "paired_design")},

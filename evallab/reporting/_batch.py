@@ -36,12 +36,12 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from evallab.errors import EvallabError
-from evallab.paths import reports_dir
+from evallab.paths import reports_dir, state_dir
 from evallab.reporting._batch_config import DEFAULT_CONFIG, ReportSpec, load_config, select_runs
 from evallab.reporting._batch_export import export_html, run_notes, tidy_paths
 from evallab.reporting._batch_index import write_index
@@ -215,7 +215,7 @@ def run_report_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, j
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(run_one, s, out, kernel=kernel, extra_parameters=extra_parameters): s
-                    for s in specs}
+                    for s in longest_first(specs)}
             for f in as_completed(futs):
                 s = futs[f]
                 try:
@@ -225,7 +225,55 @@ def run_report_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, j
                 bar.set_postfix_str(f"{s.name}: {results[s.name].status}")
                 bar.update()
     bar.close()
+    remember_seconds(results.values(), specs)
     return _finish(specs, results, out, index_names)
+
+
+#: the seconds each notebook took in its last batch run (notebook path → seconds), in the run-state folder
+DURATIONS = "batch-durations.json"
+
+
+def _durations() -> dict[str, float]:
+    try:
+        doc = json.loads((state_dir() / DURATIONS).read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in doc.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def longest_first(specs: Sequence[ReportSpec]) -> list[ReportSpec]:
+    """The order a parallel batch starts its reports in: those never timed first (in batch order), then the others
+    by the seconds their notebook took in its last run, longest first.
+
+    Started in batch order, a long report that comes last runs alone at the end while the other workers idle;
+    longest-processing-time-first list scheduling (Graham 1969) bounds the makespan by 4/3 − 1/(3m) of the
+    optimum on m workers. On the bundled batch (2 jobs), per-report seconds 8.0, 8.3, 5.3, 6.2, 8.8, 5.4, 5.8,
+    8.4: 30.5 s in batch order, 28.2 s longest first (the optimum is at least 28.1). The results and the index
+    keep batch order. The seconds are kept per notebook file in the run-state folder
+    (:func:`evallab.paths.state_dir`, ``batch-durations.json``), so a first run on a machine starts in batch
+    order."""
+    seen = _durations()
+
+    def key(spec: ReportSpec) -> tuple[int, float]:
+        t = seen.get(str(Path(spec.notebook).resolve()))
+        return (0, 0.0) if t is None else (1, -t)
+
+    return sorted(specs, key=key)  # stable: untimed reports keep batch order
+
+
+def remember_seconds(results: Iterable[ReportResult], specs: Sequence[ReportSpec]) -> None:
+    """Record each finished report's seconds for :func:`longest_first` (best effort: a read-only state folder
+    only loses the ordering)."""
+    by_name = {s.name: s for s in specs}
+    seen = {k: v for k, v in _durations().items() if Path(k).exists()}  # notebooks since deleted are dropped
+    for r in results:
+        if r.name in by_name and r.status == "ok" and r.seconds > 0:
+            seen[str(Path(by_name[r.name].notebook).resolve())] = round(float(r.seconds), 2)
+    try:
+        state_dir().mkdir(parents=True, exist_ok=True)
+        (state_dir() / DURATIONS).write_text(json.dumps(seen, indent=0, sort_keys=True), encoding="utf-8")
+    except OSError:
+        pass
 
 
 def _finish(specs: Sequence[ReportSpec], results: Mapping[str, ReportResult], out: Path,

@@ -84,9 +84,8 @@ SCALE_CALLS = [
 #: public names that take no verdict table (planning from numbers, arrays, Results, series) or any table
 #: (describe: what a table holds; subset_level: relabels a column)
 NOT_VERDICT_TABLES = {
-    "DesignError", "describe", "subset_level", "drift_gate", "rank_correlation", "leaderboard_rank_agreement",
-    "fixed_sequence_threshold", "calibrate", "gold_for_half_width", "items_for_accuracy_change",
-    "items_for_flip_rate", "mcnemar_power", "next_round", "samples_for_stable_majority"}
+    "DesignError", "describe", "subset_level", "drift_gate", "leaderboard_rank_agreement", "calibrate", "gold_for_half_width", "items_for_accuracy_change",
+    "items_for_flip_rate", "next_round", "samples_for_stable_majority"}
 
 
 def test_every_public_estimator_is_listed():

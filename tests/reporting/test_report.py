@@ -133,3 +133,24 @@ def test_a_kernel_that_dies_before_its_first_reply_is_started_again(tmp_path, mo
     cfg = write_cfg(tmp_path, f"reports:\n  - {{name: good, notebook: {HERE / 'ok.ipynb'}, parameters: {{value: 2}}}}\n")
     (res,) = run_report_batch(load_config(cfg), tmp_path / "out", jobs=1, progress=False)
     assert len(calls) == 2 and res.status == "ok" and res.metrics == {"value": 2, "twice": 4}
+
+
+def test_a_parallel_batch_starts_the_longest_reports_first_and_untimed_ones_before_them(tmp_path, monkeypatch):
+    """Longest-processing-time-first: reports never timed first in batch order, then by last run's seconds,
+    longest first; the seconds recorded are those of reports that finished ok, and deleted notebooks are dropped."""
+    from evallab.reporting._batch import DURATIONS, ReportResult, ReportSpec, longest_first, remember_seconds
+
+    monkeypatch.setenv("EVALLAB_STATE", str(tmp_path / "state"))
+    nbs = {n: tmp_path / f"{n}.ipynb" for n in "abcde"}
+    for p in nbs.values():
+        p.write_text("{}")
+    specs = [ReportSpec(n, p) for n, p in nbs.items()]
+    assert [s.name for s in longest_first(specs)] == list("abcde")  # nothing timed yet: batch order
+    remember_seconds([ReportResult("a", "ok", 2.0), ReportResult("b", "ok", 9.5), ReportResult("c", "failed", 30.0),
+                      ReportResult("d", "ok", 4.25)], specs)
+    # e and the failed c were never timed: first, in batch order; then b 9.5 s, d 4.25 s, a 2.0 s
+    assert [s.name for s in longest_first(specs)] == ["c", "e", "b", "d", "a"]
+    nbs["b"].unlink()
+    remember_seconds([ReportResult("e", "ok", 1.0)], specs)
+    saved = json.loads((tmp_path / "state" / DURATIONS).read_text())
+    assert saved == {str(nbs["a"].resolve()): 2.0, str(nbs["d"].resolve()): 4.25, str(nbs["e"].resolve()): 1.0}

@@ -93,7 +93,7 @@ def records():
 
 @pytest.fixture(scope="module")
 def study():
-    return sections.load_study("keryx")
+    return sections.load_trigger_study("keryx")
 
 
 @pytest.fixture(scope="module")
@@ -355,10 +355,10 @@ def test_the_comparison_can_be_skipped_and_parameters_are_checked(study):
     with pytest.raises(ParameterError, match="objective 'precision'"):
         sections.thresholds_section(study, objective="precision")
     with pytest.raises(ParameterError, match="scorer 'lexical'"):
-        sections.load_study("keryx", scorer="lexical")
+        sections.load_trigger_study("keryx", scorer="lexical")
     with pytest.raises(ParameterError, match="threshold_grid"):
-        sections.load_study("keryx", threshold_grid=[0, 1])
-    assert math.isclose(sections.load_study("keryx", threshold_grid=[0, 1, 21]).grid[1], 0.05)
+        sections.load_trigger_study("keryx", threshold_grid=[0, 1])
+    assert math.isclose(sections.load_trigger_study("keryx", threshold_grid=[0, 1, 21]).grid[1], 0.05)
 
 
 def test_the_tuned_scorer_is_the_reference_of_the_differences():

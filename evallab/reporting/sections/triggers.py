@@ -19,7 +19,7 @@ sections, in the report's order, each a function returning a :class:`~evallab.re
 - :func:`stripping_section` — what stripping exclusion clauses changes (keryx docs, "Exclusion clauses in a
   description/triggers are safe to write").
 
-They share one :class:`TriggerStudy` (:func:`load_study`), which computes the leave-one-out scores and the
+They share one :class:`TriggerStudy` (:func:`load_trigger_study`), which computes the leave-one-out scores and the
 (probe, skill) pairs once. Every number a sentence states comes from an estimator's :class:`~evallab.Results`.
 """
 
@@ -114,7 +114,7 @@ class TriggerStudy:
                 "against the description it was cut from, with nothing left out, and cannot test the router.")
 
 
-def load_study(catalog: str = "", *, scorer: str = "keryx", strip_exclusions: bool = True,
+def load_trigger_study(catalog: str = "", *, scorer: str = "keryx", strip_exclusions: bool = True,
                threshold_grid: Sequence[float] = (0.0, 1.0, 101)) -> TriggerStudy:
     """The report's catalog under its scorer.
 
@@ -171,7 +171,7 @@ def catalog_section(study: TriggerStudy) -> Section:
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
 
     Returns
     -------
@@ -200,7 +200,7 @@ def leave_one_out_section(study: TriggerStudy, *, confidence: float = 0.95, n_re
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
     confidence : float, default 0.95
         Level of the intervals.
     n_resamples : int, default 1000
@@ -274,7 +274,7 @@ def failures_section(study: TriggerStudy) -> Section:
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
 
     Returns
     -------
@@ -322,7 +322,7 @@ def skill_accuracy_section(study: TriggerStudy, *, confidence: float = 0.95, n_r
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
     confidence, n_resamples, seed : float, int, int; default 0.95, 1000, 0
         As for :func:`leave_one_out_section` (the interval of the mean).
     worst : int, default 15
@@ -389,7 +389,7 @@ def thresholds_section(study: TriggerStudy, *, objective: str = "f1", confidence
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
     objective : {"f1", "balanced_accuracy", "mcc", "recall_at_zero_fp", "accuracy"}, default "f1"
         The headline objective.
     confidence : float, default 0.95
@@ -512,7 +512,7 @@ def curves_section(study: TriggerStudy) -> Section:
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
 
     Returns
     -------
@@ -575,7 +575,7 @@ def scorers_section(study: TriggerStudy, scorers: Sequence[str] = ("keryx", "tfi
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`; its scorer is the reference of the paired differences when compared (else the
+        From :func:`load_trigger_study`; its scorer is the reference of the paired differences when compared (else the
         first of ``scorers``).
     scorers : sequence of {"keryx", "tfidf", "bm25"}, default all three
         Empty: the comparison is skipped.
@@ -673,7 +673,7 @@ def stripping_section(study: TriggerStudy, *, confidence: float = 0.95, n_resamp
     Parameters
     ----------
     study : TriggerStudy
-        From :func:`load_study`.
+        From :func:`load_trigger_study`.
     confidence, n_resamples, seed : float, int, int; default 0.95, 1000, 0
         As for :func:`leave_one_out_section`.
 
@@ -715,5 +715,5 @@ def stripping_section(study: TriggerStudy, *, confidence: float = 0.95, n_resamp
     return sec
 
 
-__all__ = ["catalog_section", "curves_section", "failures_section", "leave_one_out_section", "load_study",
+__all__ = ["catalog_section", "curves_section", "failures_section", "leave_one_out_section", "load_trigger_study",
            "scorers_section", "skill_accuracy_section", "stripping_section", "thresholds_section"]
