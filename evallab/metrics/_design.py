@@ -264,6 +264,11 @@ def describe(df: pd.DataFrame) -> dict:
             parts.append("one presentation order (not recorded): consistency and first-slot preference need both")
         elif set(orders) >= set(ORDERS):
             parts.append(f"{both:,} items in both orders")
+            per_judge = df.loc[pw & df["order"].isin(ORDERS)].groupby("judge", observed=True)["order"].unique()
+            one = {str(j): str(o[0]) for j, o in per_judge.items() if len(o) == 1}
+            if one:
+                parts.append(f"asked in one order only: {', '.join(f'{j} ({o})' for j, o in sorted(one.items()))} "
+                             "(consistency and Acc. need both)")
         else:
             parts.append(f"one presentation order ({', '.join(o or 'unknown' for o in orders)}): consistency "
                          "needs both")

@@ -293,3 +293,15 @@ def test_describe_says_what_the_judge_client_sent_otherwise_than_asked():
     assert text.endswith(f"WARNING: 3 of 5 replies were sent otherwise than the study asked (the endpoint refused a "
                          f"parameter): {note} (3).")
     assert "WARNING" not in describe(df.drop(columns="adapted"))["text"]
+
+
+def test_describe_names_a_judge_asked_in_one_order_beside_judges_asked_in_both():
+    """The new-user trial of stop 37: "60 items in both orders" hid that one judge was asked in order ab only."""
+    from evallab import describe, verdicts
+
+    rows = [dict(item_id=i, judge="A", order=o, verdict="1") for i in ("q1", "q2") for o in ("ab", "ba")]
+    rows += [dict(item_id=i, judge="B", order="ab", verdict="2") for i in ("q1", "q2")]
+    text = describe(verdicts.coerce(pd.DataFrame(rows)))["text"]
+    assert "2 items in both orders; asked in one order only: B (ab) (consistency and Acc. need both);" in text
+    both = verdicts.coerce(pd.DataFrame(rows[:4]))
+    assert "one order only" not in describe(both)["text"]

@@ -233,3 +233,24 @@ def test_preference_fairness_mean_over_subsets_by_hand():
     assert r["units"] == 3 and r["both_parsed"] == 8
     assert r["preference_fairness_mean"] == pytest.approx((-1 + 0.5 + 0) / 3)
     assert r["preference_fairness"] == pytest.approx((1 - 2) / 8)
+
+
+def test_preference_fairness_with_a_judge_asked_in_one_order_only():
+    """A judge asked only in order ab beside one asked in both (a user's table, the new-user trial of stop 37):
+    the two-order judge keeps Shi et al.'s per-unit mean and the pooled figure (hand count: subset s1 one pair
+    biased toward the first slot, −1; s2 three consistent pairs, 0 → mean −0.5, pooled −1/4); the one-order judge
+    gets no figure and the note, and report 02's per-judge section runs."""
+    a = pd.DataFrame({"item_id": list("aabbccdd"), "judge": "A", "subset": ["s1"] * 2 + ["s2"] * 6,
+                      "order": ["ab", "ba"] * 4, "verdict": ["1", "2", "1", "1", "2", "2", "1", "1"]})
+    b = pd.DataFrame({"item_id": list("abcd"), "judge": "B", "subset": ["s1", "s2", "s2", "s2"], "order": "ab",
+                      "verdict": ["1", "1", "2", "1"]})
+    df = V.coerce(pd.concat([a, b], ignore_index=True))
+    out = P.preference_fairness(df, ["judge"]).set_index("judge")
+    assert out.at["A", "units"] == 2 and out.at["A", "both_parsed"] == 4
+    assert out.at["A", "preference_fairness_mean"] == pytest.approx(-0.5)
+    assert out.at["A", "preference_fairness"] == pytest.approx(-0.25)
+    assert out.at["B", "units"] == 0 and np.isnan(out.at["B", "preference_fairness_mean"])
+    assert "both orders" in out.at["B", "note"]
+    from evallab.reporting import sections
+
+    sections.position.by_judge(df, n_resamples=0)

@@ -177,6 +177,26 @@ def test_one_order_table_says_acc_needs_both_orders_and_headlines_the_pooled_acc
     assert "nan" not in text.lower() and "subset=" not in text and " on ." not in text
 
 
+def test_a_judge_asked_in_one_order_beside_two_order_judges_is_named_with_its_pooled_accuracy(tmp_path):
+    """The new-user trial of stop 37: Acc. headlined the two-order judges and left the one-order judge out without
+    a word; now a sentence names it, why, and its pooled accuracy (hand count, Wilson interval)."""
+    two = _table(judges=("A", "B"))
+    one = _table(judges=("C",), orders=("ab",), seed=7)
+    t = V.coerce(pd.concat([two, one], ignore_index=True))
+    sec = S.accuracy_section(t, **KW)
+    c = one[one["judge"] == "C"]
+    k = int((c["verdict"] == c["gold"]).sum())
+    lo, hi = proportion_confint(k, 30, method="wilson")
+    said = [x for x in _sentences(sec) if "for C" in x]
+    assert said == [f"Acc. is not computable for C (Acc. averages the two presentation orders, and the table records "
+                    f"only order ab), so it is not in the headline above; its pooled accuracy (correct / parsed "
+                    f"replies, the recorded orders pooled) is {100 * k / 30:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] "
+                    f"(95% CI, Wilson score, n = 30 replies)."]
+    assert "of 2 judges" in sec.findings[0].sentence
+    assert any("Acc. not computable for C" in x for x in sec.conclusions)
+    assert "nan" not in _text(sec, tmp_path).lower()
+
+
 def test_no_gold_table_says_so_in_one_sentence_per_figure(tmp_path):
     t = _table(gold=False)
     acc, kappa = S.accuracy_section(t, **KW), S.kappa_section(t, **KW)

@@ -461,6 +461,21 @@ def _breakdown(sec: Section, res: Results, column: str, items: str, min_items: i
                                               if thin else ""))
 
 
+def _without_acc(acc: Results, pooled: Results, left_out: pd.DataFrame, strategy: str | None) -> str:
+    """The judges the Acc. headline leaves out (``left_out``: their rows of ``acc``), each named with why and with
+    its pooled accuracy (correct / parsed replies) where that is computable."""
+    p = pooled if strategy is None else pooled[pooled["strategy"].astype(str) == strategy]
+    parts = []
+    for j in left_out.index:
+        judge = str(acc.at[j, "judge"])
+        why = _reason(results(left_out.loc[[j]], acc.measures, level=acc.level), "acc")
+        q = p.index[(p["judge"].astype(str) == judge) & p["accuracy"].notna()]
+        also = (f"; its pooled accuracy (correct / parsed replies, the recorded orders pooled) is "
+                f"{pooled.estimate('accuracy', q[0])}") if len(q) else ""
+        parts.append(f"Acc. is not computable for {judge} ({why}), so it is not in the headline above{also}")
+    return ". ".join(parts) + "."
+
+
 def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.DataFrame, strategy: str | None, *,
                       pointwise: bool = False) -> None:
     """One strategy's headline on the whole table: every judge's Acc., the highest first; the pooled accuracy, said
@@ -487,6 +502,11 @@ def _accuracy_finding(sec: Section, acc: Results, pooled: Results, rows: pd.Data
             sec.conclusions.append(_with(strategy, f"Acc. over the whole table ranges from "
                                                    f"{acc.estimate('acc', w).number()} ({acc.at[w, 'judge']}) to "
                                                    f"{e.number()} {e.interval()} ({acc.at[i, 'judge']})."))
+        left_out = rows[rows["acc"].isna()]
+        if len(left_out):
+            sec.text(_with(strategy, _without_acc(acc, pooled, left_out, strategy)))
+            sec.conclusions.append(_with(strategy, f"Acc. not computable for "
+                                                   f"{', '.join(str(acc.at[j, 'judge']) for j in left_out.index)}."))
         below = [j for j in ok.index if acc.estimate("acc", j).high is not None and acc.estimate("acc", j).high < 0.5]
         if below:
             sec.conclusions.append(_with(strategy, f"{_sample(len(below), 'judge')} below chance (whole interval "
