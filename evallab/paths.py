@@ -72,6 +72,20 @@ def _project_dir(cwd: Path | None = None) -> Path | None:
     return None
 
 
+def _project_roots() -> list[str]:
+    """The folders a shown path is made relative to, in this order: the project (:func:`_project_dir`), the
+    bundled files' folder (an installed wheel), the repository root."""
+    roots = (_project_dir(), _bundle("data").parent, REPO_ROOT)
+    return list(dict.fromkeys(str(r) for r in roots if r is not None))
+
+
+def _strip_roots(text: str, roots: list[str]) -> str:
+    """``text`` with each of ``roots`` (absolute folders) removed before a ``/``, and a bare root shown as "."."""
+    for root in roots:
+        text = text.replace(root + "/", "").replace(root, ".")
+    return text
+
+
 def _resolve(path: str | os.PathLike) -> Path:
     """A path as a report parameter gives it: absolute as is; relative from the project (:func:`_project_dir`) or
     the current folder when it exists there; else a ``data/...`` path is taken from the bundled data (so a

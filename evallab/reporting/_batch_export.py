@@ -9,7 +9,7 @@ import html
 import re
 from pathlib import Path
 
-from evallab.paths import REPO_ROOT, _bundle, _project_dir
+from evallab.paths import _project_roots, _strip_roots
 
 _WARNING_LINE = re.compile(r"^(?P<path>\S+?):(?P<line>\d+): (?P<cat>\w*(?:Warning|Error))\b: ?(?P<msg>.*)$")
 
@@ -23,9 +23,7 @@ def tidy_paths(text: str, out_dir: Path | None = None) -> str:
     Python installation shortened to its package path; other absolute paths reduced to their last two parts."""
     if out_dir is not None:
         text = text.replace(str(out_dir) + "/", "")
-    roots = (_project_dir(), _bundle("data").parent, REPO_ROOT)  # the project, the bundled files (installed)
-    for root in dict.fromkeys(str(r) for r in roots if r is not None):
-        text = text.replace(root + "/", "").replace(root, ".")
+    text = _strip_roots(text, _project_roots())
 
     def short(m):
         p = m.group(0)

@@ -246,3 +246,17 @@ def test_interval_plot_leaves_out_a_group_with_nothing_to_draw():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["judge only"]
     # the one drawn group sits on its ticks (no slot kept for the empty group)
     assert len(ax.containers) == 1 and list(ax.containers[0].lines[0].get_xdata()) == [0.0, 1.0]
+
+
+def test_table_markup_is_the_html_pandas_styler_writes():
+    """The table markup is written by hand for speed; pandas' Styler (index hidden, a caption, cells passed as
+    they are) is the reference, up to the random table id."""
+    from evallab.reporting._tables import table_markup
+
+    norm = lambda t: re.sub(r"T_[0-9a-f]{5}", "T_id", t)  # noqa: E731
+    heads, cols = ["Judge", "Acc. (%)", "n <i>items</i>"], [["A &amp; B", "C"], ["84.5 [81.1, 87.6]", "—"], ["419", "7"]]
+    frame = pd.DataFrame(dict(zip(heads, cols, strict=True)))
+    ref = frame.style.hide(axis="index").set_caption("Cap &amp; more").to_html()
+    assert norm(table_markup(heads, cols, "Cap &amp; more")) == norm(ref)
+    empty = pd.DataFrame({"Judge": pd.Series([], dtype=object)}).style.hide(axis="index").to_html()
+    assert norm(table_markup(["Judge"], [[]])) == norm(empty)
