@@ -11,8 +11,9 @@
 Reports wall(batch)/wall(floor) (target ≤ 1.5), wall(batch)/wall(empty), and the batch's peak memory (resident
 set of the runner and all its kernels, sampled every 50 ms; target ≤ 1.5 GB). The three runs are interleaved over
 ``ROUNDS`` rounds and each side's fastest round is compared (timeit's rule: interference from the rest of the
-machine only adds time). On this kind of shared 2-core machine one batch run varies between 24 and 31 s from one
-minute to the next, more than the target's margin; one round each made the ratio a draw of that noise.
+machine only adds time). On this kind of shared 2-core machine one batch run varied between 23 and 35 s within an
+hour (the floor between 14 and 21 s), more than the target's margin: one round each made the ratio a draw of that
+noise.
 """
 
 from __future__ import annotations

@@ -225,30 +225,10 @@ def shared_resamples(cache: dict | None = None):
         _DRAWS.reset(token)
 
 
-#: draws kept for reuse by (n, n_resamples, seed): the same numbers every time they are asked for, so estimators
-#: over several groups of one size (a report's subsets × strategies) draw them once; small ones only, few of them
-_DRAWN: dict[tuple[int, int, int], np.ndarray] = {}
-_DRAWN_CELLS = 1_000_000  # at most 8 MB (int64) per kept array
-_DRAWN_KEPT = 8
-
-
 def _draws(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """The cluster indices of ``n_resamples`` resamples of ``n`` clusters: those ``scipy.stats.bootstrap(paired=True,
-    random_state=numpy.random.default_rng(seed))`` draws (one ``integers(0, n, (n_resamples, n))`` call).
-
-    Read-only; arrays of at most a million indices are kept (the last 8) and returned again for the same
-    arguments, since a generator seeded alike draws the same numbers."""
-    key = (int(n), int(n_resamples), int(seed))
-    hit = _DRAWN.get(key)
-    if hit is not None:
-        return hit
-    idx = np.random.default_rng(seed).integers(0, n, (n_resamples, n))
-    idx.setflags(write=False)
-    if idx.size <= _DRAWN_CELLS:
-        if len(_DRAWN) >= _DRAWN_KEPT:
-            _DRAWN.pop(next(iter(_DRAWN)))  # oldest first
-        _DRAWN[key] = idx
-    return idx
+    random_state=numpy.random.default_rng(seed))`` draws (one ``integers(0, n, (n_resamples, n))`` call)."""
+    return np.random.default_rng(seed).integers(0, n, (n_resamples, n))
 
 
 def _count_blocks(idx: np.ndarray, n: int, block_elements: int = 2**22):

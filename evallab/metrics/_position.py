@@ -751,20 +751,19 @@ def preference_fairness(df: pd.DataFrame, by: Sequence[str] = ("judge", "strateg
     pooled = position_bias(d, by, **kw)
     per = position_bias(d, [unit, *by], **kw)
     per = per[per["both_parsed"] > 0]
-    # each group's mean over its units, aligned to the pooled rows by key (a merge: a group none of whose units
+    # each group's mean over its units, aligned to the pooled rows by key (a left merge: a group none of whose units
     # has a pair both parsed — a judge asked in one order only — has no mean and gets the note)
     if by:
-        mean = per.groupby(by, observed=True, dropna=False)["preference_fairness"].agg(["mean", "size"])
-        mean = pooled[by].merge(mean.reset_index(), on=by, how="left")
+        mean = pooled[by].merge(per.groupby(by, observed=True, dropna=False)["preference_fairness"]
+                                .agg(["mean", "size"]).reset_index(), on=by, how="left")
     else:
         mean = pd.DataFrame({"mean": [per["preference_fairness"].mean()], "size": [len(per)]})
+    sizes = mean["size"].fillna(0).astype(int).to_numpy()
     rows = []
     for j, i in enumerate(pooled.index):
-        key = {c: pooled.at[i, c] for c in by}
-        size = mean["size"].iloc[j] if j < len(mean) else 0
-        size = 0 if pd.isna(size) else int(size)
-        ok = size > 0 and pooled.at[i, "both_parsed"] > 0
-        rows.append(dict(key, units=size if ok else 0, both_parsed=int(pooled.at[i, "both_parsed"]),
+        ok = sizes[j] > 0 and pooled.at[i, "both_parsed"] > 0
+        rows.append(dict({c: pooled.at[i, c] for c in by}, units=int(sizes[j]) if ok else 0,
+                         both_parsed=int(pooled.at[i, "both_parsed"]),
                          preference_fairness_mean=float(mean["mean"].iloc[j]) if ok else NAN,
                          preference_fairness=float(pooled.at[i, "preference_fairness"]) if ok else NAN,
                          note="" if ok else not_computable("needs pairs with both orders parsed")))

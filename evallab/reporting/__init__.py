@@ -10,9 +10,9 @@
   win rates, ROC and precision-recall curves, threshold sweeps) are drawn by that section.
 - The batch (``evallab report``, ``make report``): :func:`load_config` (``reports.yaml``; a ``grid:`` entry is a
   sweep), :class:`ReportSpec`, :func:`run_report_batch` (papermill in parallel or on Dask, HTML without input
-  cells, ``index.html``) → :class:`ReportResult`; :func:`run_notebook` (one notebook by hand, ``evallab run``); :func:`run_report` (``evallab report``: the batch
-  file checked, run and indexed). A notebook's parameters cell is checked before its kernel starts; its metrics file
-  is written by :meth:`Report.save`.
+  cells, ``index.html``) → :class:`ReportResult`; :func:`run_notebook` (one notebook by hand, ``evallab run``);
+  :func:`run_report` (``evallab report``: the batch file checked, run and indexed). A notebook's parameters cell is
+  checked before its kernel starts; its metrics file is written by :meth:`Report.save`.
 - :func:`load_live_run` — the committed run of the local llama.cpp judge (``data/live/smollm2``) the reports show.
 
 The names load on first use (PEP 562); the modules behind them are private.

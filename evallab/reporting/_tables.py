@@ -4,8 +4,8 @@ A notebook never calls this module: it states findings and shows tables through 
 (``report.show(results, columns)``, ``report.finding(sentence, estimate)``, ``report.render(section)``), which
 keeps what it stated on the report object, not in module state.
 
-:func:`to_html` renders a DataFrame as the table pandas' Styler writes (:func:`table_markup`): an estimate and its interval in one cell
-("93.1 [90.2, 95.4]"), the unit in the column header, proportions as % and differences of proportions in
+:func:`to_html` renders a DataFrame as the table pandas' Styler writes (:func:`table_markup`): an estimate and its
+interval in one cell ("93.1 [90.2, 95.4]"), the unit in the column header, proportions as % and differences of proportions in
 percentage points, no index column, "—" for a missing value with a footnote saying why (from a ``note``/``reason``
 column where present), digits per quantity, cells that wrap (no horizontal scrollbar at 1280 px; wide tables are
 split into parts that repeat the key columns), and long tables folded in ``<details>`` with the full table written
