@@ -167,6 +167,21 @@ class Cache:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+        return conn
+
+    #: how long opening waits for another process that is setting up the same new file
+    OPEN_SECONDS = 30.0
+
+    def _open(self) -> sqlite3.Connection:
+        """A connection with the cache's settings and tables. Two processes opening one new file at once: switching
+        it to WAL takes an exclusive lock, and SQLite answers the other "database is locked" at once, without
+        waiting out the connection's timeout (seen on CI: one of two writers started together failed). The set-up
+        is asked again until :attr:`OPEN_SECONDS` have passed; any other error is a file that is not a cache."""
+        deadline = time.monotonic() + self.OPEN_SECONDS
+        while True:
+            conn = None
             try:
                 conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -174,11 +189,21 @@ class Cache:
                 conn.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
                              "created REAL NOT NULL)")
                 conn.execute("CREATE TABLE IF NOT EXISTS endpoints (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise self._unreadable(exc) from None
+                time.sleep(0.05)
             except sqlite3.DatabaseError as exc:
-                raise EvallabError(f"{self.path}: cannot open the judge cache ({exc}); expected an sqlite file "
-                                   "written by evallab — delete it to start a fresh cache") from None
-            self._local.conn = conn
-        return conn
+                if conn is not None:
+                    conn.close()
+                raise self._unreadable(exc) from None
+
+    def _unreadable(self, exc: Exception) -> EvallabError:
+        return EvallabError(f"{self.path}: cannot open the judge cache ({exc}); expected an sqlite file written by "
+                            "evallab — delete it to start a fresh cache")
 
     def get(self, key: str) -> dict | None:
         """The stored value of ``key`` (``None`` when absent or when reads are bypassed)."""

@@ -533,3 +533,40 @@ def test_a_server_gone_after_answering_is_retried_and_marked_failed(tmp_path):
     df = run_jobs(j, _reqs(3, prefix="k"), progress=False)  # the server has stopped
     assert len(df) == 3 and df["failed"].all() and df["error"].str.contains("connection error").all()
     assert j.stats.failed == 3
+
+
+def test_cache_open_waits_out_a_lock_from_another_process_setting_up_the_same_file(tmp_path, monkeypatch):
+    """Two processes opening one new cache at once: SQLite answers the one that loses the race "database is
+    locked" at once, without its busy timeout (CI, stop 37: one of two writers failed; 5 of 160 openers under load
+    on the old code). The set-up is asked again; a file that is not a cache still fails in one line."""
+    import sqlite3
+
+    from evallab.errors import EvallabError
+    from evallab.judges import _cache
+
+    real = sqlite3.connect
+    refusals = {"left": 3}
+
+    class Racing:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, sql, *a):
+            if sql.startswith("PRAGMA journal_mode") and refusals["left"]:
+                refusals["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return self.conn.execute(sql, *a)
+
+        def __getattr__(self, name):
+            return getattr(self.conn, name)
+
+    monkeypatch.setattr(_cache.sqlite3, "connect", lambda *a, **k: Racing(real(*a, **k)))
+    c = _cache.Cache(tmp_path / "new.sqlite")
+    c.put("k", {"v": 1})
+    c.flush()
+    assert refusals["left"] == 0 and c.get("k") == {"v": 1}
+    c.close()
+    monkeypatch.setattr(_cache.Cache, "OPEN_SECONDS", 0.2)
+    refusals["left"] = 10**6  # locked for good: gives up after OPEN_SECONDS, in one line
+    with pytest.raises(EvallabError, match="cannot open the judge cache .database is locked."):
+        _cache.Cache(tmp_path / "other.sqlite")
