@@ -115,7 +115,8 @@ def load_llmbar(
     models = _models(folder / "judges.csv")
     ids = item_id(raw["subset"], raw["idx"])
     score = (raw["score_1"] - raw["score_2"]).astype("Float64")
-    model = pd.Series(pd.MultiIndex.from_arrays([raw["judge"], raw["strategy"]]).map(models), dtype="string")
+    model = pd.Series(raw[["judge", "strategy"]].merge(models.rename("_model").reset_index(), how="left",
+                                                       on=["judge", "strategy"])["_model"].to_numpy(), dtype="string")
     parts = []
     for order, col in (("ab", "winner_order_12"), ("ba", "winner_order_21")):
         verdict = raw[col]

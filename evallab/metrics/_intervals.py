@@ -264,9 +264,10 @@ def _draw_counts(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
 
 def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """Column totals of ``sums`` over each resample of its rows, shape (n_resamples, k). Integer-valued sums
-    (counts) are totalled from how often each cluster is drawn — exact, in any order (in float32 when every total
-    stays below 2**24, where float32 holds every integer); other sums cluster by cluster, in the order
-    ``scipy.stats.bootstrap`` adds them. One resample at a time unless the draw counts are shared."""
+    (counts) are totalled exactly, in any order: from how often each cluster is drawn when the draw counts are
+    shared (in float32 when every total stays below 2**24, where float32 holds every integer) or there are many
+    columns, else by adding each column's drawn values; other sums cluster by cluster, in the order
+    ``scipy.stats.bootstrap`` adds them."""
     n, k = sums.shape
     whole = np.abs(sums).sum(0).max() if n and k else 0.0
     if bool(np.all(sums == np.round(sums))) and whole < 2**52:
@@ -276,6 +277,8 @@ def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
                 return (counts @ sums.astype(np.float32)).astype(float)
             return counts.astype(float) @ sums
         idx = _draws(n, n_resamples, seed)
+        if k <= 4 and n >= 100:  # a few columns: gathered and added (integers: exact in any order), no counts
+            return np.stack([sums[:, j][idx].sum(axis=1) for j in range(k)], axis=-1)
         out = np.empty((n_resamples, k))
         for r0, block in _count_blocks(idx, n):  # integer counts times integer sums: exact in float64
             out[r0:r0 + len(block)] = block @ sums

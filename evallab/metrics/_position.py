@@ -69,6 +69,7 @@ The sources' names of the figures are quoted; their definitions are paraphrased 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -563,9 +564,15 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
 def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
     """Per item (column ``_item``: :func:`~evallab.metrics._design.item_key` of the whole table): first-slot picks,
     decisive replies, correct replies, parsed replies with gold."""
-    d = df.assign(_fs=first_slot(df), _ok=df["verdict"].notna() & df["gold"].notna(),
-                  _c=(df["verdict"] == df["gold"]).fillna(False))
-    return d.groupby("_item").agg(fs=("_fs", "sum"), dec=("_fs", "count"), c=("_c", "sum"), p=("_ok", "sum"))
+    fs = first_slot(df).to_numpy(dtype=float)
+    ok = (df["verdict"].notna() & df["gold"].notna()).to_numpy(dtype=bool)
+    right = (df["verdict"] == df["gold"]).fillna(False).to_numpy(dtype=bool)
+    items, codes = np.unique(df["_item"].to_numpy(), return_inverse=True)
+    decisive = ~np.isnan(fs)
+    count = functools.partial(np.bincount, codes.ravel(), minlength=len(items))
+    return pd.DataFrame({"fs": count(np.where(decisive, fs, 0.0)).astype(np.int64),
+                         "dec": count(decisive).astype(np.int64), "c": count(right).astype(np.int64),
+                         "p": count(ok).astype(np.int64)}, index=pd.Index(items, name="_item"))
 
 
 @needs_verdicts("the few-shot anchor effect")

@@ -154,3 +154,28 @@ def test_a_parallel_batch_starts_the_longest_reports_first_and_untimed_ones_befo
     remember_seconds([ReportResult("e", "ok", 1.0)], specs)
     saved = json.loads((tmp_path / "state" / DURATIONS).read_text())
     assert saved == {str(nbs["a"].resolve()): 2.0, str(nbs["d"].resolve()): 4.25, str(nbs["e"].resolve()): 1.0}
+
+
+@pytest.mark.parametrize("save_every", [0.0, 3600.0])
+def test_the_runner_writes_the_executed_notebook_every_save_every_seconds_and_always_at_the_end(
+        tmp_path, monkeypatch, save_every):
+    """papermill writes the whole notebook at each cell's start and end; the batch's engine writes it only when
+    ``SAVE_EVERY`` seconds have passed since the last write, and once at the end — the same final notebook."""
+    import nbformat
+    import papermill.engines
+
+    from evallab.reporting import _batch_run
+
+    writes = []
+    real = papermill.engines.write_ipynb
+    monkeypatch.setattr(papermill.engines, "write_ipynb", lambda nb, path: (writes.append(path), real(nb, path)))
+    monkeypatch.setattr(_batch_run, "SAVE_EVERY", save_every)
+    cfg = write_cfg(tmp_path, f"reports:\n  - {{name: good, notebook: {HERE / 'ok.ipynb'}, parameters: {{value: 3}}}}\n")
+    (res,) = run_report_batch(load_config(cfg), tmp_path / "out", jobs=1, progress=False)
+    assert res.status == "ok" and res.metrics == {"value": 3, "twice": 6}
+    cells = len(nbformat.read(str(tmp_path / "out" / "good.ipynb"), as_version=4).cells)
+    # papermill's own rhythm (SAVE_EVERY 0): the start, each cell's start and end, the end; else the end alone
+    assert len(writes) == (2 + 2 * cells if save_every == 0 else 1)
+    out = nbformat.read(str(tmp_path / "out" / "good.ipynb"), as_version=4)
+    assert all(c.get("execution_count") for c in out.cells if c.cell_type == "code")
+    assert out.metadata.papermill["exception"] is None
