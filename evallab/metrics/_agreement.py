@@ -306,6 +306,7 @@ def pairwise_statistics(df: pd.DataFrame | PairedDesign, by: Sequence[str] | Non
 
 @needs_verdicts("accuracy",
                 "evallab.metrics.score_agreement (exact and within-one agreement, MAE, mean bias) or report 08")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str = "exclude",
              confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Accuracy vs gold over the parsed replies of each group (every order and sample of an item pooled).
@@ -556,6 +557,7 @@ def one_category_note(y1: Sequence, y2: Sequence, names: tuple[str, str] = ("gol
 
 
 @needs_verdicts("Cohen's kappa", "evallab.metrics.score_agreement (linear and quadratic weighted kappa) or report 08")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy"), *,
                         confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled,
@@ -651,6 +653,7 @@ def _rater_by(df: pd.DataFrame, by: Sequence[str], raters: str, name: str) -> li
 
 
 @needs_verdicts("agreement between judges (Cohen's kappa)", _RELIABILITY)
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def judge_agreement(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequence[str] | None = None,
                     raters: str = "judge", confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
@@ -1038,6 +1041,7 @@ def krippendorff_alpha(df: pd.DataFrame, by: Sequence[str] = (), *, judges: Sequ
 
 # -------------------------------------------------------------------------------------- repetition stability
 @needs_verdicts("repetition stability")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def repetition_stability(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, confidence: float = 0.95,
                          n_resamples: int = 1000, seed: int = 0) -> Results:
     """Agreement of a judge with itself across repeated samples of the same request.

@@ -753,8 +753,9 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     by = list(by or [])
     pairs = pair_verdicts(baseline, candidate, match_on=match_on, by=by)
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    groups = summarize_pairs(pairs, by, **kw)
-    overall = summarize_pairs(pairs, [], **kw)
+    with stats.shared_resamples():  # the groups' and the overall intervals over the same items draw them once
+        groups = summarize_pairs(pairs, by, **kw)
+        overall = summarize_pairs(pairs, [], **kw)
     g = gate(groups, overall, tolerance=tolerance, alpha=alpha, adjust=adjust, by=by)
     # the gate added its p-values and statuses: wrap again so their measures are kept
     groups = results(groups.drop(columns=["_num", "_den"]), MEASURES, level=confidence, keys=[*by, "group"])

@@ -162,6 +162,7 @@ def preference_of_output_2(df: pd.DataFrame, preference: str | None = "score") -
 
 
 @needs_verdicts("win rate")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *, preference: str | None = "score",
               confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
     """Win rate of output 2 over output 1 per group (AlpacaEval's ``win_rate`` / 100).
@@ -369,6 +370,7 @@ def length_controlled_win_rates(df: pd.DataFrame, items: pd.DataFrame, by: Seque
 
 
 @needs_verdicts("AlpacaEval's evaluator metrics")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def evaluator_metrics(df: pd.DataFrame, items: pd.DataFrame | None = None, *, by: Sequence[str] = ("judge",),
                       min_length_gap: int = MIN_LENGTH_GAP, confidence: float = 0.95, n_resamples: int = 1000,
                       seed: int = 0, preference: str | None = "score") -> Results:
@@ -873,6 +875,7 @@ def _left_out(g: pd.DataFrame) -> pd.Series:
 
 
 @needs_verdicts("the model leaderboard")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def model_leaderboard(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, model: str | None = None,
                       strong_weight: int = STRONG_WEIGHT, confidence: float = 0.95, n_resamples: int = 1000,
                       seed: int = 0) -> Results:

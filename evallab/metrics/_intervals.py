@@ -266,8 +266,8 @@ def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
     """Column totals of ``sums`` over each resample of its rows, shape (n_resamples, k). Integer-valued sums
     (counts) are totalled exactly, in any order: from how often each cluster is drawn when the draw counts are
     shared (in float32 when every total stays below 2**24, where float32 holds every integer) or there are many
-    columns, else by adding each column's drawn values; other sums cluster by cluster, in the order
-    ``scipy.stats.bootstrap`` adds them."""
+    columns, else by adding each column's drawn values; other sums by adding each column's drawn values in the
+    order ``scipy.stats.bootstrap`` adds them (:func:`_gathered_totals`)."""
     n, k = sums.shape
     whole = np.abs(sums).sum(0).max() if n and k else 0.0
     if bool(np.all(sums == np.round(sums))) and whole < 2**52:
@@ -278,13 +278,29 @@ def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
             return counts.astype(float) @ sums
         idx = _draws(n, n_resamples, seed)
         if k <= 4 and n >= 100:  # a few columns: gathered and added (integers: exact in any order), no counts
-            return np.stack([sums[:, j][idx].sum(axis=1) for j in range(k)], axis=-1)
+            return _gathered_totals(sums, idx)
         out = np.empty((n_resamples, k))
         for r0, block in _count_blocks(idx, n):  # integer counts times integer sums: exact in float64
             out[r0:r0 + len(block)] = block @ sums
         return out
-    idx = _draws(n, n_resamples, seed)
-    return np.stack([sums[i].T.copy().sum(axis=-1) for i in idx])
+    return _gathered_totals(sums, _draws(n, n_resamples, seed))
+
+
+def _gathered_totals(sums: np.ndarray, idx: np.ndarray, block_elements: int = 2**18) -> np.ndarray:
+    """Column totals of ``sums`` (n, k) over the rows each resample draws (``idx``, shape (n_resamples, n)), shape
+    (n_resamples, k): each column's drawn values gathered into a contiguous row and added along it — numpy's
+    pairwise sum over the same values in the same order as ``scipy.stats.bootstrap``'s vectorised statistic
+    (``sums[i].T.sum(axis=-1)`` per resample ``i``), so the same floats (a test compares them bit for bit), in
+    blocks of at most ``block_elements`` drawn values per column."""
+    R, n = idx.shape
+    out = np.empty((R, sums.shape[1]))
+    columns = [np.ascontiguousarray(sums[:, j]) for j in range(sums.shape[1])]
+    rows = max(1, block_elements // max(n, 1))
+    for r0 in range(0, R, rows):
+        part = idx[r0:r0 + rows]
+        for j, col in enumerate(columns):
+            out[r0:r0 + len(part), j] = col[part].sum(axis=1)
+    return out
 
 
 def no_interval_note(value: float, low: float, high: float, *, units: int, n_resamples: int = 1000,

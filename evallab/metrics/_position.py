@@ -576,6 +576,7 @@ def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
 
 
 @needs_verdicts("the few-shot anchor effect")
+@intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                   variants: Sequence[str] = ("Vanilla_1shot", "Vanilla_2shot"), by: Sequence[str] = ("judge",),
                   confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:

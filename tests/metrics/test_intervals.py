@@ -179,3 +179,15 @@ def test_degenerate_bootstrap_is_nan_and_explained():
     assert I.no_interval_note(0.5, float("nan"), float("nan"), units=1) == "no interval: a single item"
     assert "n_resamples = 0" in I.no_interval_note(0.5, float("nan"), float("nan"), units=8, n_resamples=0)
     assert I.no_interval_note(0.5, 0.4, 0.6, units=8) == "" and I.no_interval_note(float("nan"), 0, 1, units=8) == ""
+
+
+def test_gathered_totals_are_scipys_per_resample_sums_bit_for_bit_in_any_block_size():
+    """Each column gathered and added along a contiguous row is numpy's pairwise sum over the same values in the
+    same order as scipy.stats.bootstrap's vectorised statistic: the same floats, however the resamples are blocked."""
+    rng = np.random.default_rng(3)
+    for n, k in ((7, 1), (129, 3), (1000, 2)):  # below and above numpy's pairwise-summation block of 128
+        sums = rng.normal(size=(n, k)) * 10.0 ** rng.uniform(-3, 3, size=k)
+        idx = I._draws(n, 97, seed=n)
+        reference = np.stack([sums[i].T.copy().sum(axis=-1) for i in idx])  # one resample at a time
+        for block in (1, n * 5 + 1, 2**18):
+            assert np.array_equal(I._gathered_totals(sums, idx, block_elements=block), reference)
