@@ -46,6 +46,7 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 import pandas as pd
+from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
@@ -387,18 +388,6 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
 
 
 # ---------------------------------------------------------------------------------------------- Cohen's kappa
-def _kappa_table(confusion: np.ndarray) -> float:
-    """Cohen's kappa of an L×L contingency table (rows: the first rater): ``sklearn.metrics.cohen_kappa_score``'s
-    arithmetic on its confusion matrix, operation for operation (the same float), without its per-call input
-    validation (the labels are already coded here)."""
-    confusion = np.asarray(confusion, dtype=np.float64)
-    sum0, sum1 = confusion.sum(axis=0), confusion.sum(axis=1)
-    expected = np.outer(sum0, sum1) / sum0.sum()
-    w_mat = np.ones(confusion.shape, dtype=np.float64)
-    np.fill_diagonal(w_mat, 0)
-    return float(1 - np.sum(w_mat * confusion) / np.sum(w_mat * expected))
-
-
 def _kappa_totals(t: np.ndarray, n_labels: int) -> np.ndarray:
     """Cohen's kappa of flattened L×L contingency totals, vectorised over leading axes."""
     m = t.reshape(*t.shape[:-1], n_labels, n_labels)
@@ -470,7 +459,7 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
     Returns
     -------
     (kappa, low, high, method) : tuple of (float, float, float, str)
-        kappa (a coefficient) as ``sklearn.metrics.cohen_kappa_score`` computes it, in [−1, 1]; bounds clipped to [−1, 1].
+        kappa (a coefficient) from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
         NaN when there are no units or a single category (kappa undefined); exactly 0 with NaN bounds when one
         rater gives one category to every unit (observed agreement = chance agreement by construction, whatever
         the other rater says: no interval, :func:`one_category_note`); the bounds alone are NaN when the
@@ -507,9 +496,9 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
         # other says, so kappa is 0 by construction and its standard error is 0 by construction, not certainty —
         # no interval (:func:`one_category_note` says why)
         return 0.0, NAN, NAN, ""
+    k = float(cohen_kappa_score(y1, y2, labels=list(labels)))
     L = len(labels)
     cell = codes[: len(y1)] * L + codes[len(y1):]
-    k = _kappa_table(np.bincount(cell, minlength=L * L).reshape(L, L))
     if clusters is not None:
         cl = np.asarray(clusters)
         cl, inv = np.unique(cl if cl.dtype.kind in "iu" else cl.astype(object).astype(str), return_inverse=True)

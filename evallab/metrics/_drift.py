@@ -687,6 +687,7 @@ def _label_order(x: str) -> tuple[int, str]:
 
 
 @needs_verdicts("the drift gate (flip rate between two judges)", tables=("baseline", "candidate"))
+@stats.shared_resamples()  # the groups' and the overall intervals over the same items draw their resamples once
 def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str] | None = DEFAULT_BY,
             match_on: Sequence[str] = MATCH_ON, tolerance: float = DEFAULT_TOLERANCE, alpha: float = 0.05,
             adjust: str = "holm", confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> DriftReport:
@@ -753,9 +754,8 @@ def compare(baseline: pd.DataFrame, candidate: pd.DataFrame, *, by: Sequence[str
     by = list(by or [])
     pairs = pair_verdicts(baseline, candidate, match_on=match_on, by=by)
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    with stats.shared_resamples():  # the groups' and the overall intervals over the same items draw them once
-        groups = summarize_pairs(pairs, by, **kw)
-        overall = summarize_pairs(pairs, [], **kw)
+    groups = summarize_pairs(pairs, by, **kw)
+    overall = summarize_pairs(pairs, [], **kw)
     g = gate(groups, overall, tolerance=tolerance, alpha=alpha, adjust=adjust, by=by)
     # the gate added its p-values and statuses: wrap again so their measures are kept
     groups = results(groups.drop(columns=["_num", "_den"]), MEASURES, level=confidence, keys=[*by, "group"])

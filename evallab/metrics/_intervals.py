@@ -264,10 +264,9 @@ def _draw_counts(n: int, n_resamples: int, seed: int) -> np.ndarray | None:
 
 def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """Column totals of ``sums`` over each resample of its rows, shape (n_resamples, k). Integer-valued sums
-    (counts) are totalled exactly, in any order: from how often each cluster is drawn when the draw counts are
-    shared (in float32 when every total stays below 2**24, where float32 holds every integer) or there are many
-    columns, else by adding each column's drawn values; other sums by adding each column's drawn values in the
-    order ``scipy.stats.bootstrap`` adds them (:func:`_gathered_totals`)."""
+    (counts) are totalled from how often each cluster is drawn when the draw counts are shared — exact, in any
+    order (in float32 when every total stays below 2**24, where float32 holds every integer); otherwise every sum
+    adds each column's drawn values in the order ``scipy.stats.bootstrap`` adds them (:func:`_gathered_totals`)."""
     n, k = sums.shape
     whole = np.abs(sums).sum(0).max() if n and k else 0.0
     if bool(np.all(sums == np.round(sums))) and whole < 2**52:
@@ -276,13 +275,6 @@ def _resampled_totals(sums: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
             if whole * counts.max() < 2**24:  # every partial sum an integer below 2**24: exact in float32
                 return (counts @ sums.astype(np.float32)).astype(float)
             return counts.astype(float) @ sums
-        idx = _draws(n, n_resamples, seed)
-        if k <= 4 and n >= 100:  # a few columns: gathered and added (integers: exact in any order), no counts
-            return _gathered_totals(sums, idx)
-        out = np.empty((n_resamples, k))
-        for r0, block in _count_blocks(idx, n):  # integer counts times integer sums: exact in float64
-            out[r0:r0 + len(block)] = block @ sums
-        return out
     return _gathered_totals(sums, _draws(n, n_resamples, seed))
 
 

@@ -326,7 +326,8 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
                             xv * xv + yv * yv, xv, yv]).astype(float) * valid[:, None]
     codes = None
     if systems is not None:
-        codes = system_codes(systems)
+        codes, sys_u = pd.factorize(pd.Series(systems).astype(str), sort=True)
+        codes = np.asarray(codes)
     # with systems, items are resampled within each system (a design with fixed systems, HANNA's 96 stories each):
     # the same draws for the item-level and the system-level figures
     key = ("draws", n, n_resamples, seed) if codes is None else ("strata", codes.tobytes(), n_resamples, seed)
@@ -356,7 +357,7 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
     if codes is not None:
         # system means of each resample from how often it draws each item (the strata draws keep each item's
         # system): (R, n) counts × (n, S) valid one-hot columns, weighted by x and y
-        vo = np.eye(codes.max() + 1)[codes] * valid[:, None]
+        vo = np.eye(len(sys_u))[codes] * valid[:, None]
         for k, w in enumerate(weights):
             w = w if k else np.ones((1, n))
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -364,34 +365,8 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
                 mx, my = (w @ (xv[:, None] * vo)) / cnt, (w @ (yv[:, None] * vo)) / cnt
             for name, val in _system_stats(mx, my).items():
                 parts[k][f"sys_{name}"] = val
-    bounds = _intervals_of(parts[1], confidence) if len(parts) > 1 else {}
-    return {name: (float(v[0]), *bounds.get(name, (NAN, NAN))) for name, v in parts[0].items()}
-
-
-def system_codes(systems) -> np.ndarray:
-    """The system of each item as codes 0…S−1 in the sorted order of the systems read as text (what
-    :func:`pair_statistics` stratifies its resamples by); integer ``systems`` are taken as codes already made
-    (kept in their order), so a caller comparing many raters on the same items codes them once."""
-    a = np.asarray(systems)
-    if a.dtype.kind in "iu":
-        return np.unique(a, return_inverse=True)[1].ravel()
-    return np.asarray(pd.factorize(pd.Series(a).astype(str), sort=True)[0])
-
-
-def _intervals_of(dists: dict[str, np.ndarray], confidence: float) -> dict[str, tuple[float, float]]:
-    """:func:`_interval` of each resampled figure, the finite ones' quantiles taken in one call."""
-    names = list(dists)
-    m = np.stack([np.asarray(dists[k], dtype=float) for k in names])
-    whole = np.isfinite(m).all(axis=1)
-    out = {k: _interval(m[i], confidence) for i, k in enumerate(names) if not whole[i] or m.shape[1] < 2}
-    rows = [i for i, k in enumerate(names) if k not in out]
-    if rows:
-        a = (1 - confidence) / 2
-        q = np.quantile(m[rows], [a, 1 - a], axis=1)
-        for j, i in enumerate(rows):
-            lo, hi = float(q[0, j]), float(q[1, j])
-            out[names[i]] = (NAN, NAN) if lo == hi else (lo, hi)
-    return out
+    return {name: (float(v[0]), *(_interval(parts[1][name], confidence) if len(parts) > 1 else (NAN, NAN)))
+            for name, v in parts[0].items()}
 
 
 def _icc_from_totals(n, row_sum, row_sq, sq, col, k) -> dict[str, np.ndarray]:
@@ -609,13 +584,12 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
             continue
         ref = w[hs]
         ref_mean = ref.mean(axis=1, skipna=False).to_numpy(float)
-        sysv = w.index.get_level_values("subset").to_numpy() if systems else None
-        sysc = system_codes(sysv) if systems else None  # coded once for every judge of the group
         for j in js:
             if j not in w.columns:
                 continue
             ok = ref.notna().all(axis=1) & w[j].notna()
-            st = pair_statistics(w[j].to_numpy(float), ref_mean, sysc, scale=sc, n_resamples=n_resamples,
+            sysv = w.index.get_level_values("subset").to_numpy() if systems else None
+            st = pair_statistics(w[j].to_numpy(float), ref_mean, sysv, scale=sc, n_resamples=n_resamples,
                                  confidence=confidence, seed=seed)
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": j, "reference": HUMAN_MEAN, "items": int(ok.sum()),
@@ -661,10 +635,9 @@ def human_ceiling(df: pd.DataFrame, *, humans: Sequence[str] | None = None, by: 
             continue
         w = w[w[hs].notna().all(axis=1)]
         sysv = w.index.get_level_values("subset").to_numpy() if systems else None
-        sysc = system_codes(sysv) if systems else None
         for h in hs:
             others = [o for o in hs if o != h]
-            st = pair_statistics(w[h].to_numpy(float), w[others].mean(axis=1).to_numpy(float), sysc, scale=sc,
+            st = pair_statistics(w[h].to_numpy(float), w[others].mean(axis=1).to_numpy(float), sysv, scale=sc,
                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": h, "reference": "mean of the other humans", "items": len(w),

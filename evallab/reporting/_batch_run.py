@@ -135,15 +135,16 @@ ENGINE = "evallab"
 
 
 def _engine() -> str:
-    """Register (once) and name papermill's nbclient engine with the executed notebook written at most every
-    :data:`SAVE_EVERY` seconds while it runs, and always when it ends (finished, failed or interrupted).
+    """Register (once) and name papermill's nbclient engine with the executed notebook written when the run starts,
+    at most every :data:`SAVE_EVERY` seconds while its cells run, and always when it ends (finished, failed or
+    interrupted: papermill's own final write).
 
     papermill's own manager writes the whole notebook at every cell's start and end: a report of 8 figures and 70
     tables is rewritten about 60 times as it grows (report 08: 57 writes of up to 0.6 MB, about 1 s of the runner's
     CPU, measured with cProfile), on the same two cores as the kernels. The final notebook is the same; only a
     runner killed from outside (SIGKILL) leaves a file up to :data:`SAVE_EVERY` seconds old. Uses papermill's
     engine registry (``papermill.engines.papermill_engines.register``), its documented extension point."""
-    from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+    from papermill.engines import NBClientEngine, papermill_engines
     from papermill.exceptions import PapermillException
 
     try:
@@ -152,30 +153,20 @@ def _engine() -> str:
     except PapermillException:  # not registered yet in this process
         pass
 
-    class ThrottledManager(NotebookExecutionManager):
-        closing = False
-
-        def save(self, **kwargs):
-            if self.closing or (self.now() - self.last_save_time).total_seconds() >= SAVE_EVERY:
-                super().save(**kwargs)
-
-        def notebook_complete(self, **kwargs):
-            self.closing = True  # the final write always happens
-            super().notebook_complete(**kwargs)
-
     class ThrottledEngine(NBClientEngine):
         @classmethod
-        def execute_notebook(cls, nb, kernel_name, output_path=None, progress_bar=True, log_output=False,
-                             autosave_cell_every=30, **kwargs):
-            nb_man = ThrottledManager(nb, output_path=output_path, progress_bar=progress_bar,
-                                      log_output=log_output, autosave_cell_every=autosave_cell_every)
-            nb_man.notebook_start()
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            write = nb_man.save
+
+            def save(**kw):
+                if (nb_man.now() - nb_man.last_save_time).total_seconds() >= SAVE_EVERY:
+                    write(**kw)
+
+            nb_man.save = save  # while the cells run
             try:
-                cls.execute_managed_notebook(nb_man, kernel_name, log_output=log_output, **kwargs)
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
             finally:
-                nb_man.cleanup_pbar()
-                nb_man.notebook_complete()
-            return nb_man.nb
+                del nb_man.save  # papermill's own again: its notebook_complete writes the final notebook
 
     papermill_engines.register(ENGINE, ThrottledEngine)
     return ENGINE

@@ -159,8 +159,9 @@ def test_a_parallel_batch_starts_the_longest_reports_first_and_untimed_ones_befo
 @pytest.mark.parametrize("save_every", [0.0, 3600.0])
 def test_the_runner_writes_the_executed_notebook_every_save_every_seconds_and_always_at_the_end(
         tmp_path, monkeypatch, save_every):
-    """papermill writes the whole notebook at each cell's start and end; the batch's engine writes it only when
-    ``SAVE_EVERY`` seconds have passed since the last write, and once at the end — the same final notebook."""
+    """papermill writes the whole notebook at each cell's start and end; the batch's engine writes it at the start,
+    then only when ``SAVE_EVERY`` seconds have passed since the last write, and once at the end — the same final
+    notebook."""
     import nbformat
     import papermill.engines
 
@@ -174,8 +175,8 @@ def test_the_runner_writes_the_executed_notebook_every_save_every_seconds_and_al
     (res,) = run_report_batch(load_config(cfg), tmp_path / "out", jobs=1, progress=False)
     assert res.status == "ok" and res.metrics == {"value": 3, "twice": 6}
     cells = len(nbformat.read(str(tmp_path / "out" / "good.ipynb"), as_version=4).cells)
-    # papermill's own rhythm (SAVE_EVERY 0): the start, each cell's start and end, the end; else the end alone
-    assert len(writes) == (2 + 2 * cells if save_every == 0 else 1)
+    # papermill's own rhythm (SAVE_EVERY 0): the start, each cell's start and end, the end; else the start and end
+    assert len(writes) == (2 + 2 * cells if save_every == 0 else 2)
     out = nbformat.read(str(tmp_path / "out" / "good.ipynb"), as_version=4)
     assert all(c.get("execution_count") for c in out.cells if c.cell_type == "code")
     assert out.metadata.papermill["exception"] is None
