@@ -245,7 +245,7 @@ def describe(df: pd.DataFrame) -> dict:
     # a reply with no verdict, no gold and no order says nothing about its kind: it does not make a table "mixed"
     silent = df["verdict"].isna() & df["gold"].isna() & ~df["order"].isin(ORDERS)
     kind = "pairwise" if pw[~silent].all() else ("pointwise" if not pw.any() else "mixed")
-    orders = sorted(set(df.loc[pw, "order"].astype(str)))
+    orders = sorted(set(df.loc[pw, "order"].astype(str).unique()))
     both = 0
     if pw.any():
         o = df.loc[pw & df["order"].isin(ORDERS)].groupby(["dataset", "item_id"], observed=True)["order"].nunique()

@@ -59,7 +59,8 @@ def require_scores(df: pd.DataFrame, *, what: str = "this estimator", instead: s
                           column="judge" if "judge" not in df.columns else "item_id")
     fill = {c: "" for c in ("strategy", "subset") if c not in df.columns}
     d = df.assign(**fill) if fill else df
-    return d[pd.to_numeric(d["score"], errors="coerce").notna()]
+    keep = pd.to_numeric(d["score"], errors="coerce").notna()
+    return d[keep] if not keep.all() else d.copy(deep=False)  # every row scored: no row selection to copy
 
 
 def _slim(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
@@ -141,7 +142,15 @@ def rater_label(df: pd.DataFrame) -> pd.Series:
     """``judge`` alone where ``strategy`` is empty, else ``judge · strategy``."""
     j = df["judge"].astype("string")
     s = df["strategy"].astype("string").fillna("")
-    return j.where(s == "", j + " · " + s)
+    # built on the distinct (judge, strategy) pairs (a few dozen), then spread to the rows: a rating table is long
+    jc, ju = pd.factorize(j, use_na_sentinel=True)
+    sc, su = pd.factorize(s)
+    pair = jc.astype(np.int64) * len(su) + sc
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    jj = pd.Series(pd.array(ju, dtype="string").take(pairs // len(su), allow_fill=True), dtype="string")
+    ss = pd.Series(pd.array(su, dtype="string").take(pairs % len(su)), dtype="string")
+    labels = jj.where(ss == "", jj + " · " + ss)
+    return pd.Series(labels.array.take(inverse.ravel()), index=df.index, dtype="string", name=j.name)
 
 
 # ------------------------------------------------------------------------------------------- the statistics

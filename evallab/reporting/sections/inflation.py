@@ -133,7 +133,7 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
     variants = list(variants)
     sec = Section(metrics={"llmbar_judges": 0, "llmbar_pairs": 0, "max_abs_first_slot_shift_pp": None,
                            "judges_first_slot_shift_ci_excludes_0": 0, "anchor_effect": []})
-    have = set(shots["strategy"].dropna().astype(str)) if "strategy" in shots.columns else set()
+    have = set(shots["strategy"].dropna().astype(str).unique()) if "strategy" in shots.columns else set()
     if baseline not in have or not set(variants) & have:
         sec.text(f"The few-shot comparison needs strategy {baseline} and one of {_join(variants)}; the table has "
                  f"{_join(sorted(have))}, so this section is skipped.")
@@ -185,7 +185,7 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
         sec.conclusions.append(f"{variants[0]} moves first-slot preference by up to "
                                f"{100 * one['delta_first_slot'].abs().max():.1f} pp against {baseline}; {sig1} of "
                                f"{len(one)} judges' intervals exclude 0.")
-    if "Vanilla_1shot" in set(shifted["strategy"]):
+    if "Vanilla_1shot" in set(shifted["strategy"].unique()):
         sec.caveats.append("The LLMBar few-shot strategies were not designed as an anchor experiment: "
                            "Vanilla_1shot's single example is one-sided, so it confounds the example's content with "
                            "its answer.")

@@ -87,8 +87,8 @@ def _drift_pair(table: pd.DataFrame, wanted: Sequence[str] = (), humans: Sequenc
     human_rows = d["judge"].astype(str).isin(hs) | label.isin(hs)
     if "role" in d.columns:
         human_rows |= (d["role"].astype("string") == "human").fillna(False)
-    labels = sorted(set(label))
-    judges = sorted(set(label[~human_rows.to_numpy(dtype=bool)]))
+    labels = sorted(set(label.unique()))
+    judges = sorted(set(label[~human_rows.to_numpy(dtype=bool)].unique()))
     if len(wanted) == 2 and all(w in labels for w in wanted):
         return str(wanted[0]), str(wanted[1]), judges
     return (judges[0], judges[-1], judges) if len(judges) >= 2 else ("", "", judges)
