@@ -549,8 +549,9 @@ def one_category_note(y1: Sequence, y2: Sequence, names: tuple[str, str] = ("gol
 @intervals.shared_resamples()  # the intervals over the same items draw their resamples once
 def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge", "strategy"), *,
                         confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Results:
-    """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled,
-    the item as the resampling unit — see :func:`cohen_kappa`).
+    """Cohen's kappa of verdicts against gold on parsed replies with gold, per group (orders and samples pooled;
+    an item bootstrap when an item holds several replies, else the asymptotic standard error — see
+    :func:`cohen_kappa_method`).
 
     Parameters
     ----------

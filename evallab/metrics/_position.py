@@ -145,10 +145,14 @@ BPC_MEASURES = [
 #: the measures of :func:`anchor_effect` (n: the items every compared strategy judged)
 ANCHOR_MEASURES = [
     _count("items", "Items"),
-    _interval("first_slot_preference", "First-slot preference", "items", "items"),
-    _interval("accuracy", "Accuracy", "items", "items"),
-    _interval("delta_first_slot", "Δ first-slot preference", "items", "items", unit="pp"),
-    _interval("delta_accuracy", "Δ accuracy", "items", "items", unit="pp"),
+    _count("first_slot_items", "Items with a decisive reply"),
+    _count("accuracy_items", "Items with a parsed reply and gold"),
+    _count("delta_first_slot_items", "Items with a decisive reply (either strategy)"),
+    _count("delta_accuracy_items", "Items with a parsed reply and gold (either strategy)"),
+    _interval("first_slot_preference", "First-slot preference", "first_slot_items", "items"),
+    _interval("accuracy", "Accuracy", "accuracy_items", "items"),
+    _interval("delta_first_slot", "Δ first-slot preference", "delta_first_slot_items", "items", unit="pp"),
+    _interval("delta_accuracy", "Δ accuracy", "delta_accuracy_items", "items", unit="pp"),
 ]
 
 
@@ -606,7 +610,10 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
     -------
     Results
         One row per group × strategy (baseline first; measures :data:`ANCHOR_MEASURES`, n: items): ``by`` +
-        ``strategy``, ``items`` (count), ``first_slot_preference`` (+ ``_low``/``_high``), ``accuracy`` (+
+        ``strategy``, ``items`` (count of the items every compared strategy judged), the n of each figure —
+        ``first_slot_items`` (items with a decisive reply), ``accuracy_items`` (items with a parsed reply and gold),
+        ``delta_first_slot_items`` and ``delta_accuracy_items`` (the same, in the variant or the baseline) —,
+        ``first_slot_preference`` (+ ``_low``/``_high``), ``accuracy`` (+
         ``_low``/``_high``) — proportions; ``delta_first_slot`` and ``delta_accuracy`` (variant − baseline, in
         [−1, 1], unit pp) each with ``_low``/``_high``; each interval's method in ``<column>_method``: for a rate,
         Wilson score when every item holds one reply, else an item bootstrap; for a delta, a paired item bootstrap
@@ -665,7 +672,12 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
         base = per[baseline]
         for s in have:
             x = per[s]
-            r = dict(key, strategy=s, items=len(common))
+            # each figure's n: the items it rests on (an item without a decisive reply, or without a parsed reply
+            # with gold, adds nothing to the figure nor to its resamples)
+            r = dict(key, strategy=s, items=len(common), first_slot_items=int((x["dec"] > 0).sum()),
+                     accuracy_items=int((x["p"] > 0).sum()),
+                     delta_first_slot_items=int(((x["dec"] > 0) | (base["dec"] > 0)).sum()),
+                     delta_accuracy_items=int(((x["p"] > 0) | (base["p"] > 0)).sum()))
             for name, num, den in (("first_slot_preference", "fs", "dec"), ("accuracy", "c", "p")):
                 tot = x[den].sum()
                 r[name] = x[num].sum() / tot if tot and not (name == "first_slot_preference" and one_order[s]) \

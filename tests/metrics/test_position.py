@@ -108,6 +108,23 @@ def test_anchor_effect_by_hand():
         P.anchor_effect(df, by=["strategy"])
 
 
+def test_anchor_effect_n_counts_the_items_each_figure_rests_on():
+    # gold on items a and b only; item d has no decisive reply under the baseline (both its replies are ties)
+    base = table([("a", "1", "1", "2"), ("b", "2", "2", "1"), ("c", None, "1", "1"), ("d", None, "tie", "tie")],
+                 strategy="Vanilla")
+    shot = table([("a", "1", "1", "2"), ("b", "2", "1", "2"), ("c", None, "1", "2"), ("d", None, "1", "2")],
+                 strategy="Vanilla_1shot")
+    out = P.anchor_effect(V.coerce(pd.DataFrame(base + shot)), variants=["Vanilla_1shot"], n_resamples=50)
+    by = out.set_index("strategy")
+    # by hand: 4 common items; accuracy rests on the 2 gold items; first-slot on the items with a decisive reply
+    assert by.loc["Vanilla", "items"] == 4 and by.loc["Vanilla", "accuracy_items"] == 2
+    assert by.loc["Vanilla", "first_slot_items"] == 3 and by.loc["Vanilla_1shot", "first_slot_items"] == 4
+    assert by.loc["Vanilla_1shot", "delta_accuracy_items"] == 2
+    assert by.loc["Vanilla_1shot", "delta_first_slot_items"] == 4
+    i = int(np.flatnonzero(out["strategy"] == "Vanilla_1shot")[0])
+    assert out.estimate("delta_accuracy", i).n == 2 and out.estimate("accuracy", i).n == 2
+
+
 def test_llmbar_gpt4_natural_consistency_matches_paper_agr():
     v = load_llmbar(subsets=["LLMBar/Natural"], judges=["GPT-4"], strategies=["Vanilla"]).verdicts
     r = P.position_bias(v, ["judge"], n_resamples=0).iloc[0]
