@@ -313,11 +313,12 @@ def _describe_scores(df: pd.DataFrame) -> dict:
     dict keeps :func:`describe`'s keys (``kind`` ``"scores"``; ``replies`` the rows) and adds ``scores`` (rows with
     a numeric score), ``raters`` and ``humans`` (rater labels ``judge`` or ``judge · strategy``, the human ones by
     ``role``)."""
-    from evallab.metrics._scales import rater_label
-
     score = pd.to_numeric(df["score"], errors="coerce")
-    d = df[score.notna()].assign(_rater=lambda x: rater_label(x.assign(
-        strategy=x["strategy"] if "strategy" in x.columns else "")).astype(str))
+    d = df[score.notna()]
+    judge = d["judge"].astype("string").fillna("")
+    strategy = d["strategy"].astype("string").fillna("") if "strategy" in d.columns else judge.str.slice(0, 0)
+    # as the scale estimators label a rater (evallab.metrics._scales.rater_label, not imported: it imports this)
+    d = d.assign(_rater=judge.where(strategy == "", judge + " · " + strategy).astype(str))
     raters = sorted(d["_rater"].unique())
     human = (d["role"].astype("string") == "human").fillna(False) if "role" in d.columns else None
     humans = sorted(d.loc[human.to_numpy(dtype=bool), "_rater"].unique()) if human is not None else []

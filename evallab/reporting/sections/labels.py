@@ -26,7 +26,7 @@ import pandas as pd
 from evallab._results import Measure, Results, results
 from evallab.errors import DesignError
 from evallab.reporting._context import Section
-from evallab.reporting.sections.scales import too_few_humans
+from evallab.reporting.sections.scales import _too_few_humans
 
 #: the paper's citation, as the sections name the procedure
 ALT_TEST = ("the Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025): for each annotator left out, a "
@@ -327,7 +327,7 @@ def annotators_section(panel: Panel) -> Section:
     annotator against the others, and (verdicts) each judge against the majority gold."""
     p, sec = panel, Section()
     if p.too_few is not None:
-        return sec.text(too_few_humans("The annotators' agreement", p.too_few))
+        return sec.text(_too_few_humans("The annotators' agreement", p.too_few))
     n = len(p.annotators)
     if p.kind == "scores":
         r = p.panel.reset_index(drop=True)
@@ -407,7 +407,8 @@ def alt_test_section(panel: Panel) -> Section:
     the table cannot support the test (fewer than 3 annotators per item)."""
     p, sec = panel, Section()
     if p.too_few is not None:  # the test needs three annotators per item (Calderon et al. 2025)
-        return sec.text(too_few_humans("The Alt-Test (Calderon, Reichart & Dror, ACL 2025)", p.too_few, at_least=3))
+        return sec.text(_too_few_humans("The Alt-Test (Calderon, Reichart & Dror, ACL 2025)", p.too_few,
+                                        at_least=3))
     if p.alt is None:
         return sec.text(p.alt_reason)
     a = p.alt.reset_index(drop=True)
@@ -481,7 +482,8 @@ def next_round_section(panel: Panel, *, half_width: float = 0.05, coefficient_ha
 
     p, sec = panel, Section()
     if p.too_few is not None:
-        return sec.text(too_few_humans("The plan for the next round of labels (from the annotators' agreement)", p.too_few))
+        return sec.text(_too_few_humans("The plan for the next round of labels (from the annotators' agreement)",
+                                        p.too_few))
     rows = []
     col = "alpha_ordinal" if p.kind == "scores" else "alpha"
     r = p.panel.reset_index(drop=True)

@@ -106,13 +106,13 @@ def load_table(verdicts_path: str = "", hanna_path: str = "", *, criteria: Seque
                       prompts=[int(p) for p in prompts] or None)
 
 
-def humans_in(table: pd.DataFrame, humans: Sequence[str] = ()) -> list[str]:
+def _humans_in(table: pd.DataFrame, humans: Sequence[str] = ()) -> list[str]:
     """The human raters of a score table: ``humans`` when given, else the judges whose ``role`` is ``human``
     (:func:`evallab.metrics._scales.humans_of`)."""
     return scales.humans_of(scales.require_scores(table), list(humans) or None)
 
 
-def too_few_humans(what: str, humans: Sequence[str], *, at_least: int = 2) -> str:
+def _too_few_humans(what: str, humans: Sequence[str], *, at_least: int = 2) -> str:
     """The one sentence a section shows in place of ``what`` (e.g. "The human ceiling") when the table has fewer
     than ``at_least`` human raters: what it needs, and how many the table has, named."""
     n = len(humans)
@@ -136,9 +136,9 @@ def human_ceiling(table: pd.DataFrame, *, humans: Sequence[str] = (), by: Sequen
     humans, leave one rater out) — or, on a table with fewer than two human raters, an empty
     :class:`~evallab.Results` whose ``attrs["why"]`` says so (the report's sections state it instead of failing).
     ``ci``: ``confidence``, ``n_resamples``, ``seed``."""
-    hs = humans_in(table, humans)
+    hs = _humans_in(table, humans)
     if len(hs) < 2:
-        return _not_computed(too_few_humans("The human ceiling", hs), hs, by)
+        return _not_computed(_too_few_humans("The human ceiling", hs), hs, by)
     return scales.human_ceiling(table, humans=list(humans) or None, by=by, **ci)
 
 
@@ -147,9 +147,9 @@ def human_reliability(table: pd.DataFrame, humans: Sequence[str] = (), *, by: Se
     """Report 08's inter-annotator agreement of the human raters: :func:`evallab.metrics.rater_reliability`
     (Krippendorff's alpha, ICC, weighted kappa) — or, on a table with fewer than two human raters, an empty
     :class:`~evallab.Results` whose ``attrs["why"]`` says so. ``ci``: ``confidence``, ``n_resamples``, ``seed``."""
-    hs = humans_in(table, humans)
+    hs = _humans_in(table, humans)
     if len(hs) < 2:
-        return _not_computed(too_few_humans("The humans' agreement with each other", hs), hs, by)
+        return _not_computed(_too_few_humans("The humans' agreement with each other", hs), hs, by)
     return scales.rater_reliability(table, list(humans) or None, by=by, **ci)
 
 
@@ -346,5 +346,5 @@ def human_disagreement(reliability: Results) -> Section:
     return sec
 
 
-__all__ = ["best_by_criterion", "breakdown", "ceiling_table", "human_ceiling", "human_disagreement", "human_reliability",
-           "humans_in", "leniency", "load_table", "too_few_humans"]
+__all__ = ["best_by_criterion", "breakdown", "ceiling_table", "human_ceiling", "human_disagreement",
+           "human_reliability", "leniency", "load_table"]
