@@ -243,6 +243,13 @@ class ParameterError(EvallabError, ValueError):
     """A report run's parameters or report name do not fit the notebook (raised before execution)."""
 
 
+#: the bases of the errors that mean bad user input — a file, table, row or field (:class:`DataError` and its
+#: subclasses: a malformed table, a design the table cannot support), a report's parameter (:class:`ParameterError`):
+#: a report run failing with one exits 2 with the error's one line, as a command refusing its input does
+#: (:func:`evallab.reporting._batch_run.run_one`, ``evallab run`` / ``evallab report``)
+INPUT_ERRORS = (DataError, ParameterError)
+
+
 class ClusterError(EvallabError):
     """The Dask cluster cannot be reached or started, or Dask distributed is not installed."""
 

@@ -34,4 +34,5 @@ def test_the_public_surface_stays_small():
     lib, sec = distinct_counts()
     assert lib + sec == len(distinct)
     assert 150 <= lib <= 200, f"{lib} distinct library objects; the issue asks for about 150–200"
-    assert sec <= 81, f"{sec} report-section objects (81 when this bound was set)"
+    # 83: report 08's human ceiling and human agreement that say why on a table with one human rater
+    assert sec <= 83, f"{sec} report-section objects (83 when this bound was set)"

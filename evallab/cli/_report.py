@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -30,6 +31,7 @@ def report(
 
     A grid entry in reports.yaml runs once per combination and shows in the index as a comparison. With
     --scheduler or --local-cluster the runs are Dask tasks; their files come back and are written under OUT only.
+    Exit 1 if a report failed; 2 if every failure was bad input (a malformed table, a bad parameter: its one line).
     """
     from evallab.reporting._batch import run_report
 
@@ -37,11 +39,25 @@ def report(
                          ship_data=ship_data)
     for r in results:
         where = f" (cell {r.cell})" if r.cell is not None else ""
-        line = f"{r.status:6s} {r.name} {r.seconds:6.1f}s" + (f"  {where} {r.error}" if r.error else "")
+        error = f"error: {input_line(r.input_error)}" if r.input_error else r.error
+        line = f"{r.status:6s} {r.name} {r.seconds:6.1f}s" + (f"  {where} {error}" if error else "")
         typer.echo(line, err=r.status != "ok")
     typer.echo(f"wrote {Path(out) / 'index.html'}")
-    if any(r.status != "ok" for r in results):
-        raise typer.Exit(1)
+    failed = [r for r in results if r.status != "ok"]
+    if failed:  # bad input only (a malformed table, a bad parameter): 2, as a command refusing its input
+        raise typer.Exit(2 if all(r.input_error for r in failed) else 1)
+
+
+def input_line(message: str, typed: Mapping[str, str] | None = None) -> str:
+    """A report's bad-input error (:attr:`ReportResult.input_error`) as the one line the command prints: each path
+    ``evallab run`` made absolute shown as typed (``typed``: absolute → as typed), the others relative to the
+    project (:func:`evallab.reporting._batch_export.tidy_paths`, not shortened: the user must find the file); one
+    line however the message is wrapped."""
+    from evallab.reporting._batch_export import tidy_paths
+
+    for absolute, as_typed in sorted((typed or {}).items(), key=lambda kv: -len(kv[0])):
+        message = message.replace(absolute, as_typed)
+    return " ".join(tidy_paths(message, shorten=False).split())
 
 
 def _parameter_pairs(args: list[str]) -> dict[str, str]:
@@ -68,7 +84,8 @@ def run(
 
     Set parameters with -p NAME VALUE (repeatable; --list shows them). Parameters are checked before the kernel starts: an unknown name is refused with the closest valid one, a
     value of the wrong type names the parameter and the expected type. A VALUE is read as a literal (3, 0.5,
-    true, [a, b]) unless the parameter is a str.
+    true, [a, b]) unless the parameter is a str. A report that stops on bad input (a malformed table) prints its
+    one line and exits 2, its partial HTML written; any other failure exits 1.
     """
     if list_:
         from evallab.reporting._params import notebook_parameters
@@ -78,11 +95,12 @@ def run(
         return
     from evallab.reporting._batch import run_notebook
 
-    pairs = _parameter_pairs(ctx.args)
+    pairs, typed = _parameter_pairs(ctx.args), {}
     for key, value in pairs.items():  # the kernel runs in the notebook's folder: a path typed from here made absolute
         if key.endswith("_path") and value and not Path(value).is_absolute() and Path(value).exists() \
                 and not (Path(notebook).parent / value).exists():
             pairs[key] = str(Path(value).resolve())
+            typed[pairs[key]] = value
     res = run_notebook(notebook, pairs, out_dir=out, name=name, from_text=True)
     for f in (res.notebook, res.html):
         if f:
@@ -90,6 +108,9 @@ def run(
     metrics = Path(res.notebook).with_name(f"{res.name}.metrics.json") if res.notebook else None
     if metrics is not None and metrics.exists():
         typer.echo(f"wrote {metrics}")
+    if res.input_error:  # bad input (a malformed table, a design it cannot support): its one line, exit 2
+        typer.echo(f"error: {input_line(res.input_error, typed)}", err=True)
+        raise typer.Exit(2)
     if res.status != "ok":
         where = f"cell {res.cell}: " if res.cell is not None else ""
         typer.echo(f"failed {res.name}: {where}{res.error}", err=True)

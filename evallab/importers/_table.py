@@ -314,6 +314,18 @@ def _mark_humans(df: pd.DataFrame, names: list[str], p: Path) -> pd.DataFrame:
 _NOT_DESIGN = {GOLD_SCORE, *DESIGN_COLUMNS, "source_format", "source_file"}
 
 
+def _looks_like_samples(df: pd.DataFrame, column: str, key: list[str]) -> bool:
+    """Whether ``column`` looks like the index of repeated draws (a sample number): whole numbers from 0 (or 1) up
+    to at most the largest number of rows sharing one key (item, judge …), distinct within each key, so the same
+    few values repeat from one (item, judge) to the next."""
+    v = pd.to_numeric(df[column], errors="coerce")
+    if v.isna().any() or not len(v) or not (v == v.round()).all() or v.min() < 0:
+        return False
+    k = df[key].astype("string").fillna("\0")
+    most = int(k.value_counts().max())
+    return v.max() <= most and v.nunique() <= most and not k.assign(_v=v.to_numpy()).duplicated().any()
+
+
 def _duplicate_hint(df: pd.DataFrame, exc: Exception, src_rows, cmap: dict) -> tuple[str, str, str] | None:
     """For a duplicated key (:func:`evallab.verdicts.validate`'s error on ``df``): ``(message, where, column)``
     naming the unmapped column(s) in which the two rows differ — the likely design column — or ``None``."""
@@ -341,8 +353,16 @@ def _duplicate_hint(df: pd.DataFrame, exc: Exception, src_rows, cmap: dict) -> t
     if "criterion" in df.columns:
         fix = (f"the key's design column 'criterion' (from {cmap.get('criterion', 'criterion')!r}) does not tell them "
                f"apart; combine {differ[0]!r} into it")
+    elif "sample" in df.columns:  # samples are mapped already: only a design column can tell the rows apart
+        fix = f"map it as a design column if the rows answer different questions, e.g. --map criterion={differ[0]}"
+    elif _looks_like_samples(df, differ[0], key):
+        fix = (f"its values look like sample numbers repeating within each (item, judge): map it as the sample "
+               f"column if the rows are repeated draws (--map sample={differ[0]}), or as a design column if they "
+               f"answer different questions (e.g. --map criterion={differ[0]})")
     else:
-        fix = f"map it as the design column, e.g. --map criterion={differ[0]}"
+        fix = (f"map it as a design column if the rows answer different questions (e.g. --map "
+               f"criterion={differ[0]}), or as the sample column if they are repeated draws of one judge "
+               f"(--map sample={differ[0]})")
     return (f"duplicated key: rows {r1} and {r2}{judge} differ only in {what}, which is not part of the key; {fix}",
             f"row {r2}", differ[0])
 

@@ -240,7 +240,20 @@ def describe(df: pd.DataFrame) -> dict:
     >>> print(describe(df)["text"])
     4 pairwise replies to 2 items; 2 items in both orders; gold on every item; one sample per item and order;
     0 unparsed replies (counted, never scored).
+
+    A score table (:func:`evallab.verdicts.is_score_table`: ratings on a scale, no verdict) is described in its
+    own terms by :func:`_describe_scores` — scores, raters (the human ones counted), items, the scale, samples per
+    item and rater — with ``kind`` ``"scores"``:
+
+    >>> s = verdicts.coerce(pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"], "judge": ["ann", "A", "ann", "A"],
+    ...                                   "role": ["human", "judge", "human", "judge"], "verdict": None,
+    ...                                   "score": [4.0, 5.0, 2.0, 3.0]}))
+    >>> print(describe(s)["text"])
+    4 scores from 2 raters (1 human) on 2 items; scores from 2 to 5 (no declared scale); one score per item and
+    rater.
     """
+    if V.is_score_table(df):
+        return _describe_scores(df)
     pw = pairwise(df)
     # a reply with no verdict, no gold and no order says nothing about its kind: it does not make a table "mixed"
     silent = df["verdict"].isna() & df["gold"].isna() & ~df["order"].isin(ORDERS)
@@ -291,6 +304,60 @@ def describe(df: pd.DataFrame) -> dict:
     return {"replies": len(df), "items": items, "kind": kind, "orders": orders, "both_orders": both, "gold": gold,
             "gold_items": gold_items, "samples": samples, "unparsed": unparsed, "design": design,
             "snapshots": V.snapshots(df), "text": "; ".join(parts) + "."}
+
+
+def _describe_scores(df: pd.DataFrame) -> dict:
+    """:func:`describe` for a score table: ``text`` reads "N scores from J raters (H human) on I items", the scale
+    (declared in :data:`evallab.verdicts.SCALE_COLUMNS`, else the scores' range), the samples per item and rater, the
+    rows without a score, the design columns with several values and the same warnings as a verdict table's. The
+    dict keeps :func:`describe`'s keys (``kind`` ``"scores"``; ``replies`` the rows) and adds ``scores`` (rows with
+    a numeric score), ``raters`` and ``humans`` (rater labels ``judge`` or ``judge · strategy``, the human ones by
+    ``role``)."""
+    score = pd.to_numeric(df["score"], errors="coerce")
+    d = df[score.notna()]
+    judge = d["judge"].astype("string").fillna("")
+    strategy = d["strategy"].astype("string").fillna("") if "strategy" in d.columns else judge.str.slice(0, 0)
+    # as the scale estimators label a rater (evallab.metrics._scales.rater_label, not imported: it imports this)
+    d = d.assign(_rater=judge.where(strategy == "", judge + " · " + strategy).astype(str))
+    raters = sorted(d["_rater"].unique())
+    human = (d["role"].astype("string") == "human").fillna(False) if "role" in d.columns else None
+    humans = sorted(d.loc[human.to_numpy(dtype=bool), "_rater"].unique()) if human is not None else []
+    items = int(df[["dataset", "item_id"]].drop_duplicates().shape[0])
+    parts = [f"{len(d):,} score{'' if len(d) == 1 else 's'} from {len(raters)} rater{'' if len(raters) == 1 else 's'} "
+             + (f"({len(humans)} human)" if human is not None else "(no role column: no rater marked human)")
+             + f" on {items:,} item{'' if items == 1 else 's'}"]
+    declared = [c for c in ("scale_min", "scale_max") if c in df.columns and df[c].notna().any()]
+    if len(declared) == 2:
+        lo, hi = float(df["scale_min"].min()), float(df["scale_max"].max())
+        step = f", step {float(df['scale_step'].min()):g}" if "scale_step" in df.columns and \
+            df["scale_step"].notna().any() else ""
+        level = f", {'/'.join(sorted(map(str, df['scale_level'].dropna().unique())))}" if "scale_level" in \
+            df.columns and df["scale_level"].notna().any() else ""
+        parts.append(f"a {lo:g}–{hi:g} scale{step}{level}")
+    elif len(d):
+        parts.append(f"scores from {score.min():g} to {score.max():g} (no declared scale)")
+    keys = [c for c in ("dataset", "item_id", *[c for c in DESIGN_COLUMNS if c not in ("judge", "strategy")],
+                        "criterion", "_rater") if c in d.columns]
+    samples = int(d.groupby(keys, observed=True, dropna=False).size().max()) if len(d) else 0
+    parts.append(f"up to {samples} samples per item and rater" if samples > 1 else "one score per item and rater")
+    unscored = int(len(df) - len(d))
+    if unscored:
+        parts.append(f"{unscored:,} row{'' if unscored == 1 else 's'} without a score (left out)")
+    design = {c: sorted(map(str, df[c].dropna().unique()))[:20] for c in DESIGN_COLUMNS
+              if c in df.columns and df[c].nunique(dropna=True) > 1}
+    shown = {c: v for c, v in design.items() if c not in ("judge", "strategy")}  # the raters say those
+    if shown:
+        plural = {"dataset": "datasets", "subset": "subsets", "model": "models", "anchor_set": "anchor sets"}
+        parts.append("several " + ", ".join(f"{plural[c]} ({len(v)})" for c, v in shown.items()))
+    parts += list(df.attrs.get("left_out", []))
+    for note in (V.snapshot_note(df), _adapted_note(df)):
+        if note:
+            parts.append(f"WARNING: {note}")
+    return {"replies": len(df), "items": items, "kind": "scores", "orders": [], "both_orders": 0,
+            "gold": int(df["gold"].notna().sum()),
+            "gold_items": int(df.loc[df["gold"].notna(), ["dataset", "item_id"]].drop_duplicates().shape[0]),
+            "samples": samples, "unparsed": 0, "design": design, "snapshots": V.snapshots(df),
+            "scores": len(d), "raters": raters, "humans": humans, "text": "; ".join(parts) + "."}
 
 
 def _adapted_note(df: pd.DataFrame) -> str:

@@ -18,12 +18,15 @@ _ABS_PATH = re.compile(r"(?<![\w.~:/+=-])/(?:home|root|tmp|work|Users|usr|opt|va
                        r"/(?:[\w.+@-]+/)*[\w.+@-]*")
 
 
-def tidy_paths(text: str, out_dir: Path | None = None) -> str:
+def tidy_paths(text: str, out_dir: Path | None = None, *, shorten: bool = True) -> str:
     """Absolute paths made relative: to the output folder, then to the project root; anything else under a
-    Python installation shortened to its package path; other absolute paths reduced to their last two parts."""
+    Python installation shortened to its package path; other absolute paths reduced to their last two parts
+    (``shorten=False``: left whole, e.g. a user's own file named in an error message)."""
     if out_dir is not None:
         text = text.replace(str(out_dir) + "/", "")
     text = _strip_roots(text, _project_roots())
+    if not shorten:
+        return text
 
     def short(m):
         p = m.group(0)

@@ -33,6 +33,10 @@ class ReportResult:
     notebook: str | None = None
     cell: int | None = None  # failing code cell, 1-based, counted in the source notebook
     error: str | None = None
+    #: the error's own one-line message when the run failed with one of evallab's bad-input errors
+    #: (:data:`evallab.errors.INPUT_ERRORS`: a malformed table, a design it cannot support, a bad parameter), as the
+    #: kernel raised it; "" for any other failure (a bug, a dead kernel)
+    input_error: str = ""
     metrics: dict = field(default_factory=dict)
     title: str = ""
     question: str = ""  # the notebook's first heading: the question the report answers
@@ -67,6 +71,15 @@ def _jsonable(x):
     except ImportError:  # pragma: no cover
         pass
     return str(x)
+
+
+def is_input_error(name: str) -> bool:
+    """Whether an exception class named ``name`` (a kernel reports only the name, papermill's ``ename``) is one of
+    evallab's bad-input errors: a class of :mod:`evallab.errors` derived from :data:`evallab.errors.INPUT_ERRORS`."""
+    import evallab.errors as errors
+
+    cls = getattr(errors, name, None)
+    return isinstance(cls, type) and issubclass(cls, errors.INPUT_ERRORS)
 
 
 def _title(nb_path: Path) -> str:
@@ -209,6 +222,7 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
         check_parameters(spec.notebook, user_params, where=spec.name)
     except ParameterError as exc:
         res.status, res.error = "failed", str(exc)
+        res.input_error = str(exc)
         return res
     out.mkdir(parents=True, exist_ok=True)
     ipynb, html_path = out / f"{spec.name}.ipynb", out / f"{spec.name}.html"
@@ -240,6 +254,8 @@ def run_one(spec: ReportSpec, out_dir: str | Path, *, kernel: str = "python3", t
         res.status, res.cell = "failed", _code_cell_number(ipynb, int(exc.cell_index))
         first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")
         res.error = f"{exc.ename}: {exc.evalue} [in: {first[:80]}]"
+        if is_input_error(exc.ename):
+            res.input_error = str(exc.evalue)
     except Exception as exc:  # kernel death, bad parameters, unreadable notebook: report, do not stop the batch
         res.status, res.error = "failed", f"{type(exc).__name__}: {exc}"
     if ipynb.exists():

@@ -147,3 +147,27 @@ def test_a_labels_file_with_a_wrong_kind_names_the_row_and_the_kinds(tmp_path, c
     _labels(p, [("pairwise", "tie"), ("scale", "4")])  # the right kinds still import
     t = import_file(p, "labels")
     assert t["verdict"].tolist()[0] == "tie" and t["score"].tolist()[1] == 4.0
+
+
+def test_an_unmapped_sample_column_is_suggested_as_the_sample(tmp_path, capsys):
+    """A repeated-sample column left unmapped (0, 1, 2 within each (item, judge)): the duplicated-key hint names
+    --map sample=rep first (repeated draws) and a design column second (different questions); the first two rows
+    of one key, counted here, are named. A column of words (aspect) keeps the design column first."""
+    rows = [{"item_id": f"i{i}", "judge": j, "rep": s, "score": 1 + (i + s) % 10}
+            for i in range(4) for j in ("judgeA", "judgeB") for s in range(3)]
+    p = tmp_path / "rep.csv"
+    pd.DataFrame(rows).to_csv(p, index=False)
+    first, second = [n for n, r in enumerate(rows, start=1) if (r["item_id"], r["judge"]) == ("i0", "judgeA")][:2]
+    code, text = run_cli(["import", p, "--format", "table", "--out", tmp_path / "t.csv"], capsys)
+    assert code == 2 and len(text.strip().splitlines()) == 1 and "Traceback" not in text
+    assert f"rows {first} and {second} (judge 'judgeA', item_id 'i0') differ only in column 'rep'" in text
+    assert text.index("--map sample=rep") < text.index("--map criterion=rep")
+    assert "repeated draws" in text and "different questions" in text
+    code, _ = run_cli(["import", p, "--format", "table", "--map", "sample=rep", "--out", tmp_path / "t.csv"], capsys)
+    assert code == 0 and len(load_verdicts(tmp_path / "t.csv")) == len(rows)
+
+
+def test_a_design_column_of_words_keeps_the_criterion_hint_first(wide2, capsys, tmp_path):
+    p, _ = wide2
+    code, text = run_cli(["import", p, *WIDE, "--map", "item_id=doc", "--out", tmp_path / "t.csv"], capsys)
+    assert code == 2 and text.index("--map criterion=aspect") < text.index("--map sample=aspect")

@@ -305,3 +305,27 @@ def test_describe_names_a_judge_asked_in_one_order_beside_judges_asked_in_both()
     assert "2 items in both orders; asked in one order only: B (ab) (consistency and Acc. need both);" in text
     both = verdicts.coerce(pd.DataFrame(rows[:4]))
     assert "one order only" not in describe(both)["text"]
+
+
+def test_describe_a_score_table_in_its_own_terms():
+    """A score table (numeric score, no verdict): "N scores from J raters (H human) on I items" with its scale and
+    samples — no pairwise / order / unparsed wording. Counts by hand: 60 items, alice once, judgeA and judgeB three
+    samples each = 60 + 2 × 60 × 3 = 420 scores, 3 raters, 1 human."""
+    rows = [{"item_id": f"i{i}", "judge": j, "role": "human" if j == "alice" else "judge", "sample": s,
+             "score": float(1 + (i + s) % 10), "verdict": None, "scale_min": 1, "scale_max": 10, "scale_step": 1,
+             "scale_level": "ordinal"}
+            for i in range(60) for j, k in (("alice", 1), ("judgeA", 3), ("judgeB", 3)) for s in range(k)]
+    df = V.coerce(pd.DataFrame(rows))
+    assert V.is_score_table(df) and len(df) == 60 + 2 * 60 * 3
+    d = D.describe(df)
+    assert d["text"] == ("420 scores from 3 raters (1 human) on 60 items; a 1–10 scale, step 1, ordinal; up to 3 "
+                         "samples per item and rater.")
+    for word in ("pairwise", "order", "unparsed", "replies"):
+        assert word not in d["text"]
+    assert d["kind"] == "scores" and d["scores"] == 420 and d["raters"] == ["alice", "judgeA", "judgeB"]
+    assert d["humans"] == ["alice"] and d["samples"] == 3 and d["items"] == 60
+    # two rows without a score are counted, and a table without role says no rater is marked human
+    two = pd.concat([df, df.iloc[:2].assign(score=np.nan)], ignore_index=True).drop(columns="role")
+    assert D.describe(two)["text"] == ("420 scores from 3 raters (no role column: no rater marked human) on 60 "
+                                       "items; a 1–10 scale, step 1, ordinal; up to 3 samples per item and rater; "
+                                       "2 rows without a score (left out).")

@@ -36,3 +36,29 @@ def test_papermill_lists_every_parameter_without_a_warning(nb, caplog):
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert not warnings, warnings
     assert list(found) == _declared(nb)
+
+
+#: the range every notebook declaring these parameters gives them (checked before a kernel starts)
+RANGES = {"confidence": (0.0, True, 1.0, True), "n_resamples": (0.0, False, float("inf"), True)}
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_confidence_and_resamples_declare_their_range(nb):
+    """``confidence`` in (0, 1) and ``n_resamples`` in [0, inf) in every notebook that has them (08 had neither)."""
+    from evallab.reporting._params import notebook_parameters
+
+    declared = notebook_parameters(nb)
+    for name, rng in RANGES.items():
+        if name in declared:
+            assert declared[name].constraint == {"range": rng}, (nb.name, declared[name].help)
+
+
+def test_08_refuses_a_confidence_of_95_before_a_kernel_starts(tmp_path, capsys):
+    from cli_helper import run_cli
+
+    nb = REPO_ROOT / "notebooks" / "08_scales.ipynb"
+    for name, value, expected in (("confidence", "95", "in (0, 1)"), ("n_resamples", "-5", ">= 0")):
+        code, text = run_cli(["run", nb, "-p", name, value, "--out", tmp_path / "o"], capsys)
+        assert code == 2 and text.strip() == (f"error: parameter '{name}' of 08_scales.ipynb is {value}; expected "
+                                              f"a value {expected}"), text
+        assert not (tmp_path / "o").exists()  # refused before anything ran or was written

@@ -49,6 +49,6 @@ def test_the_cli_says_it_in_one_line_with_the_status_of_any_refused_table(table,
     other, other_out = run_cli(["run", nb, "-p", "verdicts_path", verdicts, "-p", "judges", "[nobody]",
                                 "-p", "n_resamples", "0", "--out", tmp_path / "b"], capsys)
     assert "judge filter" in other_out  # the other refusal is the one meant
-    assert code == other != 0
-    failed = [ln for ln in out.splitlines() if ln.startswith("failed")]
+    assert code == other == 2  # bad input, as every command refusing its input
+    failed = [ln for ln in out.splitlines() if ln.startswith("error:")]
     assert len(failed) == 1 and "this is a score table" in failed[0] and "Traceback" not in out

@@ -6,6 +6,7 @@ findings / conclusions with one cell. Values checked against scikit-learn, scipy
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from evallab import verdicts
 from evallab.errors import DesignError
-from evallab.metrics import human_ceiling, rater_reliability, score_agreement
+from evallab.metrics import human_ceiling, rater_reliability, score_agreement, score_cut
+from evallab.reporting._context import Report
 from evallab.reporting.sections import labels as L
 from evallab.reporting.sections import scales as S
 from evallab.reporting.sections import score_studies as SS
@@ -159,3 +161,71 @@ def test_the_drift_fallback_picks_two_judges_never_a_human(tmp_path):
     assert f"is {shift:+.2f} scale points" in text and "ranges from" not in text and "the 1 cells" not in text
     one = SS.judge_drift(_table(2, judges=JUDGES[:1]), by=[], n_resamples=0)
     assert len(one.items) == 1 and "1 judge beside the human raters (gpt4o_score)" in one.items[0]
+
+
+def _one_human_table(n_items: int = 60, samples: int = 3, seed: int = 7):
+    """60 items rated 1–10 by one human (alice) and by judgeA / judgeB with 3 samples each; no criterion."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 11, n_items)
+    sc = {"alice": truth[:, None].astype(float)}
+    sc |= {j: np.clip(truth[:, None] + off + rng.integers(-1, 2, (n_items, samples)), 1, 10).astype(float)
+           for j, off in (("judgeA", 1), ("judgeB", -1))}
+    rows = [{"item_id": f"i{i}", "judge": r, "role": "human" if r == "alice" else "judge", "sample": s,
+             "score": v[i, s], "verdict": None, "scale_min": 1.0, "scale_max": 10.0, "scale_step": 1.0,
+             "scale_level": "ordinal"} for r, v in sc.items() for i in range(n_items) for s in range(v.shape[1])]
+    return sc, verdicts.coerce(pd.DataFrame(rows))
+
+
+def test_one_human_rater_every_section_runs_and_says_why(tmp_path):
+    """Defect: report 08 on a table with ONE human rater stopped at the human ceiling's DesignError. Now the
+    judge-vs-human sections show their figures (checked against numpy / scipy on the arrays built here) and each
+    section that needs two human raters says so in one sentence naming alice."""
+    sc, t = _one_human_table()
+    ci = dict(n_resamples=20, confidence=0.95, seed=0)
+    by, _ = S.breakdown(t, ["criterion"])
+    ag = score_agreement(t, by=by, **ci)
+    ce = S.human_ceiling(t, by=by, **ci)
+    rel = S.human_reliability(t, [], by=by, **ci)
+    assert ce.empty and rel.empty
+    # the judges against alice: a judge's samples are averaged per item
+    alice = sc["alice"][:, 0]
+    means = {j: sc[j].mean(axis=1) for j in ("judgeA", "judgeB")}
+    got = ag.set_index("rater")
+    for j, m in means.items():
+        assert got.loc[j, "bias"] == pytest.approx(float(np.mean(m - alice)))
+        assert got.loc[j, "spearman"] == pytest.approx(stats.spearmanr(m, alice).statistic, abs=1e-9)
+    best = max(means, key=lambda j: stats.spearmanr(means[j], alice).statistic)
+    sec = S.best_by_criterion(ag, ce)
+    text = section_text(sec, tmp_path)
+    assert f"{best} agrees best with the human rater alice" in text
+    why = "needs at least two human raters; the table has one (alice)."
+    assert f"The human ceiling {why}" in text and "nan" not in text
+    assert sec.conclusions == [f"The best judge, {best}, is not set against a human ceiling: the human ceiling {why}"]
+    assert section_text(S.ceiling_table(ce), tmp_path) == f"The human ceiling {why}"
+    assert section_text(S.human_disagreement(rel), tmp_path) == f"The humans' agreement with each other {why}"
+    lenient = section_text(S.leniency(ag), tmp_path)
+    assert "most lenient judge × prompt is judgeA" in lenient and "most severe judge × prompt is judgeB" in lenient
+    # drift, pass cut and stability still run
+    drift = section_text(SS.judge_drift(t, by=by, **ci), tmp_path)
+    shift = float(np.mean(means["judgeB"] - means["judgeA"]))
+    assert f"is {shift:+.2f} scale points" in drift
+    assert SS.pass_cut(score_cut(t, threshold=3.0, by=by, **ci), threshold=3.0).findings
+    stab = SS.stability(t, by=by, **ci)
+    sd = {j: float(np.mean(sc[j].std(axis=1, ddof=1))) for j in means}
+    worst = max(sd, key=sd.get)
+    assert stab.findings[0].value == pytest.approx(sd[worst]) and stab.findings[0].sentence.startswith(worst)
+    # the annotator sections: one sentence each
+    panel = L.annotator_panel(L.load_labels("", "", t), by=by, reliability=rel, ceiling=ce, **ci)
+    assert panel.too_few == ["alice"]
+    assert section_text(L.annotators_section(panel), tmp_path) == f"The annotators' agreement {why}"
+    assert section_text(L.alt_test_section(panel), tmp_path) == (
+        "The Alt-Test (Calderon, Reichart & Dror, ACL 2025) needs at least three human raters; the table has one "
+        "(alice).")
+    assert section_text(L.next_round_section(panel), tmp_path) == (
+        f"The plan for the next round of labels (from the annotators' agreement) {why}")
+    # the report renders all of it and saves (the empty ceiling / agreement as empty lists)
+    rep = Report("t", tmp_path)
+    for s in (sec, S.ceiling_table(ce), S.human_disagreement(rel), L.annotators_section(panel)):
+        rep.render(s)
+    doc = json.loads(rep.save({"human_ceiling": ce, "human_agreement": rel}).read_text())
+    assert doc["metrics"]["human_ceiling"] == [] and doc["metrics"]["human_agreement"] == []

@@ -26,6 +26,7 @@ import pandas as pd
 from evallab._results import Measure, Results, results
 from evallab.errors import DesignError
 from evallab.reporting._context import Section
+from evallab.reporting.sections.scales import _too_few_humans
 
 #: the paper's citation, as the sections name the procedure
 ALT_TEST = ("the Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025): for each annotator left out, a "
@@ -43,7 +44,7 @@ class Panel:
     ``kind`` is ``"scores"`` or ``"verdicts"``; ``pairs`` / ``panel`` / ``each`` / ``gold`` / ``judge_gold`` /
     ``alt`` are :class:`~evallab.Results` (``judge_gold`` only for verdicts; ``alt`` None with ``alt_reason``
     saying why when the Alt-Test cannot be run); ``plan_inputs`` are the figures :func:`next_round_section`
-    plans from.
+    plans from. With fewer than two annotators, ``too_few`` names them and the tables are empty.
     """
 
     kind: str
@@ -61,6 +62,9 @@ class Panel:
     alpha: float = 0.05
     confidence: float = 0.95
     plan_inputs: dict = field(default_factory=dict)
+    #: the annotators found when fewer than two (None otherwise): nothing is computed and each section says in one
+    #: sentence that it needs at least two human raters, naming the ones the table has
+    too_few: list[str] | None = None
 
 
 def load_labels(labels_path: str = "", judges_path: str = "", table: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -138,7 +142,8 @@ def _score_panel(d, by, hs, ci, reliability, ceiling):
     d = d[d["_rater"].isin(hs)]  # the annotators' rows only: every figure here is theirs
     # named as the estimators name a rater (judge · strategy): a labels file's annotators carry strategy "human"
     d = d.assign(judge=d["_rater"], strategy="")
-    same = reliability is not None and ceiling is not None and set(map(str, ceiling["rater"])) == set(hs) \
+    same = reliability is not None and ceiling is not None and "rater" in ceiling.columns \
+        and set(map(str, ceiling["rater"])) == set(hs) \
         and list(getattr(reliability, "keys", None) or []) == list(by)
     panel = reliability if same else rater_reliability(d, hs, by=by, **ci)
     each = ceiling if same else human_ceiling(d, humans=hs, by=by, **ci)
@@ -260,8 +265,9 @@ def annotator_panel(table: pd.DataFrame, *, annotators: Sequence[str] = (), judg
     Raises
     ------
     DesignError
-        Fewer than two annotators; no judge. (Fewer than three annotators only leaves the Alt-Test out, with the
-        reason in ``alt_reason``.)
+        No judge; no annotator named and no ``role`` column. (Fewer than two annotators computes nothing, named in
+        ``too_few``, so each section says why; fewer than three only leaves the Alt-Test out, with the reason in
+        ``alt_reason``.)
     """
     from evallab.metrics._scales import scale_of
 
@@ -277,9 +283,10 @@ def annotator_panel(table: pd.DataFrame, *, annotators: Sequence[str] = (), judg
     else:
         raise DesignError("no annotators named: pass annotators=[...] or give the table a 'role' column "
                           "(human/judge)", column="role")
-    if len(hs) < 2:
-        raise DesignError(f"the annotators' agreement needs at least two annotators; the table has {hs}",
-                          column="judge")
+    if len(hs) < 2:  # every section says so in one sentence (Panel.too_few) instead of failing the report
+        none = results(pd.DataFrame(), [])
+        return Panel("scores", hs, [], [], none, none, none, none, epsilon=epsilon, alpha=alpha,
+                     confidence=confidence, too_few=hs)
     by = [c for c in by if d.loc[d["_rater"].isin(hs), c].notna().all()]  # a labels file has no criterion
     js = [str(j) for j in judges] or sorted(set(map(str, d["_rater"].unique())) - set(hs))
     if not js:
@@ -319,6 +326,8 @@ def annotators_section(panel: Panel) -> Section:
     the gold they produced (the mean on scores; the majority with the no-majority count on verdicts), each
     annotator against the others, and (verdicts) each judge against the majority gold."""
     p, sec = panel, Section()
+    if p.too_few is not None:
+        return sec.text(_too_few_humans("The annotators' agreement", p.too_few))
     n = len(p.annotators)
     if p.kind == "scores":
         r = p.panel.reset_index(drop=True)
@@ -397,6 +406,9 @@ def alt_test_section(panel: Panel) -> Section:
     would pass — the overall count first, then the best configuration, then the table; one line saying why when
     the table cannot support the test (fewer than 3 annotators per item)."""
     p, sec = panel, Section()
+    if p.too_few is not None:  # the test needs three annotators per item (Calderon et al. 2025)
+        return sec.text(_too_few_humans("The Alt-Test (Calderon, Reichart & Dror, ACL 2025)", p.too_few,
+                                        at_least=3))
     if p.alt is None:
         return sec.text(p.alt_reason)
     a = p.alt.reset_index(drop=True)
@@ -469,6 +481,9 @@ def next_round_section(panel: Panel, *, half_width: float = 0.05, coefficient_ha
     from evallab.metrics import gold_for_half_width
 
     p, sec = panel, Section()
+    if p.too_few is not None:
+        return sec.text(_too_few_humans("The plan for the next round of labels (from the annotators' agreement)",
+                                        p.too_few))
     rows = []
     col = "alpha_ordinal" if p.kind == "scores" else "alpha"
     r = p.panel.reset_index(drop=True)

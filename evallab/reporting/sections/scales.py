@@ -106,6 +106,53 @@ def load_table(verdicts_path: str = "", hanna_path: str = "", *, criteria: Seque
                       prompts=[int(p) for p in prompts] or None)
 
 
+def _humans_in(table: pd.DataFrame, humans: Sequence[str] = ()) -> list[str]:
+    """The human raters of a score table: ``humans`` when given, else the judges whose ``role`` is ``human``
+    (:func:`evallab.metrics._scales.humans_of`)."""
+    return scales.humans_of(scales.require_scores(table), list(humans) or None)
+
+
+def _too_few_humans(what: str, humans: Sequence[str], *, at_least: int = 2) -> str:
+    """The one sentence a section shows in place of ``what`` (e.g. "The human ceiling") when the table has fewer
+    than ``at_least`` human raters: what it needs, and how many the table has, named."""
+    n = len(humans)
+    has = "none" if not n else f"{'one' if n == 1 else _count(n)} ({', '.join(map(str, humans))})"
+    return f"{what} needs at least {_count(at_least)} human raters; the table has {has}."
+
+
+def _not_computed(why: str, humans: Sequence[str], by: Sequence[str]) -> Results:
+    """An empty :class:`~evallab.Results` standing for an estimator the table cannot support; ``attrs["why"]``
+    is the sentence the sections show instead, ``attrs["humans"]`` the human raters the table has."""
+    from evallab._results import results
+
+    res = results(pd.DataFrame(), [], keys=list(by))
+    res.attrs.update(why=why, humans=[str(h) for h in humans])
+    return res
+
+
+def human_ceiling(table: pd.DataFrame, *, humans: Sequence[str] = (), by: Sequence[str] = ("criterion",),
+                  **ci) -> Results:
+    """Report 08's human ceiling: :func:`evallab.metrics.human_ceiling` (each human against the mean of the other
+    humans, leave one rater out) — or, on a table with fewer than two human raters, an empty
+    :class:`~evallab.Results` whose ``attrs["why"]`` says so (the report's sections state it instead of failing).
+    ``ci``: ``confidence``, ``n_resamples``, ``seed``."""
+    hs = _humans_in(table, humans)
+    if len(hs) < 2:
+        return _not_computed(_too_few_humans("The human ceiling", hs), hs, by)
+    return scales.human_ceiling(table, humans=list(humans) or None, by=by, **ci)
+
+
+def human_reliability(table: pd.DataFrame, humans: Sequence[str] = (), *, by: Sequence[str] = ("criterion",),
+                      **ci) -> Results:
+    """Report 08's inter-annotator agreement of the human raters: :func:`evallab.metrics.rater_reliability`
+    (Krippendorff's alpha, ICC, weighted kappa) — or, on a table with fewer than two human raters, an empty
+    :class:`~evallab.Results` whose ``attrs["why"]`` says so. ``ci``: ``confidence``, ``n_resamples``, ``seed``."""
+    hs = _humans_in(table, humans)
+    if len(hs) < 2:
+        return _not_computed(_too_few_humans("The humans' agreement with each other", hs), hs, by)
+    return scales.rater_reliability(table, list(humans) or None, by=by, **ci)
+
+
 def _check(measure: str) -> None:
     if measure not in RANKED:
         raise ParameterError(f"measure {measure!r}; expected one of {sorted(RANKED)}")
@@ -127,11 +174,14 @@ def _cells(res: pd.DataFrame):
 def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "spearman") -> Section:
     """Per criterion, the judge × prompt whose ``measure`` against the human mean is highest, with its interval,
     beside the human ceiling (the mean over humans of one human against the others) and whether the best judge
-    reaches it: its interval covers or exceeds the ceiling."""
+    reaches it: its interval covers or exceeds the ceiling. Without a ceiling (fewer than two human raters:
+    :func:`human_ceiling`'s ``attrs["why"]``), the best judge per cell and that one sentence."""
     _check(measure)
     sec = Section()
     if agreement.empty:
         return sec.text("No judge has scores on the items the humans rated: nothing to compare.")
+    if ceiling.attrs.get("why"):
+        return _best_without_ceiling(agreement, ceiling, measure)
     rows = []
     for name, g in _cells(agreement):
         g = g[g[measure].notna()]
@@ -153,17 +203,53 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
                    "covers it)" if reach else "below the human ceiling")
         sec.finding(f"{where}{agreement.loc[i, 'rater']} agrees best with the human mean ({RANKED[measure]}); the "
                     f"humans' own leave-one-out figure is {ceil:.2f}: the judge is {verdict}.", best)
-    shown = {"rater": "Judge · prompt", measure: RANKED[measure]}
-    for extra in ("kendall", "sys_kendall", "kappa_quadratic"):
-        if extra != measure:
-            shown[extra] = agreement.measures[extra].label
-    top = agreement.sort_values([*_by(agreement), measure], ascending=[True] * len(_by(agreement)) + [False])
-    sec.table(top, {**{k: k.capitalize() for k in _by(agreement)}, **shown},
+    top, cols = _ranking(agreement, measure)
+    sec.table(top, cols,
               caption=f"Every judge × prompt against the human mean, by criterion (ranked by {RANKED[measure]})",
               csv_name="agreement")
     sec.metrics["best_by_criterion"] = pd.DataFrame(rows).to_dict("records")
     sec.conclusions.append(_reach_conclusion(rows, measure))
     sec.caveats += [_ceiling_caveat(_n_humans(ceiling)), ROUNDING_CAVEAT, _system_caveat(_n_systems(agreement))]
+    return sec
+
+
+def _ranking(agreement: Results, measure: str) -> tuple[pd.DataFrame, dict]:
+    """Every judge × prompt ranked by ``measure`` within its cell, and the columns shown."""
+    shown = {"rater": "Judge · prompt", measure: RANKED[measure]}
+    for extra in ("kendall", "sys_kendall", "kappa_quadratic"):
+        if extra != measure:
+            shown[extra] = agreement.measures[extra].label
+    top = agreement.sort_values([*_by(agreement), measure], ascending=[True] * len(_by(agreement)) + [False])
+    return top, {**{k: k.capitalize() for k in _by(agreement)}, **shown}
+
+
+def _best_without_ceiling(agreement: Results, ceiling: Results, measure: str) -> Section:
+    """:func:`best_by_criterion` on a table without a human ceiling (fewer than two human raters): the best judge
+    per cell against the human rating, and the ceiling's one sentence (``ceiling.attrs["why"]``) in place of the
+    comparison."""
+    sec = Section()
+    hs = ceiling.attrs.get("humans") or []
+    ref = f"the human rater {hs[0]}" if len(hs) == 1 else "the human mean"
+    rows = []
+    for name, g in _cells(agreement):
+        g = g[g[measure].notna()]
+        if g.empty:
+            continue
+        i = g[measure].astype(float).idxmax()
+        rows.append({"criterion": name, "best": agreement.loc[i, "rater"], "ceiling": None,
+                     "verdict": "no human ceiling"})
+        where = f"On {name}, " if name else ""
+        sec.finding(f"{where}{agreement.loc[i, 'rater']} agrees best with {ref} ({RANKED[measure]})",
+                    agreement.estimate(measure, agreement.index.get_loc(i)))
+    sec.text(ceiling.attrs["why"])
+    top, cols = _ranking(agreement, measure)
+    sec.table(top, cols, caption=f"Every judge × prompt against {ref} (ranked by {RANKED[measure]})",
+              csv_name="agreement")
+    sec.metrics["best_by_criterion"] = rows
+    why = ceiling.attrs["why"]
+    best = f"The best judge, {rows[0]['best']}, is" if len(rows) == 1 else "The best judges are"
+    sec.conclusions.append(f"{best} not set against a human ceiling: {why[0].lower()}{why[1:]}")
+    sec.caveats += [ROUNDING_CAVEAT, _system_caveat(_n_systems(agreement))]
     return sec
 
 
@@ -190,6 +276,8 @@ def ceiling_table(ceiling: Results, *, measure: str = "spearman") -> Section:
     """The human ceiling: each human against the mean of the others, per criterion, with intervals."""
     _check(measure)
     sec = Section()
+    if ceiling.attrs.get("why"):
+        return sec.text(ceiling.attrs["why"])
     if ceiling.empty:
         return sec.text("The table has fewer than two human raters on common items: no human ceiling.")
     cols = {**{k: k.capitalize() for k in _by(ceiling)}, "rater": "Human", measure: RANKED[measure],
@@ -230,6 +318,8 @@ def human_disagreement(reliability: Results) -> Section:
     """Which criteria the humans disagree on: Krippendorff's alpha (ordinal, interval), ICC(2,1), ICC(3,1),
     ICC(2,k) and the mean pairwise weighted kappa of the human raters, per criterion."""
     sec = Section()
+    if reliability.attrs.get("why"):
+        return sec.text(reliability.attrs["why"])
     if reliability.empty:
         return sec.text("The table has fewer than two human raters on common items: no inter-annotator agreement.")
     r = reliability.reset_index(drop=True)
@@ -256,4 +346,5 @@ def human_disagreement(reliability: Results) -> Section:
     return sec
 
 
-__all__ = ["best_by_criterion", "breakdown", "ceiling_table", "human_disagreement", "leniency", "load_table"]
+__all__ = ["best_by_criterion", "breakdown", "ceiling_table", "human_ceiling", "human_disagreement",
+           "human_reliability", "leniency", "load_table"]
