@@ -183,11 +183,7 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
     if ceiling.attrs.get("why"):
         return _best_without_ceiling(agreement, ceiling, measure)
     rows = []
-    for name, g in _cells(agreement):
-        g = g[g[measure].notna()]
-        if g.empty:
-            continue
-        i = g[measure].astype(float).idxmax()
+    for name, i in _best_per_cell(agreement, measure):
         best = agreement.estimate(measure, agreement.index.get_loc(i))
         ce = ceiling
         for k in _by(agreement):
@@ -213,6 +209,14 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
     return sec
 
 
+def _best_per_cell(agreement: Results, measure: str):
+    """(cell name, index label of the judge with the highest ``measure``) per design cell with a value."""
+    for name, g in _cells(agreement):
+        g = g[g[measure].notna()]
+        if not g.empty:
+            yield name, g[measure].astype(float).idxmax()
+
+
 def _ranking(agreement: Results, measure: str) -> tuple[pd.DataFrame, dict]:
     """Every judge × prompt ranked by ``measure`` within its cell, and the columns shown."""
     shown = {"rater": "Judge · prompt", measure: RANKED[measure]}
@@ -231,11 +235,7 @@ def _best_without_ceiling(agreement: Results, ceiling: Results, measure: str) ->
     hs = ceiling.attrs.get("humans") or []
     ref = f"the human rater {hs[0]}" if len(hs) == 1 else "the human mean"
     rows = []
-    for name, g in _cells(agreement):
-        g = g[g[measure].notna()]
-        if g.empty:
-            continue
-        i = g[measure].astype(float).idxmax()
+    for name, i in _best_per_cell(agreement, measure):
         rows.append({"criterion": name, "best": agreement.loc[i, "rater"], "ceiling": None,
                      "verdict": "no human ceiling"})
         where = f"On {name}, " if name else ""
