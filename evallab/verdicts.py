@@ -1006,6 +1006,31 @@ def _numeric_scores(df: pd.DataFrame) -> pd.Series:
     return pd.to_numeric(df["score"], errors="coerce").astype(float)
 
 
+def rater_label(df: pd.DataFrame) -> pd.Series:
+    """How the scale estimators, reports and :func:`evallab.describe` name a rater: ``judge`` alone where
+    ``strategy`` is empty or absent, else ``judge · strategy`` (a judge under two prompts is two raters). Returns a
+    string Series aligned with ``df``; NA where ``judge`` is NA.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rater_label(pd.DataFrame({"judge": ["ann", "gpt", "gpt"], "strategy": ["", "p1", "p2"]})).tolist()
+    ['ann', 'gpt · p1', 'gpt · p2']
+    """
+    j = df["judge"].astype("string")
+    s = df["strategy"].astype("string").fillna("") if "strategy" in df.columns else pd.Series("", index=df.index,
+                                                                                               dtype="string")
+    # built on the distinct (judge, strategy) pairs (a few dozen), then spread to the rows: a rating table is long
+    jc, ju = pd.factorize(j, use_na_sentinel=True)
+    sc, su = pd.factorize(s)
+    pair = jc.astype(np.int64) * len(su) + sc
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    jj = pd.Series(pd.array(ju, dtype="string").take(pairs // len(su), allow_fill=True), dtype="string")
+    ss = pd.Series(pd.array(su, dtype="string").take(pairs % len(su)), dtype="string")
+    labels = jj.where(ss == "", jj + " · " + ss)
+    return pd.Series(labels.array.take(inverse.ravel()), index=df.index, dtype="string", name=j.name)
+
+
 def is_score_table(df: pd.DataFrame) -> bool:
     """Whether ``df`` is a score table — ratings on a scale and nothing a verdict estimator can use: at least one
     numeric ``score`` and every ``verdict`` empty (NA or blank) or no ``verdict`` column.

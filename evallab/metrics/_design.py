@@ -315,10 +315,7 @@ def _describe_scores(df: pd.DataFrame) -> dict:
     ``role``)."""
     score = pd.to_numeric(df["score"], errors="coerce")
     d = df[score.notna()]
-    judge = d["judge"].astype("string").fillna("")
-    strategy = d["strategy"].astype("string").fillna("") if "strategy" in d.columns else judge.str.slice(0, 0)
-    # as the scale estimators label a rater (evallab.metrics._scales.rater_label, not imported: it imports this)
-    d = d.assign(_rater=judge.where(strategy == "", judge + " · " + strategy).astype(str))
+    d = d.assign(_rater=V.rater_label(d).fillna("").astype(str))  # as the scale estimators name a rater
     raters = sorted(d["_rater"].unique())
     human = (d["role"].astype("string") == "human").fillna(False) if "role" in d.columns else None
     humans = sorted(d.loc[human.to_numpy(dtype=bool), "_rater"].unique()) if human is not None else []

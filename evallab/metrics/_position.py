@@ -142,7 +142,7 @@ BPC_MEASURES = [
     _rate("strict_accuracy", "Right in both orders", "pairs_with_gold", "pairs"),
     _rate("abstention", "Abstention", "pairs_with_gold", "pairs"),
 ]
-#: the measures of :func:`anchor_effect` (n: the items every compared strategy judged)
+#: the measures of :func:`anchor_effect` (each figure's n: the items it rests on)
 ANCHOR_MEASURES = [
     _count("items", "Items"),
     _count("first_slot_items", "Items with a decisive reply"),

@@ -115,7 +115,7 @@ def wide(df: pd.DataFrame, raters: Sequence[str], by: Sequence[str] = ()) -> pd.
     """Scores as items × raters (one column per judge label, ``<judge> · <strategy>`` when the strategy is set);
     rows = (by…, subset, item_id), sorted; a rater's several scores of one item (samples) are averaged."""
     d = require_scores(df)
-    label = rater_label(d)
+    label = V.rater_label(d)
     keep = label.isin(list(raters)).to_numpy(dtype=bool)
     d, label = d[keep], label[keep]
     idx = [*by, "subset", "item_id"]
@@ -136,21 +136,6 @@ def wide(df: pd.DataFrame, raters: Sequence[str], by: Sequence[str] = ()) -> pd.
     out = pd.DataFrame(m, index=index, columns=list(cuniq))
     out.columns.name = "_rater"
     return out
-
-
-def rater_label(df: pd.DataFrame) -> pd.Series:
-    """``judge`` alone where ``strategy`` is empty, else ``judge · strategy``."""
-    j = df["judge"].astype("string")
-    s = df["strategy"].astype("string").fillna("")
-    # built on the distinct (judge, strategy) pairs (a few dozen), then spread to the rows: a rating table is long
-    jc, ju = pd.factorize(j, use_na_sentinel=True)
-    sc, su = pd.factorize(s)
-    pair = jc.astype(np.int64) * len(su) + sc
-    pairs, inverse = np.unique(pair, return_inverse=True)
-    jj = pd.Series(pd.array(ju, dtype="string").take(pairs // len(su), allow_fill=True), dtype="string")
-    ss = pd.Series(pd.array(su, dtype="string").take(pairs % len(su)), dtype="string")
-    labels = jj.where(ss == "", jj + " · " + ss)
-    return pd.Series(labels.array.take(inverse.ravel()), index=df.index, dtype="string", name=j.name)
 
 
 # ------------------------------------------------------------------------------------------- the statistics
@@ -583,7 +568,7 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
     if missing:
         raise DesignError(f"by={list(by)}: the table has no column {missing[0]!r}", column=missing[0])
     sc = scale_of(d, scale)
-    labels = rater_label(d)
+    labels = V.rater_label(d)
     js = list(judges) if judges else sorted(set(map(str, labels.unique())) - set(hs))
     rows = []
     for key, g in (d.groupby(list(by), observed=True, sort=True) if by else [((), d)]):

@@ -43,11 +43,11 @@ from evallab.metrics._scales import (
     _table_stats,
     _weighted_kappa,
     humans_of,
-    rater_label,
     require_scores,
     scale_of,
     wide,
 )
+from evallab.verdicts import rater_label
 
 
 # ------------------------------------------------------------------------------------------- shared pieces

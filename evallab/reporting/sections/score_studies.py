@@ -15,8 +15,9 @@ import pandas as pd
 
 from evallab._results import Results
 from evallab.metrics import _score_studies as ST
-from evallab.metrics._scales import humans_of, rater_label, require_scores
+from evallab.metrics._scales import humans_of, require_scores
 from evallab.reporting._context import Section
+from evallab.verdicts import rater_label
 
 STABILITY_SIMULATED = ("score_stability's intervals are checked on simulated repeated samples (make coverage, "
                        "--only scale-studies).")
