@@ -416,11 +416,17 @@ def snapshots(df: pd.DataFrame) -> pd.DataFrame:
     cols = ["judge", "model", "replies", "items", "share"]
     if df.empty or "model" not in df.columns:
         return pd.DataFrame(columns=cols)
-    d = df[df["model"].notna()]
-    n = d.groupby("judge", observed=True)["model"].nunique()
-    multi = n[n > 1].index
-    if not len(multi):
+    # the distinct (judge, model) pairs from integer codes: reports ask this of the same long table many times,
+    # and a row selection of every column is what it would cost otherwise
+    has = df["model"].notna().to_numpy(dtype=bool)
+    jc, ju = codes(df["judge"])
+    mc, mu = codes(df["model"])
+    pairs = np.unique(jc[has].astype(np.int64) * len(mu) + mc[has])
+    per_judge = np.bincount(pairs // len(mu), minlength=len(ju))
+    if not (per_judge > 1).any():
         return pd.DataFrame(columns=cols)
+    multi = ju[np.flatnonzero(per_judge > 1)]
+    d = df[has]
     d = d[d["judge"].isin(multi)]
     key = ["judge", "model"]
     out = pd.DataFrame({"replies": d.groupby(key, observed=True).size(),

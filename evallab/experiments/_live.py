@@ -37,7 +37,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -300,24 +300,62 @@ def _save_ledger(out: Path, ledger: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ reading
-def load_live(folder: str | Path = LIVE_DIR) -> dict[str, pd.DataFrame] | None:
+class LiveRun(Mapping):
+    """The committed live run as a read-only mapping study → verdict table, plus ``"card"`` → the run card (a dict).
+
+    A study's parts are read when it is first looked up (then kept): a report reads the one or two studies it shows,
+    not the whole run. ``study in run`` is answered from the run card without reading anything.
+    """
+
+    def __init__(self, folder: Path, card: dict):
+        self.folder, self.card = folder, card
+        self._parts = {study: [p for p in run.get("parts", []) if (folder / p["table"]).exists()]
+                       for study, run in card.get("studies", {}).items()}
+        self._parts = {k: v for k, v in self._parts.items() if v}
+        self._loaded: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, key: str):
+        if key == "card":
+            return self.card
+        if key not in self._parts:
+            raise KeyError(key)
+        if key not in self._loaded:
+            from evallab.datasets import load_verdicts
+
+            self._loaded[key] = pd.concat(
+                [load_verdicts(self.folder / p["table"]).assign(structured=str(p.get("structured") or "text"))
+                 for p in self._parts[key]], ignore_index=True)
+        return self._loaded[key]
+
+    def __iter__(self):
+        return iter([*self._parts, "card"])
+
+    def __len__(self) -> int:
+        return len(self._parts) + 1
+
+    def __repr__(self) -> str:
+        return f"LiveRun({str(self.folder)!r}, studies={list(self._parts)})"
+
+
+def load_live(folder: str | Path = LIVE_DIR) -> LiveRun | None:
     """The committed live verdict tables by study (``position``, ``text``, ``drift``, ``inflation``, ``probe``),
     each the concatenation of its parts with a ``structured`` column (the part's response format: ``llamacpp``
-    or ``text``), and the run card under ``"card"``; ``None`` when the folder holds no run card."""
-    from evallab.datasets import load_verdicts
+    or ``text``), and the run card under ``"card"``; ``None`` when the folder holds no run card.
 
+    Returns
+    -------
+    LiveRun or None
+        A read-only mapping (study → DataFrame, ``"card"`` → dict); each study's files are read on first lookup.
+
+    Raises
+    ------
+    DataError
+        From :func:`evallab.datasets.load_verdicts`, naming the file, when a study's table is malformed (on lookup).
+    """
     folder = Path(folder)
     if not (folder / "run_card.json").exists():
         return None
-    card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
-    out: dict[str, pd.DataFrame] = {}
-    for study, run in card.get("studies", {}).items():
-        parts = [load_verdicts(folder / p["table"]).assign(structured=str(p.get("structured") or "text"))
-                 for p in run.get("parts", []) if (folder / p["table"]).exists()]
-        if parts:
-            out[study] = pd.concat(parts, ignore_index=True)
-    out["card"] = card  # type: ignore[assignment]
-    return out
+    return LiveRun(folder, json.loads((folder / "run_card.json").read_text(encoding="utf-8")))
 
 
 def load_pointwise(folder: str | Path = LIVE_DIR,

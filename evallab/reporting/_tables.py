@@ -234,30 +234,34 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
                 d = 0  # counts stored as floats; a kappa of exactly 1 keeps its decimals
         signed = unit in ("pp", "pp_pct")
         col = []
+        # the columns each cell reads, looked up once (a column lookup per cell dominated long tables)
+        lo_hi_s = [df[x] for x in intervals[c]] if c in intervals else []
+        note_s = df[note] if note and note in df.columns else None
+        rm = row_methods.get(c)
+        rm_s = df[rm[0]] if rm is not None and rm[0] in df.columns else None
         for i in range(len(df)):
             v = s.iat[i]
             point = ""
             if is_num:
                 t = fmt_number(v, unit, d, signed)
                 if c in intervals and t != DASH:
-                    lo_v, hi_v = (df[x].iat[i] for x in intervals[c])
+                    lo_v, hi_v = (x.iat[i] for x in lo_hi_s)
                     lo, hi = (fmt_number(x, unit, d, signed) for x in (lo_v, hi_v))
                     if _same_point(lo_v, hi_v):  # a degenerate interval is never printed as [x, x]
                         point = DEGENERATE_NOTE
                     elif lo != DASH or hi != DASH:
                         t = f"{t} [{lo}, {hi}]"
-                        rm = row_methods.get(c)
-                        if rm is not None and isinstance(df[rm[0]].iat[i], str) and df[rm[0]].iat[i] and \
-                                df[rm[0]].iat[i] != rm[1]:  # this row's interval has another method
-                            point = f"interval: {df[rm[0]].iat[i]}"
-                    elif note and isinstance(df[note].iat[i], str) and df[note].iat[i].strip():
-                        point = df[note].iat[i].strip()  # no interval: the row's note says why
+                        rmv = rm_s.iat[i] if rm_s is not None else None
+                        if isinstance(rmv, str) and rmv and rmv != rm[1]:  # this row's interval has another method
+                            point = f"interval: {rmv}"
+                    elif note_s is not None and isinstance(note_s.iat[i], str) and note_s.iat[i].strip():
+                        point = note_s.iat[i].strip()  # no interval: the row's note says why
             else:
                 t = fmt_value(v) if not (isinstance(v, float) and math.isnan(v)) else DASH
             if t == DASH:
                 why = ""
-                if note and isinstance(df[note].iat[i], str) and df[note].iat[i].strip():
-                    why = df[note].iat[i].strip()
+                if note_s is not None and isinstance(note_s.iat[i], str) and note_s.iat[i].strip():
+                    why = note_s.iat[i].strip()
                 missing_notes.append(why)
                 t = DASH + (f"<sup>{_note_index(missing_notes, why)}</sup>" if why else "")
             elif point:

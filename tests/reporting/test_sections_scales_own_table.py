@@ -128,7 +128,7 @@ def test_the_wording_comes_from_the_table(tmp_path, n_humans):
     e = ag.estimate("spearman", i)
     word = "at or above" if e.value >= ceil else "within reach of" if e.high >= ceil else "below"
     assert sec.conclusions == [f"The best judge, {ag.loc[i, 'rater']}, is {word} the human ceiling "
-                               f"(Spearman's ρ over stories, {ceil:.2f})."]
+                               f"(Spearman's ρ over items, {ceil:.2f})."]
     assert f"the judge is {'at or above' if word == 'at or above' else 'within' if word != 'below' else 'below'}" \
         in sec.findings[0].sentence
     hd = S.human_disagreement(rel)
@@ -204,7 +204,7 @@ def test_one_human_rater_every_section_runs_and_says_why(tmp_path):
     assert section_text(S.ceiling_table(ce), tmp_path) == f"The human ceiling {why}"
     assert section_text(S.human_disagreement(rel), tmp_path) == f"The humans' agreement with each other {why}"
     lenient = section_text(S.leniency(ag), tmp_path)
-    assert "most lenient judge × prompt is judgeA" in lenient and "most severe judge × prompt is judgeB" in lenient
+    assert "most lenient judge is judgeA" in lenient and "most severe judge is judgeB" in lenient
     # drift, pass cut and stability still run
     drift = section_text(SS.judge_drift(t, by=by, **ci), tmp_path)
     shift = float(np.mean(means["judgeB"] - means["judgeA"]))
@@ -229,3 +229,36 @@ def test_one_human_rater_every_section_runs_and_says_why(tmp_path):
         rep.render(s)
     doc = json.loads(rep.save({"human_ceiling": ce, "human_agreement": rel}).read_text())
     assert doc["metrics"]["human_ceiling"] == [] and doc["metrics"]["human_agreement"] == []
+
+
+def test_repeated_samples_are_said_not_averaged_silently(tmp_path):
+    """A judge that scored some items twice under a strategy: report 08's breakdown section says which raters,
+    how many scores at most and on how many items (hand counts), and the estimator uses the per-item mean —
+    checked against pandas' groupby mean and scipy."""
+    rng = np.random.default_rng(3)
+    rows = [{"item_id": f"q{i}", "judge": h, "role": "human", "score": float(rng.integers(1, 6))}
+            for i in range(12) for h in ("ann", "ben")]
+    for i in range(12):
+        for s in range(3 if i < 5 else 1):  # 5 items scored three times, the rest once
+            rows.append({"item_id": f"q{i}", "judge": "gpt", "strategy": "rubric-v2", "role": "judge", "sample": s,
+                         "score": float(rng.integers(1, 6))})
+    t = verdicts.coerce(pd.DataFrame(rows).assign(verdict=pd.NA))
+    by, sec = S.breakdown(t, ["criterion"])
+    text = section_text(sec, tmp_path)
+    assert by == []
+    assert "1 rater scored an item more than once (gpt · rubric-v2: up to 3 scores on 5 of 12 items)" in text
+    # the mean per item is what the agreement figures use
+    ag = score_agreement(t, humans=["ann", "ben"], by=by, n_resamples=0)
+    g = pd.DataFrame(rows)
+    judge = g[g["judge"] == "gpt"].groupby("item_id")["score"].mean()
+    human = g[g["role"] == "human"].groupby("item_id")["score"].mean()
+    assert ag.loc[0, "rater"] == "gpt · rubric-v2"
+    assert ag.loc[0, "spearman"] == pytest.approx(stats.spearmanr(judge, human.loc[judge.index]).statistic)
+    # a table without repeats gets no such sentence, and the strategy is named as the table names it
+    once = t[~t.duplicated(["item_id", "judge"])]
+    assert "more than once" not in section_text(S.breakdown(once, ["criterion"])[1], tmp_path)
+    ce = human_ceiling(once, humans=["ann", "ben"], by=[], n_resamples=0)
+    lenient = section_text(S.leniency(score_agreement(once, humans=["ann", "ben"], by=[], n_resamples=0)), tmp_path)
+    assert "judge × strategy is gpt · rubric-v2" in lenient and "prompt" not in lenient
+    assert "Judge · strategy" in section_text(S.best_by_criterion(
+        score_agreement(once, humans=["ann", "ben"], by=[], n_resamples=0), ce), tmp_path)

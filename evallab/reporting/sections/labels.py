@@ -26,7 +26,7 @@ import pandas as pd
 from evallab._results import Measure, Results, results
 from evallab.errors import DesignError
 from evallab.reporting._context import Section
-from evallab.reporting.sections.scales import _too_few_humans
+from evallab.reporting.sections.scales import _too_few_humans, _rater_words
 
 #: the paper's citation, as the sections name the procedure
 ALT_TEST = ("the Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025): for each annotator left out, a "
@@ -413,7 +413,8 @@ def alt_test_section(panel: Panel) -> Section:
         return sec.text(p.alt_reason)
     a = p.alt.reset_index(drop=True)
     eps = p.epsilon
-    cells = " × ".join(["judge", *(["prompt"] if a["judge"].str.contains(" · ").any() else []), *p.by])
+    header, noun = _rater_words(a["judge"])
+    cells = " × ".join([noun, *p.by])
     k, n = int(a["passes"].sum()), len(a)
     at_01 = int((a["min_epsilon"].astype(float) <= 0.1).sum())
     sec.text(f"{k} of {n} ({cells}) configurations pass the Alt-Test at ε = {eps:g}; {at_01} would pass at "
@@ -445,8 +446,8 @@ def alt_test_section(panel: Panel) -> Section:
              ("Ratings are scored by minus the RMSE from the other annotators' ratings." if p.kind == "scores" else
               "Labels are scored by the share of the other annotators who gave the same label."))
     shown = a.sort_values([*p.by, "advantage_probability"], ascending=[True] * len(p.by) + [False])
-    sec.table(shown, {**{c: c.capitalize() for c in p.by}, "judge": "Judge · prompt" if "prompt" in cells else
-                      "Judge", "passes": f"Passes at ε = {eps:g}", "winning_rate": "Winning rate ω",
+    sec.table(shown, {**{c: c.capitalize() for c in p.by}, "judge": header, "passes": f"Passes at ε = {eps:g}",
+                      "winning_rate": "Winning rate ω",
                       "advantage_probability": "Average advantage probability ρ",
                       "min_epsilon": "Smallest ε that passes", "items": "Items"},
               caption=f"The Alt-Test (ε = {eps:g}, BY at α = {p.alpha:g}) per configuration", csv_name="alt-test")

@@ -20,8 +20,8 @@ from evallab.reporting._context import Section
 from evallab.reporting._params import ParameterError
 
 #: the agreement figures a report may rank by → how a sentence names them
-RANKED = {"spearman": "Spearman's ρ over stories", "kendall": "Kendall's τ-b over stories",
-          "pearson": "Pearson's r over stories", "kappa_quadratic": "quadratic-weighted kappa",
+RANKED = {"spearman": "Spearman's ρ over items", "kendall": "Kendall's τ-b over items",
+          "pearson": "Pearson's r over items", "kappa_quadratic": "quadratic-weighted kappa",
           "icc2_1": "ICC(2,1)", "sys_kendall": "Kendall's τ-b over systems",
           "sys_spearman": "Spearman's ρ over systems", "sys_pearson": "Pearson's r over systems"}
 #: HANNA's wording (3 humans, 11 generators); the sections word it from the table (:func:`_ceiling_caveat`,
@@ -32,6 +32,26 @@ SYSTEM_CAVEAT = ("The system-level rank correlations (Spearman, Kendall over the
                  "points: their intervals are conservative (about 99% coverage at the nominal 95% in make "
                  "coverage's simulation); the system-level Pearson and every item-level interval cover at 95%.")
 _WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+
+
+def _rater_words(raters) -> tuple[str, str]:
+    """How report 08 names its raters, from their labels (``judge`` or ``judge · strategy``,
+    :func:`evallab.verdicts.rater_label`): (column header, noun) — ``("Judge · prompt", "judge × prompt")`` when
+    every strategy reads "prompt …" (HANNA's prompt variants), ``("Judge · strategy", "judge × strategy")`` for
+    any other strategy column, ``("Judge", "judge")`` when no label carries a strategy.
+
+    >>> _rater_words(["ChatGPT · prompt 1", "Llama · prompt 2"])
+    ('Judge · prompt', 'judge × prompt')
+    >>> _rater_words(["gpt-4o · rubric-v2", "gpt-4o"])
+    ('Judge · strategy', 'judge × strategy')
+    >>> _rater_words(["gpt-4o"])
+    ('Judge', 'judge')
+    """
+    parts = [str(r).split(" · ", 1)[1] for r in raters if " · " in str(r)]
+    if not parts:
+        return "Judge", "judge"
+    word = "prompt" if all(p.startswith("prompt") for p in parts) else "strategy"
+    return f"Judge · {word}", f"judge × {word}"
 
 
 def _count(n: int) -> str:
@@ -78,8 +98,54 @@ def breakdown(table: pd.DataFrame, by: Sequence[str]) -> tuple[list[str], Sectio
     if list(by) == ["criterion"] and "criterion" not in table.columns:
         sec.text("The table has no `criterion` column: every figure is over the whole table (no breakdown; "
                  "pass `-p by '[...]'` to name design columns).")
-        return [], sec
+        by = []
+    averaged = _samples_averaged(table, by)
+    if averaged:
+        sec.text(averaged)
     return list(by), sec
+
+
+def _samples_averaged(table: pd.DataFrame, by: Sequence[str] = ()) -> str:
+    """One sentence when some rater scored an item more than once in a design cell (repeated samples): the scale
+    estimators use each rater's mean score per item (:func:`evallab.metrics._scales.wide`), so the draws are not
+    counted as separate items — said, never done silently. ``""`` when every rater scored each item once.
+
+    >>> t = pd.DataFrame({"item_id": ["a", "a", "b", "a", "b"], "judge": ["j", "j", "j", "h", "h"],
+    ...                   "score": [4.0, 2.0, 5.0, 3.0, 5.0], "role": ["judge"] * 3 + ["human"] * 2})
+    >>> _samples_averaged(t)
+    "1 rater scored an item more than once (j: up to 2 scores on 1 of 2 items); every figure uses each rater's \
+mean score per item, so repeated samples are averaged, not counted as items (report 08's stability section \
+shows how far they agree)."
+    """
+    import numpy as np
+
+    from evallab.verdicts import codes, rater_label
+
+    d = scales.require_scores(table)
+    if d.empty:
+        return ""
+    keys = [c for c in (*by, "subset", "item_id") if c in d.columns]
+    rater = rater_label(d)
+    parts = [codes(d[c].astype("string"))[0].astype(np.int64) for c in keys]
+    rc, ru = codes(rater)
+    combo = np.zeros(len(d), dtype=np.int64)
+    for c in [*parts, rc.astype(np.int64)]:
+        combo = combo * (int(c.max()) + 1) + c
+    u, inv, n = np.unique(combo, return_inverse=True, return_counts=True)
+    if n.max() <= 1:
+        return ""
+    per_row = n[inv.ravel()]
+    names = []
+    for k, r in enumerate(ru):
+        mine = rc == k
+        if (per_row[mine] > 1).any():
+            items = np.unique(combo[mine & (per_row > 1)]).size
+            names.append(f"{r}: up to {int(per_row[mine].max())} scores on {items:,} of "
+                         f"{np.unique(combo[mine]).size:,} items")
+    return (f"{len(names)} rater{'' if len(names) == 1 else 's'} scored an item more than once "
+            f"({'; '.join(names[:6])}{'; …' if len(names) > 6 else ''}); every figure uses each rater's mean score "
+            "per item, so repeated samples are averaged, not counted as items (report 08's stability section shows "
+            "how far they agree).")
 ROUNDING_CAVEAT = ("Weighted kappa and exact / within-one agreement compare the scores rounded to the scale's "
                    "steps (half up); correlations, bias and MAE use the scores as they are.")
 
@@ -201,7 +267,8 @@ def best_by_criterion(agreement: Results, ceiling: Results, *, measure: str = "s
                     f"humans' own leave-one-out figure is {ceil:.2f}: the judge is {verdict}.", best)
     top, cols = _ranking(agreement, measure)
     sec.table(top, cols,
-              caption=f"Every judge × prompt against the human mean, by criterion (ranked by {RANKED[measure]})",
+              caption=f"Every {_rater_words(agreement['rater'])[1]} against the human mean, by criterion (ranked by "
+                      f"{RANKED[measure]})",
               csv_name="agreement")
     sec.metrics["best_by_criterion"] = pd.DataFrame(rows).to_dict("records")
     sec.conclusions.append(_reach_conclusion(rows, measure))
@@ -219,7 +286,7 @@ def _best_per_cell(agreement: Results, measure: str):
 
 def _ranking(agreement: Results, measure: str) -> tuple[pd.DataFrame, dict]:
     """Every judge × prompt ranked by ``measure`` within its cell, and the columns shown."""
-    shown = {"rater": "Judge · prompt", measure: RANKED[measure]}
+    shown = {"rater": _rater_words(agreement["rater"])[0], measure: RANKED[measure]}
     for extra in ("kendall", "sys_kendall", "kappa_quadratic"):
         if extra != measure:
             shown[extra] = agreement.measures[extra].label
@@ -243,7 +310,8 @@ def _best_without_ceiling(agreement: Results, ceiling: Results, measure: str) ->
                     agreement.estimate(measure, agreement.index.get_loc(i)))
     sec.text(ceiling.attrs["why"])
     top, cols = _ranking(agreement, measure)
-    sec.table(top, cols, caption=f"Every judge × prompt against {ref} (ranked by {RANKED[measure]})",
+    sec.table(top, cols, caption=f"Every {_rater_words(agreement['rater'])[1]} against {ref} (ranked by "
+                                 f"{RANKED[measure]})",
               csv_name="agreement")
     sec.metrics["best_by_criterion"] = rows
     why = ceiling.attrs["why"]
@@ -293,19 +361,20 @@ def leniency(agreement: Results) -> Section:
     sec = Section()
     if agreement.empty:
         return sec.text("No judge has scores on the items the humans rated: no leniency to measure.")
+    header, noun = _rater_words(agreement["rater"])
     i_max = agreement["bias"].astype(float).idxmax()
     i_min = agreement["bias"].astype(float).idxmin()
     for i, word in ((i_max, "most lenient"), (i_min, "most severe")):
         e = agreement.estimate("bias", agreement.index.get_loc(i))
         where = " · ".join(str(agreement.loc[i, k]) for k in _by(agreement))
-        sec.finding(f"The {word} judge × prompt is {agreement.loc[i, 'rater']}"
+        sec.finding(f"The {word} {noun} is {agreement.loc[i, 'rater']}"
                     f"{' on ' + where if where else ''}: mean bias against the human mean", e)
     per = agreement.groupby("rater", observed=True)["bias"].mean().sort_values()
     over = f"Averaged over the {' · '.join(_by(agreement))} cells" if _by(agreement) else "Over the table"
-    sec.text(f"{over}, {int((per > 0).sum())} of {len(per)} judge × prompt rate above the "
+    sec.text(f"{over}, {int((per > 0).sum())} of {len(per)} {noun} rate above the "
              f"humans and {int((per < 0).sum())} below; from {per.index[0]} ({per.iloc[0]:+.2f} scale points) "
              f"to {per.index[-1]} ({per.iloc[-1]:+.2f}).")
-    cols = {**{k: k.capitalize() for k in _by(agreement)}, "rater": "Judge · prompt",
+    cols = {**{k: k.capitalize() for k in _by(agreement)}, "rater": header,
             "bias": agreement.measures["bias"].label, "mae": agreement.measures["mae"].label,
             "exact": agreement.measures["exact"].label, "within_one": agreement.measures["within_one"].label}
     sec.table(agreement.sort_values("bias"), cols, caption="Leniency: mean bias and MAE against the human mean",

@@ -17,6 +17,7 @@ from evallab._results import Results
 from evallab.metrics import _score_studies as ST
 from evallab.metrics._scales import humans_of, require_scores
 from evallab.reporting._context import Section
+from evallab.reporting.sections.scales import _rater_words
 from evallab.verdicts import rater_label
 
 STABILITY_SIMULATED = ("score_stability's intervals are checked on simulated repeated samples (make coverage, "
@@ -159,7 +160,7 @@ def pass_cut(cut: Results, *, threshold: float = 3.0) -> Section:
         sec.text("The best rater per " + " · ".join(ks) + ": " + "; ".join(
             f"{_where(r, i, ('rater',))}: {r.loc[i, 'rater']} (AUC {r.loc[i, 'auc']:.2f}, cut {r.loc[i, 'cut']:.3g})"
             for i in per.index) + ".")
-    cols = {**{k: k.capitalize() for k in ks}, "rater": "Judge · prompt", "gold_rate": "Gold pass rate",
+    cols = {**{k: k.capitalize() for k in ks}, "rater": _rater_words(r["rater"])[0], "gold_rate": "Gold pass rate",
             **{f: r.measures[f].label for f in ST.CUT_FIGURES}}
     sec.table(r.sort_values([*ks, "auc"], ascending=[True] * len(ks) + [False]), cols,
               caption=f"Pass/fail cut tuned against the human mean ≥ {threshold:g}", csv_name="pass-cut")
