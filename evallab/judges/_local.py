@@ -206,6 +206,21 @@ def _die_with_parent() -> None:  # runs in the child before exec (Linux): SIGKIL
     os.setsid()  # its own process group: a Ctrl-C reaches the parent, which stops the server in order
 
 
+def _peek_exit(proc: subprocess.Popen) -> int | None:
+    """The exit of the child ``proc`` as :attr:`subprocess.Popen.returncode` gives it (``-11`` for SIGSEGV), or
+    ``None`` while it runs — read with ``waitid(WEXITED | WNOHANG | WNOWAIT)`` (POSIX; ``os.waitid``), which leaves
+    the child unreaped; where that is unavailable, or the child is reaped already, :meth:`~subprocess.Popen.poll`."""
+    if proc.returncode is not None or not hasattr(os, "waitid"):
+        return proc.poll()
+    try:
+        r = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return proc.poll()
+    if r is None or r.si_pid == 0:
+        return None
+    return -r.si_status if r.si_code in (os.CLD_KILLED, os.CLD_DUMPED) else r.si_status
+
+
 class LocalLlamaServer:
     """llama.cpp's OpenAI-compatible server on 127.0.0.1 for the lifetime of a ``with`` block.
 
@@ -349,7 +364,10 @@ class LocalLlamaServer:
         proc = self.proc
         if proc is None:
             return None
-        code = proc.poll()
+        # the exit is read without reaping the process (waitid's WNOWAIT) and the cause registered before it is
+        # reaped: a judge in another process (:func:`server_death`) then sees either the zombie, whose exit it reads
+        # itself, or the recorded cause — never a process gone with no cause yet
+        code = _peek_exit(proc)
         if code is None:
             return None
         self._keep_log = True
@@ -358,6 +376,7 @@ class LocalLlamaServer:
                        f"last lines of its log: {log_tail(log_path)}; full log: {log_path}")
         _register(self.port, {"pid": proc.pid, "port": self.port, "log": str(log_path), "exit": code,
                               "cause": self._death, "owner_pid": os.getpid()})
+        proc.poll()  # reaped only now
         return self._death
 
     def _answers(self) -> bool:

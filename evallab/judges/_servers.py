@@ -124,20 +124,6 @@ def server_death(base_url: str) -> str | None:
     gone, code = _exit_of(pid)
     if not gone:
         return ""
-    if code is None:
-        # reaped already (not a zombie): its owner reaps it and then records the cause — between the two the entry
-        # has none yet, so give the owner a moment before falling back to "no longer running"
-        import time
-
-        deadline = time.monotonic() + 0.5
-        while time.monotonic() < deadline:
-            time.sleep(0.02)
-            try:
-                later = json.loads(_registry(port).read_text("utf-8"))
-            except (OSError, ValueError):
-                break
-            if isinstance(later, dict) and later.get("cause"):
-                return str(later["cause"])
     how = describe_exit(code) if code is not None else "is no longer running"
     return (f"the llama.cpp server (pid {pid}, port {port}) that evallab started {how}; last lines of its log: "
             f"{log_tail(entry.get('log'))}; full log: {entry.get('log')}")

@@ -26,7 +26,7 @@ import pandas as pd
 from evallab._results import Measure, Results, results
 from evallab.errors import DesignError
 from evallab.reporting._context import Section
-from evallab.reporting.sections.scales import _too_few_humans, _rater_words
+from evallab.reporting.sections.scales import _rater_words, _too_few_humans
 
 #: the paper's citation, as the sections name the procedure
 ALT_TEST = ("the Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025): for each annotator left out, a "

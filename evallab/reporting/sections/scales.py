@@ -117,31 +117,18 @@ def _samples_averaged(table: pd.DataFrame, by: Sequence[str] = ()) -> str:
 mean score per item, so repeated samples are averaged, not counted as items (report 08's stability section \
 shows how far they agree)."
     """
-    import numpy as np
-
-    from evallab.verdicts import codes, rater_label
+    from evallab.verdicts import rater_label
 
     d = scales.require_scores(table)
-    if d.empty:
-        return ""
     keys = [c for c in (*by, "subset", "item_id") if c in d.columns]
-    rater = rater_label(d)
-    parts = [codes(d[c].astype("string"))[0].astype(np.int64) for c in keys]
-    rc, ru = codes(rater)
-    combo = np.zeros(len(d), dtype=np.int64)
-    for c in [*parts, rc.astype(np.int64)]:
-        combo = combo * (int(c.max()) + 1) + c
-    u, inv, n = np.unique(combo, return_inverse=True, return_counts=True)
-    if n.max() <= 1:
+    n = d.assign(_rater=rater_label(d)).groupby([*keys, "_rater"], observed=True, dropna=False).size()
+    if n.empty or n.max() <= 1:
         return ""
-    per_row = n[inv.ravel()]
-    names = []
-    for k, r in enumerate(ru):
-        mine = rc == k
-        if (per_row[mine] > 1).any():
-            items = np.unique(combo[mine & (per_row > 1)]).size
-            names.append(f"{r}: up to {int(per_row[mine].max())} scores on {items:,} of "
-                         f"{np.unique(combo[mine]).size:,} items")
+    per = n.groupby(level="_rater", observed=True).agg(most="max", scored="size",
+                                                       repeated=lambda x: int((x > 1).sum()))
+    per = per[per["most"] > 1]
+    names = [f"{r}: up to {int(x.most)} scores on {int(x.repeated):,} of {int(x.scored):,} items"
+             for r, x in per.iterrows()]
     return (f"{len(names)} rater{'' if len(names) == 1 else 's'} scored an item more than once "
             f"({'; '.join(names[:6])}{'; …' if len(names) > 6 else ''}); every figure uses each rater's mean score "
             "per item, so repeated samples are averaged, not counted as items (report 08's stability section shows "
