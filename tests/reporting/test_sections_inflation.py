@@ -129,6 +129,37 @@ def test_a_table_without_the_strategies_gets_one_sentence_and_no_table():
     assert sec.metrics["llmbar_judges"] == 0 and sec.metrics["anchor_effect"] == []
 
 
+
+def test_one_order_without_gold_gets_the_reason_and_no_table_of_dashes(tmp_path):
+    """One presentation order and no gold: neither figure can be compared — one sentence with both reasons, no
+    table, no figure (a new user's table: two strategies of their own)."""
+    d = _one_order().assign(gold=pd.NA, strategy=lambda x: x["strategy"].map({"Vanilla": "rubric-v1",
+                                                                             "Vanilla_1shot": "rubric-v2"}))
+    sec = S.few_shot_section(d, baseline="rubric-v1", variants=["rubric-v2"], n_resamples=B)
+    assert sec.tables == [] and sec.findings == [] and not any(hasattr(x, "savefig") for x in sec.items)
+    said = " ".join(x for x in sec.items if isinstance(x, str))
+    assert "Neither first-slot preference nor accuracy" in said
+    assert "both presentation orders" in said and "no parsed reply with gold" in said
+    assert "shows accuracy only" not in said
+    assert sec.conclusions and "rubric-v2 against rubric-v1" in sec.conclusions[0]
+    assert "nan" not in _text(sec, tmp_path).lower()
+
+
+def test_both_orders_without_gold_shows_first_slot_preference_only(natural):
+    """Both orders, no gold: first-slot preference is compared (its figures as computed by hand), and the accuracy
+    columns are left out with one sentence instead of a column of dashes."""
+    d = natural.assign(gold=pd.NA)
+    sec = S.few_shot_section(d, n_resamples=B)
+    said = " ".join(x for x in sec.items if isinstance(x, str))
+    assert "Accuracy is not computable on this table (no parsed reply with gold)" in said
+    (shown,) = sec.tables
+    assert not any("accuracy" in c for c in shown.columns)
+    t = shown.table.set_index(["judge", "strategy"])
+    for (judge, strategy), row in t.iterrows():
+        c = _first_slot_counts(d[(d["judge"] == judge) & (d["strategy"] == strategy)])
+        assert row["first_slot_preference"] == pytest.approx(c["fs"].sum() / c["dec"].sum())
+
+
 # ------------------------------------------------------------------------------------------ rubric section
 def test_rubric_section_on_the_bundled_library():
     sec = S.rubric_section()

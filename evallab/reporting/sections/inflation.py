@@ -121,8 +121,8 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
         (:func:`evallab.metrics._position.anchor_effect`, each interval's method named by it), two figures;
         metrics ``llmbar_judges``, ``llmbar_pairs`` (items),
         ``max_abs_first_slot_shift_pp`` and ``judges_first_slot_shift_ci_excludes_0`` (for ``variants[0]``),
-        ``anchor_effect`` (the table's records). A table without ``baseline`` and a variant gets one sentence
-        saying so, and no table.
+        ``anchor_effect`` (the table's records). A table without ``baseline`` and a variant, or on which neither
+        figure can be compared (one presentation order and no gold), gets one sentence saying why, and no table.
 
     Source: first-slot preference as in :mod:`evallab.metrics._position` (share of decisive replies picking the
     output shown first, both orders pooled); LLMBar's strategies from Zeng et al. (2024), §4 and Table 3.
@@ -151,7 +151,17 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
                  f"{_join(', '.join(map(str, k.values())) for k in ae.attrs['missing_baseline'])}.")
     shifted = ae[ae["strategy"] != baseline]
     moved = shifted.dropna(subset=["delta_first_slot"])
+    acc = shifted.dropna(subset=["delta_accuracy"])
     cols = ["judge", "strategy", "items", "first_slot_preference", "accuracy", "delta_first_slot", "delta_accuracy"]
+    if not len(moved) and not len(acc):  # nothing to compare: the reason, not a table of dashes
+        why = next((n for n in shifted["note"] if isinstance(n, str) and n), "no judge has a decisive reply")
+        sec.text(f"Neither first-slot preference nor accuracy can be compared between the strategies on this table "
+                 f"({why}).")
+        sec.conclusions.append(f"The few-shot comparison ({_join(variants)} against {baseline}) is not computable "
+                               f"on this table: {why.removeprefix('not computable: ')}.")
+        sec.metrics.update({"llmbar_judges": int(shots["judge"].nunique()),
+                            "llmbar_pairs": int(shots["item_id"].nunique())})
+        return sec
     if len(moved):
         i, e, sig = _largest(ae, moved, "delta_first_slot")
         sec.finding(f"In-context examples move first-slot preference most for {ae.at[i, 'judge']} with "
@@ -161,7 +171,10 @@ def few_shot_section(shots: pd.DataFrame, *, baseline: str = "Vanilla",
         why = next((n for n in shifted["note"] if isinstance(n, str) and n), "no judge has decisive replies")
         sec.text(f"First-slot preference is not computable on this table ({why}); the table shows accuracy only.")
         cols = [c for c in cols if "first_slot" not in c]
-    acc = shifted.dropna(subset=["delta_accuracy"])
+    if len(moved) and not len(acc):
+        sec.text("Accuracy is not computable on this table (no parsed reply with gold); the table shows first-slot "
+                 "preference only.")
+        cols = [c for c in cols if "accuracy" not in c]
     if len(acc):
         i, e, sig = _largest(ae, acc, "delta_accuracy")
         sec.finding(f"The largest change in accuracy against gold is {e} ({ae.at[i, 'judge']} with "
