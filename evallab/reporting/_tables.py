@@ -216,6 +216,7 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
     cells: dict[str, list[str]] = {}
     headers: dict[str, str] = {}
     numeric: set[str] = set()
+    texts: dict[str, str] = {}
     for c, label in labels.items():
         s = df[c]
         unit = units.get(c, "count" if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s)
@@ -235,33 +236,37 @@ def to_html(df: pd.DataFrame, *, columns: Mapping[str, str] | Sequence[str] | No
         signed = unit in ("pp", "pp_pct")
         col = []
         # the columns each cell reads, looked up once (a column lookup per cell dominated long tables)
-        lo_hi_s = [df[x] for x in intervals[c]] if c in intervals else []
-        note_s = df[note] if note and note in df.columns else None
+        # (as lists: an element of a list costs less than a positional lookup in a Series)
+        lo_hi_s = [df[x].tolist() for x in intervals[c]] if c in intervals else []
+        note_s = df[note].tolist() if note and note in df.columns else None
         rm = row_methods.get(c)
-        rm_s = df[rm[0]] if rm is not None and rm[0] in df.columns else None
-        for i in range(len(df)):
-            v = s.iat[i]
+        rm_s = df[rm[0]].tolist() if rm is not None and rm[0] in df.columns else None
+        for i, v in enumerate(s.tolist()):
             point = ""
             if is_num:
                 t = fmt_number(v, unit, d, signed)
                 if c in intervals and t != DASH:
-                    lo_v, hi_v = (x.iat[i] for x in lo_hi_s)
+                    lo_v, hi_v = (x[i] for x in lo_hi_s)
                     lo, hi = (fmt_number(x, unit, d, signed) for x in (lo_v, hi_v))
                     if _same_point(lo_v, hi_v):  # a degenerate interval is never printed as [x, x]
                         point = DEGENERATE_NOTE
                     elif lo != DASH or hi != DASH:
                         t = f"{t} [{lo}, {hi}]"
-                        rmv = rm_s.iat[i] if rm_s is not None else None
+                        rmv = rm_s[i] if rm_s is not None else None
                         if isinstance(rmv, str) and rmv and rmv != rm[1]:  # this row's interval has another method
                             point = f"interval: {rmv}"
-                    elif note_s is not None and isinstance(note_s.iat[i], str) and note_s.iat[i].strip():
-                        point = note_s.iat[i].strip()  # no interval: the row's note says why
+                    elif note_s is not None and isinstance(note_s[i], str) and note_s[i].strip():
+                        point = note_s[i].strip()  # no interval: the row's note says why
+            elif isinstance(v, str):  # a text repeats down a column (subset, judge): formatted once per table
+                t = texts.get(v)
+                if t is None:
+                    t = texts[v] = fmt_value(v)
             else:
                 t = fmt_value(v) if not (isinstance(v, float) and math.isnan(v)) else DASH
             if t == DASH:
                 why = ""
-                if note_s is not None and isinstance(note_s.iat[i], str) and note_s.iat[i].strip():
-                    why = note_s.iat[i].strip()
+                if note_s is not None and isinstance(note_s[i], str) and note_s[i].strip():
+                    why = note_s[i].strip()
                 missing_notes.append(why)
                 t = DASH + (f"<sup>{_note_index(missing_notes, why)}</sup>" if why else "")
             elif point:
