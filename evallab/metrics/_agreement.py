@@ -55,6 +55,9 @@ from evallab.errors import DesignError, EvallabError
 from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
     PairedDesign,
+    _group_rows,
+    _groups,
+    _per_group,
     check_design,
     design_of,
     groups,
@@ -369,21 +372,30 @@ def accuracy(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, unparsed: str 
     _check_mode(unparsed)
     by = list(by)
     check_design(df, by)
-    counted = df["verdict"].notna() | (unparsed == "published")
-    d = df.assign(_gold=df["gold"].notna(), _ok=counted & df["gold"].notna(),
-                  _c=(df["verdict"] == df["gold"]).fillna(False))
+    # on integer codes of the groups and items (item_key order: the per-item sums come out in the order the
+    # item bootstrap draws from) instead of a row selection and a text groupby per group
+    gold = df["gold"].notna().to_numpy(bool)
+    ok = (df["verdict"].notna().to_numpy(bool) | (unparsed == "published")) & gold
+    hit = (df["verdict"] == df["gold"]).fillna(False).to_numpy(bool)
+    group, keys = _groups(df, tuple(by))
+    n_groups = len(keys)
+    replies = np.bincount(group, minlength=n_groups)
+    with_gold = np.bincount(group, weights=gold, minlength=n_groups)
+    unparsed_ = np.bincount(group, weights=gold & df["verdict"].isna().to_numpy(bool), minlength=n_groups)
+    item = item_key(df)
+    per_item = _per_group(group[gold], n_groups, item[gold], int(item.max()) + 1 if len(item) else 1,
+                          [hit[gold], ok[gold]])
     rows = []
-    for key, g in groups(d, by):
-        wg = g[g["_gold"]]
-        per = wg.groupby(["dataset", "item_id"], observed=True)[["_c", "_ok"]].sum().to_numpy(float)
+    for g in range(n_groups):
+        per = per_item(g)
         parsed, correct = (int(per[:, 1].sum()), int(per[:, 0].sum())) if len(per) else (0, 0)
         lo, hi, method = intervals.ratio_interval_method(per[:, 0], per[:, 1], n_resamples=n_resamples,
                                                          confidence=confidence, seed=seed) if parsed else (NAN, NAN, "")
-        note = "" if parsed else not_computable("no gold labels" if wg.empty else "no parsed reply with gold")
-        rows.append(dict(key, replies=len(g), no_gold=int((~g["_gold"]).sum()),
-                         unparsed=int(wg["verdict"].isna().sum()), parsed=parsed, correct=correct, items=len(per),
-                         accuracy=correct / parsed if parsed else NAN, accuracy_low=lo, accuracy_high=hi,
-                         accuracy_method=method, note=note))
+        note = "" if parsed else not_computable("no gold labels" if not with_gold[g] else "no parsed reply with gold")
+        rows.append(dict({c: keys[c].iloc[g] for c in by}, replies=int(replies[g]),
+                         no_gold=int(replies[g] - with_gold[g]), unparsed=int(unparsed_[g]), parsed=parsed,
+                         correct=correct, items=len(per), accuracy=correct / parsed if parsed else NAN,
+                         accuracy_low=lo, accuracy_high=hi, accuracy_method=method, note=note))
     return results(pd.DataFrame(rows), ACCURACY_MEASURES, level=confidence, keys=by)
 
 
@@ -600,20 +612,27 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
     """
     by = list(by)
     check_design(df, by)
+    # on integer codes of the groups and items (the item bootstrap's clusters in item_key order, as a per-group
+    # item_key would number them) instead of row selections per group
+    has_gold = df["gold"].notna().to_numpy(bool)
+    parsed = has_gold & df["verdict"].notna().to_numpy(bool)
+    gold, verdict = df["gold"].to_numpy(object), df["verdict"].to_numpy(object)
+    group, keys = _groups(df, tuple(by))
+    item = item_key(df)
     rows = []
-    for key, g in groups(df, by):
-        wg = g[g["gold"].notna()]
-        ok = wg[wg["verdict"].notna()]
-        k, lo, hi, method = cohen_kappa_method(ok["gold"], ok["verdict"], clusters=item_key(ok),
+    for g, r in enumerate(_group_rows(group, len(keys))):
+        ok = r[parsed[r]]
+        with_gold = int(has_gold[r].sum())
+        k, lo, hi, method = cohen_kappa_method(gold[ok], verdict[ok], clusters=item[ok],
                                                confidence=confidence, n_resamples=n_resamples, seed=seed)
-        items = int(ok[["dataset", "item_id"]].drop_duplicates().shape[0])
-        note = (one_category_note(ok["gold"], ok["verdict"]) or
+        items = len(np.unique(item[ok]))
+        note = (one_category_note(gold[ok], verdict[ok]) or
                 intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples)) if np.isfinite(k) else \
-            not_computable("no gold labels" if wg.empty else "no parsed reply with gold" if ok.empty else
+            not_computable("no gold labels" if not with_gold else "no parsed reply with gold" if not len(ok) else
                            "a single category among verdicts and gold (kappa undefined)")
-        rows.append(dict(key, n=len(ok), items=items,
-                         no_gold=int(g["gold"].isna().sum()), unparsed=int(len(wg) - len(ok)), kappa=k,
-                         kappa_low=lo, kappa_high=hi, kappa_method=method, note=note))
+        rows.append(dict({c: keys[c].iloc[g] for c in by}, n=len(ok), items=items, no_gold=len(r) - with_gold,
+                         unparsed=with_gold - len(ok), kappa=k, kappa_low=lo, kappa_high=hi, kappa_method=method,
+                         note=note))
     return results(pd.DataFrame(rows), KAPPA_GOLD_MEASURES, level=confidence, keys=by)
 
 

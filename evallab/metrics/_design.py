@@ -635,6 +635,13 @@ def _groups(df: pd.DataFrame, by: tuple[str, ...]) -> tuple[np.ndarray, pd.DataF
     return group, df[list(by)].iloc[rep].reset_index(drop=True)
 
 
+def _group_rows(group: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """The row positions of each group (by code, :func:`_groups`), each in table order."""
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(n_groups + 1))
+    return [order[bounds[g]:bounds[g + 1]] for g in range(n_groups)]
+
+
 def _labels(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Verdict and gold codes of each row in one vocabulary (-1 = NA) and the vocabulary."""
     vc, vu = pd.factorize(df["verdict"])
