@@ -261,10 +261,6 @@ def _group_name(by: Sequence[str], key: tuple) -> str:
     return ", ".join(f"{c}={v}" for c, v in zip(by, key, strict=True)) if by else "all"
 
 
-_SUMS = ("_one", "_bothp", "_same", "_chg", "_ua", "_ub", "_bp", "_cp", "_bc", "_cc", "_gold", "_ab", "_sab", "_ba",
-         "_sba")
-
-
 def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
     """Per group (``by``; one row "all" when empty): the drift figures of :func:`compare` from paired replies
@@ -333,30 +329,28 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
             "_ab": both & (order == "ab"), "_sab": same & (order == "ab"), "_ba": both & (order == "ba"),
             "_sba": same & (order == "ba")}
     keys = by if by else ["_all"]
-    d = pd.DataFrame({c: np.asarray(v).astype(int) for c, v in cols.items()}, index=p.index)
-    for k in keys:
-        d[k] = p[k] if k in p.columns else "all"
-    d["_item"] = item_key(p)
-    per_item = d.groupby(keys + ["_item"], dropna=False, observed=True, sort=True)[list(_SUMS)].sum()
-    # the per-group work below runs on numpy arrays (per_item's columns taken at each group's positions) rather
-    # than on per-group frames: the same int64 sums, a few dozen pandas operations fewer per group
-    sums = {c: per_item[c].to_numpy() for c in _SUMS}
-    item_groups = per_item.groupby(level=list(range(len(keys))), dropna=False, observed=True, sort=True).indices
+    x = np.column_stack([np.asarray(v).astype(int) for v in cols.values()])
+    item = item_key(p)
+    row_groups = pd.DataFrame({k: p[k] if k in p.columns else "all" for k in keys}, index=p.index).groupby(
+        keys, dropna=False, observed=True, sort=True).indices
     vb = a.astype(object).to_numpy()
     vc = b.astype(object).to_numpy()
-    item = d["_item"].to_numpy()
-    row_groups = d.groupby(keys, dropna=False, observed=True, sort=True).indices
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = []
-    for key, at in item_groups.items():  # the groups in sorted order, as iterating the groupby
+    for key, idx in row_groups.items():  # the groups in sorted order, as iterating the groupby
         key_t = key if isinstance(key, tuple) else (key,)
-        pi = {c: v[at] for c, v in sums.items()}  # per item of the group: its sums
+        # per item of the group (in item order): the sums of ``cols`` over its replies, on numpy arrays — what a
+        # groupby(keys + [item]).sum() gives, without a pandas operation per figure
+        items, at = np.unique(item[idx], return_inverse=True)
+        per = np.zeros((len(items), len(cols)), dtype=x.dtype)
+        np.add.at(per, at, x[idx])
+        pi = dict(zip(cols, per.T, strict=True))
         s = {c: int(v.sum()) for c, v in pi.items()}
         r = dict(zip(by, key_t, strict=True)) if by else {}
         r["group"] = _group_name(by, key_t) if by else "all"
         n_both, n_chg = s["_bothp"], s["_chg"]
         full = pi["_bothp"] == pi["_one"]
-        r.update(items=len(at), items_compared=int((pi["_bothp"] > 0).sum()), replies=s["_one"],
+        r.update(items=len(items), items_compared=int((pi["_bothp"] > 0).sum()), replies=s["_one"],
                  unparsed_baseline=s["_ua"],
                  unparsed_candidate=s["_ub"], both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
                  flip_rate=n_chg / n_both if n_both else NAN)
@@ -365,7 +359,6 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         r["agreement"] = 1 - r["flip_rate"] if n_both else NAN
         r["agreement_low"], r["agreement_high"] = 1 - r["flip_rate_high"], 1 - r["flip_rate_low"]
         r["flip_p"] = NAN  # set by gate()
-        idx = row_groups[key]
         ok = idx[both[idx]]
         ok_items = len(np.unique(item[ok]))
         r["kappa"], r["kappa_low"], r["kappa_high"], r["kappa_method"] = cohen_kappa_method(
