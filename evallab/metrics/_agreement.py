@@ -46,7 +46,6 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss
 
@@ -410,6 +409,17 @@ def _kappa_totals(t: np.ndarray, n_labels: int) -> np.ndarray:
         return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
 
 
+def _kappa_table(table: np.ndarray) -> float:
+    """Cohen's kappa of an L×L contingency table (float counts, both margins over two categories or more), by the
+    operations of ``sklearn.metrics.cohen_kappa_score`` in their order — the same float, without its per-call input
+    validation (a millisecond or more a call on string labels, and the drift report makes dozens)."""
+    sum0, sum1 = table.sum(axis=0), table.sum(axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    w = np.ones(table.shape)
+    np.fill_diagonal(w, 0)
+    return float(1 - np.sum(w * table) / np.sum(w * expected))
+
+
 def cohen_kappa(y1: Sequence, y2: Sequence, *, clusters: Sequence | None = None, confidence: float = 0.95,
                 n_resamples: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """``(kappa, low, high)`` of :func:`cohen_kappa_method` (which also names the interval's method).
@@ -471,7 +481,8 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
     Returns
     -------
     (kappa, low, high, method) : tuple of (float, float, float, str)
-        kappa (a coefficient) from ``sklearn.metrics.cohen_kappa_score``, in [−1, 1]; bounds clipped to [−1, 1].
+        kappa (a coefficient) as ``sklearn.metrics.cohen_kappa_score`` computes it, in [−1, 1]; bounds clipped to
+        [−1, 1].
         NaN when there are no units or a single category (kappa undefined); exactly 0 with NaN bounds when one
         rater gives one category to every unit (observed agreement = chance agreement by construction, whatever
         the other rater says: no interval, :func:`one_category_note`); the bounds alone are NaN when the
@@ -508,9 +519,10 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
         # other says, so kappa is 0 by construction and its standard error is 0 by construction, not certainty —
         # no interval (:func:`one_category_note` says why)
         return 0.0, NAN, NAN, ""
-    k = float(cohen_kappa_score(y1, y2, labels=list(labels)))
     L = len(labels)
     cell = codes[: len(y1)] * L + codes[len(y1):]
+    table = np.bincount(cell, minlength=L * L).reshape(L, L).astype(float)
+    k = _kappa_table(table)  # = sklearn's cohen_kappa_score(y1, y2, labels=labels)
     if clusters is not None:
         cl = np.asarray(clusters)
         cl, inv = np.unique(cl if cl.dtype.kind in "iu" else cl.astype(object).astype(str), return_inverse=True)
@@ -526,7 +538,6 @@ def cohen_kappa_method(y1: Sequence, y2: Sequence, *, clusters: Sequence | None 
                                           confidence=confidence, seed=seed)
         method = bootstrap_method(n_resamples)
     else:
-        table = np.bincount(cell, minlength=L * L).reshape(L, L).astype(float)
         with np.errstate(all="ignore"):
             res = cohens_kappa(table, return_results=True)
         z = intervals.z_value(confidence)

@@ -261,10 +261,6 @@ def _group_name(by: Sequence[str], key: tuple) -> str:
     return ", ".join(f"{c}={v}" for c, v in zip(by, key, strict=True)) if by else "all"
 
 
-_SUMS = ("_one", "_bothp", "_same", "_chg", "_ua", "_ub", "_bp", "_cp", "_bc", "_cc", "_gold", "_ab", "_sab", "_ba",
-         "_sba")
-
-
 def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0.95, n_resamples: int = 1000,
                     seed: int = 0) -> Results:
     """Per group (``by``; one row "all" when empty): the drift figures of :func:`compare` from paired replies
@@ -333,53 +329,54 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
             "_ab": both & (order == "ab"), "_sab": same & (order == "ab"), "_ba": both & (order == "ba"),
             "_sba": same & (order == "ba")}
     keys = by if by else ["_all"]
-    d = pd.DataFrame({c: np.asarray(v).astype(int) for c, v in cols.items()}, index=p.index)
-    for k in keys:
-        d[k] = p[k] if k in p.columns else "all"
-    d["_item"] = item_key(p)
-    per_item = d.groupby(keys + ["_item"], dropna=False, observed=True, sort=True)[list(_SUMS)].sum()
-    lvl = list(range(len(keys)))
+    x = np.column_stack([np.asarray(v).astype(int) for v in cols.values()])
+    item = item_key(p)
+    row_groups = pd.DataFrame({k: p[k] if k in p.columns else "all" for k in keys}, index=p.index).groupby(
+        keys, dropna=False, observed=True, sort=True).indices
     vb = a.astype(object).to_numpy()
     vc = b.astype(object).to_numpy()
-    row_groups = d.groupby(keys, dropna=False, observed=True, sort=True).indices
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = []
-    for key, pi in per_item.groupby(level=lvl, dropna=False, observed=True, sort=True):
+    for key, idx in row_groups.items():  # the groups in sorted order, as iterating the groupby
         key_t = key if isinstance(key, tuple) else (key,)
-        s = pi.sum()
+        # per item of the group (in item order): the sums of ``cols`` over its replies, on numpy arrays — what a
+        # groupby(keys + [item]).sum() gives, without a pandas operation per figure
+        items, at = np.unique(item[idx], return_inverse=True)
+        per = np.zeros((len(items), len(cols)), dtype=x.dtype)
+        np.add.at(per, at, x[idx])
+        pi = dict(zip(cols, per.T, strict=True))
+        s = {c: int(v.sum()) for c, v in pi.items()}
         r = dict(zip(by, key_t, strict=True)) if by else {}
         r["group"] = _group_name(by, key_t) if by else "all"
-        n_both, n_chg = int(s["_bothp"]), int(s["_chg"])
+        n_both, n_chg = s["_bothp"], s["_chg"]
         full = pi["_bothp"] == pi["_one"]
-        r.update(items=len(pi), items_compared=int((pi["_bothp"] > 0).sum()), replies=int(s["_one"]),
-                 unparsed_baseline=int(s["_ua"]),
-                 unparsed_candidate=int(s["_ub"]), both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
+        r.update(items=len(items), items_compared=int((pi["_bothp"] > 0).sum()), replies=s["_one"],
+                 unparsed_baseline=s["_ua"],
+                 unparsed_candidate=s["_ub"], both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
                  flip_rate=n_chg / n_both if n_both else NAN)
         r["flip_rate_low"], r["flip_rate_high"], r["flip_rate_method"] = stats.item_exact_interval(
             pi["_chg"], pi["_bothp"], confidence=confidence) if n_both else (NAN, NAN, "")
         r["agreement"] = 1 - r["flip_rate"] if n_both else NAN
         r["agreement_low"], r["agreement_high"] = 1 - r["flip_rate_high"], 1 - r["flip_rate_low"]
         r["flip_p"] = NAN  # set by gate()
-        idx = row_groups[key_t if len(keys) > 1 else key_t[0]]  # .indices keys a single column by its value
         ok = idx[both[idx]]
-        ok_items = len(np.unique(d["_item"].to_numpy()[ok]))
+        ok_items = len(np.unique(item[ok]))
         r["kappa"], r["kappa_low"], r["kappa_high"], r["kappa_method"] = cohen_kappa_method(
-            vb[ok].astype(str), vc[ok].astype(str), clusters=d["_item"].to_numpy()[ok], **kw)
-        r.update(both_parsed_ab=int(s["_ab"]), same_ab=int(s["_sab"]), both_parsed_ba=int(s["_ba"]),
-                 same_ba=int(s["_sba"]), items_all_parsed=int(full.sum()),
-                 items_unchanged=int((full & (pi["_same"] == pi["_one"])).sum()), gold_replies=int(s["_gold"]))
-        bp, cp, bc, cc = (int(s[c]) for c in ("_bp", "_cp", "_bc", "_cc"))
+            vb[ok].astype(str), vc[ok].astype(str), clusters=item[ok], **kw)
+        r.update(both_parsed_ab=s["_ab"], same_ab=s["_sab"], both_parsed_ba=s["_ba"],
+                 same_ba=s["_sba"], items_all_parsed=int(full.sum()),
+                 items_unchanged=int((full & (pi["_same"] == pi["_one"])).sum()), gold_replies=s["_gold"])
+        bp, cp, bc, cc = (s[c] for c in ("_bp", "_cp", "_bc", "_cc"))
         r.update(baseline_parsed=bp, baseline_correct=bc, candidate_parsed=cp, candidate_correct=cc)
         r["baseline_accuracy"] = bc / bp if bp else NAN
         r["candidate_accuracy"] = cc / cp if cp else NAN
         r["delta_accuracy"] = r["candidate_accuracy"] - r["baseline_accuracy"]
-        gi = pi[pi["_gold"] > 0]
+        gi = {c: v[pi["_gold"] > 0] for c, v in pi.items()}  # the items with a paired reply with gold
         r["delta_low"], r["delta_high"], r["delta_method"] = stats.ratio_difference_interval_method(
             gi["_cc"], gi["_cp"], gi["_bc"], gi["_bp"], **kw) if bp and cp else (NAN, NAN, "")
         # McNemar on items: which judge got more of the item's replies (both parsed, with gold) right
-        both_gold = pi[pi["_gold"] > 0]
-        mb = int((both_gold["_bc"] > both_gold["_cc"]).sum())
-        mc = int((both_gold["_cc"] > both_gold["_bc"]).sum())
+        mb = int((gi["_bc"] > gi["_cc"]).sum())
+        mc = int((gi["_cc"] > gi["_bc"]).sum())
         m = stats.mcnemar(mb, mc)
         r["mcnemar_b"], r["mcnemar_c"], r["mcnemar_p"] = m["b"], m["c"], m["pvalue"] if r["gold_replies"] else NAN
         kn = stats.no_interval_note(r["kappa"], r["kappa_low"], r["kappa_high"], units=ok_items,
@@ -390,7 +387,7 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
         if kn:
             notes.append(f"Cohen's kappa: {kn}")
         r["note"] = "; ".join(notes)
-        r["_num"], r["_den"] = pi["_chg"].to_numpy(float), pi["_bothp"].to_numpy(float)
+        r["_num"], r["_den"] = pi["_chg"].astype(float), pi["_bothp"].astype(float)
         rows.append(r)
     return results(pd.DataFrame(rows), MEASURES, level=confidence, keys=[*by, "group"])
 

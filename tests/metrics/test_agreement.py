@@ -199,6 +199,19 @@ def test_cohen_kappa_matches_sklearn_and_statsmodels_ase():
     assert (lo, hi) == pytest.approx((ref["kappa"] - z * ref["std_kappa"], ref["kappa"] + z * ref["std_kappa"]))
 
 
+def test_cohen_kappa_is_sklearns_float_exactly():
+    # cohen_kappa_method computes kappa from the contingency table by sklearn's operations: the same float, not
+    # merely a close one (reports print these digits)
+    rng = np.random.default_rng(11)
+    for n, labels in [(7, ["pass", "fail"]), (60, ["1", "2", "tie"]), (1000, ["a", "b", "c", "d"]), (33, ["x", "y"])]:
+        for _ in range(20):
+            y1 = rng.choice(labels, n)
+            y2 = np.where(rng.random(n) < rng.random(), y1, rng.choice(labels, n))
+            if len(set(y1)) < 2 or len(set(y2)) < 2:
+                continue
+            assert A.cohen_kappa_method(y1, y2, n_resamples=0)[0] == float(cohen_kappa_score(y1, y2))
+
+
 def test_cohen_kappa_vs_gold_matches_sklearn_and_statsmodels(natural):
     k = A.cohen_kappa_vs_gold(natural, ["judge", "order"], confidence=0.9)
     row = k[(k["judge"] == "PaLM2") & (k["order"] == "ab")].iloc[0]
