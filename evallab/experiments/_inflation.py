@@ -76,19 +76,21 @@ def draw_anchors(items: pd.DataFrame, scenario_id: str, *, k: int = 4, seed: int
         When fewer than ``k`` other scenarios carry an answer of a verdict.
     """
     rng = _scenario_rng(seed, scenario_id)
-    other = items[items["scenario_id"] != scenario_id]
+    # row positions instead of frame selections: the function runs once per scenario over the whole items table
+    scenario = items["scenario_id"].to_numpy(dtype=object)
+    other = scenario != scenario_id
     out = []
     for verdict in ("pass", "fail"):
-        pool = other[other["gold"] == verdict]
-        scen = sorted(pool["scenario_id"].unique())
+        pool = np.flatnonzero(other & (items["gold"] == verdict).to_numpy(dtype=bool, na_value=False))
+        scen = sorted(set(scenario[pool]))
         if len(scen) < k:
             raise DataError(f"scenario {scenario_id!r}: only {len(scen)} other scenario(s) have a gold-{verdict} "
                             f"answer; {k} anchors of each verdict need {k}", column="gold")
         chosen = rng.choice(len(scen), size=k, replace=False)
         ex = []
         for c in chosen:
-            rows = pool[pool["scenario_id"] == scen[c]]
-            r = rows.iloc[int(rng.integers(len(rows)))]
+            rows = pool[scenario[pool] == scen[c]]
+            r = items.iloc[rows[int(rng.integers(len(rows)))]]
             ex.append(AnchorExample(anchor_text(r), verdict, str(r["item_id"])))
         out.append(ex)
     return out[0], out[1]

@@ -490,7 +490,13 @@ class PairedDesign:
 
     def key(self, g: int) -> dict:
         """The ``by`` values of group ``g`` (``{}`` when ``by`` is empty)."""
-        return {c: self.groups[c].iloc[g] for c in self.by}
+        return dict(self._keys[g])
+
+    @functools.cached_property
+    def _keys(self) -> list[dict]:
+        """Every group's ``by`` values, read once (estimators ask each group's key, often several times)."""
+        columns = [(c, self.groups[c]) for c in self.by]
+        return [{c: s.iloc[g] for c, s in columns} for g in range(self.n_groups)]
 
     def pair_rows(self, g: int) -> slice:
         """The entries of :attr:`pairs` in group ``g`` (pairs are sorted by group first)."""
