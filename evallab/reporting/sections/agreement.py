@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 
 from evallab import verdicts as V
@@ -670,10 +671,20 @@ def _unpaired(df: pd.DataFrame, unit: str) -> list[str]:
     from itertools import combinations
 
     key = [c for c in ("dataset", "item_id", "strategy", "order", "sample") if c in df.columns]
-    units = {j: (set(map(tuple, g[key].astype(str).to_numpy())),
-                 set(map(tuple, g.loc[g["verdict"].notna(), key].astype(str).to_numpy())))
-             for j, g in df.groupby("judge", sort=True)}
-    samples = {j: set(g["sample"].astype(str)) for j, g in df.groupby("judge")} if "sample" in df.columns else {}
+    # a unit is its key read as text, numbered (integer codes instead of a tuple of strings per reply)
+    text = {c: df[c].astype(str) for c in key}
+    parts = [V.codes(t) for t in text.values()]
+    code, n_units = V.combine_codes([c for c, _ in parts], [len(u) for _, u in parts])
+    parsed = df["verdict"].notna().to_numpy(bool)
+    by_judge = df.groupby("judge", sort=True).indices
+    units = {j: (set(code[i].tolist()), set(code[i[parsed[i]]].tolist())) for j, i in by_judge.items()}
+    if "sample" in df.columns:
+        sample = text["sample"].to_numpy(dtype=object)
+        samples = {j: set(sample[i]) for j, i in by_judge.items()}
+        unit_sample = np.empty(n_units, dtype=object)
+        unit_sample[code] = sample
+    else:
+        samples = {}
     out = []
     for a, b in combinations(sorted(units), 2):
         parts, total = [], 0
@@ -681,10 +692,10 @@ def _unpaired(df: pd.DataFrame, unit: str) -> list[str]:
             alone = units[x][1] - units[y][1]
             missing = alone - units[y][0]
             if missing:
-                extra = sorted({u[key.index("sample")] for u in missing} - samples.get(y, set())) if samples else []
+                asked = {unit_sample[u] for u in missing} if samples else set()
+                extra = sorted(asked - samples.get(y, set()))
                 why = (f"sample{'s' if len(extra) > 1 else ''} {', '.join(extra)}, which {y} was never asked for"
-                       if extra and len(extra) == len({u[key.index("sample")] for u in missing}) else
-                       f"{y} has no reply there")
+                       if extra and len(extra) == len(asked) else f"{y} has no reply there")
                 parts.append(f"{len(missing):,} of {x}'s with no reply of {y} on the same ({unit}) ({why})")
             if alone - missing:
                 parts.append(f"{len(alone - missing):,} of {x}'s whose counterpart by {y} is unparsed")
