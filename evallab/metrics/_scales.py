@@ -501,18 +501,17 @@ def reliability_statistics(m: np.ndarray, *, scale: tuple[float, float, float] =
     parts = []
     for idx in idx_all:
         R = idx.shape[0]
-        w = _counts(idx, n)
+        w = _counts(idx, n) if R == 1 else \
+            _cached(("counts", "draws", n, n_resamples, seed), functools.partial(_counts, idx, n))
         tot = w @ sums
         st = _icc_from_totals(tot[:, 0] / k, tot[:, 1], tot[:, 2], tot[:, 3], tot[:, 4:4 + k], k)
         st["alpha_interval"] = _alpha_interval(np.column_stack([tot[:, 0], tot[:, 1], tot[:, 3], tot[:, 4 + k]]))
         st["alpha_ordinal"] = _alpha_ordinal((w @ coinc).reshape(R, L, L))
+        # each rater pair's confusion matrices, once for both weightings: the draw counts times the items' one-hot
+        # cells — sums of whole numbers, exact in any order, so the same floats as a bincount of the drawn cells
+        confs = [(w @ np.eye(L * L)[kc]).reshape(R, L, L) for kc in kcells]
         for weights in ("linear", "quadratic"):
-            ks = []
-            for kc in kcells:
-                conf = np.bincount((np.arange(R)[:, None] * L * L + kc[idx]).ravel(),
-                                   minlength=R * L * L).reshape(R, L, L).astype(float)
-                ks.append(_weighted_kappa(conf, weights))
-            st[f"kappa_{weights}"] = np.mean(ks, axis=0)
+            st[f"kappa_{weights}"] = np.mean([_weighted_kappa(conf, weights) for conf in confs], axis=0)
         parts.append(st)
     return _estimates(parts, confidence)
 

@@ -86,8 +86,8 @@ def _index(n: int, n_resamples: int, seed: int) -> np.ndarray:
 
 def _weights(idx: np.ndarray, n: int) -> np.ndarray:
     """How often each item is drawn in each row of ``idx`` (1 + R, n), kept for the next comparison on as many
-    items (the same draws)."""
-    return _cached(("counts+estimate", n, idx.shape[0], idx[-1, :8].tobytes()),
+    items (the same draws; known by the first item of every row and the first eight of the last)."""
+    return _cached(("counts+estimate", n, idx.shape[0], idx[:, 0].tobytes(), idx[-1, :8].tobytes()),
                    functools.partial(_counts, idx, n))
 
 
@@ -120,10 +120,11 @@ def _agreement_dists(x: np.ndarray, y: np.ndarray, idx: np.ndarray,
     cell = (ix * len(vy) + iy)[idx]
     T = np.bincount((np.arange(R)[:, None] * ncell + cell).ravel(), minlength=R * ncell).reshape(
         R, len(vx), len(vy)).astype(float)
-    k = (np.clip(_round(x, lo, step), 0, L - 1) * L + np.clip(_round(y, lo, step), 0, L - 1))[idx]
-    conf = np.bincount((np.arange(R)[:, None] * L * L + k).ravel(), minlength=R * L * L).reshape(R, L, L)
-    return {"spearman": _table_stats(T, vx, vy)["spearman"],
-            "kappa_quadratic": _weighted_kappa(conf.astype(float), "quadratic")}
+    k = np.clip(_round(x, lo, step), 0, L - 1) * L + np.clip(_round(y, lo, step), 0, L - 1)
+    # the rounded confusion matrices: draw counts times the items' one-hot cells (whole numbers: the same floats as
+    # a bincount of the drawn cells)
+    conf = (_weights(idx, len(x)) @ np.eye(L * L)[k]).reshape(R, L, L)
+    return {"spearman": _table_stats(T, vx, vy)["spearman"], "kappa_quadratic": _weighted_kappa(conf, "quadratic")}
 
 
 def _measures(figures: dict, method: str, digits_of=None) -> list[Measure]:
@@ -473,8 +474,8 @@ def _cut_dists(x: np.ndarray, gold: np.ndarray, idx: np.ndarray, rule: str) -> d
     v, iv = np.unique(x, return_inverse=True)
     V, R = len(v), idx.shape[0]
     code = (iv * 2 + (gold > 0.5)).astype(np.int64)  # (value, gold class) of each item
-    counts = np.bincount((np.arange(R)[:, None] * 2 * V + code[idx]).ravel(),
-                         minlength=R * 2 * V).reshape(R, V, 2).astype(float)
+    # draw counts times the items' one-hot (value, class): whole numbers, the same floats as a bincount of the draws
+    counts = (_weights(idx, len(x)) @ np.eye(2 * V)[code]).reshape(R, V, 2)
     neg, pos = counts[..., 0], counts[..., 1]
     tot = neg + pos
     P, N = pos.sum(1), neg.sum(1)
