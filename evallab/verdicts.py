@@ -1029,9 +1029,14 @@ def rater_label(df: pd.DataFrame) -> pd.Series:
     # built on the distinct (judge, strategy) pairs (a few dozen), then spread to the rows: a rating table is long
     jc, ju = pd.factorize(j, use_na_sentinel=True)
     sc, su = pd.factorize(s)
-    pair = jc.astype(np.int64) * len(su) + sc
-    pairs, inverse = np.unique(pair, return_inverse=True)
-    jj = pd.Series(pd.array(ju, dtype="string").take(pairs // len(su), allow_fill=True), dtype="string")
+    pair = (jc.astype(np.int64) + 1) * len(su) + sc  # judge code + 1: an NA judge (-1) is pair 0 … len(su) - 1
+    # the distinct pairs in sorted order and each row's rank among them (np.unique(return_inverse=True) without
+    # its sort of every row: the pair codes are small)
+    seen = np.zeros((len(ju) + 1) * len(su), dtype=bool)
+    seen[pair] = True
+    pairs = np.flatnonzero(seen)
+    inverse = (np.cumsum(seen) - 1)[pair]
+    jj = pd.Series(pd.array(ju, dtype="string").take(pairs // len(su) - 1, allow_fill=True), dtype="string")
     ss = pd.Series(pd.array(su, dtype="string").take(pairs % len(su)), dtype="string")
     labels = jj.where(ss == "", jj + " · " + ss)
     return pd.Series(labels.array.take(inverse.ravel()), index=df.index, dtype="string", name=j.name)

@@ -111,29 +111,58 @@ def scale_of(df: pd.DataFrame, scale: tuple[float, float, float] | None = None) 
     return float(np.floor(s.min())), float(np.ceil(s.max())), 1.0
 
 
+def _rater_codes(d: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+    """Each row's rater as a code into the labels of the distinct (judge, strategy) pairs, labelled as
+    :func:`evallab.verdicts.rater_label` does (``judge``, or ``judge · strategy`` when the strategy is set; NA for
+    an NA judge) — on the pairs, not the rows: a rating table is long, its raters few."""
+    jc, ju = pd.factorize(d["judge"].astype("string"))
+    sc, su = pd.factorize(d["strategy"].astype("string").fillna("")) if "strategy" in d.columns else \
+        (np.zeros(len(d), dtype=np.intp), [""])
+    pair = (jc.astype(np.int64) + 1) * len(su) + sc  # judge code + 1: an NA judge (-1) is pair 0 … len(su) - 1
+    seen = np.zeros((len(ju) + 1) * len(su), dtype=bool)
+    seen[pair] = True
+    pairs = np.flatnonzero(seen)
+    ju, su = list(ju), list(su)
+    names = [pd.NA if p < len(su) else ju[p // len(su) - 1] if su[p % len(su)] == "" else
+             f"{ju[p // len(su) - 1]} · {su[p % len(su)]}" for p in pairs]
+    return (np.cumsum(seen) - 1)[pair], pd.Series(names, dtype="string")
+
+
 def wide(df: pd.DataFrame, raters: Sequence[str], by: Sequence[str] = ()) -> pd.DataFrame:
     """Scores as items × raters (one column per judge label, ``<judge> · <strategy>`` when the strategy is set);
     rows = (by…, subset, item_id), sorted; a rater's several scores of one item (samples) are averaged."""
     d = require_scores(df)
-    label = V.rater_label(d)
-    keep = label.isin(list(raters)).to_numpy(dtype=bool)
-    d, label = d[keep], label[keep]
+    # the rows of ``raters`` as numpy codes, without selecting them from the frame: the rater of each row as a
+    # code into the distinct raters, each column factorized whole (sorted) and its codes kept for those rows
+    rater, names = _rater_codes(d)
+    wanted = names.isin(list(raters)).to_numpy(dtype=bool)
+    keep = wanted[rater]
     idx = [*by, "subset", "item_id"]
     parts = [pd.factorize(d[c].astype("string").fillna(""), sort=True) for c in idx]
-    combo = np.zeros(len(d), dtype=np.int64)
+    combo = np.zeros(int(keep.sum()), dtype=np.int64)
     for codes_, uniq in parts:
-        combo = combo * len(uniq) + codes_
+        combo = combo * len(uniq) + codes_[keep]
     rows_u, first = np.unique(combo, return_index=True)
     rcode = np.searchsorted(rows_u, combo)
-    ccode, cuniq = pd.factorize(label.astype(str), sort=True)
-    flat = rcode * len(cuniq) + np.asarray(ccode)
+    # the columns: the wanted raters' labels, sorted (a label two (judge, strategy) pairs share is one column)
+    cuniq = sorted(set(names[wanted]))
+    column_of = np.full(len(names), -1)
+    column_of[wanted] = [cuniq.index(x) for x in names[wanted]]
+    flat = rcode * len(cuniq) + column_of[rater[keep]]
     R = len(rows_u)
-    total = np.bincount(flat, weights=d["score"].to_numpy(dtype=float), minlength=R * len(cuniq))
+    total = np.bincount(flat, weights=d["score"].to_numpy(dtype=float)[keep], minlength=R * len(cuniq))
     count = np.bincount(flat, minlength=R * len(cuniq))
     with np.errstate(invalid="ignore", divide="ignore"):
         m = (total / count).reshape(R, len(cuniq))
-    index = pd.MultiIndex.from_arrays([np.asarray(u, dtype=object)[c[first]] for c, u in parts], names=idx)
-    out = pd.DataFrame(m, index=index, columns=list(cuniq))
+    # the index from each column's sorted uniques and codes (what MultiIndex.from_arrays would find again): a level
+    # holds the values present in these rows, in order
+    levels, codes = [], []
+    for c, u in parts:
+        present, code = np.unique(c[keep][first], return_inverse=True)
+        levels.append(pd.Index(np.asarray(u, dtype=object)[present]))
+        codes.append(code.ravel())
+    index = pd.MultiIndex(levels=levels, codes=codes, names=idx, verify_integrity=False)
+    out = pd.DataFrame(m, index=index, columns=cuniq)
     out.columns.name = "_rater"
     return out
 
@@ -201,9 +230,12 @@ def _table_stats(T: np.ndarray, vx: np.ndarray, vy: np.ndarray) -> dict[str, np.
 
 
 def _rank_rows(a: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata
-
-    return rankdata(a, axis=-1)
+    """Midranks along the last axis, a row holding a NaN all NaN: ``scipy.stats.rankdata(a, axis=-1)``, computed as
+    (values below) + (values equal + 1) / 2 — exact half-integers, the same floats; the rows here are short (one
+    value per system) and many (one per resample), where rankdata's per-row sorting costs more."""
+    below = (a[..., None, :] < a[..., :, None]).sum(-1)
+    equal = (a[..., None, :] == a[..., :, None]).sum(-1)
+    return np.where(np.isnan(a).any(-1, keepdims=True), np.nan, below + (equal + 1) / 2)
 
 
 def _tie_levels(a: np.ndarray, rel: float = 1e-9) -> np.ndarray:
@@ -244,6 +276,29 @@ def _interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
     return (NAN, NAN) if lo == hi else (lo, hi)
 
 
+def _percentile_intervals(dists: Sequence[np.ndarray], confidence: float) -> list[tuple[float, float]]:
+    """:func:`_interval` of each distribution; those of one length, all finite and of floats, in one
+    ``np.quantile`` call along the rows (each row's quantiles are computed exactly as alone)."""
+    out: list = [None] * len(dists)
+    together = [i for i, v in enumerate(dists) if v.dtype == np.float64 and v.ndim == 1 and len(v) >= 2
+                and len(v) == len(dists[0]) and np.isfinite(v).all()]
+    if together:
+        a = (1 - confidence) / 2
+        q = np.quantile(np.stack([dists[i] for i in together]), [a, 1 - a], axis=1).tolist()
+        for i, lo, hi in zip(together, q[0], q[1], strict=True):
+            out[i] = (NAN, NAN) if lo == hi else (lo, hi)
+    return [iv if iv is not None else _interval(v, confidence) for iv, v in zip(out, dists, strict=True)]
+
+
+def _estimates(parts: list[dict[str, np.ndarray]], confidence: float) -> dict[str, tuple[float, float, float]]:
+    """figure → (value, low, high): the value from ``parts[0]`` (the sample), the percentile interval from
+    ``parts[1]`` (the resamples), when there are resamples."""
+    names = list(parts[0])
+    ivs = (_percentile_intervals([parts[1][k] for k in names], confidence) if len(parts) > 1
+           else [(NAN, NAN)] * len(names))
+    return {k: (float(parts[0][k][0]), *iv) for k, iv in zip(names, ivs, strict=True)}
+
+
 #: resamples kept for reuse (draws, counts, strata draws), keyed by their parameters: every rater of a design cell
 #: is resampled with the same draws (paired), and they are drawn once
 _CACHE: dict = {}
@@ -271,6 +326,18 @@ def _strata_draws(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndarray
         pos = np.flatnonzero(strata == s)
         out[:, pos] = pos[rng.integers(0, len(pos), (n_resamples, len(pos)))]
     return out
+
+
+def _system_codes(systems) -> tuple[np.ndarray, int]:
+    """Each item's system as a code into the sorted distinct systems (as strings), and their number: the codes of
+    ``pd.factorize(pd.Series(systems).astype(str), sort=True)``; systems that are all strings (a wide table's
+    ``subset`` level) through ``np.unique``, the same order (code points) without a pandas Series per call."""
+    s = np.asarray(systems)
+    if s.ndim == 1 and (s.dtype.kind == "U" or (s.dtype == object and all(isinstance(v, str) for v in s))):
+        u, codes = np.unique(s.astype(str), return_inverse=True)
+        return codes.astype(np.intp).ravel(), len(u)
+    codes, u = pd.factorize(pd.Series(systems).astype(str), sort=True)
+    return np.asarray(codes), len(u)
 
 
 def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = None, *,
@@ -320,8 +387,7 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
                             xv * xv + yv * yv, xv, yv]).astype(float) * valid[:, None]
     codes = None
     if systems is not None:
-        codes, sys_u = pd.factorize(pd.Series(systems).astype(str), sort=True)
-        codes = np.asarray(codes)
+        codes, n_sys = _system_codes(systems)
     # with systems, items are resampled within each system (a design with fixed systems, HANNA's 96 stories each):
     # the same draws for the item-level and the system-level figures
     key = ("draws", n, n_resamples, seed) if codes is None else ("strata", codes.tobytes(), n_resamples, seed)
@@ -351,7 +417,7 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
     if codes is not None:
         # system means of each resample from how often it draws each item (the strata draws keep each item's
         # system): (R, n) counts × (n, S) valid one-hot columns, weighted by x and y
-        vo = np.eye(len(sys_u))[codes] * valid[:, None]
+        vo = np.eye(n_sys)[codes] * valid[:, None]
         for k, w in enumerate(weights):
             w = w if k else np.ones((1, n))
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -359,8 +425,7 @@ def pair_statistics(x: np.ndarray, y: np.ndarray, systems: np.ndarray | None = N
                 mx, my = (w @ (xv[:, None] * vo)) / cnt, (w @ (yv[:, None] * vo)) / cnt
             for name, val in _system_stats(mx, my).items():
                 parts[k][f"sys_{name}"] = val
-    return {name: (float(v[0]), *(_interval(parts[1][name], confidence) if len(parts) > 1 else (NAN, NAN)))
-            for name, v in parts[0].items()}
+    return _estimates(parts, confidence)
 
 
 def _icc_from_totals(n, row_sum, row_sq, sq, col, k) -> dict[str, np.ndarray]:
@@ -436,21 +501,19 @@ def reliability_statistics(m: np.ndarray, *, scale: tuple[float, float, float] =
     parts = []
     for idx in idx_all:
         R = idx.shape[0]
-        w = _counts(idx, n)
+        w = _counts(idx, n) if R == 1 else \
+            _cached(("counts", "draws", n, n_resamples, seed), functools.partial(_counts, idx, n))
         tot = w @ sums
         st = _icc_from_totals(tot[:, 0] / k, tot[:, 1], tot[:, 2], tot[:, 3], tot[:, 4:4 + k], k)
         st["alpha_interval"] = _alpha_interval(np.column_stack([tot[:, 0], tot[:, 1], tot[:, 3], tot[:, 4 + k]]))
         st["alpha_ordinal"] = _alpha_ordinal((w @ coinc).reshape(R, L, L))
+        # each rater pair's confusion matrices, once for both weightings: the draw counts times the items' one-hot
+        # cells — sums of whole numbers, exact in any order, so the same floats as a bincount of the drawn cells
+        confs = [(w @ np.eye(L * L)[kc]).reshape(R, L, L) for kc in kcells]
         for weights in ("linear", "quadratic"):
-            ks = []
-            for kc in kcells:
-                conf = np.bincount((np.arange(R)[:, None] * L * L + kc[idx]).ravel(),
-                                   minlength=R * L * L).reshape(R, L, L).astype(float)
-                ks.append(_weighted_kappa(conf, weights))
-            st[f"kappa_{weights}"] = np.mean(ks, axis=0)
+            st[f"kappa_{weights}"] = np.mean([_weighted_kappa(conf, weights) for conf in confs], axis=0)
         parts.append(st)
-    return {name: (float(v[0]), *(_interval(parts[1][name], confidence) if len(parts) > 1 else (NAN, NAN)))
-            for name, v in parts[0].items()}
+    return _estimates(parts, confidence)
 
 
 # ------------------------------------------------------------------------------------------- the estimators
@@ -578,16 +641,17 @@ def score_agreement(df: pd.DataFrame, judges: Sequence[str] | None = None, *, hu
             continue
         ref = w[hs]
         ref_mean = ref.mean(axis=1, skipna=False).to_numpy(float)
+        ref_ok = ref.notna().all(axis=1).to_numpy()
+        sysv = w.index.get_level_values("subset").to_numpy() if systems else None
         for j in js:
             if j not in w.columns:
                 continue
-            ok = ref.notna().all(axis=1) & w[j].notna()
-            sysv = w.index.get_level_values("subset").to_numpy() if systems else None
+            ok = ref_ok & w[j].notna().to_numpy()
             st = pair_statistics(w[j].to_numpy(float), ref_mean, sysv, scale=sc, n_resamples=n_resamples,
                                  confidence=confidence, seed=seed)
             key_d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             rows.append({**key_d, "rater": j, "reference": HUMAN_MEAN, "items": int(ok.sum()),
-                         "systems": int(len(set(sysv[ok.to_numpy()]))) if sysv is not None else 0, **st})
+                         "systems": int(len(set(sysv[ok]))) if sysv is not None else 0, **st})
     # "within each system" only when there are several: a table without systems is one pool of items
     strat = bool(systems) and any(r["systems"] > 1 for r in rows)
     return _rows(rows, PAIR_FIGURES, _pair_measures(n_resamples, strat), [*by, "rater"], confidence)

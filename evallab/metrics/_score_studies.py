@@ -35,11 +35,13 @@ from evallab.metrics._scales import (
     NAN,
     _cached,
     _counts,
+    _estimates,
     _interval,
     _m,
     _one_thread,
     _round,
     _rows,
+    _slim,
     _table_stats,
     _weighted_kappa,
     humans_of,
@@ -84,8 +86,8 @@ def _index(n: int, n_resamples: int, seed: int) -> np.ndarray:
 
 def _weights(idx: np.ndarray, n: int) -> np.ndarray:
     """How often each item is drawn in each row of ``idx`` (1 + R, n), kept for the next comparison on as many
-    items (the same draws)."""
-    return _cached(("counts+estimate", n, idx.shape[0], idx[-1, :8].tobytes()),
+    items (the same draws; known by the first item of every row and the first eight of the last)."""
+    return _cached(("counts+estimate", n, idx.shape[0], idx[:, 0].tobytes(), idx[-1, :8].tobytes()),
                    functools.partial(_counts, idx, n))
 
 
@@ -93,6 +95,15 @@ def _triple(dist: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """(estimate, low, high): row 0 the estimate, the rest the resampled values (percentile interval)."""
     dist = np.asarray(dist, float)
     return (float(dist[0]), *(_interval(dist[1:], confidence) if len(dist) > 1 else (NAN, NAN)))
+
+
+def _triples(dists: dict[str, np.ndarray], confidence: float) -> dict[str, tuple[float, float, float]]:
+    """:func:`_triple` of each figure's distribution, the intervals computed together
+    (:func:`evallab.metrics._scales._estimates`)."""
+    ds = {f: np.asarray(v, float) for f, v in dists.items()}
+    if not all(len(v) > 1 for v in ds.values()):
+        return {f: _triple(v, confidence) for f, v in ds.items()}
+    return _estimates([{f: v[:1] for f, v in ds.items()}, {f: v[1:] for f, v in ds.items()}], confidence)
 
 
 def _agreement_dists(x: np.ndarray, y: np.ndarray, idx: np.ndarray,
@@ -109,10 +120,11 @@ def _agreement_dists(x: np.ndarray, y: np.ndarray, idx: np.ndarray,
     cell = (ix * len(vy) + iy)[idx]
     T = np.bincount((np.arange(R)[:, None] * ncell + cell).ravel(), minlength=R * ncell).reshape(
         R, len(vx), len(vy)).astype(float)
-    k = (np.clip(_round(x, lo, step), 0, L - 1) * L + np.clip(_round(y, lo, step), 0, L - 1))[idx]
-    conf = np.bincount((np.arange(R)[:, None] * L * L + k).ravel(), minlength=R * L * L).reshape(R, L, L)
-    return {"spearman": _table_stats(T, vx, vy)["spearman"],
-            "kappa_quadratic": _weighted_kappa(conf.astype(float), "quadratic")}
+    k = np.clip(_round(x, lo, step), 0, L - 1) * L + np.clip(_round(y, lo, step), 0, L - 1)
+    # the rounded confusion matrices: draw counts times the items' one-hot cells (whole numbers: the same floats as
+    # a bincount of the drawn cells)
+    conf = (_weights(idx, len(x)) @ np.eye(L * L)[k]).reshape(R, L, L)
+    return {"spearman": _table_stats(T, vx, vy)["spearman"], "kappa_quadratic": _weighted_kappa(conf, "quadratic")}
 
 
 def _measures(figures: dict, method: str, digits_of=None) -> list[Measure]:
@@ -196,7 +208,9 @@ def score_shift(df: pd.DataFrame, *, between: str = "strategy", baseline: str | 
     ('prompt 2', -0.007)
     """
     _check_confidence(confidence)
-    d = require_scores(df, what="score_shift", instead="anchor_effect")
+    # only the columns read (criterion: _check_by's check of unsplit criteria): a rating table is long, and
+    # require_scores selects its scored rows
+    d = require_scores(_slim(df, [*by, between, "criterion"]), what="score_shift", instead="anchor_effect")
     if between not in d.columns:
         raise DesignError(f"score_shift: between={between!r}, but the table has no such column", column=between)
     _check_by(d, by, "score_shift")
@@ -243,13 +257,14 @@ def score_shift(df: pd.DataFrame, *, between: str = "strategy", baseline: str | 
                 if c == base or lab[(judge, c)] not in w.columns:
                     continue
                 xc = X[:, cols.index(lab[(judge, c)])]
-                st = {"shift": _triple(w8 @ (xc - X[:, ib]) / n, confidence)}
+                dists = {"shift": w8 @ (xc - X[:, ib]) / n}
                 if ab is not None:
                     ac = _agreement_dists(xc, ref[ok], idx, sc)
-                    st["spearman_baseline"] = _triple(ab["spearman"], confidence)
-                    st["spearman"] = _triple(ac["spearman"], confidence)
-                    st["d_spearman"] = _triple(ac["spearman"] - ab["spearman"], confidence)
-                    st["d_kappa_quadratic"] = _triple(ac["kappa_quadratic"] - ab["kappa_quadratic"], confidence)
+                    dists["spearman_baseline"] = ab["spearman"]
+                    dists["spearman"] = ac["spearman"]
+                    dists["d_spearman"] = ac["spearman"] - ab["spearman"]
+                    dists["d_kappa_quadratic"] = ac["kappa_quadratic"] - ab["kappa_quadratic"]
+                st = _triples(dists, confidence)
                 rows.append({**key, "judge": judge, "configuration": c, "baseline": base, "items": n, **st})
     if baseline is not None and not seen_base:
         raise DesignError(f"score_shift: no judge has rows with {between} {baseline!r}", column=between)
@@ -325,7 +340,7 @@ def score_stability(df: pd.DataFrame, raters: Sequence[str] | None = None, *, by
     (0.3536, 0.5)
     """
     _check_confidence(confidence)
-    d = require_scores(df, what="score_stability", instead="repetition_stability")
+    d = require_scores(_slim(df, [*by, "criterion"]), what="score_stability", instead="repetition_stability")
     _check_by(d, by, "score_stability")
     d = _float_scores(d.assign(_rater=rater_label(d)))
     if raters:
@@ -342,7 +357,7 @@ def score_stability(df: pd.DataFrame, raters: Sequence[str] | None = None, *, by
             dist = _stability_dists(s["count"].to_numpy(float), s["mean"].to_numpy(float),
                                     s["std"].to_numpy(float), (s["max"] == s["min"]).to_numpy(), _weights(idx, n))
             rows.append({**key, "rater": str(rater), "items": n, "samples": float(s["count"].median()),
-                         **{f: _triple(v, confidence) for f, v in dist.items()}})
+                         **_triples(dist, confidence)})
     if not rows:
         raise DesignError("score_stability needs repeated samples: no item has two or more samples of one rater "
                           "(this table has one sample per item and rater)", column="sample")
@@ -404,7 +419,7 @@ def score_drift(df: pd.DataFrame, baseline: str, candidate: str, *, by: Sequence
     0.975
     """
     _check_confidence(confidence)
-    d = require_scores(df, what="score_drift", instead="compare_judges")
+    d = require_scores(_slim(df, [*by, "criterion"]), what="score_drift", instead="compare_judges")
     _check_by(d, by, "score_drift")
     lab_all = rater_label(d)
     labels = set(map(str, lab_all.unique()))
@@ -434,7 +449,7 @@ def score_drift(df: pd.DataFrame, baseline: str, candidate: str, *, by: Sequence
         st = {"shift": wt @ (xc - xb) / n, "mae": wt @ np.abs(xc - xb) / n, "changed": wt @ (rb != rc) / n,
               "kappa_quadratic": _weighted_kappa(conf, "quadratic")}
         rows.append({**key, "baseline": baseline, "candidate": candidate, "items": n,
-                     **{f: _triple(v, confidence) for f, v in st.items()}})
+                     **_triples(st, confidence)})
     return _rows(rows, DRIFT_FIGURES, _measures(DRIFT_FIGURES, bootstrap_method(n_resamples, paired=True)),
                  list(by), confidence)
 
@@ -459,8 +474,8 @@ def _cut_dists(x: np.ndarray, gold: np.ndarray, idx: np.ndarray, rule: str) -> d
     v, iv = np.unique(x, return_inverse=True)
     V, R = len(v), idx.shape[0]
     code = (iv * 2 + (gold > 0.5)).astype(np.int64)  # (value, gold class) of each item
-    counts = np.bincount((np.arange(R)[:, None] * 2 * V + code[idx]).ravel(),
-                         minlength=R * 2 * V).reshape(R, V, 2).astype(float)
+    # draw counts times the items' one-hot (value, class): whole numbers, the same floats as a bincount of the draws
+    counts = (_weights(idx, len(x)) @ np.eye(2 * V)[code]).reshape(R, V, 2)
     neg, pos = counts[..., 0], counts[..., 1]
     tot = neg + pos
     P, N = pos.sum(1), neg.sum(1)
@@ -564,7 +579,8 @@ def score_cut(df: pd.DataFrame, raters: Sequence[str] | None = None, *, threshol
     _check_confidence(confidence)
     if rule not in CUT_RULES:
         raise DesignError(f"score_cut: rule {rule!r}; expected one of {sorted(CUT_RULES)}", column="rule")
-    d = require_scores(df, what="score_cut", instead="pass_rate")
+    d = require_scores(_slim(df, [*by, "criterion", *([gold] if gold else [])]), what="score_cut",
+                       instead="pass_rate")
     _check_by(d, by, "score_cut")
     if gold and gold not in d.columns:
         raise DesignError(f"score_cut: gold={gold!r}, but the table has no such column", column=gold)
@@ -597,7 +613,7 @@ def score_cut(df: pd.DataFrame, raters: Sequence[str] | None = None, *, threshol
                 continue
             n = len(x)
             dist = _cut_dists(x, y, _index(n, n_resamples, seed), rule)
-            st = {f: _triple(v, confidence) for f, v in dist.items()}
+            st = _triples(dist, confidence)
             st["cut"] = (float(dist["cut"][0]), *(_cut_interval(dist["cut"][1:], confidence) if n_resamples
                                                    else (NAN, NAN)))
             rows.append({**key, "rater": rater, "items": n, "gold_rate": float(y.mean()), **st})

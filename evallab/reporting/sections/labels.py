@@ -294,7 +294,11 @@ def annotator_panel(table: pd.DataFrame, *, annotators: Sequence[str] = (), judg
     ci = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     judged = d[d["_rater"].isin(js)].groupby("_rater")["item_id"].nunique().to_dict()
     labelled = d.loc[d["_rater"].isin(hs), "item_id"].astype(str)
-    d = d[d["item_id"].astype(str).isin(set(labelled))]  # the judges' other items only count for the plan
+    # the judges' other items only count for the plan (matched against the distinct labelled items; every row kept:
+    # no row selection)
+    on = d["item_id"].astype(str).isin(labelled.unique())
+    if not on.all():
+        d = d[on]
     scores = "score" in d.columns and d["score"].notna().any() and d["verdict"].isna().all() \
         if "verdict" in d.columns else True
     plan = {"judged_items": judged}

@@ -119,7 +119,7 @@ shows how far they agree)."
     """
     from evallab.verdicts import rater_label
 
-    d = scales.require_scores(table)
+    d = scales.require_scores(scales._slim(table, by))  # the columns read here: a rating table is long
     keys = [c for c in (*by, "subset", "item_id") if c in d.columns]
     n = d.assign(_rater=rater_label(d)).groupby([*keys, "_rater"], observed=True, dropna=False).size()
     if n.empty or n.max() <= 1:
@@ -162,7 +162,7 @@ def load_table(verdicts_path: str = "", hanna_path: str = "", *, criteria: Seque
 def _humans_in(table: pd.DataFrame, humans: Sequence[str] = ()) -> list[str]:
     """The human raters of a score table: ``humans`` when given, else the judges whose ``role`` is ``human``
     (:func:`evallab.metrics._scales.humans_of`)."""
-    return scales.humans_of(scales.require_scores(table), list(humans) or None)
+    return scales.humans_of(scales.require_scores(scales._slim(table, ())), list(humans) or None)
 
 
 def _too_few_humans(what: str, humans: Sequence[str], *, at_least: int = 2) -> str:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from evallab._results import Results
 from evallab.metrics import _score_studies as ST
-from evallab.metrics._scales import humans_of, require_scores
+from evallab.metrics._scales import _slim, humans_of, require_scores
 from evallab.reporting._context import Section
 from evallab.reporting.sections.scales import _rater_words
 from evallab.verdicts import rater_label
@@ -83,7 +83,7 @@ def _drift_pair(table: pd.DataFrame, wanted: Sequence[str] = (), humans: Sequenc
                 ) -> tuple[str, str, list[str]]:
     """The two raters whose drift report 08 shows: ``wanted`` when both are raters of ``table``, else the first and
     the last JUDGE (sorted labels; never a human rater: ``humans``, else ``role`` = ``human``); and the judges."""
-    d = require_scores(table, what="the drift section")
+    d = require_scores(_slim(table, ()), what="the drift section")  # the columns read here: a rating table is long
     label = rater_label(d).astype(str)
     hs = set(humans_of(d, humans or None)) if humans or "role" in d.columns else set()
     human_rows = d["judge"].astype(str).isin(hs) | label.isin(hs)
@@ -175,7 +175,8 @@ def stability(table: pd.DataFrame, *, by: Sequence[str] = ("criterion",), n_resa
     """Repetition stability of scores (:func:`evallab.metrics.score_stability`) when the table holds several
     samples of an item by one rater; else one sentence saying the table has one sample per item."""
     sec = Section()
-    d = require_scores(table, what="the stability section")
+    # the columns read here and by score_stability (criterion: its check of unsplit criteria)
+    d = require_scores(_slim(table, [*by, "criterion", "dataset"]), what="the stability section")
     keys = [c for c in (*by, "item_id", "judge", "strategy") if c in d.columns]
     if not d.duplicated(keys).any():
         hanna = "dataset" in d.columns and d["dataset"].astype("string").str.lower().eq("hanna").all()
