@@ -201,6 +201,23 @@ def _paired_verdicts(a: pd.DataFrame, b: pd.DataFrame, num: str = "_pass", den: 
     return pv, int(tie.sum())
 
 
+def _paired_flips(x: pd.DataFrame, b: pd.DataFrame, num: str = "_pass", den: str = "_parsed"
+                  ) -> tuple[tuple[int, int], int]:
+    """The McNemar counts of :func:`_paired_verdicts` from the per-item sums (:func:`_per_item`) of ``a`` and ``b``
+    on the same items, in the same order: ((items pass in ``a`` and not in ``b``, the reverse), tied items
+    dropped) — the same majorities, without grouping the replies again."""
+    # numpy for _majority's num / den.where(den > 0) (the same float division) and _paired_verdicts' filters
+    na, da, nb, db = (t[c].to_numpy() for t, c in ((x, num), (x, den), (b, num), (b, den)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sa = np.where(da > 0, na / np.where(da > 0, da, 1).astype(float), np.nan)
+        sb = np.where(db > 0, nb / np.where(db > 0, db, 1).astype(float), np.nan)
+    parsed = ~np.isnan(sa) & ~np.isnan(sb)
+    tie = parsed & ((sa == 0.5) | (sb == 0.5))
+    keep = parsed & ~tie
+    pa, pb = keep & (sa > 0.5), keep & (sb > 0.5)
+    return (int((pa & ~pb).sum()), int((~pa & pb & keep).sum())), int(tie.sum())
+
+
 def _groups(d: pd.DataFrame, by: Sequence[str]):
     """:func:`evallab.metrics._design.groups` over the ``by`` columns the table has."""
     return groups(d, [c for c in by if c in d.columns])
@@ -416,9 +433,8 @@ def inflation_table(df: pd.DataFrame, *, baseline: str = "balanced", variants: S
                     r[c] = float(_diff_fn(np.array([np.sum(a) for a in arr], dtype=float)))
                     r[f"{c}_low"], r[f"{c}_high"], r[f"{c}_method"] = _boot(arr, _diff_fn, **kw)
                 for pre, num, den in (("", "_pass", "_parsed"), ("agreement_", "_correct", "_gold_n")):
-                    pv, ties = _paired_verdicts(gv, gb[gb["item_id"].isin(common)], num, den)
-                    m = stats.mcnemar(int(((pv["_v_a"] == "pass") & (pv["_v_b"] != "pass")).sum()),
-                                      int(((pv["_v_a"] != "pass") & (pv["_v_b"] == "pass")).sum()))
+                    flips, ties = _paired_flips(x, b, num, den)
+                    m = stats.mcnemar(*flips)
                     r[f"{pre}mcnemar_b"], r[f"{pre}mcnemar_c"], r[f"{pre}mcnemar_p"] = m["b"], m["c"], m["pvalue"]
                     r[f"{pre}mcnemar_ties"] = ties
             rows.append(r)

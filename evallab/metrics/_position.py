@@ -565,18 +565,18 @@ def balanced_position_accuracy(df: pd.DataFrame | PairedDesign, by: Sequence[str
     return results(pd.DataFrame(rows), BPC_MEASURES, level=confidence, keys=des.by)
 
 
-def _item_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Per item (column ``_item``: :func:`~evallab.metrics._design.item_key` of the whole table): first-slot picks,
-    decisive replies, correct replies, parsed replies with gold."""
-    fs = first_slot(df).to_numpy(dtype=float)
-    ok = (df["verdict"].notna() & df["gold"].notna()).to_numpy(dtype=bool)
-    right = (df["verdict"] == df["gold"]).fillna(False).to_numpy(dtype=bool)
-    items, codes = np.unique(df["_item"].to_numpy(), return_inverse=True)
+def _item_stats(d: pd.DataFrame) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Per reply of ``d``: its item (:func:`~evallab.metrics._design.item_key`, one numbering for the whole table),
+    the 0/1 flags summed per item (``fs``: picked the first slot, ``dec``: decisive, ``c``: correct, ``p``: parsed
+    with gold) and whether it is a decisive reply shown in order ``ab`` (the other decisive replies were shown
+    ``ba``)."""
+    fs = first_slot(d).to_numpy(dtype=float)
     decisive = ~np.isnan(fs)
-    count = functools.partial(np.bincount, codes.ravel(), minlength=len(items))
-    return pd.DataFrame({"fs": count(np.where(decisive, fs, 0.0)).astype(np.int64),
-                         "dec": count(decisive).astype(np.int64), "c": count(right).astype(np.int64),
-                         "p": count(ok).astype(np.int64)}, index=pd.Index(items, name="_item"))
+    flags = {"fs": decisive & (fs == 1.0), "dec": decisive,
+             "c": (d["verdict"] == d["gold"]).fillna(False).to_numpy(dtype=bool),
+             "p": (d["verdict"].notna() & d["gold"].notna()).to_numpy(dtype=bool)}
+    ab = decisive & (d["order"] == "ab").fillna(False).to_numpy(dtype=bool)
+    return item_key(d), flags, ab
 
 
 @needs_verdicts("the few-shot anchor effect")
@@ -657,18 +657,28 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
     strategies = [baseline, *variants]
     d = df[df["strategy"].isin(strategies)]
     check_design(d, [*by, "strategy"])
-    d = d.assign(_item=item_key(d))  # one numbering for every strategy compared
+    # every per-reply figure computed once on the whole table (one item numbering for every strategy compared),
+    # then counted per (group, strategy, item) with numpy: the counts of grouping each strategy's rows of each group
+    item, flags, ab = _item_stats(d)
+    n_items = int(item.max()) + 1 if len(item) else 0
+    is_strategy = {s: (d["strategy"] == s).fillna(False).to_numpy(dtype=bool) for s in strategies}
     rows, missing = [], []
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    for key, g in groups(d, by):
-        have = [s for s in strategies if (g["strategy"] == s).any()]
+    for key, g in groups(d[by].assign(_row=np.arange(len(d))), by):
+        pos = g["_row"].to_numpy()
+        sel = {s: pos[is_strategy[s][pos]] for s in strategies}
+        have = [s for s in strategies if len(sel[s])]
         if baseline not in have:
             missing.append(key)
             continue
-        per = {s: _item_stats(g[g["strategy"] == s]) for s in have}
-        one_order = {s: one_order_note(g[g["strategy"] == s]) for s in have}
-        common = sorted(set.intersection(*(set(x.index) for x in per.values())))
-        per = {s: x.loc[common] for s, x in per.items()}
+        # the items every compared strategy judged (sorted), and each strategy's per-item counts on them
+        common = functools.reduce(np.intersect1d, [np.unique(item[sel[s]]) for s in have])
+        per = {s: {k: np.bincount(item[sel[s]], weights=v[sel[s]], minlength=n_items).astype(np.int64)[common]
+                   for k, v in flags.items()} for s in have}
+        # first-slot preference needs decisive replies shown in both orders (:func:`one_order_note`)
+        one_order = {s: _one_order_text([o for o, shown in zip(ORDERS, (ab[sel[s]], flags["dec"][sel[s]] & ~ab[sel[s]]),
+                                                                strict=True) if shown.any()])
+                     for s in have}
         base = per[baseline]
         for s in have:
             x = per[s]
@@ -689,8 +699,8 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
                     r[f"delta_{name}"] = r[f"delta_{name}_low"] = r[f"delta_{name}_high"] = NAN
                     r[f"delta_{name}_method"] = ""
                     continue
-                arrays = [x[num].to_numpy(float), x[den].to_numpy(float), base[num].to_numpy(float),
-                          base[den].to_numpy(float)]
+                arrays = [x[num].astype(float), x[den].astype(float), base[num].astype(float),
+                          base[den].astype(float)]
                 r[f"delta_{name}"] = (arrays[0].sum() / arrays[1].sum() - arrays[2].sum() / arrays[3].sum()
                                       if arrays[1].sum() and arrays[3].sum() else NAN)
                 if np.isfinite(r[f"delta_{name}"]):
