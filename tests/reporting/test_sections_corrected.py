@@ -496,6 +496,24 @@ def test_on_the_users_table_the_plan_and_subsets_take_its_own_judge(tmp_path):
                           "table's)."] and one.metrics["by_subset"] is None
 
 
+def test_a_plan_judge_under_several_strategies_gets_its_best_row_named(tmp_path):
+    # the user's judge "mine" under two strategies: the plan is for the row worth the most gold labels (its PPI++
+    # effective gold count, the largest of the two), named — never the first row found, unnamed
+    path, _ = _user_table(tmp_path)
+    full, _ = sections.load_table(path)
+    rates = corrected.corrected_rates(full, n_resamples=0)
+    assert sorted(rates["strategy"]) == ["cot", "plain"]
+    best = rates["strategy"].iloc[int(rates["ppi_n_eff"].to_numpy(float).argmax())]
+    plan = sections.next_round_plan(rates, judge="mine", items=2000, half_width=0.05, flip_rate=0.1,
+                                    tolerance=0.05, delta=0.05, discordance=0.2, repetition_flip_rate=0.1,
+                                    user_table=path)
+    rows = ", ".join(f"mine · {s}" for s in rates["strategy"])
+    assert texts(plan) == [f"mine has 2 rows ({rows}); the plan is for mine · {best}, the one whose corrected rate "
+                           "is worth the most gold labels."]
+    assert plan.metrics["plan_judge"] == f"mine · {best}"
+    assert f"with mine · {best}'s verdicts on the rest" in sentences(plan)[0]
+
+
 def test_selective_judging_on_a_table_no_judge_can_calibrate_says_why_per_judge():
     # two judges, 2 samples, gold on 12 items each: 6 calibration items per judge, fewer than min_calibration=30
     rows = [{"item_id": f"q{i}", "judge": j, "sample": s, "verdict": "pass" if (i + s) % 3 else "fail",

@@ -419,7 +419,9 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
     Section
         The gold labels needed with and without the judge; the planner's table. Metrics ``plan``, ``plan_judge``;
         one conclusion. Without a corrected rate or sensitivity and specificity for ``judge``: one sentence saying
-        why, and ``plan`` null.
+        why, and ``plan`` null. A ``judge`` with several rows in ``rates`` (the table's other design columns, e.g.
+        two prompt strategies): the plan of its row whose PPI++ interval is worth the most gold labels, named (also
+        in ``plan_judge``), after a sentence listing its rows.
 
     Raises
     ------
@@ -446,6 +448,16 @@ def next_round_plan(rates: Results, *, judge: str, items: int, half_width: float
         sec.text(f"The plan is for {judge}, {best} (plan_judge names a judge the table does not hold).")
     else:
         i = _pick(rates, judge, "next_round_plan")
+        rows = np.flatnonzero(rates["judge"].astype(str).to_numpy() == str(judge))
+        if len(rows) > 1:  # the judge under several prompts (or anchor sets): one row, named, never the first found
+            usable = (rates["ppi"].notna() & rates["rg_sensitivity"].notna() & rates["rg_specificity"].notna()
+                      ).to_numpy(bool)[rows]
+            worth = np.where(usable, rates["ppi_n_eff"].fillna(0).to_numpy(float)[rows], -np.inf)
+            i = int(rows[int(worth.argmax())])
+            sec.metrics["plan_judge"] = who = _who(rates, i)
+            sec.text(f"{judge} has {len(rows)} rows ({', '.join(_who(rates, r) for r in rows)}); the plan is for "
+                     f"{who}, the one whose corrected rate is worth the most gold labels.")
+            judge = who
     rate, se, sp = (rates.estimate(c, i) for c in ("ppi", "rg_sensitivity", "rg_specificity"))
     if None in (rate.value, se.value, sp.value):
         why = rates["note"].iloc[i] or "its sensitivity or specificity is not estimated"
