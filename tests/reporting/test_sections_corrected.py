@@ -496,6 +496,19 @@ def test_on_the_users_table_the_plan_and_subsets_take_its_own_judge(tmp_path):
                           "table's)."] and one.metrics["by_subset"] is None
 
 
+def test_uncorrected_rows_of_a_judge_under_two_strategies_are_named_each_with_its_count(tmp_path):
+    # gold on 20 items: each strategy's row is below min_gold=30, with its own count of gold items with a verdict
+    path, raw = _user_table(tmp_path)
+    raw = raw.assign(gold=np.where(raw["item_id"].str[1:].astype(int) < 20, raw["gold"], ""))
+    raw.loc[(raw["strategy"] == "cot") & (raw["item_id"] == "q0"), "verdict"] = ""  # q0 unparsed under cot
+    raw.to_csv(path, index=False)
+    full, _ = sections.load_table(path)
+    rates = corrected.corrected_rates(full, n_resamples=0)
+    sec = sections.judge_only_corrected_and_truth(full, full, rates, user_table=path)
+    assert "No judge is corrected: mine · cot: 19 gold items with a verdict, fewer than min_gold=30; mine · plain: " \
+           "20 gold items with a verdict, fewer than min_gold=30." in texts(sec)
+
+
 def test_a_plan_judge_under_several_strategies_gets_its_best_row_named(tmp_path):
     # the user's judge "mine" under two strategies: the plan is for the row worth the most gold labels (its PPI++
     # effective gold count, the largest of the two), named — never the first row found, unnamed

@@ -93,6 +93,15 @@ def _pick(t: pd.DataFrame, judge: str, what: str) -> int:
     return i
 
 
+def _why_each(t: pd.DataFrame, rows: Sequence[int]) -> str:
+    """Why ``rows`` of ``t`` have no figure: the reasons of its notes as one phrase when ``t`` has one row, else each
+    row named with its own ("mine · cot: 25 gold items …; mine · plain: …")."""
+    if len(t) == 1:
+        return _why(t)
+    notes = t["note"] if "note" in t.columns else pd.Series("", index=t.index)
+    return "; ".join(f"{_who(t, i)}: {', '.join(note_reasons(str(notes.iloc[i]))) or 'no figure'}" for i in rows)
+
+
 def _with_judge(t: pd.DataFrame, columns: Sequence[str]) -> list[str]:
     """``columns`` led by ``judge`` when the table holds several judges (one judge: named in the caption)."""
     several = "judge" in t.columns and t["judge"].nunique() > 1
@@ -204,7 +213,7 @@ def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rat
     t = rates.reset_index(drop=True)
     done = np.flatnonzero(t["ppi"].notna().to_numpy())
     if not len(done):
-        sec.text(f"No judge is corrected: {_why(t) if len(t) else 'the table has no judge'}.")
+        sec.text(f"No judge is corrected: {_why_each(t, range(len(t))) if len(t) else 'the table has no judge'}.")
     elif user_table:
         for i in done:
             own, ppi = t.estimate("judge_only", i), t.estimate("ppi", i)
@@ -215,8 +224,7 @@ def judge_only_corrected_and_truth(full: pd.DataFrame, hidden: pd.DataFrame, rat
                                    + ("(the gold-only estimate: its verdicts add nothing)." if nothing else
                                       f"against its own {own.number()}."))
         if len(done) < len(t):
-            sec.text(f"Not corrected: {', '.join(_who(t, i) for i in range(len(t)) if i not in set(done))} "
-                     f"({_why(t)}).")
+            sec.text(f"Not corrected: {_why_each(t, [i for i in range(len(t)) if i not in set(done)])}.")
     else:
         t = t.merge(truth[[*keys, "truth"]], on=keys, how="left")
         i = int(done[int((t["judge_only"].iloc[done] - t["truth"].iloc[done]).abs().to_numpy().argmax())])
