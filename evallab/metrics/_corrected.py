@@ -491,24 +491,26 @@ def corrected_rates(df: pd.DataFrame, by: Sequence[str] | None = None, *, confid
     """
     by = rate_keys(df) if by is None else list(by)
     iv = item_values(df, by)
-    unparsed = df.assign(_u=df["verdict"].isna().to_numpy(int))
+    unparsed = df["verdict"].isna().to_numpy(int)
+    # the group's rows of df: every key column equal to the group's value (one mask per column, then AND)
+    key_cols = {c: df[c].astype(object) for c in by}
     rate = rate_name(df)
     rows = []
     for key, g in groups(iv, by):
-        has_f = g["f"].notna().to_numpy()
-        f_all = g.loc[has_f, "f"].to_numpy(float)
-        lab = has_f & g["y"].notna().to_numpy()
-        y, f = g.loc[lab, "y"].to_numpy(float), g.loc[lab, "f"].to_numpy(float)
-        fu = g.loc[has_f & ~lab, "f"].to_numpy(float)
-        u = unparsed
+        f_col, y_col, parsed = g["f"].to_numpy(float), g["y"].to_numpy(float), g["parsed"].to_numpy(float)
+        has_f = ~np.isnan(f_col)
+        f_all = f_col[has_f]
+        lab = has_f & ~np.isnan(y_col)
+        y, f = y_col[lab], f_col[lab]
+        fu = f_col[has_f & ~lab]
+        in_group = np.ones(len(df), bool)
         for c, val in key.items():
-            u = u[u[c].astype(object) == val] if len(u) else u
+            in_group &= (key_cols[c] == val).to_numpy(bool)
         r = dict(key, items=int(has_f.sum()), no_verdict=int((~has_f).sum()), gold_items=int(lab.sum()),
-                 unparsed=int(u["_u"].sum()), judge_only=float(f_all.mean()) if len(f_all) else NAN)
-        gp = g[has_f]
+                 unparsed=int(unparsed[in_group].sum()), judge_only=float(f_all.mean()) if len(f_all) else NAN)
         r["judge_only_low"], r["judge_only_high"], r["judge_only_method"] = intervals.ratio_interval_method(
-            (gp["f"] * gp["parsed"]).to_numpy(float), gp["parsed"].to_numpy(float), n_resamples=n_resamples,
-            confidence=confidence, seed=seed) if len(gp) else (NAN, NAN, "")
+            f_all * parsed[has_f], parsed[has_f], n_resamples=n_resamples,
+            confidence=confidence, seed=seed) if has_f.any() else (NAN, NAN, "")
         r["gold_only"] = float(y.mean()) if len(y) else NAN
         r["gold_only_low"], r["gold_only_high"], r["gold_only_method"] = _classical(y, confidence)
         notes = []

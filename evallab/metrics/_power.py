@@ -225,12 +225,16 @@ def binomial_power(n: int | Sequence[int], p0: float, p1: float, alpha: float) -
     """
     n = np.atleast_1d(np.asarray(n, dtype=int))
     k = np.arange(0, n.max() + 2)
-    out = np.empty(len(n))
-    for i, m in enumerate(n):
-        tail0 = sps.binom.sf(k[: m + 2] - 1, m, p0)  # P(X >= k)
-        kstar = int(np.flatnonzero(tail0 <= alpha)[0])
-        out[i] = sps.binom.sf(kstar - 1, m, p1)
-    return out
+    # every n at once (the same elementwise binomial tails as one call per n): k = 0..n+1 for each n, flattened
+    size = n + 2
+    m_flat = np.repeat(n, size)
+    k_flat = k[np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)]
+    tail0 = sps.binom.sf(k_flat - 1, m_flat, p0)  # P(X >= k)
+    # k* per n: the first k whose tail is <= alpha (k = n + 1 always is: its tail is 0)
+    hit = np.flatnonzero(tail0 <= alpha)
+    starts = np.cumsum(size) - size
+    kstar = k_flat[hit[np.searchsorted(hit, starts)]]
+    return sps.binom.sf(kstar - 1, n, p1).astype(float)
 
 
 def items_for_flip_rate(flip_rate: float, tolerance: float = 0.05, *, alpha: float = 0.05,
@@ -314,13 +318,18 @@ def mcnemar_rejects(b: np.ndarray, c: np.ndarray, alpha: float) -> np.ndarray:
     [False, True, False]
     """
     b, c = np.asarray(b, float), np.asarray(c, float)
+    b, c = np.broadcast_arrays(b, c)
     d = b + c
-    exact = d < 25
-    p_exact = np.minimum(1.0, 2 * sps.binom.cdf(np.minimum(b, c), d, 0.5))
-    stat = np.where(d > 0, (np.abs(b - c) - 1) ** 2 / np.where(d > 0, d, 1), 0.0)
-    p_chi = sps.chi2.sf(stat, 1)
-    p = np.where(exact, p_exact, p_chi)
-    return (d > 0) & (p < alpha)
+    out = np.array(d > 0)
+    # each p-value only where it decides (b + c > 0; the exact one below 25, the chi-square one from 25): the same
+    # elementwise values as evaluating both everywhere
+    exact = out & (d < 25)
+    chi = out & ~(d < 25)
+    be, ce, de = b[exact], c[exact], d[exact]
+    out[exact] = np.minimum(1.0, 2 * sps.binom.cdf(np.minimum(be, ce), de, 0.5)) < alpha
+    bc, cc, dc = b[chi], c[chi], d[chi]
+    out[chi] = sps.chi2.sf((np.abs(bc - cc) - 1) ** 2 / dc, 1) < alpha
+    return out if out.ndim else out[()]
 
 
 def _mcnemar_given_discordant(d_max: int, pb: float, alpha: float) -> np.ndarray:
@@ -328,8 +337,13 @@ def _mcnemar_given_discordant(d_max: int, pb: float, alpha: float) -> np.ndarray
     D = np.arange(0, d_max + 1)[:, None]
     b = np.arange(0, d_max + 1)[None, :]
     valid = b <= D
-    rej = valid & mcnemar_rejects(b, np.where(valid, D - b, 0), alpha)
-    return np.where(rej, sps.binom.pmf(b, D, pb), 0.0).sum(axis=1)
+    Dv, bv = np.broadcast_to(D, valid.shape)[valid], np.broadcast_to(b, valid.shape)[valid]
+    rej = np.zeros(valid.shape, bool)
+    rej[valid] = mcnemar_rejects(bv, Dv - bv, alpha)
+    # the probabilities of the rejecting cells only; every other cell 0 (as np.where(rej, pmf, 0) over all)
+    pr = np.zeros(valid.shape)
+    pr[rej] = sps.binom.pmf(np.broadcast_to(b, valid.shape)[rej], np.broadcast_to(D, valid.shape)[rej], pb)
+    return pr.sum(axis=1)
 
 
 def mcnemar_power(n: int | Sequence[int], delta: float, discordance: float, alpha: float) -> np.ndarray:

@@ -171,6 +171,22 @@ def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: f
     [True, False]
     """
     c = np.asarray(confidence, float)
+    fit = _fixed_sequence(c, agrees, alpha, delta, thresholds, first_split=True)
+    rows = fit.pop("rows")
+    if rows[0]:
+        # the tests as columns (the same values and dtypes as a frame of one dict per test)
+        seq = pd.DataFrame({"threshold": np.array(rows[0], float), "kept": np.array(rows[1], np.int64),
+                            "errors": np.array(rows[2], np.int64), "pvalue": np.array(rows[3], float),
+                            "rejected": np.array(rows[4], bool)})
+    else:
+        seq = pd.DataFrame([], columns=["threshold", "kept", "errors", "pvalue", "rejected"])
+    return {**fit, "sequence": seq}
+
+
+def _fixed_sequence(c: np.ndarray, agrees, alpha: float, delta: float, thresholds, first_split: bool) -> dict:
+    """:func:`fixed_sequence_threshold` without the ``sequence`` frame: its tests as ``rows`` (threshold, kept,
+    errors, pvalue, rejected lists); ``first_split=False`` leaves out what only a report's worked example reads
+    (``upper_risk``, ``rows``)."""
     a = np.asarray(agrees, float)
     if len(c) != len(a):
         raise EvallabError(f"{len(c)} confidences and {len(a)} agreement values; expected one of each per item")
@@ -182,24 +198,30 @@ def fixed_sequence_threshold(confidence, agrees, *, alpha: float = 0.1, delta: f
     lam = np.unique(c)[::-1] if thresholds is None else np.sort(np.asarray(thresholds, float))[::-1]
     order = np.argsort(-c, kind="stable")
     cs, errs = c[order], np.cumsum(1 - a[order])
-    rows, best = [], None
-    for t in lam:
-        k = int(np.searchsorted(-cs, -t, side="right"))  # items with confidence >= t
-        e = int(errs[k - 1]) if k else 0
-        p = float(sps.binom.cdf(e, k, alpha)) if k else 1.0
-        rej = p <= delta
-        rows.append({"threshold": float(t), "kept": k, "errors": e, "pvalue": p, "rejected": rej})
-        if not rej:
-            break
-        best = (float(t), k, e)
-    seq = pd.DataFrame(rows, columns=["threshold", "kept", "errors", "pvalue", "rejected"])
-    if best is None:
-        return {"threshold": float("inf"), "kept": 0, "coverage": 0.0, "errors": 0, "agreement": NAN,
-                "upper_risk": NAN, "sequence": seq}
-    t, k, e = best
-    upper = float(sps.beta.ppf(1 - delta, e + 1, k - e)) if e < k else 1.0
-    return {"threshold": t, "kept": k, "coverage": k / len(c), "errors": e, "agreement": 1 - e / k,
-            "upper_risk": upper, "sequence": seq}
+    # every test at once: items with confidence >= t, errors among them, P(Bin(kept, alpha) <= errors) (the same
+    # elementwise binomial cdf as one call per test); the sequence stops at the first test not rejected
+    ks = np.searchsorted(-cs, -lam, side="right")
+    some = ks > 0
+    es = np.zeros(len(lam), np.int64)
+    es[some] = errs[ks[some] - 1].astype(np.int64)
+    ps = np.ones(len(lam))
+    if some.any():
+        ps[some] = sps.binom.cdf(es[some], ks[some], alpha)
+    rej = ps <= delta
+    stop = int(np.argmin(rej)) if not rej.all() else len(lam)  # index of the first test not rejected
+    n_tests = min(stop + 1, len(lam))
+    out = {}
+    if first_split:
+        out["rows"] = ([float(t) for t in lam[:n_tests]], [int(k) for k in ks[:n_tests]],
+                       [int(e) for e in es[:n_tests]], [float(p) for p in ps[:n_tests]],
+                       [bool(r) for r in rej[:n_tests]])
+    if stop == 0:
+        out.update(threshold=float("inf"), kept=0, coverage=0.0, errors=0, agreement=NAN, upper_risk=NAN)
+        return out
+    t, k, e = float(lam[stop - 1]), int(ks[stop - 1]), int(es[stop - 1])
+    upper = (float(sps.beta.ppf(1 - delta, e + 1, k - e)) if e < k else 1.0) if first_split else NAN
+    out.update(threshold=t, kept=k, coverage=k / len(c), errors=e, agreement=1 - e / k, upper_risk=upper)
+    return out
 
 
 @needs_verdicts("selective judging")
@@ -290,7 +312,7 @@ def selective_judging(df: pd.DataFrame, by: Sequence[str] = ("judge",), *, over:
         for s in range(splits):
             perm = rng.permutation(len(use))
             cal, test = perm[:n_cal], perm[n_cal:]
-            fit = fixed_sequence_threshold(c[cal], a[cal], alpha=alpha, delta=delta)
+            fit = _fixed_sequence(c[cal], a[cal], alpha, delta, None, first_split=s == 0)
             kept = test[c[test] >= fit["threshold"]]
             cv = len(kept) / len(test)
             ag = float(a[kept].mean()) if len(kept) else NAN

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import UndefinedMetricWarning
-from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
+from sklearn.metrics import auc as _auc
+from sklearn.metrics import precision_recall_curve, roc_curve
 from sklearn.model_selection import GroupKFold
 
 from evallab._results import Measure, Results, bootstrap_method, results
@@ -94,7 +95,8 @@ def pair_scores(catalog, probes: pd.DataFrame | None = None, *, scorer: str = "k
 
 def roc_pr(pairs: pd.DataFrame, target: str = "select") -> dict:
     """ROC and precision-recall curves of one decision score (scikit-learn ``roc_curve``,
-    ``precision_recall_curve``, ``roc_auc_score``, ``average_precision_score``).
+    ``precision_recall_curve``; the two AUCs computed from them as ``roc_auc_score`` and
+    ``average_precision_score`` do).
 
     Returns ``{"fpr", "tpr", "roc_thresholds", "precision", "recall", "pr_thresholds", "roc_auc",
     "average_precision"}`` (arrays and floats; both AUCs NaN when the pairs hold one class only).
@@ -106,9 +108,11 @@ def roc_pr(pairs: pd.DataFrame, target: str = "select") -> dict:
             warnings.simplefilter("ignore", UndefinedMetricWarning)
         fpr, tpr, th = roc_curve(y, d)
         prec, rec, pth = precision_recall_curve(y, d)
+    # the two AUCs from these curves, as roc_auc_score and average_precision_score compute them for 0/1 labels
+    # (auc of the ROC curve; the step integral of the precision-recall curve, clipped at 0) — the same floats
     return {"fpr": fpr, "tpr": tpr, "roc_thresholds": th, "precision": prec, "recall": rec, "pr_thresholds": pth,
-            "roc_auc": float(roc_auc_score(y, d)) if two else float("nan"),
-            "average_precision": float(average_precision_score(y, d)) if two else float("nan")}
+            "roc_auc": float(_auc(fpr, tpr)) if two else float("nan"),
+            "average_precision": float(max(0.0, -np.sum(np.diff(rec) * prec[:-1]))) if two else float("nan")}
 
 
 #: the measures of :func:`roc_pr_summary`
@@ -259,9 +263,22 @@ def confusion_by_probe(pairs: pd.DataFrame, target: str = "select", grid: Sequen
     ids, start = np.unique(p.probe_id.to_numpy(), return_index=True)
     d = p[f"d_{target}"].to_numpy()
     y = p["label"].to_numpy().astype(bool)
-    pred = d[:, None] >= grid[None, :]
-    tp = np.add.reduceat(pred & y[:, None], start, axis=0)
-    fp = np.add.reduceat(pred & ~y[:, None], start, axis=0)
+    if len(grid) and np.all(grid[1:] >= grid[:-1]):
+        # sorted grid: a pair is predicted positive at the first `above` grid points (those ≤ d; none when d is
+        # NaN), so the counts at each threshold are reversed cumulative sums of a (probe, above) histogram —
+        # the same whole numbers as summing the (pairs, grid) comparison d ≥ grid below
+        n_g = len(grid)
+        above = np.where(np.isnan(d), 0, np.searchsorted(grid, d, side="right"))
+        probe = np.repeat(np.arange(len(ids)), np.diff(np.append(start, len(p))))
+        cell = probe * (n_g + 1) + above
+        hist_p = np.bincount(cell[y], minlength=len(ids) * (n_g + 1)).reshape(len(ids), n_g + 1)
+        hist_n = np.bincount(cell[~y], minlength=len(ids) * (n_g + 1)).reshape(len(ids), n_g + 1)
+        tp = np.cumsum(hist_p[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        fp = np.cumsum(hist_n[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    else:
+        pred = d[:, None] >= grid[None, :]
+        tp = np.add.reduceat(pred & y[:, None], start, axis=0)
+        fp = np.add.reduceat(pred & ~y[:, None], start, axis=0)
     npos = np.add.reduceat(y.astype(np.int64), start)[:, None]
     nn = np.diff(np.append(start, len(p)))[:, None]
     fn = npos - tp
@@ -344,9 +361,11 @@ def choose_threshold(counts: np.ndarray, grid: np.ndarray, objective: str) -> tu
     raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
 
 
-def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`choose_threshold` for a batch of summed counts (B, n_grid, 4) → (thresholds (B,), values (B,))."""
-    m = _metrics(sums)
+def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str,
+                  m: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`choose_threshold` for a batch of summed counts (B, n_grid, 4) → (thresholds (B,), values (B,));
+    ``m``: :func:`_metrics` of ``sums`` when already computed."""
+    m = _metrics(sums) if m is None else m
     if objective in _MAXIMISED:
         v = m[objective]
         allnan = np.all(np.isnan(v), axis=1)
@@ -362,8 +381,16 @@ def _choose_batch(sums: np.ndarray, grid: np.ndarray, objective: str) -> tuple[n
     raise EvallabError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
 
 
+def _bootstrap_sums(counts: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The summed counts (n_resamples, *counts.shape[1:]) of each skill-bootstrap resample of the rows of
+    ``counts`` (:func:`skill_resample_weights`)."""
+    w = skill_resample_weights(len(counts), n_resamples, seed)
+    return (w @ counts.reshape(len(counts), -1)).reshape(n_resamples, *counts.shape[1:])
+
+
 def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n_resamples: int,
-                      confidence: float, seed: int) -> tuple[float, float, float, float, str]:
+                      confidence: float, seed: int, sums: tuple[np.ndarray, dict] | None = None,
+                      ) -> tuple[float, float, float, float, str]:
     """Percentile bootstrap over clusters — the rows of ``counts``, one per skill — of the chosen threshold and of
     the value it reaches (resamples from :func:`skill_resample_weights`).
 
@@ -372,11 +399,15 @@ def _bootstrap_choice(counts: np.ndarray, grid: np.ndarray, objective: str, *, n
     same threshold or value) it would read [x, x] and claim a certainty the data do not hold: that interval is
     NaN and the returned note says how many resamples sit on the point.
 
+    ``sums``: ``(_bootstrap_sums(counts, n_resamples, seed), _metrics of them)`` when already computed (one
+    computation serves every objective of :func:`tune_thresholds`).
+
     Returns ``(threshold_low, threshold_high, value_low, value_high, note)``.
     """
-    w = skill_resample_weights(len(counts), n_resamples, seed)
-    sums = (w @ counts.reshape(len(counts), -1)).reshape(n_resamples, *counts.shape[1:])
-    thr, val = _choose_batch(sums, grid, objective)
+    if sums is None:
+        b = _bootstrap_sums(counts, n_resamples, seed)
+        sums = (b, _metrics(b))
+    thr, val = _choose_batch(sums[0], grid, objective, sums[1])
     t_lo, t_hi, t_note = _percentile(thr, confidence, "threshold")
     v_lo, v_hi, v_note = _percentile(val, confidence, "value")
     return t_lo, t_hi, v_lo, v_hi, "; ".join(n for n in (t_note, v_note) if n)
@@ -499,7 +530,7 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
     np.add.at(by_skill, groups, counts)  # a skill's probes are not independent: the skill is the resampling unit
     k = min(n_splits, len(np.unique(groups)))
     positives, negatives = int(total[0, 0] + total[0, 2]), int(total[0, 1] + total[0, 3])
-    rows = []
+    rows, boot = [], None
     for obj in objectives:
         thr, val = choose_threshold(total, g, obj)
         kfp = fp_at(total, g, kt)
@@ -518,9 +549,12 @@ def tune_thresholds(pairs: pd.DataFrame, target: str = "select", *, grid: Sequen
                 notes.append(f"keryx's {kt:.2f} lets {kfp} false positive(s) through: the zero-FP constraint "
                              "fails there")
         if n_resamples > 0 and len(by_skill) >= 2:
+            if boot is None:  # the same resamples for every objective: summed once
+                boot = _bootstrap_sums(by_skill, n_resamples, seed)
+                boot = (boot, _metrics(boot))
             (row["threshold_low"], row["threshold_high"], row["value_low"], row["value_high"],
              bnote) = _bootstrap_choice(by_skill, g, obj, n_resamples=n_resamples, confidence=confidence,
-                                        seed=seed)
+                                        seed=seed, sums=boot)
             if bnote and np.isfinite(thr):
                 notes.append(bnote)
         else:
