@@ -17,7 +17,8 @@ def report(
     out: Annotated[Path, typer.Option(help="Output folder for .ipynb/.html/.metrics.json/index.html")] = Path(
         "reports"),
     jobs: Annotated[int, typer.Option(min=1, help="Notebooks run at once by the local runner (one kernel "
-                                                  "each)")] = 2,
+                                                  "each, its BLAS/OpenMP threads limited to cores / jobs unless "
+                                                  "OMP_NUM_THREADS etc. are set)")] = 2,
     only: Annotated[list[str] | None, typer.Option(help="Run only these report names or grid entries "
                                                         "(repeatable)")] = None,
     scheduler: Annotated[str | None, typer.Option(help="Run each report as a task on the Dask scheduler at this "

@@ -45,7 +45,14 @@ from evallab.paths import reports_dir, state_dir
 from evallab.reporting._batch_config import DEFAULT_CONFIG, ReportSpec, load_config, select_runs
 from evallab.reporting._batch_export import export_html, run_notes, tidy_paths
 from evallab.reporting._batch_index import write_index
-from evallab.reporting._batch_run import KERNEL_SETUP, ReportResult, _jsonable, record_parameters, run_one
+from evallab.reporting._batch_run import (
+    KERNEL_SETUP,
+    ReportResult,
+    _jsonable,
+    record_parameters,
+    run_one,
+    thread_limits,
+)
 from evallab.reporting._params import check_report_name
 
 
@@ -189,6 +196,9 @@ def run_report_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, j
     tasks on Dask distributed (:func:`evallab.reporting._cluster.run_on_dask`; ``ship_data`` sends the notebook and
     its data with each task instead of relying on a shared file system).
 
+    Each of the ``jobs`` kernels of a parallel run gets its share of the cores for its BLAS and OpenMP threads
+    (:func:`evallab.reporting._batch_run.thread_limits`; a limit set in the environment is kept).
+
     Returns the results in the order of ``specs``; failed notebooks have ``status="failed"`` with the cell index
     and error. ``index.html`` is written even when some fail. ``index_names`` (the whole batch, when only some
     reports are re-run) keeps the other reports' previous entries (from ``batch.json``) in the index, in that
@@ -214,7 +224,8 @@ def run_report_batch(specs: Sequence[ReportSpec], out_dir: str | Path = "", *, j
             bar.update()
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(run_one, s, out, kernel=kernel, extra_parameters=extra_parameters): s
+            futs = {pool.submit(run_one, s, out, kernel=kernel, extra_parameters=extra_parameters,
+                                env=thread_limits(jobs)): s
                     for s in longest_first(specs)}
             for f in as_completed(futs):
                 s = futs[f]
