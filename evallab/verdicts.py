@@ -1023,10 +1023,18 @@ def rater_label(df: pd.DataFrame) -> pd.Series:
     >>> rater_label(pd.DataFrame({"judge": ["ann", "gpt", "gpt"], "strategy": ["", "p1", "p2"]})).tolist()
     ['ann', 'gpt · p1', 'gpt · p2']
     """
+    code, labels = _rater_codes(df)
+    return pd.Series(labels.array.take(code), index=df.index, dtype="string", name="judge")
+
+
+def _rater_codes(df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+    """Each row's rater as a code into the labels of the distinct (judge, strategy) pairs (:func:`rater_label`'s
+    labels; the pairs ordered by judge — an NA judge first — then strategy, each in order of first appearance), and
+    those labels: built on the
+    pairs (a few dozen), not the rows — a rating table is long."""
     j = df["judge"].astype("string")
     s = df["strategy"].astype("string").fillna("") if "strategy" in df.columns else pd.Series("", index=df.index,
                                                                                                dtype="string")
-    # built on the distinct (judge, strategy) pairs (a few dozen), then spread to the rows: a rating table is long
     jc, ju = pd.factorize(j, use_na_sentinel=True)
     sc, su = pd.factorize(s)
     pair = (jc.astype(np.int64) + 1) * len(su) + sc  # judge code + 1: an NA judge (-1) is pair 0 … len(su) - 1
@@ -1035,11 +1043,9 @@ def rater_label(df: pd.DataFrame) -> pd.Series:
     seen = np.zeros((len(ju) + 1) * len(su), dtype=bool)
     seen[pair] = True
     pairs = np.flatnonzero(seen)
-    inverse = (np.cumsum(seen) - 1)[pair]
     jj = pd.Series(pd.array(ju, dtype="string").take(pairs // len(su) - 1, allow_fill=True), dtype="string")
     ss = pd.Series(pd.array(su, dtype="string").take(pairs % len(su)), dtype="string")
-    labels = jj.where(ss == "", jj + " · " + ss)
-    return pd.Series(labels.array.take(inverse.ravel()), index=df.index, dtype="string", name=j.name)
+    return (np.cumsum(seen) - 1)[pair].ravel(), jj.where(ss == "", jj + " · " + ss)
 
 
 def is_score_table(df: pd.DataFrame) -> bool:

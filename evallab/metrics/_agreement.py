@@ -54,11 +54,11 @@ from evallab.errors import DesignError, EvallabError
 from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
     PairedDesign,
-    _group_rows,
     _groups,
     _per_group,
     check_design,
     design_of,
+    group_rows,
     groups,
     item_key,
     join_notes,
@@ -628,10 +628,9 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
     has_gold = df["gold"].notna().to_numpy(bool)
     parsed = has_gold & df["verdict"].notna().to_numpy(bool)
     gold, verdict = df["gold"].to_numpy(object), df["verdict"].to_numpy(object)
-    group, keys = _groups(df, tuple(by))
     item = item_key(df)
     rows = []
-    for g, r in enumerate(_group_rows(group, len(keys))):
+    for key, r in group_rows(df, by):
         ok = r[parsed[r]]
         with_gold = int(has_gold[r].sum())
         k, lo, hi, method = cohen_kappa_method(gold[ok], verdict[ok], clusters=item[ok],
@@ -641,7 +640,7 @@ def cohen_kappa_vs_gold(df: pd.DataFrame, by: Sequence[str] = ("subset", "judge"
                 intervals.no_interval_note(k, lo, hi, units=items, n_resamples=n_resamples)) if np.isfinite(k) else \
             not_computable("no gold labels" if not with_gold else "no parsed reply with gold" if not len(ok) else
                            "a single category among verdicts and gold (kappa undefined)")
-        rows.append(dict({c: keys[c].iloc[g] for c in by}, n=len(ok), items=items, no_gold=len(r) - with_gold,
+        rows.append(dict(key, n=len(ok), items=items, no_gold=len(r) - with_gold,
                          unparsed=with_gold - len(ok), kappa=k, kappa_low=lo, kappa_high=hi, kappa_method=method,
                          note=note))
     return results(pd.DataFrame(rows), KAPPA_GOLD_MEASURES, level=confidence, keys=by)

@@ -641,13 +641,6 @@ def _groups(df: pd.DataFrame, by: tuple[str, ...]) -> tuple[np.ndarray, pd.DataF
     return group, df[list(by)].iloc[rep].reset_index(drop=True)
 
 
-def _group_rows(group: np.ndarray, n_groups: int) -> list[np.ndarray]:
-    """The row positions of each group (by code, :func:`_groups`), each in table order."""
-    order = np.argsort(group, kind="stable")
-    bounds = np.searchsorted(group[order], np.arange(n_groups + 1))
-    return [order[bounds[g]:bounds[g + 1]] for g in range(n_groups)]
-
-
 def _labels(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Verdict and gold codes of each row in one vocabulary (-1 = NA) and the vocabulary."""
     vc, vu = pd.factorize(df["verdict"])
@@ -776,6 +769,23 @@ def groups(df: pd.DataFrame, by: Sequence[str]):
     for key, g in df.groupby(by, dropna=False, observed=True, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         yield dict(zip(by, key, strict=True)), g
+
+
+def group_rows(df: pd.DataFrame, by: Sequence[str]):
+    """Iterate ``(key dict, row positions)`` over the groups of ``by``: :func:`groups`, the same keys in the same
+    order, with each group's positions in ``df`` (in table order) instead of its sub-frame — for estimators that
+    read numpy arrays of the whole table at a group's rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"judge": ["B", "A", "B"], "x": [1, 2, 3]})
+    >>> [(key, rows.tolist()) for key, rows in group_rows(df, ["judge"])]
+    [({'judge': 'A'}, [1]), ({'judge': 'B'}, [0, 2])]
+    """
+    by = list(by)
+    for key, g in groups(df[by].assign(_row=np.arange(len(df))), by):
+        yield key, g["_row"].to_numpy()
 
 
 def not_computable(reason: str) -> str:

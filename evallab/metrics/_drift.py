@@ -53,7 +53,7 @@ from evallab._results import Measure, Results, results
 from evallab.errors import DataError, EvallabError
 from evallab.metrics import _intervals as stats
 from evallab.metrics._agreement import cohen_kappa_method
-from evallab.metrics._design import item_key, needs_verdicts
+from evallab.metrics._design import _per_group, item_key, needs_verdicts
 
 #: how replies of the two tables are paired by default: the same request (judge label aside)
 MATCH_ON = ("dataset", "item_id", "strategy", "anchor_set", "order", "sample")
@@ -329,28 +329,30 @@ def summarize_pairs(p: pd.DataFrame, by: Sequence[str], *, confidence: float = 0
             "_ab": both & (order == "ab"), "_sab": same & (order == "ab"), "_ba": both & (order == "ba"),
             "_sba": same & (order == "ba")}
     keys = by if by else ["_all"]
-    x = np.column_stack([np.asarray(v).astype(int) for v in cols.values()])
     item = item_key(p)
     row_groups = pd.DataFrame({k: p[k] if k in p.columns else "all" for k in keys}, index=p.index).groupby(
         keys, dropna=False, observed=True, sort=True).indices
     vb = a.astype(object).to_numpy()
     vc = b.astype(object).to_numpy()
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    # per (group, item), in item order: the sums of ``cols`` over its replies — what a groupby(keys + [item]).sum()
+    # gives, without a pandas operation per figure
+    group = np.empty(len(p), dtype=np.int64)
+    for g, idx in enumerate(row_groups.values()):
+        group[idx] = g
+    per_item = _per_group(group, len(row_groups), item, int(item.max()) + 1 if len(item) else 1,
+                          [np.asarray(v, dtype=float) for v in cols.values()])
     rows = []
-    for key, idx in row_groups.items():  # the groups in sorted order, as iterating the groupby
+    for g, (key, idx) in enumerate(row_groups.items()):  # the groups in sorted order, as iterating the groupby
         key_t = key if isinstance(key, tuple) else (key,)
-        # per item of the group (in item order): the sums of ``cols`` over its replies, on numpy arrays — what a
-        # groupby(keys + [item]).sum() gives, without a pandas operation per figure
-        items, at = np.unique(item[idx], return_inverse=True)
-        per = np.zeros((len(items), len(cols)), dtype=x.dtype)
-        np.add.at(per, at, x[idx])
+        per = per_item(g)  # one row per item of the group
         pi = dict(zip(cols, per.T, strict=True))
         s = {c: int(v.sum()) for c, v in pi.items()}
         r = dict(zip(by, key_t, strict=True)) if by else {}
         r["group"] = _group_name(by, key_t) if by else "all"
         n_both, n_chg = s["_bothp"], s["_chg"]
         full = pi["_bothp"] == pi["_one"]
-        r.update(items=len(items), items_compared=int((pi["_bothp"] > 0).sum()), replies=s["_one"],
+        r.update(items=len(per), items_compared=int((pi["_bothp"] > 0).sum()), replies=s["_one"],
                  unparsed_baseline=s["_ua"],
                  unparsed_candidate=s["_ub"], both_parsed=n_both, same=n_both - n_chg, changed=n_chg,
                  flip_rate=n_chg / n_both if n_both else NAN)

@@ -46,6 +46,7 @@ from evallab.metrics import _intervals as intervals
 from evallab.metrics._design import (
     ORDERS,
     check_design,
+    group_rows,
     groups,
     item_key,
     join_notes,
@@ -234,8 +235,7 @@ def win_rates(df: pd.DataFrame, by: Sequence[str] = ("judge", "generator_2"), *,
     cont = cont.to_numpy(bool)
     item = item_key(d)
     rows = []
-    for key, g in groups(d[by].assign(_row=np.arange(len(d))), by):
-        at = g["_row"].to_numpy()
+    for key, at in group_rows(d, by):
         ok = at[parsed[at]]
         # summed by pandas as before (its compensated sum, in row order): the same floats
         per = pd.DataFrame({"_x": x[ok], "_n": 1.0}).groupby(item[ok]).sum()

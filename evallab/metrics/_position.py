@@ -85,6 +85,7 @@ from evallab.metrics._design import (
     PairedDesign,
     check_design,
     design_of,
+    group_rows,
     groups,
     item_key,
     join_notes,
@@ -664,8 +665,7 @@ def anchor_effect(df: pd.DataFrame, *, baseline: str = "Vanilla",
     is_strategy = {s: (d["strategy"] == s).fillna(False).to_numpy(dtype=bool) for s in strategies}
     rows, missing = [], []
     kw = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    for key, g in groups(d[by].assign(_row=np.arange(len(d))), by):
-        pos = g["_row"].to_numpy()
+    for key, pos in group_rows(d, by):
         sel = {s: pos[is_strategy[s][pos]] for s in strategies}
         have = [s for s in strategies if len(sel[s])]
         if baseline not in have:

@@ -111,30 +111,13 @@ def scale_of(df: pd.DataFrame, scale: tuple[float, float, float] | None = None) 
     return float(np.floor(s.min())), float(np.ceil(s.max())), 1.0
 
 
-def _rater_codes(d: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
-    """Each row's rater as a code into the labels of the distinct (judge, strategy) pairs, labelled as
-    :func:`evallab.verdicts.rater_label` does (``judge``, or ``judge · strategy`` when the strategy is set; NA for
-    an NA judge) — on the pairs, not the rows: a rating table is long, its raters few."""
-    jc, ju = pd.factorize(d["judge"].astype("string"))
-    sc, su = pd.factorize(d["strategy"].astype("string").fillna("")) if "strategy" in d.columns else \
-        (np.zeros(len(d), dtype=np.intp), [""])
-    pair = (jc.astype(np.int64) + 1) * len(su) + sc  # judge code + 1: an NA judge (-1) is pair 0 … len(su) - 1
-    seen = np.zeros((len(ju) + 1) * len(su), dtype=bool)
-    seen[pair] = True
-    pairs = np.flatnonzero(seen)
-    ju, su = list(ju), list(su)
-    names = [pd.NA if p < len(su) else ju[p // len(su) - 1] if su[p % len(su)] == "" else
-             f"{ju[p // len(su) - 1]} · {su[p % len(su)]}" for p in pairs]
-    return (np.cumsum(seen) - 1)[pair], pd.Series(names, dtype="string")
-
-
 def wide(df: pd.DataFrame, raters: Sequence[str], by: Sequence[str] = ()) -> pd.DataFrame:
     """Scores as items × raters (one column per judge label, ``<judge> · <strategy>`` when the strategy is set);
     rows = (by…, subset, item_id), sorted; a rater's several scores of one item (samples) are averaged."""
     d = require_scores(df)
     # the rows of ``raters`` as numpy codes, without selecting them from the frame: the rater of each row as a
     # code into the distinct raters, each column factorized whole (sorted) and its codes kept for those rows
-    rater, names = _rater_codes(d)
+    rater, names = V._rater_codes(d)
     wanted = names.isin(list(raters)).to_numpy(dtype=bool)
     keep = wanted[rater]
     idx = [*by, "subset", "item_id"]
